@@ -1,0 +1,301 @@
+//! A game from its start: history, the end rules, and scoring of games and sets.
+
+use std::fmt;
+
+use crate::position::{Player, Position};
+use crate::rules::{Rules, Scoring, NO_CAPTURE_LIMIT};
+use crate::sow::{IllegalMove, MoveReport, Recorder, Summary};
+
+/// Why a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+pub enum EndReason {
+    /// The player to move has no pit with 2 or more seeds.
+    NoMoves,
+    /// The position occurred for the second time.
+    Repetition,
+    /// 200 plies in a row without a capture.
+    NoCaptureLimit,
+    /// A player broke the protocol or the clock (decided by the referee, see [`Game::forfeit`]).
+    Fault,
+}
+
+impl EndReason {
+    /// The name used in the protocol and the logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::NoMoves => "no-moves",
+            EndReason::Repetition => "repetition",
+            EndReason::NoCaptureLimit => "no-capture-limit",
+            EndReason::Fault => "fault",
+        }
+    }
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct GameEnd {
+    /// The end rule that applied.
+    pub reason: EndReason,
+    /// The winner, or `None` for a draw.
+    pub winner: Option<Player>,
+    /// The loser has no seeds at all (a double win where the scoring counts it).
+    pub double: bool,
+}
+
+/// Checks the end rules of RULINGS.md, in order, on `position` (the player to move is the
+/// one who would play next). `repeated`: the position has occurred before in this game;
+/// `quiet_plies`: plies in a row without a capture.
+pub fn judge(position: &Position, repeated: bool, quiet_plies: u32) -> Option<GameEnd> {
+    let mover = position.to_move();
+    if position.legal_moves().is_empty() {
+        return Some(GameEnd {
+            reason: EndReason::NoMoves,
+            winner: Some(mover.other()),
+            double: position.seeds_of(mover) == 0,
+        });
+    }
+    let reason = if repeated {
+        EndReason::Repetition
+    } else if quiet_plies >= NO_CAPTURE_LIMIT {
+        EndReason::NoCaptureLimit
+    } else {
+        return None;
+    };
+    let (mine, theirs) = (position.seeds_of(mover), position.seeds_of(mover.other()));
+    let winner = match mine.cmp(&theirs) {
+        std::cmp::Ordering::Greater => Some(mover),
+        std::cmp::Ordering::Less => Some(mover.other()),
+        std::cmp::Ordering::Equal => None,
+    };
+    Some(GameEnd {
+        reason,
+        winner,
+        double: false,
+    })
+}
+
+impl Rules {
+    /// The points each player (indexed by [`Player::index`]) scores for a game that ended
+    /// as `end` on `position`.
+    pub fn points(self, end: &GameEnd, position: &Position) -> [u32; 2] {
+        let mut points = [0u32; 2];
+        match self.preset().scoring() {
+            Scoring::Wins { double_win } => {
+                if let Some(winner) = end.winner {
+                    points[winner.index()] = if double_win && end.double { 2 } else { 1 };
+                }
+            }
+            Scoring::Seeds => {
+                if end.reason == EndReason::Fault {
+                    if let Some(winner) = end.winner {
+                        points[winner.index()] = position.total_seeds();
+                    }
+                } else {
+                    for p in Player::BOTH {
+                        let own = position.seeds_of(p);
+                        let double = own > 0 && position.seeds_of(p.other()) == 0;
+                        points[p.index()] = if double { 2 * own } else { own };
+                    }
+                }
+            }
+        }
+        points
+    }
+
+    /// The most points one game can give a player: what early stopping of a set needs.
+    pub fn max_points_per_game(self) -> u32 {
+        match self.preset().scoring() {
+            Scoring::Wins { double_win: true } => 2,
+            Scoring::Wins { double_win: false } => 1,
+            Scoring::Seeds => 2 * 2 * self.seeds_per_player(),
+        }
+    }
+}
+
+/// Why [`Game::play`] refused a move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayError {
+    /// The move breaks the rules; the game is unchanged.
+    Illegal(IllegalMove),
+    /// The game is over.
+    GameOver,
+}
+
+impl fmt::Display for PlayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlayError::Illegal(e) => e.fmt(f),
+            PlayError::GameOver => f.write_str("the game is over"),
+        }
+    }
+}
+
+impl std::error::Error for PlayError {}
+
+impl From<IllegalMove> for PlayError {
+    fn from(e: IllegalMove) -> Self {
+        PlayError::Illegal(e)
+    }
+}
+
+/// A game in progress: the position, everything needed by the end rules, and the end.
+#[derive(Clone, Debug)]
+pub struct Game {
+    start: Position,
+    position: Position,
+    /// Every position so far with its key, the start included: repetition candidates are
+    /// picked by key and confirmed by equality, so a hash collision can never end a game.
+    history: Vec<(u64, Position)>,
+    quiet_plies: u32,
+    end: Option<GameEnd>,
+}
+
+impl Game {
+    /// A game from `start` (which counts as the first occurrence of itself). A start where
+    /// the player to move has no move is already over.
+    pub fn new(start: Position) -> Game {
+        Game {
+            start,
+            position: start,
+            history: vec![(start.key(), start)],
+            quiet_plies: 0,
+            end: judge(&start, false, 0),
+        }
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> Rules {
+        self.start.rules()
+    }
+
+    /// The starting position.
+    pub fn start(&self) -> &Position {
+        &self.start
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// Plies played.
+    pub fn plies(&self) -> u32 {
+        (self.history.len() - 1) as u32
+    }
+
+    /// Plies in a row without a capture.
+    pub fn quiet_plies(&self) -> u32 {
+        self.quiet_plies
+    }
+
+    /// How the game ended, or `None` while it goes on.
+    pub fn end(&self) -> Option<&GameEnd> {
+        self.end.as_ref()
+    }
+
+    /// The points each player scores, once the game is over.
+    pub fn points(&self) -> Option<[u32; 2]> {
+        self.end
+            .map(|end| self.rules().points(&end, &self.position))
+    }
+
+    /// Plays `pit` for the side to move and reports what happened, then applies the end
+    /// rules. On error nothing changes.
+    pub fn play(&mut self, pit: usize) -> Result<MoveReport, PlayError> {
+        let mut report = MoveReport::default();
+        report.summary = self.play_with(pit, &mut report)?;
+        Ok(report)
+    }
+
+    /// [`Game::play`] with a recorder of your choice.
+    pub fn play_with<R: Recorder>(
+        &mut self,
+        pit: usize,
+        recorder: &mut R,
+    ) -> Result<Summary, PlayError> {
+        if self.end.is_some() {
+            return Err(PlayError::GameOver);
+        }
+        let summary = self.position.play_with(pit, recorder)?;
+        self.quiet_plies = if summary.captures > 0 {
+            0
+        } else {
+            self.quiet_plies + 1
+        };
+        let key = self.position.key();
+        let repeated = self
+            .history
+            .iter()
+            .any(|(k, p)| *k == key && *p == self.position);
+        self.history.push((key, self.position));
+        self.end = judge(&self.position, repeated, self.quiet_plies);
+        Ok(summary)
+    }
+
+    /// Ends the game as lost by `loser` for a fault (time-out, crash, bad line, illegal
+    /// move). Does nothing if the game is already over.
+    pub fn forfeit(&mut self, loser: Player) {
+        if self.end.is_none() {
+            self.end = Some(GameEnd {
+                reason: EndReason::Fault,
+                winner: Some(loser.other()),
+                double: false,
+            });
+        }
+    }
+}
+
+/// Points and results of a set between two competitors, `0` and `1` (not players: who
+/// is player 0 changes from game to game).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SetScore {
+    /// Points of each competitor.
+    pub points: [u32; 2],
+    /// Games won by each competitor.
+    pub wins: [u32; 2],
+    /// Drawn games.
+    pub draws: u32,
+}
+
+impl SetScore {
+    /// Adds a game: `points` and `winner` by competitor.
+    pub fn record(&mut self, points: [u32; 2], winner: Option<usize>) {
+        self.points[0] += points[0];
+        self.points[1] += points[1];
+        match winner {
+            Some(c) if c < 2 => self.wins[c] += 1,
+            _ => self.draws += 1,
+        }
+    }
+
+    /// Games recorded.
+    pub fn games(&self) -> u32 {
+        self.wins[0] + self.wins[1] + self.draws
+    }
+
+    /// The competitor with more points, `None` when equal.
+    pub fn leader(&self) -> Option<usize> {
+        match self.points[0].cmp(&self.points[1]) {
+            std::cmp::Ordering::Greater => Some(0),
+            std::cmp::Ordering::Less => Some(1),
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+
+    /// Whether the set is decided with `games_left` still to play, each worth at most
+    /// `max_points_per_game`: nothing can change who leads. For optional early stops.
+    pub fn decided(&self, games_left: u32, max_points_per_game: u32) -> bool {
+        let gap = self.points[0].abs_diff(self.points[1]);
+        gap > games_left * max_points_per_game
+    }
+}

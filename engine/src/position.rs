@@ -1,0 +1,356 @@
+//! The board: an unvalidated [`Setup`] and the validated, packed [`Position`].
+
+use std::fmt;
+
+use crate::rules::{Preset, Rules, MAX_WIDTH, MIN_SEEDS_TO_MOVE};
+
+/// Bytes per player in the packed board: room for the widest ring (2 x 16 pits).
+const HALF: usize = 2 * MAX_WIDTH;
+/// Low seven bits of a cell: the seed count.
+pub(crate) const SEEDS: u8 = 0x7f;
+/// High bit of a cell: one bit of the packed metadata.
+pub(crate) const FLAG: u8 = 0x80;
+/// Most seeds a board may hold, so that no pit can ever overflow seven bits.
+pub const MAX_TOTAL_SEEDS: u32 = SEEDS as u32;
+
+/// One of the two players. Player 0 moves first from the starting position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(into = "u8", try_from = "u8"))]
+pub enum Player {
+    /// The player who moves first from the starting position.
+    Zero,
+    /// The other player.
+    One,
+}
+
+impl Player {
+    /// Both players, `Zero` first.
+    pub const BOTH: [Player; 2] = [Player::Zero, Player::One];
+
+    /// The opponent.
+    pub fn other(self) -> Player {
+        match self {
+            Player::Zero => Player::One,
+            Player::One => Player::Zero,
+        }
+    }
+
+    /// 0 or 1.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// `Zero` for 0, `One` for 1, `None` otherwise.
+    pub fn from_index(i: usize) -> Option<Player> {
+        match i {
+            0 => Some(Player::Zero),
+            1 => Some(Player::One),
+            _ => None,
+        }
+    }
+}
+
+impl From<Player> for u8 {
+    fn from(p: Player) -> u8 {
+        p as u8
+    }
+}
+
+impl TryFrom<u8> for Player {
+    type Error = String;
+    fn try_from(v: u8) -> Result<Player, String> {
+        Player::from_index(v as usize).ok_or_else(|| format!("player must be 0 or 1, got {v}"))
+    }
+}
+
+impl fmt::Display for Player {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.index())
+    }
+}
+
+/// An unvalidated position with public fields: build one by hand, then turn it into a
+/// [`Position`] with [`Setup::validate`] (or `Position::try_from`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setup {
+    /// The rules the position is played under.
+    pub rules: Rules,
+    /// Each player's 2W pits in that player's own numbering (front row `0..W`, back row
+    /// `W..2W`), indexed by [`Player::index`].
+    pub pits: [Vec<u8>; 2],
+    /// Who moves next.
+    pub to_move: Player,
+}
+
+/// Why a [`Setup`] is not a position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SetupError {
+    /// A player's pit list does not have 2W entries.
+    PitCount {
+        /// Whose pits.
+        player: Player,
+        /// 2W.
+        expected: usize,
+        /// What was given.
+        found: usize,
+    },
+    /// More seeds than [`MAX_TOTAL_SEEDS`] on the board.
+    TooManySeeds {
+        /// Seeds on the board.
+        total: u32,
+    },
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetupError::PitCount {
+                player,
+                expected,
+                found,
+            } => write!(f, "player {player} has {found} pits, expected {expected}"),
+            SetupError::TooManySeeds { total } => write!(
+                f,
+                "{total} seeds on the board, at most {MAX_TOTAL_SEEDS} are supported"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+impl Setup {
+    /// Checks the setup and packs it into a [`Position`].
+    pub fn validate(&self) -> Result<Position, SetupError> {
+        let n = self.rules.pits();
+        let mut total = 0u32;
+        for player in Player::BOTH {
+            let pits = &self.pits[player.index()];
+            if pits.len() != n {
+                return Err(SetupError::PitCount {
+                    player,
+                    expected: n,
+                    found: pits.len(),
+                });
+            }
+            total += pits.iter().map(|&s| s as u32).sum::<u32>();
+        }
+        if total > MAX_TOTAL_SEEDS {
+            return Err(SetupError::TooManySeeds { total });
+        }
+        let mut cells = [0u8; 2 * HALF];
+        for player in Player::BOTH {
+            let base = player.index() * HALF;
+            cells[base..base + n].copy_from_slice(&self.pits[player.index()]);
+        }
+        let mut pos = Position { cells };
+        pos.set_meta(self.rules, self.to_move);
+        Ok(pos)
+    }
+}
+
+/// A validated position: the rules, both players' pits and who is to move, in 64 bytes.
+///
+/// Each byte holds one pit's seed count in its low seven bits (the board never holds more
+/// than [`MAX_TOTAL_SEEDS`], so a count never reaches the eighth bit, and sowing a seed is a
+/// plain increment). The high bits of the first eight bytes hold the preset, the width and
+/// the side to move. Player `p`'s pit `i` is byte `32 * p + i`. Equality and hashing
+/// compare all of it, which is exactly what repetition needs.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Position {
+    pub(crate) cells: [u8; 2 * HALF],
+}
+
+const _: () = assert!(std::mem::size_of::<Position>() <= 64);
+
+impl Position {
+    /// The starting position of `rules`, player 0 to move.
+    pub fn start(rules: Rules) -> Position {
+        let mut cells = [0u8; 2 * HALF];
+        let (w, n) = (rules.width(), rules.pits());
+        let front = rules.starting_front_pits();
+        for p in 0..2 {
+            let ring = &mut cells[p * HALF..p * HALF + n];
+            ring[front.clone()].fill(2);
+            ring[w..n].fill(2);
+        }
+        let mut pos = Position { cells };
+        pos.set_meta(rules, Player::Zero);
+        pos
+    }
+
+    fn meta(&self) -> u8 {
+        // Gather the high bit of bytes 0..8 into one byte (bit i from byte i).
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&self.cells[..8]);
+        let x = (u64::from_le_bytes(word) >> 7) & 0x0101_0101_0101_0101;
+        (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+    }
+
+    fn set_meta(&mut self, rules: Rules, to_move: Player) {
+        let meta = to_move as u8 | rules.preset().code() << 1 | ((rules.width() - 8) as u8) << 3;
+        for i in 0..8 {
+            let bit = (meta >> i) & 1;
+            self.cells[i] = (self.cells[i] & SEEDS) | bit << 7;
+        }
+    }
+
+    /// The rules this position is played under.
+    pub fn rules(&self) -> Rules {
+        let meta = self.meta();
+        let width = 8 + ((meta >> 3) & 0xf) as usize;
+        let preset = Preset::from_code((meta >> 1) & 0x3);
+        Rules::new(preset, width).unwrap_or_default()
+    }
+
+    /// Row width W.
+    pub fn width(&self) -> usize {
+        8 + ((self.meta() >> 3) & 0xf) as usize
+    }
+
+    /// Who moves next.
+    pub fn to_move(&self) -> Player {
+        if self.cells[0] & FLAG != 0 {
+            Player::One
+        } else {
+            Player::Zero
+        }
+    }
+
+    pub(crate) fn flip_to_move(&mut self) {
+        self.cells[0] ^= FLAG;
+    }
+
+    /// Seeds in `player`'s pit `pit` (own numbering). Panics if `pit >= 2W`.
+    pub fn seeds(&self, player: Player, pit: usize) -> u8 {
+        assert!(pit < 2 * self.width(), "pit {pit} out of range");
+        self.cells[player.index() * HALF + pit] & SEEDS
+    }
+
+    /// `player`'s 2W pits in their own numbering.
+    pub fn pits(&self, player: Player) -> Vec<u8> {
+        let n = 2 * self.width();
+        let base = player.index() * HALF;
+        self.cells[base..base + n]
+            .iter()
+            .map(|c| c & SEEDS)
+            .collect()
+    }
+
+    /// Seeds on `player`'s side.
+    pub fn seeds_of(&self, player: Player) -> u32 {
+        let n = 2 * self.width();
+        let base = player.index() * HALF;
+        self.cells[base..base + n]
+            .iter()
+            .map(|&c| (c & SEEDS) as u32)
+            .sum()
+    }
+
+    /// Seeds on the board.
+    pub fn total_seeds(&self) -> u32 {
+        self.seeds_of(Player::Zero) + self.seeds_of(Player::One)
+    }
+
+    /// The pits the side to move may play: those holding 2 or more seeds.
+    pub fn legal_moves(&self) -> Moves {
+        let n = 2 * self.width();
+        let base = self.to_move().index() * HALF;
+        let mut mask = 0u32;
+        for (i, &c) in self.cells[base..base + n].iter().enumerate() {
+            mask |= ((c & SEEDS >= MIN_SEEDS_TO_MOVE) as u32) << i;
+        }
+        Moves { mask }
+    }
+
+    /// Whether the side to move may play `pit`.
+    pub fn is_legal(&self, pit: usize) -> bool {
+        pit < 2 * self.width() && self.legal_moves().contains(pit)
+    }
+
+    /// The unvalidated form, with the pits as vectors.
+    pub fn to_setup(&self) -> Setup {
+        Setup {
+            rules: self.rules(),
+            pits: [self.pits(Player::Zero), self.pits(Player::One)],
+            to_move: self.to_move(),
+        }
+    }
+
+    /// A 64-bit hash of the whole position, used to pick repetition candidates (equality
+    /// then decides). Cheaper than an incremental Zobrist key here: one move may touch
+    /// every pit of a ring many times, while this reads eight words once.
+    pub fn key(&self) -> u64 {
+        let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+        for chunk in self.cells.chunks_exact(8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            h = (h ^ u64::from_le_bytes(word)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 29;
+        }
+        h
+    }
+}
+
+impl TryFrom<&Setup> for Position {
+    type Error = SetupError;
+    fn try_from(setup: &Setup) -> Result<Position, SetupError> {
+        setup.validate()
+    }
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({self})")
+    }
+}
+
+/// A set of pits, as returned by [`Position::legal_moves`]; iterates in increasing order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Moves {
+    mask: u32,
+}
+
+impl Moves {
+    /// Number of pits in the set.
+    pub fn len(self) -> usize {
+        self.mask.count_ones() as usize
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.mask == 0
+    }
+
+    /// Whether `pit` is in the set.
+    pub fn contains(self, pit: usize) -> bool {
+        pit < 32 && self.mask >> pit & 1 == 1
+    }
+
+    /// The set as a bit mask, bit `i` for pit `i`.
+    pub fn mask(self) -> u32 {
+        self.mask
+    }
+}
+
+impl Iterator for Moves {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        if self.mask == 0 {
+            return None;
+        }
+        let pit = self.mask.trailing_zeros() as usize;
+        self.mask &= self.mask - 1;
+        Some(pit)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.mask.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Moves {}
+
+pub(crate) const HALF_LEN: usize = HALF;
