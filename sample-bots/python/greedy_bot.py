@@ -89,7 +89,8 @@ def main():
         kind = message.get("type")
 
         if kind == "hello":
-            rules = message.get("rules") or {}
+            rules = message.get("rules")
+            rules = rules if isinstance(rules, dict) else {}
             preset, width = rules.get("preset"), rules.get("width")
             try:
                 hus_rules.check_preset_width(preset, width)

@@ -79,7 +79,8 @@ def main():
         kind = message.get("type")
 
         if kind == "hello":
-            rules = message.get("rules", {})
+            rules = message.get("rules")
+            rules = rules if isinstance(rules, dict) else {}
             log("hello: preset", rules.get("preset"), "width", rules.get("width"))
             send({"type": "ready", "name": BOT_NAME})
         elif kind == "turn":
