@@ -1,1 +1,62 @@
-fn main() {}
+//! `cargo bench -p engine`: perft and random playouts, per preset at width 8.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use engine::{judge, perft, Position, Preset, Rules};
+
+const PERFT_DEPTH: u32 = 6;
+
+fn bench_perft(c: &mut Criterion) {
+    let mut group = c.benchmark_group("perft");
+    group.sample_size(20);
+    for preset in Preset::ALL {
+        let start = Position::start(Rules::new(preset, 8).expect("valid"));
+        let nodes: u64 = perft(&start, PERFT_DEPTH).iter().sum();
+        group.throughput(Throughput::Elements(nodes));
+        group.bench_function(format!("{preset}/depth-{PERFT_DEPTH}"), |b| {
+            b.iter(|| perft(black_box(&start), PERFT_DEPTH))
+        });
+    }
+    group.finish();
+}
+
+/// Plays `games` random games to their end (no-moves or the capture limit; repetition is
+/// not tracked here, which keeps the loop to the moves themselves) and returns the plies.
+fn playouts(start: &Position, games: u32, mut seed: u64) -> u64 {
+    let mut plies = 0;
+    for _ in 0..games {
+        let mut pos = *start;
+        let mut quiet = 0;
+        loop {
+            let moves = pos.legal_moves();
+            if judge(&pos, false, quiet).is_some() {
+                break;
+            }
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let pick = (seed % moves.len() as u64) as usize;
+            let pit = moves.clone().nth(pick).unwrap_or(0);
+            let summary = pos.play_unchecked(pit, &mut ());
+            quiet = if summary.captures > 0 { 0 } else { quiet + 1 };
+            plies += 1;
+        }
+    }
+    plies
+}
+
+fn bench_playouts(c: &mut Criterion) {
+    let mut group = c.benchmark_group("playouts");
+    group.sample_size(20);
+    for preset in Preset::ALL {
+        let start = Position::start(Rules::new(preset, 8).expect("valid"));
+        let plies = playouts(&start, 100, 0x2545_f491_4f6c_dd1d);
+        group.throughput(Throughput::Elements(plies));
+        group.bench_function(format!("{preset}/100-games"), |b| {
+            b.iter(|| playouts(black_box(&start), 100, 0x2545_f491_4f6c_dd1d))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_perft, bench_playouts);
+criterion_main!(benches);
