@@ -16,7 +16,8 @@ pub const READ_CHUNK: usize = 8 * 1024;
 /// How many bytes of an unterminated last line [`LineError::EofMidLine`] keeps.
 pub const PARTIAL_KEEP: usize = 1024;
 
-/// A non-blank line, without its `\n`, trailing `\r` and surrounding spaces and tabs.
+/// A non-blank line, without its `\n` and without the spaces, tabs and `\r` at either
+/// end (so a CRLF line ending is accepted).
 ///
 /// The bytes are as received: they may not be UTF-8, which
 /// [`decode_bot_message`](crate::decode_bot_message) reports.
@@ -263,7 +264,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
-/// Strips a line's trailing `\r` and surrounding spaces and tabs.
+/// Strips spaces, tabs and `\r` from both ends of a line.
 pub(crate) fn trim_line(line: &[u8]) -> &[u8] {
     let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
     let start = line.iter().position(|b| !is_blank(b)).unwrap_or(line.len());

@@ -15,3 +15,5 @@ mod excerpt;
 mod sync_io;
 // Property tests: no panics, round trips, bounded memory.
 mod props;
+// The example session in PROTOCOL.md decodes and re-encodes byte for byte.
+mod spec_examples;
