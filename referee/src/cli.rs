@@ -13,6 +13,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Play a set between two bots, timed and logged.
+    Match(MatchArgs),
     /// Count move sequences from a position, depth by depth (checks a move generator).
     Perft(PerftArgs),
 }
@@ -35,4 +37,127 @@ pub struct PerftArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MatchArgs {
+    /// First bot: a command line, split like a shell would (no shell is run).
+    #[arg(value_name = "BOT_A")]
+    pub bot_a: String,
+    /// Second bot.
+    #[arg(value_name = "BOT_B")]
+    pub bot_b: String,
+    /// Rules preset: hus, rulebook or mancala-world.
+    #[arg(long, default_value = "hus")]
+    pub rules: String,
+    /// Row width, 8 to 16.
+    #[arg(long, default_value_t = 8)]
+    pub width: usize,
+    /// Games in the set.
+    #[arg(long, default_value_t = 7)]
+    pub games: u32,
+    /// Seed for the lots (who begins each game); printed and logged so a set can be
+    /// re-run. Random when not given.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Time for each move: 250ms, 1.5s, 2m, or a number of milliseconds.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub move_time: String,
+    /// A chess clock per game instead of a per-move limit: BASE+INCREMENT, e.g. 60s+1s.
+    #[arg(long, value_name = "BASE+INC")]
+    pub clock: Option<String>,
+    /// Time a bot has from its start to answer hello with ready.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub ready_time: String,
+    /// Stop the set once its winner can no longer change.
+    #[arg(long)]
+    pub early_stop: bool,
+    /// Directory for the log and the bots' stderr files.
+    #[arg(long, default_value = "hus-logs", value_name = "DIR")]
+    pub log_dir: std::path::PathBuf,
+    /// Print a machine-readable JSON summary on stdout (and nothing else).
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Memory limit per bot process (address space), e.g. 512M, 2G.
+    #[arg(long, value_name = "BYTES", help_heading = "Bot limits")]
+    pub bot_memory: Option<String>,
+    /// CPU time limit per bot process, e.g. 60s, 10m.
+    #[arg(long, value_name = "DURATION", help_heading = "Bot limits")]
+    pub bot_cpu: Option<String>,
+    /// Most open files per bot process.
+    #[arg(long, value_name = "N", help_heading = "Bot limits")]
+    pub bot_files: Option<u64>,
+    /// Working directory of the bots.
+    #[arg(long, value_name = "DIR", help_heading = "Bot limits")]
+    pub bot_dir: Option<std::path::PathBuf>,
+    /// Start bots with an empty environment plus these variables (NAME=value, or NAME
+    /// to copy the referee's value); repeat the flag for more.
+    #[arg(long = "bot-env", value_name = "VAR", help_heading = "Bot limits")]
+    pub bot_env: Vec<String>,
+    /// Start bots with an empty environment (plus any --bot-env).
+    #[arg(long, help_heading = "Bot limits")]
+    pub bot_clean_env: bool,
+}
+
+impl MatchArgs {
+    /// The per-bot limits, checked.
+    pub fn limits(&self) -> anyhow::Result<crate::limits::Limits> {
+        use anyhow::Context;
+        let memory = self
+            .bot_memory
+            .as_deref()
+            .map(parse_bytes)
+            .transpose()
+            .context("invalid --bot-memory")?;
+        let cpu_seconds = self
+            .bot_cpu
+            .as_deref()
+            .map(|t| crate::config::parse_duration(t).map(|d| d.as_secs().max(1)))
+            .transpose()
+            .context("invalid --bot-cpu")?;
+        if let Some(dir) = &self.bot_dir {
+            if !dir.is_dir() {
+                anyhow::bail!("--bot-dir {} is not a directory", dir.display());
+            }
+        }
+        let env = if self.bot_clean_env || !self.bot_env.is_empty() {
+            Some(self.bot_env.clone())
+        } else {
+            None
+        };
+        if self.bot_files == Some(0) {
+            anyhow::bail!("--bot-files must be at least 1");
+        }
+        Ok(crate::limits::Limits {
+            memory,
+            cpu_seconds,
+            open_files: self.bot_files,
+            cwd: self.bot_dir.clone(),
+            env,
+        })
+    }
+}
+
+/// `512M`, `2G`, `1048576`, `64K` (powers of 1024).
+pub fn parse_bytes(text: &str) -> anyhow::Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| anyhow::anyhow!("{text:?} is not a size (try 512M or 2G)"))?;
+    let factor: u64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        other => anyhow::bail!("{text:?} is not a size: unknown unit {other:?} (use K, M or G)"),
+    };
+    value
+        .checked_mul(factor)
+        .filter(|&v| v > 0)
+        .ok_or_else(|| anyhow::anyhow!("{text:?} is not a usable size"))
 }

@@ -1,8 +1,15 @@
 //! `hus`: the Hus referee. Thin glue: parse the command line, run the subcommand, print
 //! errors as `error: ...` with their whole chain.
 
+mod bot;
 mod cli;
+mod config;
+mod limits;
+mod match_cmd;
 mod perft_cmd;
+mod records;
+mod report;
+mod set;
 
 use std::process::ExitCode;
 
@@ -11,6 +18,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
+        cli::Command::Match(args) => match_cmd::run(&args),
         cli::Command::Perft(args) => perft_cmd::run(&args),
     };
     match result {

@@ -1,0 +1,346 @@
+//! One bot process: spawning it in its own process group, writing lines to its stdin,
+//! reading timestamped lines from its stdout, capturing its stderr, and making sure
+//! that nothing it started outlives it.
+//!
+//! Three tasks per process, so that a dying or flooding bot can never block the
+//! referee on a full pipe:
+//! - the stdout reader turns the stream into [`Output`]s (bounded lines, stamped with
+//!   the instant they were read) on a small bounded channel: a bot that floods stdout
+//!   fills the channel and then its own pipe, and blocks, while the referee's memory
+//!   stays bounded;
+//! - the stderr drain copies up to [`STDERR_CAP`] bytes to the bot's stderr file and
+//!   discards the rest (an undrained stderr pipe would block the bot mid-write);
+//! - the reaper waits for the exit status and publishes it.
+
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use protocol::{LineError, LineReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::config::BotSpec;
+use crate::limits::Limits;
+
+/// Most bytes of a bot's stderr kept on disk per process.
+pub const STDERR_CAP: u64 = 1024 * 1024;
+/// Lines buffered between the stdout reader and the referee.
+const OUTPUT_QUEUE: usize = 16;
+/// After the process exits, how long its pipes may stay open before a descendant that
+/// still holds them is reported.
+const PIPE_CLOSE_WAIT: Duration = Duration::from_millis(200);
+
+/// Something read from a bot's stdout.
+#[derive(Debug)]
+pub enum Output {
+    /// A complete line (trimmed, non-blank, at most the line limit), and when it was read.
+    Line { bytes: Vec<u8>, at: Instant },
+    /// More than the line limit arrived without a newline; nothing more is read.
+    TooLong { limit: usize, at: Instant },
+    /// Stdout closed; `partial` holds the start of an unfinished last line, if any.
+    Closed {
+        partial: Option<Vec<u8>>,
+        at: Instant,
+    },
+    /// Reading failed.
+    ReadError { message: String, at: Instant },
+}
+
+/// How a process ended, as far as the referee could tell.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ending {
+    /// Exit status, when it was reaped.
+    pub status: Option<String>,
+    /// `itself` (exited on its own after its stdin closed), `sigterm` or `sigkill`.
+    pub stopped_by: &'static str,
+    /// A descendant kept the bot's pipes open after the group was killed.
+    pub leaked: bool,
+    /// Bytes the bot wrote to stderr, and whether the file was cut at [`STDERR_CAP`].
+    pub stderr_bytes: u64,
+    pub stderr_cut: bool,
+}
+
+/// A running bot.
+pub struct BotProcess {
+    /// The process id, read once at spawn; it is also the process group id.
+    pgid: i32,
+    stdin: Option<ChildStdin>,
+    output: mpsc::Receiver<Output>,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    reader: JoinHandle<()>,
+    stderr: JoinHandle<(u64, bool)>,
+    started: Instant,
+    /// Set once the process group has been killed and reaped.
+    finished: bool,
+}
+
+impl BotProcess {
+    /// Starts `spec` in a process group of its own, stdin/stdout piped, stderr appended
+    /// to `stderr_path`.
+    pub async fn spawn(spec: &BotSpec, stderr_path: &Path, limits: &Limits) -> io::Result<Self> {
+        let stderr_file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(stderr_path)
+            .await
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot open {}: {e}", stderr_path.display()),
+                )
+            })?;
+        let mut command = Command::new(&spec.argv[0]);
+        command
+            .args(&spec.argv[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        limits.apply(&mut command)?;
+        let mut child = command.spawn()?;
+        let started = Instant::now();
+        let pgid = child
+            .id()
+            .map(|id| id as i32)
+            .ok_or_else(|| io::Error::other("the bot exited before its pid could be read"))?;
+        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            (Some(i), Some(o), Some(e)) => (i, o, e),
+            _ => {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+                return Err(io::Error::other("the bot's pipes could not be set up"));
+            }
+        };
+
+        let (exit_tx, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            // The reaper owns the Child: once it is reaped, the pid is never used again
+            // except as a process group id, which Linux does not recycle while any
+            // member of the group lives.
+            let status = child.wait().await.ok();
+            let _ = exit_tx.send(status);
+        });
+
+        let (tx, output) = mpsc::channel(OUTPUT_QUEUE);
+        let reader = tokio::spawn(read_stdout(LineReader::new(stdout), tx));
+        let stderr = tokio::spawn(drain_stderr(stderr, stderr_file));
+        Ok(BotProcess {
+            pgid,
+            stdin: Some(stdin),
+            output,
+            exit,
+            reader,
+            stderr,
+            started,
+            finished: false,
+        })
+    }
+
+    /// When the process was started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Writes one line (which must end in `\n`) and returns the instant the write
+    /// completed: the start of the bot's time for a turn.
+    pub async fn send(&mut self, line: &str) -> io::Result<Instant> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin already closed"))?;
+        stdin.write_all(line.as_bytes()).await?;
+        stdin.flush().await?;
+        Ok(Instant::now())
+    }
+
+    /// Something already read from stdout, without waiting. Lets the stdout reader run
+    /// first, so what is in the pipe now is seen now.
+    pub async fn pending(&mut self) -> Option<Output> {
+        tokio::task::yield_now().await;
+        self.output.try_recv().ok()
+    }
+
+    /// The next thing read from stdout, or `None` if `deadline` passes first. Once the
+    /// deadline has passed, what the reader already queued is still returned, so a move
+    /// read just before the deadline is never lost to the race between the two.
+    pub async fn next_output(&mut self, deadline: Instant) -> Option<Output> {
+        tokio::select! {
+            biased;
+            out = self.output.recv() => out.or_else(|| Some(Output::Closed { partial: None, at: Instant::now() })),
+            _ = tokio::time::sleep_until(deadline) => {
+                tokio::task::yield_now().await;
+                self.output.try_recv().ok()
+            }
+        }
+    }
+
+    /// Waits up to `within` for the process to exit.
+    pub async fn wait_exit(&mut self, within: Duration) -> Option<ExitStatus> {
+        let mut exit = self.exit.clone();
+        let waited = tokio::time::timeout(within, exit.wait_for(|s| s.is_some())).await;
+        match waited {
+            Ok(Ok(status)) => *status,
+            _ => None,
+        }
+    }
+
+    /// Closes stdin (the bot's signal to exit), waits `grace` for it to exit, then
+    /// SIGTERM to the group, a short wait, SIGKILL to the group. Reports how it ended
+    /// and whether a descendant kept its pipes open.
+    pub async fn shutdown(mut self, grace: Duration) -> Ending {
+        self.stdin = None;
+        let mut stopped_by = "itself";
+        let mut status = self.wait_exit(grace).await;
+        if status.is_none() {
+            stopped_by = "sigterm";
+            self.signal(Signal::SIGTERM);
+            status = self.wait_exit(TERM_GRACE).await;
+        }
+        if status.is_none() {
+            stopped_by = "sigkill";
+            self.signal(Signal::SIGKILL);
+            status = self.wait_exit(Duration::from_secs(5)).await;
+        }
+        // The leader is gone; whatever is left of its group goes too.
+        self.signal(Signal::SIGKILL);
+        self.finished = true;
+        let pipes_closed = tokio::time::timeout(PIPE_CLOSE_WAIT, async {
+            let _ = (&mut self.reader).await;
+        })
+        .await
+        .is_ok();
+        let (stderr_bytes, stderr_cut, stderr_closed) =
+            match tokio::time::timeout(PIPE_CLOSE_WAIT, &mut self.stderr).await {
+                Ok(Ok((n, cut))) => (n, cut, true),
+                _ => (0, false, false),
+            };
+        self.reader.abort();
+        self.stderr.abort();
+        Ending {
+            status: status.map(describe_status),
+            stopped_by,
+            leaked: !(pipes_closed && stderr_closed),
+            stderr_bytes,
+            stderr_cut,
+        }
+    }
+
+    fn signal(&self, signal: Signal) {
+        // ESRCH (no such group) just means everything is already gone.
+        let _ = killpg(Pid::from_raw(self.pgid), signal);
+    }
+}
+
+/// Between SIGTERM and SIGKILL.
+pub const TERM_GRACE: Duration = Duration::from_millis(300);
+
+impl Drop for BotProcess {
+    fn drop(&mut self) {
+        // The safety net for every path that does not reach `shutdown` (an error, a
+        // cancelled set, Ctrl-C): no bot outlives the referee's interest in it.
+        if !self.finished {
+            self.signal(Signal::SIGKILL);
+        }
+        self.reader.abort();
+        self.stderr.abort();
+    }
+}
+
+/// `exit status 3`, `killed by signal 9 (SIGKILL)`.
+pub fn describe_status(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        format!("exit status {code}")
+    } else if let Some(sig) = status.signal() {
+        match Signal::try_from(sig) {
+            Ok(s) => format!("killed by signal {sig} ({})", s.as_str()),
+            Err(_) => format!("killed by signal {sig}"),
+        }
+    } else {
+        "unknown exit".to_string()
+    }
+}
+
+async fn read_stdout<R: tokio::io::AsyncRead + Unpin>(mut reader: LineReader<R>, tx: mpsc::Sender<Output>) {
+    loop {
+        let (out, last) = match reader.next_line().await {
+            Ok(Some(line)) => (
+                Output::Line {
+                    bytes: line.into_bytes(),
+                    at: Instant::now(),
+                },
+                false,
+            ),
+            Ok(None) => (
+                Output::Closed {
+                    partial: None,
+                    at: Instant::now(),
+                },
+                true,
+            ),
+            Err(LineError::TooLong { limit }) => (
+                Output::TooLong {
+                    limit,
+                    at: Instant::now(),
+                },
+                true,
+            ),
+            Err(LineError::EofMidLine { partial, .. }) => (
+                Output::Closed {
+                    partial: Some(partial),
+                    at: Instant::now(),
+                },
+                true,
+            ),
+            Err(LineError::Io(e)) => (
+                Output::ReadError {
+                    message: e.to_string(),
+                    at: Instant::now(),
+                },
+                true,
+            ),
+        };
+        if tx.send(out).await.is_err() || last {
+            break;
+        }
+    }
+    // Dropping the reader closes our end of the pipe: a bot still writing gets EPIPE.
+    // Keep nothing: after an oversized line the stream is not trusted any more.
+}
+
+async fn drain_stderr(mut stderr: tokio::process::ChildStderr, mut file: tokio::fs::File) -> (u64, bool) {
+    let mut buf = vec![0u8; 8192];
+    let mut total: u64 = 0;
+    let mut cut = false;
+    loop {
+        let n = match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let room = STDERR_CAP.saturating_sub(total);
+        total += n as u64;
+        if room > 0 {
+            let keep = (n as u64).min(room) as usize;
+            if file.write_all(&buf[..keep]).await.is_err() {
+                cut = true;
+            }
+        }
+        if total > STDERR_CAP && !cut {
+            cut = true;
+            let note = format!("\n[hus: stderr cut here after {STDERR_CAP} bytes; the rest was read and discarded]\n");
+            let _ = file.write_all(note.as_bytes()).await;
+        }
+    }
+    if cut {
+        let note = format!("[hus: {total} bytes of stderr in all]\n");
+        let _ = file.write_all(note.as_bytes()).await;
+    }
+    let _ = file.flush().await;
+    (total, cut)
+}

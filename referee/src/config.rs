@@ -1,0 +1,253 @@
+//! Checked configuration: what the rest of the program sees instead of raw flags.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use engine::{Preset, Rules};
+
+use crate::cli::MatchArgs;
+
+/// How long each move may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeControl {
+    /// The same allowance for every move.
+    PerMove(Duration),
+    /// A chess clock per game: `base` at the start, `increment` added after each move.
+    Clock {
+        /// Time on each clock when a game starts.
+        base: Duration,
+        /// Time added after each move.
+        increment: Duration,
+    },
+}
+
+/// One bot: the command line, split into program and arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BotSpec {
+    /// The command as the user wrote it.
+    pub command: String,
+    /// Program and arguments, split like a shell would (no shell is run).
+    pub argv: Vec<String>,
+}
+
+impl BotSpec {
+    pub fn parse(command: &str) -> Result<BotSpec> {
+        let argv = shlex::split(command)
+            .with_context(|| format!("bot command {command:?} has unbalanced quotes"))?;
+        if argv.is_empty() {
+            bail!("bot command is empty");
+        }
+        Ok(BotSpec {
+            command: command.to_string(),
+            argv,
+        })
+    }
+
+    /// A short name from the program, for file names and the console before the bot
+    /// announces its own: `python3 bots/greedy.py` gives `greedy`.
+    pub fn short_name(&self) -> String {
+        let interpreters = ["python", "python3", "node", "java", "ruby", "perl", "sh", "bash"];
+        let program = self
+            .argv
+            .iter()
+            .find(|a| {
+                let base = a.rsplit('/').next().unwrap_or(a);
+                !a.starts_with('-') && !interpreters.contains(&base)
+            })
+            .unwrap_or(&self.argv[0]);
+        let base = program.rsplit('/').next().unwrap_or(program);
+        let stem = base.split('.').next().unwrap_or(base);
+        sanitize(stem)
+    }
+}
+
+/// Everything a set needs, checked.
+#[derive(Clone, Debug)]
+pub struct SetConfig {
+    pub rules: Rules,
+    pub games: u32,
+    pub seed: u64,
+    pub time: TimeControl,
+    pub ready_time: Duration,
+    /// Stop once the set is decided (off by default: all games are played).
+    pub early_stop: bool,
+}
+
+/// `hus match`, checked.
+#[derive(Clone, Debug)]
+pub struct MatchConfig {
+    pub bots: [BotSpec; 2],
+    pub set: SetConfig,
+    pub log_dir: PathBuf,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+impl MatchConfig {
+    pub fn from_args(args: &MatchArgs) -> Result<MatchConfig> {
+        let preset: Preset = args.rules.parse().context("invalid --rules")?;
+        let rules = Rules::new(preset, args.width).context("invalid --width")?;
+        if args.games == 0 {
+            bail!("--games must be at least 1");
+        }
+        if args.games > 100_000 {
+            bail!("--games must be at most 100000, got {}", args.games);
+        }
+        let move_time = parse_duration(&args.move_time).context("invalid --move-time")?;
+        let time = match &args.clock {
+            Some(text) => parse_clock(text).context("invalid --clock")?,
+            None => TimeControl::PerMove(check_positive(move_time, "--move-time")?),
+        };
+        let ready_time = parse_duration(&args.ready_time).context("invalid --ready-time")?;
+        let ready_time = check_positive(ready_time, "--ready-time")?;
+        let seed = match args.seed {
+            Some(seed) => seed,
+            None => fresh_seed(),
+        };
+        Ok(MatchConfig {
+            bots: [BotSpec::parse(&args.bot_a)?, BotSpec::parse(&args.bot_b)?],
+            set: SetConfig {
+                rules,
+                games: args.games,
+                seed,
+                time,
+                ready_time,
+                early_stop: args.early_stop,
+            },
+            log_dir: args.log_dir.clone(),
+            json: args.json,
+            quiet: args.quiet,
+        })
+    }
+}
+
+fn check_positive(d: Duration, flag: &str) -> Result<Duration> {
+    if d.is_zero() {
+        bail!("{flag} must be more than 0");
+    }
+    if d > Duration::from_secs(24 * 3600) {
+        bail!("{flag} must be at most 24h");
+    }
+    Ok(d)
+}
+
+/// A seed from the clock and the process id, for sets run without `--seed`.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut x = nanos ^ (std::process::id() as u64).rotate_left(32);
+    // splitmix64 finaliser, so nearby times give unrelated seeds
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Parses `250ms`, `1.5s`, `2m`, `1h`, or a bare number of milliseconds.
+pub fn parse_duration(text: &str) -> Result<Duration> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    if number.is_empty() {
+        bail!("{text:?} is not a duration (try 250ms, 1.5s, 2m, or a number of milliseconds)");
+    }
+    let value: f64 = number
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .with_context(|| format!("{text:?} is not a duration (bad number {number:?})"))?;
+    let millis = match unit.trim() {
+        "" | "ms" => value,
+        "s" => value * 1000.0,
+        "m" | "min" => value * 60_000.0,
+        "h" => value * 3_600_000.0,
+        other => bail!("{text:?} is not a duration: unknown unit {other:?} (use ms, s, m or h)"),
+    };
+    if millis > 1e12 {
+        bail!("{text:?} is too long");
+    }
+    Ok(Duration::from_micros((millis * 1000.0).round() as u64))
+}
+
+/// Parses `BASE+INCREMENT`, each a duration: `60s+1s`, `2m+500ms`, `60000+0`.
+pub fn parse_clock(text: &str) -> Result<TimeControl> {
+    let Some((base, inc)) = text.split_once('+') else {
+        bail!("{text:?} should be BASE+INCREMENT, for example 60s+1s");
+    };
+    let base = check_positive(parse_duration(base)?, "the clock's base time")?;
+    let increment = parse_duration(inc)?;
+    Ok(TimeControl::Clock { base, increment })
+}
+
+/// Keeps `[A-Za-z0-9_-]`, turns the rest into `_`, caps the length: a name from a bot
+/// can never choose a path.
+pub fn sanitize(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(32)
+        .collect();
+    if out.is_empty() || out.chars().all(|c| c == '_') {
+        out = "bot".to_string();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms").ok(), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1.5s").ok(), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m").ok(), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration("100").ok(), Some(Duration::from_millis(100)));
+        assert_eq!(parse_duration(" 0.5 ").ok(), Some(Duration::from_micros(500)));
+        for bad in ["", "ms", "1x", "-1s", "1.2.3s", "s1"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            parse_duration("3 weeks").map_err(|e| e.to_string()).err(),
+            Some("\"3 weeks\" is not a duration: unknown unit \"weeks\" (use ms, s, m or h)".into())
+        );
+    }
+
+    #[test]
+    fn clocks() {
+        assert_eq!(
+            parse_clock("60s+1s").ok(),
+            Some(TimeControl::Clock {
+                base: Duration::from_secs(60),
+                increment: Duration::from_secs(1)
+            })
+        );
+        assert!(parse_clock("60s").is_err());
+        assert!(parse_clock("0+1s").is_err());
+    }
+
+    #[test]
+    fn names_cannot_choose_paths() {
+        assert_eq!(sanitize("../../etc/passwd"), "______etc_passwd");
+        assert_eq!(sanitize("greedy bot ü"), "greedy_bot__");
+        assert_eq!(sanitize(""), "bot");
+        assert_eq!(sanitize("///"), "bot");
+        assert_eq!(sanitize(&"x".repeat(100)).len(), 32);
+        let spec = BotSpec::parse("python3 sample-bots/python/greedy_bot.py --fast").ok();
+        assert_eq!(spec.map(|s| s.short_name()), Some("greedy_bot".to_string()));
+        let spec = BotSpec::parse("'./my bot' arg").ok();
+        assert_eq!(spec.as_ref().map(|s| s.argv.clone()), Some(vec!["./my bot".into(), "arg".into()]));
+        assert!(BotSpec::parse("python3 'unclosed").is_err());
+        assert!(BotSpec::parse("   ").is_err());
+    }
+}

@@ -1,0 +1,134 @@
+//! `hus match BOT_A BOT_B`: one set between two bots, logged, with a console report.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::cli::MatchArgs;
+use crate::config::MatchConfig;
+use crate::limits::Limits;
+use crate::records::{self, Record};
+use crate::report::{Console, LogWriter, Tee};
+use crate::set::{play_set, Entrant, RecordSink};
+
+/// `hus 0.1.0`: the referee's name in `hello` and in logs.
+pub fn referee_version() -> String {
+    format!("hus {}", env!("CARGO_PKG_VERSION"))
+}
+
+pub fn run(args: &MatchArgs) -> Result<ExitCode> {
+    let config = MatchConfig::from_args(args)?;
+    let limits = args.limits()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(run_match(config, limits))
+}
+
+async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
+    let stamp = time::OffsetDateTime::now_utc();
+    let stem = format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}-{}-{}-vs-{}",
+        stamp.year(),
+        stamp.month() as u8,
+        stamp.day(),
+        stamp.hour(),
+        stamp.minute(),
+        stamp.second(),
+        config.set.seed,
+        config.bots[0].short_name(),
+        config.bots[1].short_name()
+    );
+    let (mut log, stem) = LogWriter::create(&config.log_dir, &stem)?;
+    let entrants = [0, 1].map(|b| Entrant {
+        spec: config.bots[b].clone(),
+        stderr_path: config.log_dir.join(format!("{stem}.{}.stderr", ["a", "b"][b])),
+        limits: limits.clone(),
+    });
+    let mut console = Console::new(
+        config.quiet || config.json,
+        [config.bots[0].command.clone(), config.bots[1].command.clone()],
+    );
+    let referee = referee_version();
+    let outcome = {
+        let mut sink = Tee {
+            log: &mut log,
+            console: &mut console,
+        };
+        tokio::select! {
+            result = play_set(&config.set, entrants, &referee, &mut sink) => Ok(result),
+            signal = stop_signal() => Err(signal),
+        }
+    };
+    let result = match outcome {
+        Ok(result) => result,
+        Err(signal) => {
+            // The set's future is gone, and with it every bot: dropping a bot process
+            // kills its whole process group.
+            let aborted = Record::Aborted(records::Aborted {
+                reason: format!("stopped by {signal}"),
+                finished: records::now_rfc3339(),
+            });
+            let _ = log.record(&aborted);
+            eprintln!(
+                "hus: stopped by {signal}; the games played so far are in {}",
+                log.path().display()
+            );
+            return Ok(ExitCode::from(130));
+        }
+    };
+    let end = match result {
+        Ok(end) => end,
+        Err(e) => {
+            return Err(e.context(format!(
+                "the set did not finish; the log {} is incomplete",
+                log.path().display()
+            )))
+        }
+    };
+    if config.json {
+        let summary = serde_json::json!({
+            "log": log.path(),
+            "seed": config.set.seed,
+            "rules": {"preset": config.set.rules.preset().name(), "width": config.set.rules.width()},
+            "games_played": end.games_played,
+            "winner": end.winner,
+            "points": end.points,
+            "bots": console.bots.iter().map(|s| serde_json::json!({
+                "command": s.command,
+                "name": s.name,
+                "points": s.points,
+                "wins": s.wins,
+                "draws": s.draws,
+                "losses": s.losses,
+                "faults": s.faults,
+                "moves": s.moves,
+                "mean_ms": s.mean_ms(),
+                "max_ms": s.max_ms,
+            })).collect::<Vec<_>>(),
+            "games": console.games,
+            "faults": console.faults,
+        });
+        println!("{summary}");
+    } else {
+        console.print_table(log.path());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on Ctrl-C or SIGTERM, naming it.
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return "SIGINT";
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+    }
+}

@@ -1,0 +1,186 @@
+//! The records of a set: what happened, in the shape the log stores it (LOGS.md). The
+//! set runner produces them, the log writes them, the console and the JSON summary
+//! read them, and `hus replay` parses them back. Bots are named by their index in the
+//! set, `0` (BOT_A) and `1` (BOT_B); players by engine number, `0` moving first.
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the log format described in LOGS.md.
+pub const LOG_VERSION: u32 = 1;
+
+/// One line of a log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Record {
+    Header(Header),
+    Ready(Ready),
+    GameStart(GameStart),
+    Move(MoveRecord),
+    Fault(Fault),
+    GameEnd(GameEnd),
+    Restart(Restart),
+    Shutdown(Shutdown),
+    SetEnd(SetEnd),
+    Aborted(Aborted),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub log_version: u32,
+    /// `hus 0.1.0`.
+    pub referee: String,
+    pub rules: RulesRecord,
+    pub time: TimeRecord,
+    pub seed: u64,
+    pub games: u32,
+    pub early_stop: bool,
+    pub bots: [BotRecord; 2],
+    /// UTC, RFC 3339.
+    pub started: String,
+    /// Bytes: the longest line a bot may send.
+    pub line_limit: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RulesRecord {
+    pub preset: String,
+    pub width: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "kebab-case")]
+pub enum TimeRecord {
+    PerMove { move_ms: u64, ready_ms: u64 },
+    Clock { base_ms: u64, increment_ms: u64, ready_ms: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BotRecord {
+    /// The command line as given.
+    pub command: String,
+    /// The name the bot announced in `ready` at the start of the set, if it did.
+    pub name: Option<String>,
+    /// Its stderr file, beside the log.
+    pub stderr: String,
+}
+
+/// A bot answered `hello` (or failed to): at the start of the set and after restarts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ready {
+    pub bot: usize,
+    pub name: Option<String>,
+    /// From spawn to the `ready` line.
+    pub ms: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameStart {
+    pub game: u32,
+    /// The bot that moves first (player 0), drawn by lot.
+    pub first: usize,
+    /// Starting position, in the notation of RULES.md.
+    pub position: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MoveRecord {
+    pub game: u32,
+    /// 0 for the first move of the game.
+    pub ply: u32,
+    pub bot: usize,
+    /// Engine player: 0 moves first.
+    pub player: usize,
+    pub pit: u32,
+    /// Time the bot took, from turn written to move read.
+    pub ms: f64,
+    pub sown: u32,
+    /// Relays and captures in order (engine `Event`s).
+    pub events: Vec<engine::Event>,
+    pub truncated: bool,
+    /// The position after the move, in the notation of RULES.md.
+    pub position: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fault {
+    pub game: u32,
+    /// The ply at which it happened (the number of moves played in the game).
+    pub ply: u32,
+    pub bot: usize,
+    /// A fault kind of PROTOCOL.md: `time-out`, `crash`, ...
+    pub kind: String,
+    /// In plain words.
+    pub detail: String,
+    /// The offending line, escaped and cut, when there was one.
+    pub line: Option<String>,
+    /// The position the bot was to move in.
+    pub position: String,
+    /// Time from turn written to the fault, when a turn was pending.
+    pub ms: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameEnd {
+    pub game: u32,
+    /// `no-moves`, `repetition`, `no-capture-limit`, or a fault kind.
+    pub reason: String,
+    /// The winning bot, `null` for a draw.
+    pub winner: Option<usize>,
+    /// The bots that faulted (one, or both when neither could start the game).
+    pub faulted: Vec<usize>,
+    /// The loser had no seeds at all.
+    pub double: bool,
+    /// Points of bot 0 and bot 1.
+    pub points: [u32; 2],
+    pub plies: u32,
+    /// Final position.
+    pub position: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Restart {
+    pub bot: usize,
+    /// The game it is restarted for.
+    pub game: u32,
+}
+
+/// How a bot process ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shutdown {
+    pub bot: usize,
+    /// `exit status 0`, `killed by signal 9 (SIGKILL)`, or null if never reaped.
+    pub status: Option<String>,
+    /// `itself`, `sigterm` or `sigkill`.
+    pub stopped_by: String,
+    /// A process it started kept its pipes open after its group was killed.
+    pub leaked: bool,
+    pub stderr_bytes: u64,
+    pub stderr_cut: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetEnd {
+    pub games_played: u32,
+    pub points: [u32; 2],
+    pub wins: [u32; 2],
+    pub draws: u32,
+    /// The bot with more points, `null` for a drawn set.
+    pub winner: Option<usize>,
+    pub faults: [u32; 2],
+    /// UTC, RFC 3339.
+    pub finished: String,
+}
+
+/// The referee was stopped (Ctrl-C, SIGTERM) before the set ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Aborted {
+    pub reason: String,
+    pub finished: String,
+}
+
+/// Now, UTC, RFC 3339 with seconds.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "unknown".to_string())
+}

@@ -1,0 +1,770 @@
+//! Playing one set between two bots: the single code path for every command that plays
+//! games. It owns the bot processes and the game state, checks every line against the
+//! protocol and every move against the engine, keeps the clocks, and reports each
+//! event as a [`Record`] to a [`RecordSink`] (the log, the console, a summary).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use engine::{Game, Player, Position, Rules, SetScore};
+use protocol::{
+    decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello,
+    Outcome, Points, Reason, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN,
+    PROTOCOL_VERSION,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tokio::time::Instant;
+
+use crate::bot::{describe_status, BotProcess, Output};
+use crate::config::{BotSpec, SetConfig, TimeControl};
+use crate::limits::Limits;
+use crate::records::{self, Record};
+
+/// How long a bot has to exit by itself after `bye` before it is terminated.
+pub const BYE_GRACE: Duration = Duration::from_secs(2);
+/// Longest excerpt of an offending line kept in a report.
+const EXCERPT_CHARS: usize = 200;
+
+/// Receives every record of a set, in order. An error stops the set: a log that cannot
+/// be written must not be reported as complete.
+pub trait RecordSink {
+    fn record(&mut self, record: &Record) -> Result<()>;
+}
+
+/// One side of a set: who it is and how to run it.
+pub struct Entrant {
+    pub spec: BotSpec,
+    pub stderr_path: PathBuf,
+    pub limits: Limits,
+}
+
+/// A fault, before it is tied to a game.
+#[derive(Debug, Clone)]
+struct FaultInfo {
+    kind: FaultKind,
+    detail: String,
+    line: Option<String>,
+    ms: Option<f64>,
+}
+
+impl FaultInfo {
+    fn new(kind: FaultKind, detail: impl Into<String>) -> Self {
+        FaultInfo {
+            kind,
+            detail: detail.into(),
+            line: None,
+            ms: None,
+        }
+    }
+}
+
+struct Seat {
+    entrant: Entrant,
+    process: Option<BotProcess>,
+    name: Option<String>,
+    /// A fault that happened outside a game (failed start-up) and costs the next one.
+    pending: Option<FaultInfo>,
+    faults: u32,
+    last_fault: Option<FaultKind>,
+}
+
+/// Plays a whole set and returns its final record. Bot commands that cannot be started
+/// at all are an error before any game; everything a bot does wrong later is a fault.
+pub async fn play_set(
+    config: &SetConfig,
+    entrants: [Entrant; 2],
+    referee: &str,
+    sink: &mut dyn RecordSink,
+) -> Result<records::SetEnd> {
+    let mut runner = Runner {
+        config,
+        hello: hello_line(config, referee),
+        seats: entrants.map(|entrant| Seat {
+            entrant,
+            process: None,
+            name: None,
+            pending: None,
+            faults: 0,
+            last_fault: None,
+        }),
+    };
+    runner.run(referee, sink).await
+}
+
+struct Runner<'a> {
+    config: &'a SetConfig,
+    hello: String,
+    seats: [Seat; 2],
+}
+
+/// What ended a turn.
+enum TurnOutcome {
+    Moved { pit: u32 },
+    Fault(FaultInfo),
+}
+
+impl Runner<'_> {
+    async fn run(&mut self, referee: &str, sink: &mut dyn RecordSink) -> Result<records::SetEnd> {
+        // Spawn both first: a command that cannot run at all is the user's error.
+        for b in 0..2 {
+            let spec = &self.seats[b].entrant.spec;
+            let process = BotProcess::spawn(spec, &self.seats[b].entrant.stderr_path, &self.seats[b].entrant.limits)
+                .await
+                .with_context(|| {
+                    format!(
+                        "cannot start bot {} ({:?})",
+                        ["A", "B"][b],
+                        spec.command
+                    )
+                })?;
+            self.seats[b].process = Some(process);
+        }
+        let (first, second) = self.seats.split_at_mut(1);
+        let (r0, r1) = tokio::join!(
+            handshake(&mut first[0], &self.hello, self.config.ready_time),
+            handshake(&mut second[0], &self.hello, self.config.ready_time)
+        );
+        for (b, r) in [(0, &r0), (1, &r1)] {
+            if let Ok((name, _)) = r {
+                self.seats[b].name = name.clone();
+            }
+        }
+        sink.record(&Record::Header(self.header(referee)))?;
+        for (b, r) in [(0, r0), (1, r1)] {
+            self.after_handshake(b, r, sink)?;
+        }
+
+        let mut lots = ChaCha8Rng::seed_from_u64(self.config.seed);
+        let mut score = SetScore::default();
+        let mut played = 0;
+        for game_no in 1..=self.config.games {
+            let first = lots.gen_range(0..2usize);
+            self.restart_faulted(game_no, sink).await?;
+            let end = self.play_game(game_no, first, sink).await?;
+            played += 1;
+            score.record(end.points, end.winner);
+            sink.record(&Record::GameEnd(end))?;
+            let left = self.config.games - game_no;
+            if self.config.early_stop
+                && score.decided(left, self.config.rules.max_points_per_game())
+            {
+                break;
+            }
+        }
+
+        // Bye, then let each bot exit by itself within the grace period.
+        for b in 0..2 {
+            let outcome = outcome_of(score.leader(), b);
+            let msg = RefereeMessage::Bye(Bye {
+                points: Points {
+                    you: score.points[b],
+                    opponent: score.points[1 - b],
+                },
+                outcome,
+            });
+            if let Some(p) = self.seats[b].process.as_mut() {
+                let _ = p.send(&msg.to_line()).await;
+            }
+        }
+        let (first, second) = self.seats.split_at_mut(1);
+        let (e0, e1) = tokio::join!(
+            stop(first[0].process.take(), BYE_GRACE),
+            stop(second[0].process.take(), BYE_GRACE)
+        );
+        for (b, ending) in [(0, e0), (1, e1)] {
+            if let Some(ending) = ending {
+                sink.record(&Record::Shutdown(shutdown_record(b, ending)))?;
+            }
+        }
+        let end = records::SetEnd {
+            games_played: played,
+            points: score.points,
+            wins: score.wins,
+            draws: score.draws,
+            winner: score.leader(),
+            faults: [self.seats[0].faults, self.seats[1].faults],
+            finished: records::now_rfc3339(),
+        };
+        sink.record(&Record::SetEnd(end.clone()))?;
+        Ok(end)
+    }
+
+    fn header(&self, referee: &str) -> records::Header {
+        let c = self.config;
+        let ready_ms = c.ready_time.as_millis() as u64;
+        records::Header {
+            log_version: records::LOG_VERSION,
+            referee: referee.to_string(),
+            rules: records::RulesRecord {
+                preset: c.rules.preset().name().to_string(),
+                width: c.rules.width() as u32,
+            },
+            time: match c.time {
+                TimeControl::PerMove(d) => records::TimeRecord::PerMove {
+                    move_ms: d.as_millis() as u64,
+                    ready_ms,
+                },
+                TimeControl::Clock { base, increment } => records::TimeRecord::Clock {
+                    base_ms: base.as_millis() as u64,
+                    increment_ms: increment.as_millis() as u64,
+                    ready_ms,
+                },
+            },
+            seed: c.seed,
+            games: c.games,
+            early_stop: c.early_stop,
+            bots: [0, 1].map(|b| records::BotRecord {
+                command: self.seats[b].entrant.spec.command.clone(),
+                name: self.seats[b].name.clone(),
+                stderr: self.seats[b]
+                    .entrant
+                    .stderr_path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            }),
+            started: records::now_rfc3339(),
+            line_limit: MAX_LINE_LEN as u64,
+        }
+    }
+
+    fn after_handshake(
+        &mut self,
+        b: usize,
+        result: std::result::Result<(Option<String>, f64), FaultInfo>,
+        sink: &mut dyn RecordSink,
+    ) -> Result<()> {
+        match result {
+            Ok((name, ms)) => {
+                self.seats[b].name = name.clone();
+                sink.record(&Record::Ready(records::Ready { bot: b, name, ms }))
+            }
+            Err(fault) => {
+                self.seats[b].pending = Some(fault);
+                Ok(())
+            }
+        }
+    }
+
+    /// Restarts every bot that faulted (its process was stopped when the fault was
+    /// recorded) before game `game_no`.
+    async fn restart_faulted(&mut self, game_no: u32, sink: &mut dyn RecordSink) -> Result<()> {
+        for b in 0..2 {
+            if self.seats[b].process.is_some() {
+                continue;
+            }
+            sink.record(&Record::Restart(records::Restart { bot: b, game: game_no }))?;
+            let seat = &mut self.seats[b];
+            match BotProcess::spawn(&seat.entrant.spec, &seat.entrant.stderr_path, &seat.entrant.limits).await {
+                Ok(p) => {
+                    seat.process = Some(p);
+                    let r = handshake(seat, &self.hello, self.config.ready_time).await;
+                    self.after_handshake(b, r, sink)?;
+                }
+                Err(e) => {
+                    seat.pending = Some(FaultInfo::new(
+                        FaultKind::StartUp,
+                        format!("could not be restarted: {e}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn play_game(
+        &mut self,
+        game_no: u32,
+        first: usize,
+        sink: &mut dyn RecordSink,
+    ) -> Result<records::GameEnd> {
+        let rules = self.config.rules;
+        let mut game = Game::new(Position::start(rules));
+        // seat_of[player] = bot
+        let bot_of = [first, 1 - first];
+        sink.record(&Record::GameStart(records::GameStart {
+            game: game_no,
+            first,
+            position: game.position().to_string(),
+        }))?;
+
+        // Faults from a failed start-up cost this game before any move.
+        let mut faulted: Vec<usize> = Vec::new();
+        for b in 0..2 {
+            if let Some(f) = self.seats[b].pending.take() {
+                self.fault(game_no, &game, b, f, sink).await?;
+                faulted.push(b);
+            }
+        }
+        if faulted.is_empty() {
+            for b in 0..2 {
+                let me = player_of(&bot_of, b);
+                let pos = game.position();
+                let msg = RefereeMessage::Game(GameStart {
+                    game: game_no,
+                    first: b == first,
+                    you: pits(pos, me),
+                    opponent: pits(pos, me.other()),
+                });
+                if let Some(f) = self.send(b, &msg).await {
+                    self.fault(game_no, &game, b, f, sink).await?;
+                    faulted.push(b);
+                }
+            }
+        }
+
+        let mut clocks = match self.config.time {
+            TimeControl::PerMove(_) => [Duration::ZERO; 2],
+            TimeControl::Clock { base, .. } => [base; 2],
+        };
+        let mut last_move: Option<(usize, u32)> = None; // (bot, pit)
+        while faulted.is_empty() && game.end().is_none() {
+            let b = bot_of[game.position().to_move().index()];
+            match self.turn(game_no, &mut game, b, last_move, &mut clocks, sink).await? {
+                TurnOutcome::Moved { pit } => last_move = Some((b, pit)),
+                TurnOutcome::Fault(f) => {
+                    self.fault(game_no, &game, b, f, sink).await?;
+                    faulted.push(b);
+                }
+            }
+        }
+
+        let fault_kind = faulted
+            .first()
+            .and_then(|&b| self.seats[b].last_fault)
+            .map(|k| k.as_str().to_string())
+            .unwrap_or_default();
+        let (reason, winner, double, points) = match faulted.as_slice() {
+            [] => {
+                let end = game.end().copied().context("game loop left an unfinished game")?;
+                let points = by_bot(&bot_of, rules.points(&end, game.position()));
+                (
+                    end.reason.name().to_string(),
+                    end.winner.map(|p| bot_of[p.index()]),
+                    end.double,
+                    points,
+                )
+            }
+            [b] => {
+                let b = *b;
+                game.forfeit(player_of(&bot_of, b));
+                let end = game.end().copied().context("forfeit did not end the game")?;
+                let points = by_bot(&bot_of, rules.points(&end, game.position()));
+                (fault_kind.clone(), Some(1 - b), false, points)
+            }
+            _ => (fault_kind.clone(), None, false, [0, 0]),
+        };
+        let end = records::GameEnd {
+            game: game_no,
+            reason: reason.clone(),
+            winner,
+            faulted: faulted.clone(),
+            double,
+            points,
+            plies: game.plies(),
+            position: game.position().to_string(),
+        };
+        // Tell both (a faulted bot has already been stopped and hears nothing).
+        for b in 0..2 {
+            if self.seats[b].process.is_none() {
+                continue;
+            }
+            let me = player_of(&bot_of, b);
+            let pos = game.position();
+            let msg = RefereeMessage::Result(GameResult {
+                game: game_no,
+                outcome: outcome_of(winner, b),
+                reason: Reason::from_wire(&reason),
+                points: Points {
+                    you: points[b],
+                    opponent: points[1 - b],
+                },
+                last: last_move.filter(|(by, _)| *by != b).map(|(_, pit)| pit),
+                you: pits(pos, me),
+                opponent: pits(pos, me.other()),
+                plies: game.plies(),
+                fault_by: faulted.first().map(|&f| if f == b { Side::You } else { Side::Opponent }),
+                detail: None,
+            });
+            if let Some(f) = self.send(b, &msg).await {
+                // It broke after the game: it starts the next game with this fault.
+                self.seats[b].pending = Some(f);
+                self.stop_faulted(b, sink).await?;
+            }
+        }
+        Ok(end)
+    }
+}
+
+
+impl Runner<'_> {
+    /// Sends `msg` to bot `b`; a bot that cannot be written to has crashed.
+    async fn send(&mut self, b: usize, msg: &RefereeMessage) -> Option<FaultInfo> {
+        let process = self.seats[b].process.as_mut()?;
+        match process.send(&msg.to_line()).await {
+            Ok(_) => None,
+            Err(e) => Some(crash_fault(process, format!("its stdin is closed ({e})"), None).await),
+        }
+    }
+
+    /// Records a fault by bot `b` in this game and stops the bot: it is restarted
+    /// before the next game.
+    async fn fault(
+        &mut self,
+        game_no: u32,
+        game: &Game,
+        b: usize,
+        f: FaultInfo,
+        sink: &mut dyn RecordSink,
+    ) -> Result<()> {
+        let seat = &mut self.seats[b];
+        seat.faults += 1;
+        seat.last_fault = Some(f.kind);
+        sink.record(&Record::Fault(records::Fault {
+            game: game_no,
+            ply: game.plies(),
+            bot: b,
+            kind: f.kind.as_str().to_string(),
+            detail: f.detail,
+            line: f.line,
+            position: game.position().to_string(),
+            ms: f.ms,
+        }))?;
+        self.stop_faulted(b, sink).await
+    }
+
+    async fn stop_faulted(&mut self, b: usize, sink: &mut dyn RecordSink) -> Result<()> {
+        if let Some(process) = self.seats[b].process.take() {
+            let ending = process.shutdown(Duration::ZERO).await;
+            sink.record(&Record::Shutdown(shutdown_record(b, ending)))?;
+        }
+        Ok(())
+    }
+
+    /// One turn: unsolicited output first, then the turn line, then the move or a fault.
+    async fn turn(
+        &mut self,
+        game_no: u32,
+        game: &mut Game,
+        b: usize,
+        last_move: Option<(usize, u32)>,
+        clocks: &mut [Duration; 2],
+        sink: &mut dyn RecordSink,
+    ) -> Result<TurnOutcome> {
+        let pos = *game.position();
+        let me = pos.to_move();
+        let allowance = match self.config.time {
+            TimeControl::PerMove(d) => d,
+            TimeControl::Clock { .. } => clocks[b],
+        };
+        let Some(process) = self.seats[b].process.as_mut() else {
+            return Ok(TurnOutcome::Fault(FaultInfo::new(FaultKind::Crash, "not running")));
+        };
+        // Anything the bot wrote since its last move was not asked for.
+        if let Some(out) = process.pending().await {
+            let now = Instant::now();
+            return Ok(TurnOutcome::Fault(output_fault(process, out, now).await));
+        }
+        let turn = RefereeMessage::Turn(Turn {
+            game: game_no,
+            ply: game.plies(),
+            you: pits(&pos, me),
+            opponent: pits(&pos, me.other()),
+            legal: pos.legal_moves().map(|p| p as u32).collect(),
+            last: last_move.filter(|(by, _)| *by != b).map(|(_, pit)| pit),
+            time_ms: allowance.as_millis() as u64,
+            opponent_time_ms: match self.config.time {
+                TimeControl::PerMove(_) => None,
+                TimeControl::Clock { .. } => Some(clocks[1 - b].as_millis() as u64),
+            },
+        });
+        let written = match process.send(&turn.to_line()).await {
+            Ok(at) => at,
+            Err(e) => {
+                let f = crash_fault(process, format!("its stdin is closed ({e})"), None).await;
+                return Ok(TurnOutcome::Fault(f));
+            }
+        };
+        let deadline = written + allowance;
+        let out = match process.next_output(deadline).await {
+            Some(out) => out,
+            None => {
+                let mut f = FaultInfo::new(
+                    FaultKind::TimeOut,
+                    format!("no move within {} ms", allowance.as_millis()),
+                );
+                f.ms = Some(ms_between(written, Instant::now()));
+                return Ok(TurnOutcome::Fault(f));
+            }
+        };
+        let (bytes, at) = match out {
+            Output::Line { bytes, at } => (bytes, at),
+            other => return Ok(TurnOutcome::Fault(output_fault(process, other, written).await)),
+        };
+        let ms = ms_between(written, at);
+        if at > deadline {
+            let mut f = line_fault(
+                FaultKind::TimeOut,
+                format!("move read {ms:.1} ms after the turn, over the {} ms allowed", allowance.as_millis()),
+                &bytes,
+                Some(ms),
+            );
+            f.ms = Some(ms);
+            return Ok(TurnOutcome::Fault(f));
+        }
+        let pit = match decode_bot_message(&bytes) {
+            Ok(BotMessage::Move { pit }) => pit,
+            Ok(BotMessage::Ready { .. }) => {
+                return Ok(TurnOutcome::Fault(line_fault(
+                    FaultKind::WrongMessage,
+                    "sent ready when a move was asked for".into(),
+                    &bytes,
+                    Some(ms),
+                )))
+            }
+            Err(e) => {
+                return Ok(TurnOutcome::Fault(line_fault(e.kind().into(), e.to_string(), &bytes, Some(ms))))
+            }
+        };
+        let n = 2 * pos.width() as u64;
+        if pit >= n {
+            return Ok(TurnOutcome::Fault(line_fault(
+                FaultKind::IllegalMove,
+                format!("pit {pit} does not exist (pits are 0 to {})", n - 1),
+                &bytes,
+                Some(ms),
+            )));
+        }
+        let report = match game.play(pit as usize) {
+            Ok(report) => report,
+            Err(e) => {
+                return Ok(TurnOutcome::Fault(line_fault(FaultKind::IllegalMove, e.to_string(), &bytes, Some(ms))))
+            }
+        };
+        if let TimeControl::Clock { increment, .. } = self.config.time {
+            clocks[b] = clocks[b].saturating_sub(at - written) + increment;
+        }
+        sink.record(&Record::Move(records::MoveRecord {
+            game: game_no,
+            ply: game.plies() - 1,
+            bot: b,
+            player: me.index(),
+            pit: pit as u32,
+            ms,
+            sown: report.summary.sown,
+            events: report.events,
+            truncated: report.summary.truncated,
+            position: game.position().to_string(),
+        }))?;
+        Ok(TurnOutcome::Moved { pit: pit as u32 })
+    }
+}
+
+fn by_bot(bot_of: &[usize; 2], by_player: [u32; 2]) -> [u32; 2] {
+    let mut points = [0; 2];
+    points[bot_of[0]] = by_player[0];
+    points[bot_of[1]] = by_player[1];
+    points
+}
+
+fn player_of(bot_of: &[usize; 2], bot: usize) -> Player {
+    if bot_of[0] == bot {
+        Player::Zero
+    } else {
+        Player::One
+    }
+}
+
+fn pits(pos: &Position, player: Player) -> Vec<u32> {
+    pos.pits(player).into_iter().map(u32::from).collect()
+}
+
+fn outcome_of(winner: Option<usize>, bot: usize) -> Outcome {
+    match winner {
+        None => Outcome::Draw,
+        Some(w) if w == bot => Outcome::Win,
+        Some(_) => Outcome::Loss,
+    }
+}
+
+fn shutdown_record(bot: usize, e: crate::bot::Ending) -> records::Shutdown {
+    records::Shutdown {
+        bot,
+        status: e.status,
+        stopped_by: e.stopped_by.to_string(),
+        leaked: e.leaked,
+        stderr_bytes: e.stderr_bytes,
+        stderr_cut: e.stderr_cut,
+    }
+}
+
+async fn stop(process: Option<BotProcess>, grace: Duration) -> Option<crate::bot::Ending> {
+    match process {
+        Some(p) => Some(p.shutdown(grace).await),
+        None => None,
+    }
+}
+
+fn hello_line(config: &SetConfig, referee: &str) -> String {
+    let rules = config.rules;
+    let ready_ms = config.ready_time.as_millis() as u64;
+    RefereeMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        referee: referee.to_string(),
+        rules: rules_info(rules),
+        time: match config.time {
+            TimeControl::PerMove(d) => protocol::TimeControl::PerMove {
+                move_ms: d.as_millis() as u64,
+                ready_ms,
+            },
+            TimeControl::Clock { base, increment } => protocol::TimeControl::Clock {
+                base_ms: base.as_millis() as u64,
+                increment_ms: increment.as_millis() as u64,
+                ready_ms,
+            },
+        },
+        games: config.games,
+        line_limit: MAX_LINE_LEN as u64,
+    })
+    .to_line()
+}
+
+/// The rules as `hello` announces them: the preset and every parameter.
+pub fn rules_info(rules: Rules) -> RulesInfo {
+    use engine::{CaptureRule, CapturedSownFrom as From, Preset as P, Scoring as S, Sowing as W};
+    let preset = rules.preset();
+    RulesInfo {
+        preset: match preset {
+            P::Hus => protocol::Preset::Hus,
+            P::Rulebook => protocol::Preset::Rulebook,
+            P::MancalaWorld => protocol::Preset::MancalaWorld,
+        },
+        width: rules.width() as u32,
+        sowing: match preset.sowing() {
+            W::Clockwise => protocol::Sowing::Clockwise,
+            W::Anticlockwise => protocol::Sowing::Anticlockwise,
+        },
+        capture: match preset.capture() {
+            CaptureRule::FrontRun => protocol::Capture::FrontRun,
+            CaptureRule::LandingAndAcross => protocol::Capture::LandingAndAcross,
+            CaptureRule::AcrossAndBehind => protocol::Capture::AcrossAndBehind,
+        },
+        captured_sown_from: match preset.captured_sown_from() {
+            From::Landing => protocol::CapturedSownFrom::Landing,
+            From::Next => protocol::CapturedSownFrom::Next,
+        },
+        scoring: match preset.scoring() {
+            S::Wins { .. } => protocol::Scoring::Wins,
+            S::Seeds => protocol::Scoring::Seeds,
+        },
+        double_win: matches!(preset.scoring(), S::Wins { double_win: true }),
+        min_seeds_to_move: engine::MIN_SEEDS_TO_MOVE as u32,
+        max_sown_per_move: engine::MAX_SOWN_PER_MOVE,
+        no_capture_limit: engine::NO_CAPTURE_LIMIT,
+        repetition: true,
+        seeds_per_player: rules.seeds_per_player(),
+    }
+}
+
+/// Sends `hello` and waits for `ready` within the start-up allowance, counted from the
+/// spawn. Returns the announced name and the time taken, or the fault.
+async fn handshake(
+    seat: &mut Seat,
+    hello: &str,
+    ready_time: Duration,
+) -> std::result::Result<(Option<String>, f64), FaultInfo> {
+    let Some(process) = seat.process.as_mut() else {
+        return Err(FaultInfo::new(FaultKind::StartUp, "not running"));
+    };
+    let started = process.started();
+    let deadline = started + ready_time;
+    if let Err(e) = process.send(hello).await {
+        return Err(crash_fault(process, format!("could not be sent hello: {e}"), None).await);
+    }
+    match process.next_output(deadline).await {
+        None => Err(FaultInfo::new(
+            FaultKind::StartUp,
+            format!(
+                "no ready within the start-up allowance of {} ms",
+                ready_time.as_millis()
+            ),
+        )),
+        Some(Output::Line { bytes, at }) => {
+            let ms = ms_between(started, at);
+            match decode_bot_message(&bytes) {
+                Ok(BotMessage::Ready { name }) => Ok((name, ms)),
+                Ok(BotMessage::Move { .. }) => Err(line_fault(
+                    FaultKind::WrongMessage,
+                    "sent a move before ready (hello must be answered with ready)".into(),
+                    &bytes,
+                    Some(ms),
+                )),
+                Err(e) => Err(line_fault(e.kind().into(), format!("answered hello with a bad line: {e}"), &bytes, Some(ms))),
+            }
+        }
+        Some(other) => Err(output_fault(process, other, started).await),
+    }
+}
+
+/// Milliseconds, to the microsecond.
+fn ms_between(from: Instant, to: Instant) -> f64 {
+    to.saturating_duration_since(from).as_micros() as f64 / 1000.0
+}
+
+fn line_fault(kind: FaultKind, detail: String, bytes: &[u8], ms: Option<f64>) -> FaultInfo {
+    FaultInfo {
+        kind,
+        detail,
+        line: Some(excerpt(bytes, EXCERPT_CHARS)),
+        ms,
+    }
+}
+
+/// A fault for anything read from stdout other than a complete line.
+async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) -> FaultInfo {
+    match output {
+        Output::Line { bytes, at } => line_fault(
+            FaultKind::UnsolicitedMessage,
+            "sent a line when no move was asked for".into(),
+            &bytes,
+            Some(ms_between(since, at)),
+        ),
+        Output::TooLong { limit, at } => FaultInfo {
+            kind: FaultKind::OversizedLine,
+            detail: format!("sent a line longer than {limit} bytes"),
+            line: None,
+            ms: Some(ms_between(since, at)),
+        },
+        Output::Closed { partial, at } => {
+            let what = match &partial {
+                Some(_) => "closed its stdout in the middle of a line",
+                None => "closed its stdout",
+            };
+            let mut f = crash_fault(process, what.to_string(), partial.as_deref()).await;
+            f.ms = Some(ms_between(since, at));
+            f
+        }
+        Output::ReadError { message, at } => {
+            let mut f = crash_fault(process, format!("its stdout could not be read: {message}"), None).await;
+            f.ms = Some(ms_between(since, at));
+            f
+        }
+    }
+}
+
+/// A crash fault, with the exit status if the process exits within a moment.
+async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u8]>) -> FaultInfo {
+    let status = process.wait_exit(Duration::from_millis(200)).await;
+    let detail = match status {
+        Some(s) => format!("{what} ({})", describe_status(s)),
+        None => format!("{what} (still running)"),
+    };
+    FaultInfo {
+        kind: FaultKind::Crash,
+        detail,
+        line: partial.map(|p| excerpt(p, EXCERPT_CHARS)),
+        ms: None,
+    }
+}
