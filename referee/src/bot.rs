@@ -111,13 +111,14 @@ impl BotProcess {
             .id()
             .map(|id| id as i32)
             .ok_or_else(|| io::Error::other("the bot exited before its pid could be read"))?;
-        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-            (Some(i), Some(o), Some(e)) => (i, o, e),
-            _ => {
-                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-                return Err(io::Error::other("the bot's pipes could not be set up"));
-            }
-        };
+        let (stdin, stdout, stderr) =
+            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+                (Some(i), Some(o), Some(e)) => (i, o, e),
+                _ => {
+                    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+                    return Err(io::Error::other("the bot's pipes could not be set up"));
+                }
+            };
 
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(async move {
@@ -267,7 +268,10 @@ pub fn describe_status(status: ExitStatus) -> String {
     }
 }
 
-async fn read_stdout<R: tokio::io::AsyncRead + Unpin>(mut reader: LineReader<R>, tx: mpsc::Sender<Output>) {
+async fn read_stdout<R: tokio::io::AsyncRead + Unpin>(
+    mut reader: LineReader<R>,
+    tx: mpsc::Sender<Output>,
+) {
     loop {
         let (out, last) = match reader.next_line().await {
             Ok(Some(line)) => (
@@ -314,7 +318,10 @@ async fn read_stdout<R: tokio::io::AsyncRead + Unpin>(mut reader: LineReader<R>,
     // Keep nothing: after an oversized line the stream is not trusted any more.
 }
 
-async fn drain_stderr(mut stderr: tokio::process::ChildStderr, mut file: tokio::fs::File) -> (u64, bool) {
+async fn drain_stderr(
+    mut stderr: tokio::process::ChildStderr,
+    mut file: tokio::fs::File,
+) -> (u64, bool) {
     let mut buf = vec![0u8; 8192];
     let mut total: u64 = 0;
     let mut cut = false;

@@ -14,7 +14,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Play a set between two bots, timed and logged.
-    Match(MatchArgs),
+    Match(Box<MatchArgs>),
     /// Count move sequences from a position, depth by depth (checks a move generator).
     Perft(PerftArgs),
 }

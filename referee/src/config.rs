@@ -47,7 +47,9 @@ impl BotSpec {
     /// A short name from the program, for file names and the console before the bot
     /// announces its own: `python3 bots/greedy.py` gives `greedy`.
     pub fn short_name(&self) -> String {
-        let interpreters = ["python", "python3", "node", "java", "ruby", "perl", "sh", "bash"];
+        let interpreters = [
+            "python", "python3", "node", "java", "ruby", "perl", "sh", "bash",
+        ];
         let program = self
             .argv
             .iter()
@@ -209,17 +211,28 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("250ms").ok(), Some(Duration::from_millis(250)));
-        assert_eq!(parse_duration("1.5s").ok(), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            parse_duration("250ms").ok(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            parse_duration("1.5s").ok(),
+            Some(Duration::from_millis(1500))
+        );
         assert_eq!(parse_duration("2m").ok(), Some(Duration::from_secs(120)));
         assert_eq!(parse_duration("100").ok(), Some(Duration::from_millis(100)));
-        assert_eq!(parse_duration(" 0.5 ").ok(), Some(Duration::from_micros(500)));
+        assert_eq!(
+            parse_duration(" 0.5 ").ok(),
+            Some(Duration::from_micros(500))
+        );
         for bad in ["", "ms", "1x", "-1s", "1.2.3s", "s1"] {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
         assert_eq!(
             parse_duration("3 weeks").map_err(|e| e.to_string()).err(),
-            Some("\"3 weeks\" is not a duration: unknown unit \"weeks\" (use ms, s, m or h)".into())
+            Some(
+                "\"3 weeks\" is not a duration: unknown unit \"weeks\" (use ms, s, m or h)".into()
+            )
         );
     }
 
@@ -246,7 +259,10 @@ mod tests {
         let spec = BotSpec::parse("python3 sample-bots/python/greedy_bot.py --fast").ok();
         assert_eq!(spec.map(|s| s.short_name()), Some("greedy_bot".to_string()));
         let spec = BotSpec::parse("'./my bot' arg").ok();
-        assert_eq!(spec.as_ref().map(|s| s.argv.clone()), Some(vec!["./my bot".into(), "arg".into()]));
+        assert_eq!(
+            spec.as_ref().map(|s| s.argv.clone()),
+            Some(vec!["./my bot".into(), "arg".into()])
+        );
         assert!(BotSpec::parse("python3 'unclosed").is_err());
         assert!(BotSpec::parse("   ").is_err());
     }

@@ -43,12 +43,17 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
     let (mut log, stem) = LogWriter::create(&config.log_dir, &stem)?;
     let entrants = [0, 1].map(|b| Entrant {
         spec: config.bots[b].clone(),
-        stderr_path: config.log_dir.join(format!("{stem}.{}.stderr", ["a", "b"][b])),
+        stderr_path: config
+            .log_dir
+            .join(format!("{stem}.{}.stderr", ["a", "b"][b])),
         limits: limits.clone(),
     });
     let mut console = Console::new(
         config.quiet || config.json,
-        [config.bots[0].command.clone(), config.bots[1].command.clone()],
+        [
+            config.bots[0].command.clone(),
+            config.bots[1].command.clone(),
+        ],
     );
     let referee = referee_version();
     let outcome = {

@@ -50,8 +50,15 @@ pub struct RulesRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "kebab-case")]
 pub enum TimeRecord {
-    PerMove { move_ms: u64, ready_ms: u64 },
-    Clock { base_ms: u64, increment_ms: u64, ready_ms: u64 },
+    PerMove {
+        move_ms: u64,
+        ready_ms: u64,
+    },
+    Clock {
+        base_ms: u64,
+        increment_ms: u64,
+        ready_ms: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -43,11 +43,15 @@ impl LogWriter {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    return Err(e).with_context(|| format!("cannot create the log file {}", path.display()))
+                    return Err(e)
+                        .with_context(|| format!("cannot create the log file {}", path.display()))
                 }
             }
         }
-        anyhow::bail!("cannot find a free log file name for {stem} in {}", dir.display())
+        anyhow::bail!(
+            "cannot find a free log file name for {stem} in {}",
+            dir.display()
+        )
     }
 
     pub fn path(&self) -> &Path {

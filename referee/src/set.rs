@@ -9,9 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use engine::{Game, Player, Position, Rules, SetScore};
 use protocol::{
-    decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello,
-    Outcome, Points, Reason, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN,
-    PROTOCOL_VERSION,
+    decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello, Outcome,
+    Points, Reason, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -110,15 +109,13 @@ impl Runner<'_> {
         // Spawn both first: a command that cannot run at all is the user's error.
         for b in 0..2 {
             let spec = &self.seats[b].entrant.spec;
-            let process = BotProcess::spawn(spec, &self.seats[b].entrant.stderr_path, &self.seats[b].entrant.limits)
-                .await
-                .with_context(|| {
-                    format!(
-                        "cannot start bot {} ({:?})",
-                        ["A", "B"][b],
-                        spec.command
-                    )
-                })?;
+            let process = BotProcess::spawn(
+                spec,
+                &self.seats[b].entrant.stderr_path,
+                &self.seats[b].entrant.limits,
+            )
+            .await
+            .with_context(|| format!("cannot start bot {} ({:?})", ["A", "B"][b], spec.command))?;
             self.seats[b].process = Some(process);
         }
         let (first, second) = self.seats.split_at_mut(1);
@@ -255,9 +252,18 @@ impl Runner<'_> {
             if self.seats[b].process.is_some() {
                 continue;
             }
-            sink.record(&Record::Restart(records::Restart { bot: b, game: game_no }))?;
+            sink.record(&Record::Restart(records::Restart {
+                bot: b,
+                game: game_no,
+            }))?;
             let seat = &mut self.seats[b];
-            match BotProcess::spawn(&seat.entrant.spec, &seat.entrant.stderr_path, &seat.entrant.limits).await {
+            match BotProcess::spawn(
+                &seat.entrant.spec,
+                &seat.entrant.stderr_path,
+                &seat.entrant.limits,
+            )
+            .await
+            {
                 Ok(p) => {
                     seat.process = Some(p);
                     let r = handshake(seat, &self.hello, self.config.ready_time).await;
@@ -322,7 +328,10 @@ impl Runner<'_> {
         let mut last_move: Option<(usize, u32)> = None; // (bot, pit)
         while faulted.is_empty() && game.end().is_none() {
             let b = bot_of[game.position().to_move().index()];
-            match self.turn(game_no, &mut game, b, last_move, &mut clocks, sink).await? {
+            match self
+                .turn(game_no, &mut game, b, last_move, &mut clocks, sink)
+                .await?
+            {
                 TurnOutcome::Moved { pit } => last_move = Some((b, pit)),
                 TurnOutcome::Fault(f) => {
                     self.fault(game_no, &game, b, f, sink).await?;
@@ -338,7 +347,10 @@ impl Runner<'_> {
             .unwrap_or_default();
         let (reason, winner, double, points) = match faulted.as_slice() {
             [] => {
-                let end = game.end().copied().context("game loop left an unfinished game")?;
+                let end = game
+                    .end()
+                    .copied()
+                    .context("game loop left an unfinished game")?;
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
                 (
                     end.reason.name().to_string(),
@@ -350,7 +362,10 @@ impl Runner<'_> {
             [b] => {
                 let b = *b;
                 game.forfeit(player_of(&bot_of, b));
-                let end = game.end().copied().context("forfeit did not end the game")?;
+                let end = game
+                    .end()
+                    .copied()
+                    .context("forfeit did not end the game")?;
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
                 (fault_kind.clone(), Some(1 - b), false, points)
             }
@@ -385,7 +400,9 @@ impl Runner<'_> {
                 you: pits(pos, me),
                 opponent: pits(pos, me.other()),
                 plies: game.plies(),
-                fault_by: faulted.first().map(|&f| if f == b { Side::You } else { Side::Opponent }),
+                fault_by: faulted
+                    .first()
+                    .map(|&f| if f == b { Side::You } else { Side::Opponent }),
                 detail: None,
             });
             if let Some(f) = self.send(b, &msg).await {
@@ -397,7 +414,6 @@ impl Runner<'_> {
         Ok(end)
     }
 }
-
 
 impl Runner<'_> {
     /// Sends `msg` to bot `b`; a bot that cannot be written to has crashed.
@@ -460,7 +476,10 @@ impl Runner<'_> {
             TimeControl::Clock { .. } => clocks[b],
         };
         let Some(process) = self.seats[b].process.as_mut() else {
-            return Ok(TurnOutcome::Fault(FaultInfo::new(FaultKind::Crash, "not running")));
+            return Ok(TurnOutcome::Fault(FaultInfo::new(
+                FaultKind::Crash,
+                "not running",
+            )));
         };
         // Anything the bot wrote since its last move was not asked for.
         if let Some(out) = process.pending().await {
@@ -501,13 +520,20 @@ impl Runner<'_> {
         };
         let (bytes, at) = match out {
             Output::Line { bytes, at } => (bytes, at),
-            other => return Ok(TurnOutcome::Fault(output_fault(process, other, written).await)),
+            other => {
+                return Ok(TurnOutcome::Fault(
+                    output_fault(process, other, written).await,
+                ))
+            }
         };
         let ms = ms_between(written, at);
         if at > deadline {
             let mut f = line_fault(
                 FaultKind::TimeOut,
-                format!("move read {ms:.1} ms after the turn, over the {} ms allowed", allowance.as_millis()),
+                format!(
+                    "move read {ms:.1} ms after the turn, over the {} ms allowed",
+                    allowance.as_millis()
+                ),
                 &bytes,
                 Some(ms),
             );
@@ -525,7 +551,12 @@ impl Runner<'_> {
                 )))
             }
             Err(e) => {
-                return Ok(TurnOutcome::Fault(line_fault(e.kind().into(), e.to_string(), &bytes, Some(ms))))
+                return Ok(TurnOutcome::Fault(line_fault(
+                    e.kind().into(),
+                    e.to_string(),
+                    &bytes,
+                    Some(ms),
+                )))
             }
         };
         let n = 2 * pos.width() as u64;
@@ -540,7 +571,12 @@ impl Runner<'_> {
         let report = match game.play(pit as usize) {
             Ok(report) => report,
             Err(e) => {
-                return Ok(TurnOutcome::Fault(line_fault(FaultKind::IllegalMove, e.to_string(), &bytes, Some(ms))))
+                return Ok(TurnOutcome::Fault(line_fault(
+                    FaultKind::IllegalMove,
+                    e.to_string(),
+                    &bytes,
+                    Some(ms),
+                )))
             }
         };
         if let TimeControl::Clock { increment, .. } = self.config.time {
@@ -701,7 +737,12 @@ async fn handshake(
                     &bytes,
                     Some(ms),
                 )),
-                Err(e) => Err(line_fault(e.kind().into(), format!("answered hello with a bad line: {e}"), &bytes, Some(ms))),
+                Err(e) => Err(line_fault(
+                    e.kind().into(),
+                    format!("answered hello with a bad line: {e}"),
+                    &bytes,
+                    Some(ms),
+                )),
             }
         }
         Some(other) => Err(output_fault(process, other, started).await),
@@ -747,7 +788,12 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             f
         }
         Output::ReadError { message, at } => {
-            let mut f = crash_fault(process, format!("its stdout could not be read: {message}"), None).await;
+            let mut f = crash_fault(
+                process,
+                format!("its stdout could not be read: {message}"),
+                None,
+            )
+            .await;
             f.ms = Some(ms_between(since, at));
             f
         }

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""A bot that misbehaves on purpose, one way per MODE, for the referee's tests.
+
+    python3 misbehave.py MODE [ARG] [--on N]
+
+It plays correctly (the first legal pit) until its N-th turn of the set (default 1),
+where it does MODE. Modes that concern the start-up act on hello instead.
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+args = sys.argv[1:]
+on = 1
+if "--on" in args:
+    i = args.index("--on")
+    on = int(args[i + 1])
+    del args[i : i + 2]
+mode = args[0] if args else "ok"
+arg = args[1] if len(args) > 1 else None
+
+out = sys.stdout.buffer
+
+
+def send(data: bytes):
+    out.write(data)
+    out.flush()
+
+
+def line(obj):
+    send(json.dumps(obj).encode() + b"\n")
+
+
+def hang():
+    while True:
+        time.sleep(3600)
+
+
+def answer(msg):
+    line({"type": "move", "pit": msg["legal"][0]})
+
+
+turns = 0
+for raw in sys.stdin.buffer:
+    raw = raw.strip()
+    if not raw:
+        continue
+    msg = json.loads(raw)
+    kind = msg.get("type")
+    if kind == "hello":
+        if mode == "no-hello":
+            hang()
+        if mode == "late-hello":
+            time.sleep(float(arg))
+        if mode == "die-before-ready":
+            sys.exit(3)
+        if mode == "move-before-ready":
+            line({"type": "move", "pit": 4})
+            continue
+        line({"type": "ready", "name": "misbehave-" + mode})
+        continue
+    if kind == "bye":
+        if mode == "after-bye":
+            line({"type": "move", "pit": 4})
+        if mode in ("no-exit-after-bye", "ignore-sigterm"):
+            if mode == "ignore-sigterm":
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            hang()
+        break
+    if kind != "turn":
+        continue
+    turns += 1
+    if turns != on:
+        answer(msg)
+        continue
+    limit = msg["time_ms"] / 1000.0
+    if mode == "ok":
+        answer(msg)
+    elif mode == "never-answer":
+        hang()
+    elif mode == "answer-at":  # ARG: a fraction of the time limit
+        time.sleep(limit * float(arg))
+        answer(msg)
+    elif mode == "exit":
+        sys.exit(int(arg or 0))
+    elif mode == "kill-self":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif mode == "close-stdout":
+        os.close(1)
+        hang()
+    elif mode == "no-newline":
+        send(b'{"type":"move","pit":%d}' % msg["legal"][0])
+        hang()
+    elif mode == "garbage":
+        send(b"thinking... pit 4 looks good\n")
+    elif mode == "array":
+        send(b"[1,2,3]\n")
+    elif mode == "wrong-type":
+        line({"type": "ready", "name": "again"})
+    elif mode == "unknown-type":
+        line({"type": "resign"})
+    elif mode == "no-pit":
+        line({"type": "move"})
+    elif mode == "pit-string":
+        line({"type": "move", "pit": str(msg["legal"][0])})
+    elif mode == "pit-float":
+        send(b'{"type":"move","pit":4.5}\n')
+    elif mode == "pit-negative":
+        line({"type": "move", "pit": -1})
+    elif mode == "pit-out-of-range":
+        line({"type": "move", "pit": len(msg["you"])})
+    elif mode == "pit-too-few":
+        small = [i for i, s in enumerate(msg["you"]) if s < 2]
+        line({"type": "move", "pit": small[0] if small else 99})
+    elif mode == "two-moves":
+        answer(msg)
+        answer(msg)
+    elif mode == "huge-number":
+        send(b'{"type":"move","pit":1e999}\n')
+    elif mode == "big-int":
+        send(b'{"type":"move","pit":99999999999999999999}\n')
+    elif mode == "invalid-utf8":
+        send(b'{"type":"move","pit":4,"name":"\xff\xfe"}\n')
+    elif mode == "nul-byte":
+        send(b'{"type":"move",\x00"pit":4}\n')
+    elif mode == "huge-line":  # ARG: megabytes, no newline
+        chunk = b"x" * (1 << 20)
+        for _ in range(int(arg or 100)):
+            try:
+                send(chunk)
+            except BrokenPipeError:
+                break
+        hang()
+    elif mode == "flood-stdout":
+        try:
+            while True:
+                send(b'{"type":"move","pit":4}\n' * 1000)
+        except BrokenPipeError:
+            hang()
+    elif mode == "flood-stderr":
+        block = b"e" * 65536
+        end = time.time() + float(arg or 3)
+        while time.time() < end:
+            sys.stderr.buffer.write(block)
+        answer(msg)
+    elif mode == "fork-child":  # a child keeps the pipes open and outlives us
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        sys.exit(0)
+    elif mode == "escape-group":  # a grandchild in its own group holds the pipes
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(30)
+            os._exit(0)
+        sys.exit(0)
+    elif mode == "memory":  # ARG: megabytes to allocate
+        hog = bytearray(int(arg) << 20)
+        answer(msg)
+    elif mode == "cpu":
+        while True:
+            pass
+    else:
+        sys.stderr.write("unknown mode %r\n" % mode)
+        sys.exit(2)

@@ -1,0 +1,178 @@
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use engine::{Game, Player, Position};
+use serde_json::Value;
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+pub fn bot(path: &str) -> String {
+    format!("python3 {}", root().join(path).display())
+}
+
+pub fn misbehave(mode: &str) -> String {
+    format!("{} {mode}", bot("tests/bots/misbehave.py"))
+}
+
+pub fn random_bot() -> String {
+    bot("sample-bots/python/random_bot.py")
+}
+
+pub fn greedy_bot() -> String {
+    bot("sample-bots/python/greedy_bot.py")
+}
+
+pub fn hus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args(args)
+        .output()
+        .expect("hus runs")
+}
+
+/// The result of one `hus match --json`.
+pub struct Played {
+    pub summary: Value,
+    pub records: Vec<Value>,
+    pub log: PathBuf,
+    pub _dir: tempfile::TempDir,
+}
+
+/// `hus match A B --json --log-dir TMP EXTRA...`, expecting exit status 0.
+pub fn play(a: &str, b: &str, extra: &[&str]) -> Played {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log_dir = dir.path().to_str().expect("utf-8 path").to_string();
+    let mut args = vec!["match", a, b, "--json", "--log-dir", &log_dir];
+    args.extend_from_slice(extra);
+    let output = hus(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "hus match failed: {stderr}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "summary is not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    });
+    let log = PathBuf::from(summary["log"].as_str().expect("log path"));
+    let records = read_log(&log);
+    verify_log(&records);
+    Played {
+        summary,
+        records,
+        log,
+        _dir: dir,
+    }
+}
+
+pub fn read_log(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("log readable")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each log line is JSON"))
+        .collect()
+}
+
+pub fn of_type<'a>(records: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    records.iter().filter(|r| r["type"] == kind).collect()
+}
+
+/// Re-plays every game of a log with the engine and checks every board, every end and
+/// the set totals. Independent of the referee's code: it reads the JSON as LOGS.md
+/// describes it.
+pub fn verify_log(records: &[Value]) {
+    assert_eq!(records[0]["type"], "header", "a log starts with its header");
+    assert_eq!(records[0]["log_version"], 1);
+    let mut game: Option<(Game, u64)> = None;
+    let mut totals = [0u64; 2];
+    let mut played = 0;
+    for (i, r) in records.iter().enumerate() {
+        match r["type"].as_str().expect("type") {
+            "game-start" => {
+                let pos: Position = r["position"]
+                    .as_str()
+                    .expect("position")
+                    .parse()
+                    .expect("notation");
+                game = Some((Game::new(pos), r["first"].as_u64().expect("first")));
+            }
+            "move" => {
+                let (g, first) = game.as_mut().expect("a move inside a game");
+                let player = g.position().to_move();
+                let bot = if player == Player::Zero {
+                    *first
+                } else {
+                    1 - *first
+                };
+                assert_eq!(r["bot"].as_u64(), Some(bot), "record {i}: bot to move");
+                assert_eq!(r["ply"].as_u64(), Some(g.plies() as u64), "record {i}: ply");
+                let report = g
+                    .play(r["pit"].as_u64().expect("pit") as usize)
+                    .expect("logged moves are legal");
+                assert_eq!(
+                    r["position"].as_str(),
+                    Some(g.position().to_string().as_str()),
+                    "record {i}: board"
+                );
+                assert_eq!(
+                    r["sown"].as_u64(),
+                    Some(report.summary.sown as u64),
+                    "record {i}: sown"
+                );
+                assert_eq!(r["truncated"].as_bool(), Some(report.summary.truncated));
+            }
+            "game-end" => {
+                let (g, first) = game.take().expect("an end inside a game");
+                let faulted: Vec<u64> = r["faulted"]
+                    .as_array()
+                    .expect("faulted")
+                    .iter()
+                    .map(|v| v.as_u64().expect("bot"))
+                    .collect();
+                let points = [
+                    r["points"][0].as_u64().expect("p0"),
+                    r["points"][1].as_u64().expect("p1"),
+                ];
+                if faulted.is_empty() {
+                    let end = g
+                        .end()
+                        .copied()
+                        .expect("the engine agrees the game is over");
+                    assert_eq!(r["reason"].as_str(), Some(end.reason.name()), "record {i}");
+                    let by_player = g.points().expect("points");
+                    let by_bot = if first == 0 {
+                        by_player
+                    } else {
+                        [by_player[1], by_player[0]]
+                    };
+                    assert_eq!(points, by_bot.map(u64::from), "record {i}: points");
+                    let winner = end
+                        .winner
+                        .map(|p| if p == Player::Zero { first } else { 1 - first });
+                    assert_eq!(r["winner"].as_u64(), winner, "record {i}: winner");
+                } else {
+                    assert!(
+                        g.end().is_none(),
+                        "record {i}: a faulted game was still going"
+                    );
+                }
+                assert_eq!(r["plies"].as_u64(), Some(g.plies() as u64));
+                totals[0] += points[0];
+                totals[1] += points[1];
+                played += 1;
+            }
+            _ => {}
+        }
+    }
+    let end = records
+        .iter()
+        .rev()
+        .find(|r| r["type"] == "set-end")
+        .expect("a complete log ends with set-end");
+    assert_eq!(end["games_played"].as_u64(), Some(played));
+    assert_eq!(end["points"][0].as_u64(), Some(totals[0]));
+    assert_eq!(end["points"][1].as_u64(), Some(totals[1]));
+}

@@ -1,0 +1,10 @@
+//! End-to-end tests: the `hus` binary playing real bot processes.
+
+/// Bad command lines and unusable setups.
+mod bad_setup;
+/// Running `hus` and reading what it wrote (summary, log records), verifying logs.
+mod common;
+/// Every kind of fault a bot can commit, classified and reported.
+mod faults;
+/// Sets between the sample bots: results, logs re-played with the engine.
+mod sample_sets;
