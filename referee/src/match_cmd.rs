@@ -114,6 +114,7 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
             })).collect::<Vec<_>>(),
             "games": console.games,
             "faults": console.faults,
+            "referee_max_rss_kib": max_rss_kib(),
         });
         println!("{summary}");
     } else {
@@ -136,4 +137,11 @@ async fn stop_signal() -> &'static str {
         _ = tokio::signal::ctrl_c() => "SIGINT",
         _ = term.recv() => "SIGTERM",
     }
+}
+
+/// The referee's own peak resident memory, in KiB (bots not included).
+fn max_rss_kib() -> Option<u64> {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .ok()
+        .map(|usage| usage.max_rss() as u64)
 }

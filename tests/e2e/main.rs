@@ -1,5 +1,7 @@
 //! End-to-end tests: the `hus` binary playing real bot processes.
 
+/// The sample bots in every language never fault, and the Rust one plays well.
+mod sample_bots;
 /// Bad command lines and unusable setups.
 mod bad_setup;
 /// Running `hus` and reading what it wrote (summary, log records), verifying logs.

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs beyond the Rust toolchain, Python 3, Node and gcc,
+# when it is missing: a Java compiler for the Java sample bot. Safe to run again.
+set -euo pipefail
+
+need=()
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+
+if [ ${#need[@]} -gt 0 ]; then
+    echo "tests/setup.sh: installing ${need[*]}" >&2
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
