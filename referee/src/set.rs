@@ -66,7 +66,7 @@ struct Seat {
     /// A fault that happened outside a game (failed start-up) and costs the next one.
     pending: Option<FaultInfo>,
     faults: u32,
-    last_fault: Option<FaultKind>,
+    last_fault: Option<(FaultKind, String)>,
 }
 
 /// Plays a whole set and returns its final record. Bot commands that cannot be started
@@ -340,10 +340,10 @@ impl Runner<'_> {
             }
         }
 
-        let fault_kind = faulted
+        let (fault_kind, fault_detail) = faulted
             .first()
-            .and_then(|&b| self.seats[b].last_fault)
-            .map(|k| k.as_str().to_string())
+            .and_then(|&b| self.seats[b].last_fault.clone())
+            .map(|(kind, detail)| (kind.as_str().to_string(), Some(detail)))
             .unwrap_or_default();
         let (reason, winner, double, points) = match faulted.as_slice() {
             [] => {
@@ -437,7 +437,7 @@ impl Runner<'_> {
     ) -> Result<()> {
         let seat = &mut self.seats[b];
         seat.faults += 1;
-        seat.last_fault = Some(f.kind);
+        seat.last_fault = Some((f.kind, f.detail.clone()));
         sink.record(&Record::Fault(records::Fault {
             game: game_no,
             ply: game.plies(),

@@ -99,7 +99,7 @@ class MoveReport:
 class GameEnd:
     """Why and how a game ended."""
 
-    reason: str  # "no-moves", "repetition" or "no-capture"
+    reason: str  # "no-moves", "repetition" or "no-capture-limit"
     winner: Optional[int]  # 0, 1, or None for a draw
     double: bool  # the loser had no seeds at all (only with reason "no-moves")
 
@@ -298,7 +298,7 @@ def game_end(pos: Position, occurrences: int, quiet_plies: int) -> Optional[Game
         return _by_seeds(pos, "repetition")
     # 3. 200 plies in a row without a capture.
     if quiet_plies >= NO_CAPTURE_LIMIT:
-        return _by_seeds(pos, "no-capture")
+        return _by_seeds(pos, "no-capture-limit")
     return None
 
 

@@ -565,9 +565,9 @@ class EndRules(unittest.TestCase):
         self.assertEqual(R.game_end(even, 2, 0), R.GameEnd("repetition", None, False))
         self.assertEqual(R.game_end(ahead1, 2, 0), R.GameEnd("repetition", 1, False))
         self.assertIsNone(R.game_end(ahead1, 1, 199))
-        self.assertEqual(R.game_end(ahead1, 1, 200), R.GameEnd("no-capture", 1, False))
-        self.assertEqual(R.game_end(even, 1, 200), R.GameEnd("no-capture", None, False))
-        self.assertEqual(R.GameEnd("no-capture", None, False).points(even), (0, 0))
+        self.assertEqual(R.game_end(ahead1, 1, 200), R.GameEnd("no-capture-limit", 1, False))
+        self.assertEqual(R.game_end(even, 1, 200), R.GameEnd("no-capture-limit", None, False))
+        self.assertEqual(R.GameEnd("no-capture-limit", None, False).points(even), (0, 0))
 
     def test_no_moves_comes_before_repetition(self):
         stuck = pos("hus 8 2,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0 1,1,1,0,0,0,0,0/0,0,0,0,0,0,0,0 1")
@@ -588,7 +588,7 @@ class EndRules(unittest.TestCase):
         g = R.Game(R.start_position("hus", 8))
         g.quiet_plies = 199
         g.play(4)  # no capture on the first move
-        self.assertEqual(g.end, R.GameEnd("no-capture", None, False))
+        self.assertEqual(g.end, R.GameEnd("no-capture-limit", None, False))
 
 
 # ---------------------------------------------------------------------------

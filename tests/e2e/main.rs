@@ -1,12 +1,12 @@
 //! End-to-end tests: the `hus` binary playing real bot processes.
 
-/// The sample bots in every language never fault, and the Rust one plays well.
-mod sample_bots;
 /// Bad command lines and unusable setups.
 mod bad_setup;
 /// Running `hus` and reading what it wrote (summary, log records), verifying logs.
 mod common;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
+/// The sample bots in every language never fault, and the Rust one plays well.
+mod sample_bots;
 /// Sets between the sample bots: results, logs re-played with the engine.
 mod sample_sets;

@@ -40,7 +40,10 @@ fn java_bot() -> String {
 }
 
 fn js_bot() -> String {
-    format!("node {}", root().join("sample-bots/js/random_bot.js").display())
+    format!(
+        "node {}",
+        root().join("sample-bots/js/random_bot.js").display()
+    )
 }
 
 /// Plays `bot` against the Python random bot under each preset and a few widths and
@@ -54,10 +57,25 @@ fn never_faults(bot: &str, move_time: &str, seeds: &[&str]) {
         let p = play(
             bot,
             &opponent,
-            &["--rules", preset, "--width", width, "--games", "3", "--seed", seed, "--move-time", move_time],
+            &[
+                "--rules",
+                preset,
+                "--width",
+                width,
+                "--games",
+                "3",
+                "--seed",
+                seed,
+                "--move-time",
+                move_time,
+            ],
         );
         for b in 0..2 {
-            assert_eq!(p.summary["bots"][b]["faults"], 0, "{bot} {preset} {width} seed {seed}: {}", p.summary["faults"]);
+            assert_eq!(
+                p.summary["bots"][b]["faults"], 0,
+                "{bot} {preset} {width} seed {seed}: {}",
+                p.summary["faults"]
+            );
         }
         games += p.summary["games_played"].as_u64().expect("games");
     }
@@ -93,9 +111,17 @@ fn rust_alphabeta_bot_never_faults() {
 
 #[test]
 fn rust_alphabeta_beats_python_greedy_at_100ms() {
-    let p = play(&alphabeta(), &greedy_bot(), &["--move-time", "100ms", "--seed", "2026"]);
+    let p = play(
+        &alphabeta(),
+        &greedy_bot(),
+        &["--move-time", "100ms", "--seed", "2026"],
+    );
     let wins = p.summary["bots"][0]["wins"].as_u64().expect("wins");
-    assert!(wins >= 6, "alphabeta won only {wins} of 7: {}", p.summary["games"]);
+    assert!(
+        wins >= 6,
+        "alphabeta won only {wins} of 7: {}",
+        p.summary["games"]
+    );
     assert_eq!(p.summary["winner"], 0);
     assert_eq!(p.summary["bots"][0]["faults"], 0);
 }
