@@ -403,7 +403,7 @@ impl Runner<'_> {
                 fault_by: faulted
                     .first()
                     .map(|&f| if f == b { Side::You } else { Side::Opponent }),
-                detail: None,
+                detail: fault_detail.clone(),
             });
             if let Some(f) = self.send(b, &msg).await {
                 // It broke after the game: it starts the next game with this fault.
