@@ -17,6 +17,70 @@ pub enum Command {
     Match(Box<MatchArgs>),
     /// Count move sequences from a position, depth by depth (checks a move generator).
     Perft(PerftArgs),
+    /// Verify a match log, show its games, follow a live one, or write an HTML viewer.
+    Replay(ReplayArgs),
+    /// Run a bot through the protocol and explain, in plain words, what it does wrong.
+    CheckBot(CheckBotArgs),
+    /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
+    #[command(hide = true)]
+    RandomBot(RandomBotArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The log file (JSON Lines, LOGS.md).
+    #[arg(value_name = "LOG")]
+    pub log: std::path::PathBuf,
+    /// Show this game move by move (games count from 1).
+    #[arg(long, value_name = "N")]
+    pub game: Option<u32>,
+    /// With --game: show only the position after this ply (0 = the start) and its notation.
+    #[arg(long, value_name = "K", requires = "game")]
+    pub ply: Option<u32>,
+    /// Follow a log that is still being written until its set ends.
+    #[arg(long)]
+    pub follow: bool,
+    /// Write a self-contained HTML viewer of the set to this file.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<std::path::PathBuf>,
+    /// Colour: auto (when stdout is a terminal), always or never.
+    #[arg(long, default_value = "auto", value_name = "WHEN")]
+    pub color: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckBotArgs {
+    /// The bot's command line.
+    #[arg(value_name = "BOT")]
+    pub bot: String,
+    /// Rules preset to check with.
+    #[arg(long, default_value = "hus")]
+    pub rules: String,
+    /// Row width.
+    #[arg(long, default_value_t = 8)]
+    pub width: usize,
+    /// Games to play against a random mover.
+    #[arg(long, default_value_t = 3)]
+    pub games: u32,
+    /// Time for each move.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub move_time: String,
+    /// Time from the bot's start to its ready.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub ready_time: String,
+    /// Seed of the lots and of the random mover.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Keep the log of the check in this directory (default: a temporary one).
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RandomBotArgs {
+    /// Seed of its choices.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Args)]

@@ -2,12 +2,15 @@
 //! errors as `error: ...` with their whole chain.
 
 mod bot;
+mod check_bot;
 mod cli;
 mod config;
 mod limits;
 mod match_cmd;
 mod perft_cmd;
+mod random_bot;
 mod records;
+mod replay;
 mod report;
 mod set;
 
@@ -20,6 +23,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Match(args) => match_cmd::run(&args),
         cli::Command::Perft(args) => perft_cmd::run(&args),
+        cli::Command::Replay(args) => replay::run(&args),
+        cli::Command::CheckBot(args) => check_bot::run(&args),
+        cli::Command::RandomBot(args) => random_bot::run(&args),
     };
     match result {
         Ok(code) => code,
