@@ -13,6 +13,7 @@
 //! - the reaper waits for the exit status and publishes it.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -52,6 +53,9 @@ pub enum Output {
     },
     /// Reading failed.
     ReadError { message: String, at: Instant },
+    /// The process exited while its stdout stayed open (a process it started still
+    /// holds the pipe) and nothing more came within a moment.
+    Exited { status: ExitStatus, at: Instant },
 }
 
 /// How a process ended, as far as the referee could tell.
@@ -63,6 +67,9 @@ pub struct Ending {
     pub stopped_by: &'static str,
     /// A descendant kept the bot's pipes open after the group was killed.
     pub leaked: bool,
+    /// Processes that had left the bot's process group but held its pipes: found through
+    /// /proc and killed.
+    pub escaped: Vec<i32>,
     /// Bytes the bot wrote to stderr, and whether the file was cut at [`STDERR_CAP`].
     pub stderr_bytes: u64,
     pub stderr_cut: bool,
@@ -80,6 +87,8 @@ pub struct BotProcess {
     started: Instant,
     /// Set once the process group has been killed and reaped.
     finished: bool,
+    /// Inodes of the three pipes, to find processes that still hold them.
+    pipe_inodes: Vec<u64>,
 }
 
 impl BotProcess {
@@ -120,6 +129,10 @@ impl BotProcess {
                 }
             };
 
+        let pipe_inodes = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()]
+            .into_iter()
+            .filter_map(|fd| nix::sys::stat::fstat(fd).ok().map(|st| st.st_ino))
+            .collect();
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(async move {
             // The reaper owns the Child: once it is reaped, the pid is never used again
@@ -141,6 +154,7 @@ impl BotProcess {
             stderr,
             started,
             finished: false,
+            pipe_inodes,
         })
     }
 
@@ -161,6 +175,13 @@ impl BotProcess {
         Ok(Instant::now())
     }
 
+    /// Closes the bot's stdin, so that it reads end-of-file, and leaves it running:
+    /// what it writes next (a line it had buffered and flushes when it exits, say) is
+    /// still read. `hus check-bot` uses this to tell an unflushed answer from none.
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
     /// Something already read from stdout, without waiting. Lets the stdout reader run
     /// first, so what is in the pipe now is seen now.
     pub async fn pending(&mut self) -> Option<Output> {
@@ -170,16 +191,33 @@ impl BotProcess {
 
     /// The next thing read from stdout, or `None` if `deadline` passes first. Once the
     /// deadline has passed, what the reader already queued is still returned, so a move
-    /// read just before the deadline is never lost to the race between the two.
+    /// read just before the deadline is never lost to the race between the two. If the
+    /// process exits while its stdout stays open (a process it started holds the pipe),
+    /// that is reported after a moment's wait for lines still in flight.
     pub async fn next_output(&mut self, deadline: Instant) -> Option<Output> {
+        let mut exit = self.exit.clone();
         tokio::select! {
             biased;
-            out = self.output.recv() => out.or_else(|| Some(Output::Closed { partial: None, at: Instant::now() })),
+            out = self.output.recv() => Some(out.unwrap_or_else(closed_now)),
+            status = exit.wait_for(|s| s.is_some()) => {
+                let status = status.ok().and_then(|s| *s);
+                let late = tokio::time::timeout(EXIT_FLUSH_WAIT, self.output.recv()).await;
+                match (late, status) {
+                    (Ok(Some(out)), _) => Some(out),
+                    (_, Some(status)) => Some(Output::Exited { status, at: Instant::now() }),
+                    _ => Some(closed_now()),
+                }
+            }
             _ = tokio::time::sleep_until(deadline) => {
                 tokio::task::yield_now().await;
                 self.output.try_recv().ok()
             }
         }
+    }
+
+    /// Whether the process has exited (been reaped).
+    pub fn has_exited(&self) -> bool {
+        self.exit.borrow().is_some()
     }
 
     /// Waits up to `within` for the process to exit.
@@ -212,25 +250,47 @@ impl BotProcess {
         // The leader is gone; whatever is left of its group goes too.
         self.signal(Signal::SIGKILL);
         self.finished = true;
-        let pipes_closed = tokio::time::timeout(PIPE_CLOSE_WAIT, async {
-            let _ = (&mut self.reader).await;
-        })
-        .await
-        .is_ok();
-        let (stderr_bytes, stderr_cut, stderr_closed) =
-            match tokio::time::timeout(PIPE_CLOSE_WAIT, &mut self.stderr).await {
-                Ok(Ok((n, cut))) => (n, cut, true),
-                _ => (0, false, false),
-            };
+        let mut escaped = Vec::new();
+        if !self.pipes_closed().await {
+            // Something outside the group (it called setsid or setpgid) still holds the
+            // bot's pipes: find it through /proc and kill it.
+            escaped = pipe_holders(&self.pipe_inodes);
+            for &pid in &escaped {
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+        let closed = self.pipes_closed().await;
+        let (stderr_bytes, stderr_cut) = if self.stderr.is_finished() {
+            (&mut self.stderr).await.unwrap_or((0, false))
+        } else {
+            (0, false)
+        };
         self.reader.abort();
         self.stderr.abort();
         Ending {
             status: status.map(describe_status),
             stopped_by,
-            leaked: !(pipes_closed && stderr_closed),
+            leaked: !closed || !escaped.is_empty(),
+            escaped,
             stderr_bytes,
             stderr_cut,
         }
+    }
+
+    /// Waits a moment for the stdout reader and the stderr drain to see end-of-file.
+    async fn pipes_closed(&mut self) -> bool {
+        let reader = &mut self.reader;
+        let stderr = &mut self.stderr;
+        tokio::time::timeout(PIPE_CLOSE_WAIT, async {
+            if !reader.is_finished() {
+                let _ = reader.await;
+            }
+            while !stderr.is_finished() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .is_ok()
     }
 
     fn signal(&self, signal: Signal) {
@@ -241,6 +301,49 @@ impl BotProcess {
 
 /// Between SIGTERM and SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_millis(300);
+/// After the process exits, how long lines it wrote just before may take to arrive.
+const EXIT_FLUSH_WAIT: Duration = Duration::from_millis(100);
+
+fn closed_now() -> Output {
+    Output::Closed {
+        partial: None,
+        at: Instant::now(),
+    }
+}
+
+/// Processes other than this one that hold any of the pipes with these inodes open,
+/// found by reading `/proc/*/fd`.
+fn pipe_holders(inodes: &[u64]) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let targets: Vec<String> = inodes.iter().map(|i| format!("pipe:[{i}]")).collect();
+    let mut holders = Vec::new();
+    let Ok(proc_dir) = std::fs::read_dir("/proc") else {
+        return holders;
+    };
+    for entry in proc_dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
+        let holds = fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path())
+                .is_ok_and(|link| targets.iter().any(|t| link.as_os_str() == t.as_str()))
+        });
+        if holds {
+            holders.push(pid);
+        }
+    }
+    holders
+}
 
 impl Drop for BotProcess {
     fn drop(&mut self) {

@@ -104,6 +104,7 @@ pub struct PerftArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_override_self = true)]
 pub struct MatchArgs {
     /// First bot: a command line, split like a shell would (no shell is run).
     #[arg(value_name = "BOT_A")]

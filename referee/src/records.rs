@@ -161,6 +161,9 @@ pub struct Shutdown {
     pub stopped_by: String,
     /// A process it started kept its pipes open after its group was killed.
     pub leaked: bool,
+    /// Processes outside its process group that held its pipes, killed by the referee.
+    #[serde(default)]
+    pub escaped: Vec<i32>,
     pub stderr_bytes: u64,
     pub stderr_cut: bool,
 }

@@ -486,6 +486,10 @@ impl Runner<'_> {
             let now = Instant::now();
             return Ok(TurnOutcome::Fault(output_fault(process, out, now).await));
         }
+        if process.has_exited() {
+            let f = crash_fault(process, "exited between its moves".into(), None).await;
+            return Ok(TurnOutcome::Fault(f));
+        }
         let turn = RefereeMessage::Turn(Turn {
             game: game_no,
             ply: game.plies(),
@@ -631,6 +635,7 @@ fn shutdown_record(bot: usize, e: crate::bot::Ending) -> records::Shutdown {
         status: e.status,
         stopped_by: e.stopped_by.to_string(),
         leaked: e.leaked,
+        escaped: e.escaped,
         stderr_bytes: e.stderr_bytes,
         stderr_cut: e.stderr_cut,
     }
@@ -643,7 +648,8 @@ async fn stop(process: Option<BotProcess>, grace: Duration) -> Option<crate::bot
     }
 }
 
-fn hello_line(config: &SetConfig, referee: &str) -> String {
+/// The `hello` line every bot of a set is sent.
+pub fn hello_line(config: &SetConfig, referee: &str) -> String {
     let rules = config.rules;
     let ready_ms = config.ready_time.as_millis() as u64;
     RefereeMessage::Hello(Hello {
@@ -787,6 +793,15 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             f.ms = Some(ms_between(since, at));
             f
         }
+        Output::Exited { status, at } => FaultInfo {
+            kind: FaultKind::Crash,
+            detail: format!(
+                "exited ({}) while a process it started kept its stdout open",
+                describe_status(status)
+            ),
+            line: None,
+            ms: Some(ms_between(since, at)),
+        },
         Output::ReadError { message, at } => {
             let mut f = crash_fault(
                 process,

@@ -4,7 +4,8 @@
     python3 misbehave.py MODE [ARG] [--on N]
 
 It plays correctly (the first legal pit) until its N-th turn of the set (default 1),
-where it does MODE. Modes that concern the start-up act on hello instead.
+where it does MODE. Modes that concern the start-up act on hello instead. `--tag X` is
+ignored: tests use it to find the bot's processes.
 """
 import json
 import os
@@ -13,6 +14,9 @@ import sys
 import time
 
 args = sys.argv[1:]
+if "--tag" in args:  # a marker for finding this bot's processes; otherwise ignored
+    i = args.index("--tag")
+    del args[i : i + 2]
 on = 1
 if "--on" in args:
     i = args.index("--on")
@@ -69,14 +73,22 @@ for raw in sys.stdin.buffer:
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
             hang()
         break
+    if kind == "game" and mode == "early-move":
+        line({"type": "move", "pit": 4})
+        continue
     if kind != "turn":
+        continue
+    if mode == "answer-all-at":  # every turn, at a fraction ARG of the time limit
+        time.sleep(msg["time_ms"] / 1000.0 * float(arg))
+        answer(msg)
         continue
     turns += 1
     if turns != on:
         answer(msg)
         continue
     limit = msg["time_ms"] / 1000.0
-    if mode == "ok":
+    if mode in ("ok", "after-bye", "no-exit-after-bye", "ignore-sigterm", "early-move",
+                "no-hello", "late-hello", "die-before-ready", "move-before-ready"):
         answer(msg)
     elif mode == "never-answer":
         hang()

@@ -10,3 +10,5 @@ mod faults;
 mod sample_bots;
 /// Sets between the sample bots: results, logs re-played with the engine.
 mod sample_sets;
+/// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
+mod untrusted;
