@@ -370,3 +370,19 @@ fn starting_positions_follow_the_sowing_direction() {
         );
     }
 }
+
+#[test]
+fn the_3000_seed_stop_applies_even_when_the_last_lap_ends_in_an_empty_pit() {
+    // Found by search: after two captures and many relays, the lap that brings the move
+    // to exactly 3000 seeds ends in an empty back pit. The move is stopped (and reported
+    // truncated) all the same; the board is the reference implementation's.
+    let before = "hus 8 3,1,2,1,4,1,2,1/4,0,1,3,0,2,2,7 5,0,3,1,1,1,4,2/4,6,1,1,4,1,1,2 0";
+    let mut pos: Position = before.parse().expect("parses");
+    let report = pos.play(6).expect("legal");
+    assert_eq!(report.summary.sown, 3000);
+    assert!(report.summary.truncated);
+    assert_eq!(report.summary.captures, 2);
+    let expected = crate::reference::play(&crate::reference::parse(before), 6).expect("legal");
+    assert_eq!(pos.to_string(), expected.after);
+    assert!(expected.truncated);
+}
