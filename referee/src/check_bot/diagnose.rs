@@ -11,6 +11,7 @@ use engine::Position;
 use super::probe::{Hello, Probe, TurnAnswer};
 use super::{CheckConfig, Evidence};
 use crate::records::{Fault, GameEnd, Record, Shutdown};
+use crate::set::BYE_GRACE;
 
 /// A check's verdict. Warnings do not fail the check; problems do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,19 +211,36 @@ pub fn checks(config: &CheckConfig, evidence: &Evidence) -> Vec<Check> {
     };
     let probe = &evidence.probe;
     let stderr = evidence.stderr.display().to_string();
-    vec![
+    let mut checks = vec![
         starts(config, probe, &facts),
         flushes(probe),
-        debug_output(&facts),
+        debug_output(probe, &facts),
         faults_check(&facts, Bucket::Messages, MESSAGES, "every line was a valid message"),
         faults_check(&facts, Bucket::Pits, PITS, "every move was one of the legal pits"),
-        faults_check(&facts, Bucket::Unasked, UNASKED, "one answer per question, nothing more"),
+        unasked(probe, &facts),
         in_time(config, &facts),
         crashes(&facts, &stderr),
         exits(probe, &facts),
         leaks(probe, &facts),
         games(&facts),
-    ]
+    ];
+    // A line nobody asked for can race with the next turn and be taken as its answer:
+    // then the fault it causes there is only a consequence.
+    let extra_lines = checks
+        .iter()
+        .any(|c| c.title == UNASKED && c.mark == Mark::Problem);
+    if extra_lines {
+        for check in &mut checks {
+            if (check.title == PITS || check.title == MESSAGES) && check.mark == Mark::Problem {
+                let fix = check.details.pop();
+                check.details.push(format!(
+                    "it also sent lines nobody asked for (see \"{UNASKED}\"): this line may be one of them, taken as the answer to the next turn"
+                ));
+                check.details.extend(fix);
+            }
+        }
+    }
+    checks
 }
 
 fn starts(config: &CheckConfig, probe: &Probe, facts: &Facts) -> Check {
@@ -293,14 +311,15 @@ fn starts(config: &CheckConfig, probe: &Probe, facts: &Facts) -> Check {
         )
         .detail("fix: start faster, or a busier machine may not wait for it: answer ready before loading big data")
     } else {
+        let at_most = if starts.len() == 1 {
+            String::new()
+        } else {
+            format!(" at most, in {} starts", starts.len())
+        };
         Check::new(
             Mark::Ok,
             STARTS,
-            format!(
-                "ready after {slowest:.0} ms at the slowest of {} start{} (allowance {allowance} ms)",
-                starts.len(),
-                plural(starts.len())
-            ),
+            format!("ready after {slowest:.0} ms{at_most} (allowance {allowance} ms)"),
         )
     }
 }
@@ -315,7 +334,7 @@ fn flushes(probe: &Probe) -> Check {
             _,
         ) => Check::new(Mark::Problem, FLUSHES, FLUSH_FIX)
             .detail(format!(
-                "it answered hello only when its stdin was closed, {after_close_ms:.0} ms later: {line}"
+                "it answered hello only when its stdin was closed, {after_close_ms:.1} ms later: {line}"
             ))
             .detail("if it does flush: read stdin one line at a time, do not wait for the end of the input"),
         (
@@ -326,7 +345,7 @@ fn flushes(probe: &Probe) -> Check {
             }),
         ) => Check::new(Mark::Problem, FLUSHES, FLUSH_FIX)
             .detail(format!(
-                "its ready came at once, but its first move only when its stdin was closed, {after_close_ms:.0} ms later: {line}"
+                "its ready came at once, but its first move only when its stdin was closed, {after_close_ms:.1} ms later: {line}"
             ))
             .detail("if it does flush: read stdin one line at a time, do not wait for the end of the input")
             .detail("the games were not played: every move would have timed out"),
@@ -346,27 +365,67 @@ fn flushes(probe: &Probe) -> Check {
     }
 }
 
-fn debug_output(facts: &Facts) -> Check {
-    if !facts.played {
-        return skipped(DEBUG);
+fn debug_output(probe: &Probe, facts: &Facts) -> Check {
+    // (where, line): the probe's unasked lines first, then the games' faults.
+    let mut seen: Vec<(String, &str)> = probe
+        .unasked
+        .iter()
+        .filter(|(_, line)| looks_like_prose(line))
+        .map(|(when, line)| (format!("{when}, unasked"), line.as_str()))
+        .collect();
+    for f in facts.faults_in(Bucket::Debug) {
+        let place = format!("in game {} at ply {} ({}: {})", f.game, f.ply, f.kind, f.detail);
+        seen.push((place, f.line.as_deref().unwrap_or_default()));
     }
-    let faults = facts.faults_in(Bucket::Debug);
-    let Some(first) = faults.first() else {
-        return Check::new(Mark::Ok, DEBUG, "no stray text on stdout");
+    let Some((place, line)) = seen.first() else {
+        return if facts.played || !probe.unasked.is_empty() {
+            Check::new(Mark::Ok, DEBUG, "no stray text on stdout")
+        } else {
+            skipped(DEBUG)
+        };
     };
-    let line = first.line.as_deref().unwrap_or_default();
-    Check::new(
+    let mut check = Check::new(
         Mark::Problem,
         DEBUG,
         "it wrote text on stdout that is not a protocol message",
     )
     .detail(format!("its line: {line}"))
-    .detail(format!(
-        "in game {} at ply {} ({}: {})",
-        first.game, first.ply, first.kind, first.detail
-    ))
-    .details_from(more_faults(&faults))
-    .detail(DEBUG_FIX)
+    .detail(place.clone());
+    if seen.len() > 1 {
+        check = check.detail(format!("{} such lines in all", seen.len()));
+    }
+    check.detail(DEBUG_FIX)
+}
+
+fn unasked(probe: &Probe, facts: &Facts) -> Check {
+    let extra: Vec<&(&str, String)> = probe
+        .unasked
+        .iter()
+        .filter(|(_, line)| !looks_like_prose(line))
+        .collect();
+    let faults = facts.faults_in(Bucket::Unasked);
+    let fix_text = "fix: send exactly one ready per hello and one move per turn, and nothing after result or bye: an extra line is not kept for the next turn";
+    if let Some((when, line)) = extra.first() {
+        let mut check = Check::new(
+            Mark::Problem,
+            UNASKED,
+            format!("{when} it sent a line that nobody asked for"),
+        )
+        .detail(format!("its line: {line}"));
+        if let Some(first) = faults.first() {
+            check = check.detail(format!("in the games too: {}", headline(first)));
+        }
+        return check.detail(fix_text);
+    }
+    if !faults.is_empty() {
+        return faults_check(facts, Bucket::Unasked, UNASKED, "");
+    }
+    let probed = matches!(probe.turn, Some(TurnAnswer::Answered { .. }));
+    if facts.played || probed {
+        Check::new(Mark::Ok, UNASKED, "one answer per question, nothing more")
+    } else {
+        skipped(UNASKED)
+    }
 }
 
 /// A check whose problems are just the faults of one bucket.
@@ -462,7 +521,8 @@ fn exits(probe: &Probe, facts: &Facts) -> Check {
         seen.push("after bye");
         if s.stopped_by != "itself" {
             wrong.push(format!(
-                "after bye and the end of its stdin it was still running 2 s later, and was stopped by {}",
+                "after bye and the end of its stdin it was still running {} s later, and was stopped by {}",
+                BYE_GRACE.as_secs_f64(),
                 s.stopped_by.to_uppercase()
             ));
         }

@@ -27,6 +27,10 @@ const LATE_MOVE_WAIT_MIN: Duration = Duration::from_millis(500);
 const LATE_MOVE_WAIT_MAX: Duration = Duration::from_secs(2);
 /// After stdin is closed, how long an unflushed answer may take to arrive.
 const AFTER_CLOSE_WAIT: Duration = Duration::from_secs(1);
+/// After an answer, how long the probe listens for a line nobody asked for (a second
+/// move for one turn). In a set such a line can race with the next turn and be taken
+/// as its answer; here nothing else is going on.
+const UNASKED_WAIT: Duration = Duration::from_millis(100);
 /// Longest excerpt of a line shown in the report.
 const EXCERPT_CHARS: usize = 200;
 
@@ -69,6 +73,8 @@ pub struct Probe {
     pub hello: Hello,
     /// `None` when there was no `ready` to follow up.
     pub turn: Option<TurnAnswer>,
+    /// Lines sent when nothing was asked: after which answer, and the line.
+    pub unasked: Vec<(&'static str, String)>,
     /// Whether the bot was idle, waiting for its next line, when its stdin was closed
     /// at the end: only then is not exiting its fault.
     pub exit_judged: bool,
@@ -115,8 +121,15 @@ pub async fn run(
         })
         .with_context(|| format!("cannot start the bot {:?}", bot.command))?;
     let hello = answer_hello(&mut process, hello, config.ready_time).await;
+    let mut unasked = Vec::new();
     let turn = match hello {
-        Hello::Ready { .. } => Some(answer_turn(&mut process, config, move_time).await),
+        Hello::Ready { .. } => {
+            let turn = answer_turn(&mut process, config, move_time, &mut unasked).await;
+            if let TurnAnswer::Answered { .. } = turn {
+                unasked.extend(listen(&mut process, "after its first move").await);
+            }
+            Some(turn)
+        }
         _ => None,
     };
     let exit_judged = matches!(turn, Some(TurnAnswer::Answered { .. }));
@@ -129,6 +142,7 @@ pub async fn run(
     Ok(Probe {
         hello,
         turn,
+        unasked,
         exit_judged,
         stopped_by: ending.stopped_by,
         leaked: ending.leaked,
@@ -175,6 +189,14 @@ async fn answer_hello(process: &mut BotProcess, hello: &str, ready_time: Duratio
     }
 }
 
+/// A line the bot sends within [`UNASKED_WAIT`] though nothing was asked.
+async fn listen(process: &mut BotProcess, when: &'static str) -> Option<(&'static str, String)> {
+    match process.next_output(Instant::now() + UNASKED_WAIT).await {
+        Some(Output::Line { bytes, .. }) => Some((when, excerpt(&bytes, EXCERPT_CHARS))),
+        _ => None,
+    }
+}
+
 async fn silent(process: &mut BotProcess) -> Hello {
     let status = process.wait_exit(Duration::from_millis(100)).await;
     Hello::Silent {
@@ -182,11 +204,12 @@ async fn silent(process: &mut BotProcess) -> Hello {
     }
 }
 
-/// Game 1 with the bot moving first, and its first turn.
+/// Game 1 with the bot moving first, a moment's silence, and its first turn.
 async fn answer_turn(
     process: &mut BotProcess,
     config: &SetConfig,
     move_time: Duration,
+    unasked: &mut Vec<(&'static str, String)>,
 ) -> TurnAnswer {
     let pos = Position::start(config.rules);
     let pits = |p: Player| -> Vec<u32> { pos.pits(p).into_iter().map(u32::from).collect() };
@@ -209,6 +232,7 @@ async fn answer_turn(
     if process.send(&game.to_line()).await.is_err() {
         return TurnAnswer::Gone;
     }
+    unasked.extend(listen(process, "before its first turn (after ready and the game message)").await);
     let Ok(written) = process.send(&turn.to_line()).await else {
         return TurnAnswer::Gone;
     };
