@@ -2,6 +2,8 @@
 
 /// Bad command lines and unusable setups.
 mod bad_setup;
+/// `hus check-bot` diagnoses each misbehaviour; `hus random-bot` plays whole sets.
+mod check_bot;
 /// Running `hus` and reading what it wrote (summary, log records), verifying logs.
 mod common;
 /// Every kind of fault a bot can commit, classified and reported.

@@ -291,7 +291,10 @@ pub fn run(args: &CheckBotArgs) -> Result<ExitCode> {
         }
     } else {
         dir.discard();
-        println!("(the log was in a temporary directory, now deleted; --log-dir DIR keeps it)");
+        println!(
+            "(the log was in the temporary directory {}, now deleted; --log-dir DIR keeps it)",
+            dir.path.display()
+        );
     }
     Ok(if problems > 0 {
         ExitCode::from(1)
