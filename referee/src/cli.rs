@@ -20,6 +20,9 @@ pub enum Command {
     /// Verify a match log, show its games, follow a live one, or write an HTML viewer.
     Replay(ReplayArgs),
     /// Run a bot through the protocol and explain, in plain words, what it does wrong.
+    ///
+    /// Exit status 0 without problems (warnings allowed), 1 with problems, 2 for bad
+    /// arguments or a bot command that cannot be started.
     CheckBot(CheckBotArgs),
     /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
     #[command(hide = true)]
@@ -50,28 +53,30 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckBotArgs {
-    /// The bot's command line.
+    /// The bot's command line, split like a shell would (no shell is run).
     #[arg(value_name = "BOT")]
     pub bot: String,
-    /// Rules preset to check with.
+    /// Rules preset to check with: hus, rulebook or mancala-world.
     #[arg(long, default_value = "hus")]
     pub rules: String,
-    /// Row width.
+    /// Row width, 8 to 16.
     #[arg(long, default_value_t = 8)]
     pub width: usize,
-    /// Games to play against a random mover.
+    /// Games to play against the built-in random mover (1 to 1000).
     #[arg(long, default_value_t = 3)]
     pub games: u32,
-    /// Time for each move.
+    /// Time for each move: 250ms, 1.5s, 2m, or a number of milliseconds.
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub move_time: String,
     /// Time from the bot's start to its ready.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub ready_time: String,
-    /// Seed of the lots and of the random mover.
+    /// Seed of the lots and of the random mover. Without one, a seed is picked that
+    /// seats the bot both first and second.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Keep the log of the check in this directory (default: a temporary one).
+    /// Keep the log of the check and the bot's stderr in this directory (default: a
+    /// temporary directory, deleted unless problems are found).
     #[arg(long, value_name = "DIR")]
     pub log_dir: Option<std::path::PathBuf>,
 }
