@@ -1,9 +1,381 @@
-//! Not written yet.
+//! `hus replay`: re-plays a log (LOGS.md) with the engine and checks every record, then
+//! shows it: a summary of the set, one game move by move (`--game`, `--ply`), a set
+//! still being played (`--follow`), or a self-contained HTML viewer (`--html`).
+//!
+//! The pieces: [`source::Source`] reads lines (one reused buffer; with `--follow` it
+//! waits for lines still being written), [`parse`] turns a line into a
+//! [`Record`], [`verify::Verifier`] checks it against the engine and the records before
+//! it, and an [`Observer`] shows what was checked. A log is untrusted input: whatever it
+//! holds ends in one of the verdicts below, never in a panic.
+//!
+//! Exit codes: 0 verified (ended by `set-end`, or by `aborted`), 1 corrupt (the log
+//! disagrees with the rules or with itself), 2 unreadable (no such file, not a hus
+//! log, an unknown `log_version`, or bad arguments), 3 incomplete (cut short, but
+//! consistent as far as it goes).
 
+mod html;
+mod source;
+mod text;
+mod verify;
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
 
 use crate::cli::ReplayArgs;
+use crate::records::{MoveRecord, Record, LOG_VERSION};
 
-pub fn run(_args: &ReplayArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+use source::{Next, Source};
+use text::Style;
+use verify::{Checked, Corrupt, Ending, Verifier};
+
+/// How often `--follow` looks for new lines.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Sees every record once the verifier has accepted it.
+pub trait Observer {
+    fn observe(&mut self, v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()>;
+}
+
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    fn observe(&mut self, v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()> {
+        self.0.observe(v, record, checked)?;
+        self.1.observe(v, record, checked)
+    }
+}
+
+/// How reading a log ended.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Ended by `set-end`, every record checked.
+    Complete,
+    /// Ended by `aborted` (with its reason), every record checked.
+    Aborted(String),
+    /// No `set-end` or `aborted`: cut short. `cut` is the number of a last line that was
+    /// itself cut mid-way (and not read).
+    Incomplete { cut: Option<u64> },
+    /// The first record that disagrees.
+    Corrupt(Corrupt),
+}
+
+impl Verdict {
+    fn exit_code(&self) -> ExitCode {
+        ExitCode::from(match self {
+            Verdict::Complete | Verdict::Aborted(_) => 0,
+            Verdict::Corrupt(_) => 1,
+            Verdict::Incomplete { .. } => 3,
+        })
+    }
+}
+
+/// What one line holds.
+// A record lives on the stack for one line only: boxing it would cost an allocation
+// per line for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Parsed {
+    Record(Record),
+    /// A record of a `type` this version does not know (LOGS.md: later versions of
+    /// format 1 may add some): reported, then skipped.
+    Unknown(String),
+}
+
+const KNOWN_TYPES: [&str; 10] = [
+    "header",
+    "ready",
+    "game-start",
+    "move",
+    "fault",
+    "game-end",
+    "restart",
+    "shutdown",
+    "set-end",
+    "aborted",
+];
+
+/// Parses one line (without its newline). The error says, in words, why it is not a
+/// record.
+pub fn parse(line: &[u8]) -> std::result::Result<Parsed, String> {
+    // Most lines are moves, and the referee writes `type` first: a move is read straight
+    // into its struct, which skips the buffering that an internally tagged enum needs.
+    // Any other shape takes the general path, which reads the same fields.
+    if line.starts_with(br#"{"type":"move","#) {
+        if let Ok(m) = serde_json::from_slice::<MoveRecord>(line) {
+            return Ok(Parsed::Record(Record::Move(m)));
+        }
+    }
+    let err = match serde_json::from_slice::<Record>(line) {
+        Ok(record) => return Ok(Parsed::Record(record)),
+        Err(e) => e,
+    };
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) if e.classify() == serde_json::error::Category::Eof => {
+            return Err(format!(
+                "the line is cut short mid-way ({}); only the last line of a log can be",
+                without_position(&e)
+            ))
+        }
+        Err(e) => return Err(format!("not JSON ({})", without_position(&e))),
+    };
+    let Some(object) = value.as_object() else {
+        return Err("not a JSON object".to_string());
+    };
+    match object.get("type") {
+        Some(Value::String(t)) if KNOWN_TYPES.contains(&t.as_str()) => Err(format!(
+            "a {t} record not as LOGS.md describes it: {}",
+            without_position(&err)
+        )),
+        Some(Value::String(t)) => Ok(Parsed::Unknown(t.clone())),
+        Some(_) => Err("\"type\" is not a string".to_string()),
+        None => Err("a JSON object without \"type\"".to_string()),
+    }
+}
+
+/// serde_json's message without its "at line 1 column N" (the line is ours to name).
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&suffix) {
+        Some(t) => format!("{t}, at column {}", e.column()),
+        None => text,
+    }
+}
+
+/// Line 1 must be a header of a version this hus reads. Anything else is not a log we
+/// can check at all (exit 2), rather than a corrupt one.
+fn first_line(line: &[u8], complete: bool) -> Result<()> {
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(_) if !complete => bail!(
+            "its first line is cut short: not a hus log, or one cut short while its header was written"
+        ),
+        Err(e) => bail!("not a hus log: line 1 is not JSON ({})", without_position(&e)),
+    };
+    if value.get("type").and_then(Value::as_str) != Some("header") {
+        bail!("not a hus log: line 1 is not a header record (LOGS.md)");
+    }
+    match value.get("log_version").map(|v| (v, v.as_u64())) {
+        None => bail!("not a hus log: the header has no log_version"),
+        Some((_, Some(v))) if v == LOG_VERSION as u64 => Ok(()),
+        Some((v, _)) => bail!(
+            "log_version {v} is not one this hus ({}) reads: it reads log_version {LOG_VERSION}; \
+             a newer hus may read this log",
+            env!("CARGO_PKG_VERSION")
+        ),
+    }
+}
+
+/// Reads, checks and shows every line, up to the end of the log (or, following, up to
+/// `set-end` or `aborted`). An error is a log that cannot be read at all.
+pub fn drive<R: io::Read>(
+    src: &mut Source<R>,
+    v: &mut Verifier,
+    observer: &mut dyn Observer,
+) -> Result<Verdict> {
+    loop {
+        let (number, complete) = match src.next()? {
+            Next::End => break,
+            Next::TooLong(number) => {
+                return Ok(Verdict::Corrupt(Corrupt {
+                    line: number,
+                    message: format!("longer than {} bytes", source::MAX_LINE),
+                }))
+            }
+            Next::Line { number, complete } => (number, complete),
+        };
+        let line = src.line();
+        if number == 1 {
+            first_line(line, complete)?;
+        }
+        let record = match parse(line) {
+            Ok(Parsed::Record(record)) => record,
+            Ok(Parsed::Unknown(t)) => {
+                eprintln!(
+                    "warning: line {number}: unknown record type {}, skipped (a newer hus may have written it)",
+                    serde_json::to_string(&t).unwrap_or_default()
+                );
+                continue;
+            }
+            Err(_) if !complete => return Ok(Verdict::Incomplete { cut: Some(number) }),
+            Err(message) => {
+                return Ok(Verdict::Corrupt(Corrupt {
+                    line: number,
+                    message,
+                }))
+            }
+        };
+        let checked = match v.check(number, &record) {
+            Ok(checked) => checked,
+            Err(corrupt) => return Ok(Verdict::Corrupt(corrupt)),
+        };
+        observer.observe(v, &record, &checked)?;
+        if src.following() && *v.ending() != Ending::Open {
+            break;
+        }
+    }
+    if v.header().is_none() {
+        bail!("the file is empty: not a hus log");
+    }
+    Ok(match v.ending() {
+        Ending::Open => Verdict::Incomplete { cut: None },
+        Ending::SetEnd => Verdict::Complete,
+        Ending::Aborted(reason) => Verdict::Aborted(reason.clone()),
+    })
+}
+
+fn style(args: &ReplayArgs) -> Result<Style> {
+    let color = match args.color.as_str() {
+        "always" => true,
+        "never" => false,
+        "auto" => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        other => bail!("--color must be auto, always or never, not {other:?}"),
+    };
+    Ok(Style { color })
+}
+
+/// `verified: 7 games, 165 moves`, and what was going on when the log stopped.
+fn tally(v: &Verifier) -> String {
+    let mut s = format!(
+        "verified: {}, {}",
+        text::plural(v.games_ended(), "game", "games"),
+        text::plural(v.moves(), "move", "moves")
+    );
+    if let Some((game, plies)) = v.in_progress() {
+        s.push_str(&format!(
+            "; game {game} has no game-end ({plies} of its moves verified)"
+        ));
+    }
+    s
+}
+
+/// Tells what the verdict means: success on stdout, problems on stderr.
+fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool) -> Result<()> {
+    match verdict {
+        Verdict::Complete => {
+            if summary {
+                writeln!(out, "{}", tally(v))?;
+            }
+        }
+        Verdict::Aborted(reason) => {
+            if summary {
+                writeln!(
+                    out,
+                    "{}; the set was aborted ({})",
+                    tally(v),
+                    text::clean(reason, 200)
+                )?;
+            }
+        }
+        Verdict::Incomplete { cut } => {
+            out.flush()?;
+            let cut = match cut {
+                Some(n) => format!("; its last line, {n}, is cut short mid-way and was not read"),
+                None => String::new(),
+            };
+            eprintln!(
+                "INCOMPLETE: the log ends without set-end or aborted (the referee was killed or the \
+                 machine stopped){cut}. What it holds is consistent: {}",
+                tally(v)
+            );
+        }
+        Verdict::Corrupt(c) => {
+            out.flush()?;
+            eprintln!("CORRUPT: line {}: {}", c.line, c.message);
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
+    let style = style(args)?;
+    if args.follow && (args.game.is_some() || args.html.is_some()) {
+        bail!(
+            "--follow cannot be combined with --game or --html (run those on the log afterwards)"
+        );
+    }
+    let path = &args.log;
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut src = Source::new(file, args.follow.then_some(POLL));
+    let mut v = Verifier::new();
+    let stdout = io::stdout();
+    let context = || path.display().to_string();
+
+    if let Some(number) = args.game {
+        let mut view = text::GameView::new(BufWriter::new(stdout.lock()), style, number, args.ply);
+        let verdict = drive(&mut src, &mut v, &mut view).with_context(context)?;
+        view.flush()?;
+        if let Verdict::Corrupt(_) = verdict {
+            announce(&verdict, &v, &mut io::stdout(), false)?;
+            return Ok(verdict.exit_code());
+        }
+        if !view.found {
+            bail!(
+                "{}: there is no game {number} (the log holds {})",
+                path.display(),
+                text::plural(
+                    v.games_ended() + u32::from(v.in_progress().is_some()),
+                    "game",
+                    "games"
+                )
+            );
+        }
+        if args.ply.is_some() && !view.shown {
+            bail!(
+                "{}: game {number} has {}: --ply must be 0 to {}",
+                path.display(),
+                text::plural(view.plies, "ply", "plies"),
+                view.plies
+            );
+        }
+        announce(&verdict, &v, &mut io::stdout(), false)?;
+        return Ok(verdict.exit_code());
+    }
+
+    let report = text::Report::new(BufWriter::new(stdout.lock()), style, args.follow);
+    let (mut report, verdict, html) = match &args.html {
+        None => {
+            let mut report = report;
+            report.line(&format!(
+                "log: {}",
+                text::clean(&path.display().to_string(), 500)
+            ))?;
+            let verdict = drive(&mut src, &mut v, &mut report).with_context(context)?;
+            (report, verdict, None)
+        }
+        Some(out) => {
+            let mut both = (report, html::Collector::default());
+            both.0.line(&format!(
+                "log: {}",
+                text::clean(&path.display().to_string(), 500)
+            ))?;
+            let verdict = drive(&mut src, &mut v, &mut both).with_context(context)?;
+            let (report, collector) = both;
+            (report, verdict, Some((out, collector)))
+        }
+    };
+    if let (Some((out, collector)), false) = (html, matches!(verdict, Verdict::Corrupt(_))) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let page = html::page(&v, collector, &verdict, &name)?;
+        write_file(out, &page)?;
+        report.line(&format!("viewer: {}", out.display()))?;
+    }
+    announce(&verdict, &v, report.writer(), true)?;
+    report.flush()?;
+    Ok(verdict.exit_code())
+}
+
+fn write_file(path: &Path, content: &str) -> Result<()> {
+    let mut file =
+        File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(content.as_bytes())
+        .and_then(|_| file.flush())
+        .with_context(|| format!("cannot write {}", path.display()))
 }

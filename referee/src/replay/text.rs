@@ -1,0 +1,735 @@
+//! What `hus replay` prints: moves in words, boards drawn as in RULES.md section 2
+//! (player 0 at the bottom), the set's summary, and the live lines of `--follow`.
+//!
+//! Everything taken from a log (names, commands, fault details and lines) goes through
+//! [`clean`] before it reaches the terminal: a bot name holding escape sequences must
+//! not be able to redraw the user's terminal.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use engine::{Event, Player, Position, Sowing};
+
+use crate::records::{Header, MoveRecord, Record, TimeRecord};
+
+use super::verify::{Checked, Verifier};
+use super::Observer;
+
+/// Whether to colour the output (ANSI escapes).
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    pub color: bool,
+}
+
+const BOLD: &str = "1";
+const DIM: &str = "2";
+const RED: &str = "1;31";
+const GREEN: &str = "1;32";
+const YELLOW: &str = "1;33";
+const PLAYED: &str = "1;7";
+const UNDERLINE: &str = "4";
+
+impl Style {
+    /// `text` in the SGR `codes`, or as it is without colour.
+    pub fn paint(&self, codes: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{codes}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// Text from the log made safe to print: control characters and invalid UTF-8
+/// escaped, and cut to `max` characters.
+pub fn clean(text: &str, max: usize) -> String {
+    protocol::excerpt(text.as_bytes(), max)
+}
+
+/// `A (alphabeta)`, or `A` for a bot that gave no name.
+pub fn label(header: &Header, bot: usize) -> String {
+    let letter = ["A", "B"][bot.min(1)];
+    match &header.bots[bot.min(1)].name {
+        Some(name) => format!("{letter} ({})", clean(name, 40)),
+        None => letter.to_string(),
+    }
+}
+
+/// `1 seed`, `2 seeds`.
+pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn pit_list(pits: impl Iterator<Item = u8>) -> String {
+    let v: Vec<String> = pits.map(|p| p.to_string()).collect();
+    v.join(", ")
+}
+
+/// One relay or capture in words: `captured 2 from pits 0, 1 landing in 7`,
+/// `relay from 8 (3 seeds)`.
+pub fn event_words(event: &Event) -> String {
+    match event {
+        Event::Relay(r) => format!(
+            "relay from {} ({})",
+            r.pit,
+            plural(r.seeds, "seed", "seeds")
+        ),
+        Event::Capture(c) => {
+            let taken: u32 = c.taken.iter().map(|t| t.seeds).sum();
+            let mut s = format!(
+                "captured {taken} from {} {} landing in {}",
+                if c.taken.len() == 1 { "pit" } else { "pits" },
+                pit_list(c.taken.iter().map(|t| t.pit)),
+                c.landing
+            );
+            if c.own > 0 {
+                let _ = write!(s, ", lifting its own {}", c.own);
+            }
+            s
+        }
+    }
+}
+
+/// Every event of a move, `; `-separated (for error messages).
+pub fn events_words(events: &[Event]) -> String {
+    if events.is_empty() {
+        return "no relay or capture".to_string();
+    }
+    let v: Vec<String> = events.iter().map(event_words).collect();
+    v.join("; ")
+}
+
+/// A whole move: `pit 5: 13 seeds sown; captured 2 from pits 0, 1 landing in 7; relay
+/// from 8 (3 seeds)`.
+pub fn move_words(m: &MoveRecord) -> String {
+    let mut s = format!("pit {}: {} sown", m.pit, plural(m.sown, "seed", "seeds"));
+    for e in &m.events {
+        s.push_str("; ");
+        s.push_str(&event_words(e));
+    }
+    if m.truncated {
+        s.push_str("; stopped by the 3000-seed rule");
+    }
+    s
+}
+
+/// Which pits of a board to point out: those of the move that led to it.
+#[derive(Default)]
+pub struct Marks {
+    played: Option<(Player, usize)>,
+    taken: Vec<(Player, usize)>,
+    landing: Vec<(Player, usize)>,
+    relays: Vec<(Player, usize)>,
+}
+
+impl Marks {
+    /// The marks of move `m` (its player moved, the opponent's pits were taken).
+    pub fn of_move(m: &MoveRecord) -> Marks {
+        let mover = if m.player == 0 {
+            Player::Zero
+        } else {
+            Player::One
+        };
+        let mut marks = Marks {
+            played: Some((mover, m.pit as usize)),
+            ..Marks::default()
+        };
+        for e in &m.events {
+            match e {
+                Event::Relay(r) => marks.relays.push((mover, r.pit as usize)),
+                Event::Capture(c) => {
+                    marks.landing.push((mover, c.landing as usize));
+                    for t in &c.taken {
+                        marks.taken.push((mover.other(), t.pit as usize));
+                    }
+                }
+            }
+        }
+        marks
+    }
+}
+
+/// The pit at column `col` (0 = left, as seen from player 0's seat) of `player`'s
+/// front or back row: RULES.md section 2. Clockwise, player 0's front row runs 0..W-1
+/// left to right and their back row 2W-1..W; player 1's rows are the same turned half
+/// round. Anticlockwise is the mirror image.
+pub fn pit_at(sowing: Sowing, w: usize, player: Player, front: bool, col: usize) -> usize {
+    let mirrored = matches!(
+        (sowing, player),
+        (Sowing::Clockwise, Player::One) | (Sowing::Anticlockwise, Player::Zero)
+    );
+    match (front, mirrored) {
+        (true, false) => col,
+        (true, true) => w - 1 - col,
+        (false, false) => 2 * w - 1 - col,
+        (false, true) => w + col,
+    }
+}
+
+const CELL: usize = 5;
+const LABEL: usize = 10;
+
+/// Draws `pos` with player 0 at the bottom: per player a row of pit numbers on each side
+/// of its two rows, the names, and the side to move (unless `over`).
+pub fn draw_board(
+    out: &mut String,
+    pos: &Position,
+    names: &[String; 2],
+    marks: &Marks,
+    over: bool,
+    style: &Style,
+) {
+    let rules = pos.rules();
+    let (w, sowing) = (rules.width(), rules.preset().sowing());
+    let name_line = |out: &mut String, player: Player| {
+        let mut text = format!("player {}: {}", player.index(), names[player.index()]);
+        let mover = !over && pos.to_move() == player;
+        if mover {
+            text.push_str("  <- to move");
+        }
+        let _ = writeln!(
+            out,
+            "{:LABEL$}{}",
+            "",
+            if mover {
+                style.paint(GREEN, &text)
+            } else {
+                style.paint(BOLD, &text)
+            }
+        );
+    };
+    let numbers = |out: &mut String, player: Player, front: bool| {
+        let mut row = String::new();
+        for col in 0..w {
+            let _ = write!(row, "{:>CELL$}", pit_at(sowing, w, player, front, col));
+        }
+        let _ = writeln!(
+            out,
+            "{}{}",
+            style.paint(
+                DIM,
+                &format!("{:<LABEL$}", format!("P{} pit", player.index()))
+            ),
+            style.paint(DIM, &row)
+        );
+    };
+    let seeds = |out: &mut String, player: Player, front: bool| {
+        let _ = write!(
+            out,
+            "{:<LABEL$}",
+            format!(
+                "P{} {}",
+                player.index(),
+                if front { "front" } else { "back" }
+            )
+        );
+        for col in 0..w {
+            let pit = pit_at(sowing, w, player, front, col);
+            let n = pos.seeds(player, pit);
+            let at = (player, pit);
+            let (text, codes) = if marks.played == Some(at) {
+                (format!("[{n}]"), Some(PLAYED))
+            } else if marks.taken.contains(&at) {
+                (format!("({n})"), Some(RED))
+            } else if marks.landing.contains(&at) {
+                (n.to_string(), Some(YELLOW))
+            } else if marks.relays.contains(&at) {
+                (n.to_string(), Some(UNDERLINE))
+            } else {
+                (n.to_string(), None)
+            };
+            let padded = format!("{text:>CELL$}");
+            match codes {
+                Some(codes) if style.color => {
+                    // Colour the number only, not the padding before it.
+                    let lead = CELL.saturating_sub(text.len());
+                    let _ = write!(out, "{:lead$}{}", "", style.paint(codes, &text));
+                }
+                _ => out.push_str(&padded),
+            }
+        }
+        out.push('\n');
+    };
+    name_line(out, Player::One);
+    numbers(out, Player::One, false);
+    seeds(out, Player::One, false);
+    seeds(out, Player::One, true);
+    numbers(out, Player::One, true);
+    let _ = writeln!(out, "{:LABEL$}{}", "", "-".repeat(CELL * w + 1));
+    numbers(out, Player::Zero, true);
+    seeds(out, Player::Zero, true);
+    seeds(out, Player::Zero, false);
+    numbers(out, Player::Zero, false);
+    name_line(out, Player::Zero);
+}
+
+fn time_words(t: &TimeRecord) -> String {
+    match t {
+        TimeRecord::PerMove { move_ms, ready_ms } => {
+            format!("{move_ms} ms per move (ready within {ready_ms} ms)")
+        }
+        TimeRecord::Clock {
+            base_ms,
+            increment_ms,
+            ready_ms,
+        } => {
+            format!("clock {base_ms} ms + {increment_ms} ms per move (ready within {ready_ms} ms)")
+        }
+    }
+}
+
+/// The lines about the set that open the summary.
+fn header_lines(out: &mut String, h: &Header, style: &Style) {
+    let _ = writeln!(
+        out,
+        "{} {} at width {}, {} games{}, seed {}",
+        style.paint(BOLD, "set:"),
+        clean(&h.rules.preset, 40),
+        h.rules.width,
+        h.games,
+        if h.early_stop { " (early stop)" } else { "" },
+        h.seed
+    );
+    let _ = writeln!(out, "time: {}", time_words(&h.time));
+    let _ = writeln!(
+        out,
+        "referee: {}, started {}",
+        clean(&h.referee, 60),
+        clean(&h.started, 40)
+    );
+    for b in 0..2 {
+        let _ = writeln!(out, "  {}: {}", label(h, b), clean(&h.bots[b].command, 200));
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct BotTime {
+    moves: u64,
+    total_ms: f64,
+    max_ms: f64,
+}
+
+/// The summary of a set (and, with `follow`, every move as it arrives): one line per
+/// game, faults, and the final table.
+pub struct Report<W: Write> {
+    out: W,
+    style: Style,
+    follow: bool,
+    labels: [String; 2],
+    first: usize,
+    game_ms: [f64; 2],
+    times: [BotTime; 2],
+    buf: String,
+}
+
+impl<W: Write> Report<W> {
+    pub fn new(out: W, style: Style, follow: bool) -> Report<W> {
+        Report {
+            out,
+            style,
+            follow,
+            labels: ["A".to_string(), "B".to_string()],
+            first: 0,
+            game_ms: [0.0; 2],
+            times: [BotTime::default(); 2],
+            buf: String::new(),
+        }
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// The output, for lines after the summary.
+    pub fn writer(&mut self) -> &mut W {
+        &mut self.out
+    }
+
+    /// Writes a line straight to the output.
+    pub fn line(&mut self, text: &str) -> io::Result<()> {
+        writeln!(self.out, "{text}")
+    }
+
+    fn table(&mut self, v: &Verifier, winner: Option<usize>, decided: bool) {
+        let score = v.score();
+        let faults = v.faults();
+        let out = &mut self.buf;
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{:<28} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9} {:>9}",
+            "bot", "points", "won", "drawn", "lost", "faults", "mean ms", "max ms"
+        );
+        for (b, t) in self.times.iter().enumerate() {
+            let mean = if t.moves == 0 {
+                0.0
+            } else {
+                t.total_ms / t.moves as f64
+            };
+            let lost = score.wins[1 - b];
+            let _ = writeln!(
+                out,
+                "{:<28} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9.2} {:>9.2}",
+                self.labels[b],
+                score.points[b],
+                score.wins[b],
+                score.draws,
+                lost,
+                faults[b],
+                mean,
+                t.max_ms
+            );
+        }
+        if decided {
+            let text = match winner {
+                Some(w) => format!("{} wins the set", self.labels[w]),
+                None => "the set is drawn".to_string(),
+            };
+            let _ = writeln!(out, "{}", self.style.paint(BOLD, &text));
+        }
+    }
+}
+
+impl<W: Write> Observer for Report<W> {
+    fn observe(&mut self, v: &Verifier, record: &Record, _checked: &Checked) -> io::Result<()> {
+        self.buf.clear();
+        let style = self.style;
+        match record {
+            Record::Header(h) => {
+                self.labels = [label(h, 0), label(h, 1)];
+                header_lines(&mut self.buf, h, &style);
+            }
+            Record::GameStart(g) => {
+                self.first = g.first;
+                self.game_ms = [0.0; 2];
+                if self.follow {
+                    let _ = writeln!(
+                        self.buf,
+                        "game {}: {} begins (player 0)",
+                        g.game, self.labels[g.first]
+                    );
+                }
+            }
+            Record::Move(m) => {
+                let t = &mut self.times[m.bot];
+                t.moves += 1;
+                t.total_ms += m.ms;
+                t.max_ms = t.max_ms.max(m.ms);
+                self.game_ms[m.bot] += m.ms;
+                if self.follow {
+                    let _ = writeln!(
+                        self.buf,
+                        "  game {} ply {}: {} {:.2} ms, {}",
+                        m.game,
+                        m.ply,
+                        self.labels[m.bot],
+                        m.ms,
+                        move_words(m)
+                    );
+                }
+            }
+            Record::Fault(f) => {
+                let _ = writeln!(
+                    self.buf,
+                    "  {} in game {} at ply {}: {} {}: {}",
+                    style.paint(RED, "fault"),
+                    f.game,
+                    f.ply,
+                    self.labels[f.bot],
+                    clean(&f.kind, 40),
+                    clean(&f.detail, 300)
+                );
+                if let Some(line) = &f.line {
+                    let _ = writeln!(self.buf, "    line: {}", clean(line, 300));
+                }
+            }
+            Record::Restart(r) => {
+                let _ = writeln!(
+                    self.buf,
+                    "  restarting {} for game {}",
+                    self.labels[r.bot], r.game
+                );
+            }
+            Record::GameEnd(e) => {
+                let result = match e.winner {
+                    Some(w) => format!("{} won", self.labels[w]),
+                    None => "draw".to_string(),
+                };
+                let by = if e.faulted.is_empty() {
+                    String::new()
+                } else {
+                    let who: Vec<&str> = e.faulted.iter().map(|&b| ["A", "B"][b]).collect();
+                    format!(" (fault by {})", who.join(" and "))
+                };
+                let _ = writeln!(
+                    self.buf,
+                    "game {}: {} began; {} by {}{} after {}, points {}-{}; time A {:.1} ms, B {:.1} ms",
+                    e.game,
+                    self.labels[self.first],
+                    result,
+                    clean(&e.reason, 40),
+                    by,
+                    plural(e.plies, "ply", "plies"),
+                    e.points[0],
+                    e.points[1],
+                    self.game_ms[0],
+                    self.game_ms[1]
+                );
+            }
+            Record::SetEnd(e) => self.table(v, e.winner, true),
+            Record::Aborted(a) => {
+                let _ = writeln!(
+                    self.buf,
+                    "{}: {}",
+                    style.paint(YELLOW, "aborted"),
+                    clean(&a.reason, 200)
+                );
+                self.table(v, None, false);
+            }
+            Record::Ready(_) | Record::Shutdown(_) => {}
+        }
+        if !self.buf.is_empty() {
+            self.out.write_all(self.buf.as_bytes())?;
+        }
+        if self.follow {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// `hus replay LOG --game N [--ply K]`: one game, move by move, or one of its positions.
+pub struct GameView<W: Write> {
+    out: W,
+    style: Style,
+    number: u32,
+    ply: Option<u32>,
+    /// Player names (by player) in this game.
+    names: [String; 2],
+    labels: [String; 2],
+    pub found: bool,
+    /// With `ply`: the position was shown.
+    pub shown: bool,
+    /// Moves of this game seen so far.
+    pub plies: u32,
+    buf: String,
+}
+
+impl<W: Write> GameView<W> {
+    pub fn new(out: W, style: Style, number: u32, ply: Option<u32>) -> GameView<W> {
+        GameView {
+            out,
+            style,
+            number,
+            ply,
+            names: Default::default(),
+            labels: ["A".to_string(), "B".to_string()],
+            found: false,
+            shown: false,
+            plies: 0,
+            buf: String::new(),
+        }
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    fn position(&mut self, k: u32, pos: &Position, marks: &Marks, over: bool) {
+        let style = self.style;
+        let heading = if over {
+            format!("ply {k}: game over")
+        } else {
+            let p = pos.to_move().index();
+            format!("ply {k}: player {p}, {}, to move", self.names[p])
+        };
+        let _ = writeln!(self.buf, "{}", style.paint(BOLD, &heading));
+        draw_board(&mut self.buf, pos, &self.names, marks, over, &style);
+    }
+}
+
+impl<W: Write> Observer for GameView<W> {
+    fn observe(&mut self, _v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()> {
+        self.buf.clear();
+        let style = self.style;
+        match (record, checked) {
+            (Record::Header(h), _) => self.labels = [label(h, 0), label(h, 1)],
+            (Record::GameStart(g), Checked::Started(start)) if g.game == self.number => {
+                self.found = true;
+                self.names = [
+                    self.labels[g.first].clone(),
+                    self.labels[1 - g.first].clone(),
+                ];
+                if self.ply.is_none() {
+                    let rules = start.rules();
+                    let _ = writeln!(
+                        self.buf,
+                        "{}",
+                        style.paint(
+                            BOLD,
+                            &format!(
+                                "game {}: {} at width {} ({} sowing); player 0 = {}, player 1 = {}",
+                                g.game,
+                                rules.preset(),
+                                rules.width(),
+                                match rules.preset().sowing() {
+                                    Sowing::Clockwise => "clockwise",
+                                    Sowing::Anticlockwise => "anticlockwise",
+                                },
+                                self.names[0],
+                                self.names[1]
+                            )
+                        )
+                    );
+                    let _ = writeln!(
+                        self.buf,
+                        "Pit numbers are each owner's own (RULES.md section 2). [n]: the pit played; (n): a pit captured from{}.\n",
+                        if style.color {
+                            "; yellow: where a capture landed; underlined: relays"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+                if matches!(self.ply, None | Some(0)) {
+                    self.position(0, start, &Marks::default(), false);
+                    if self.ply == Some(0) {
+                        let _ = writeln!(self.buf, "position: {start}");
+                        self.shown = true;
+                    }
+                }
+            }
+            (Record::Move(m), Checked::Moved(after, end)) if m.game == self.number => {
+                self.plies = m.ply + 1;
+                let line = format!(
+                    "ply {}: {} played pit {} in {:.2} ms: {}",
+                    m.ply,
+                    self.labels[m.bot.min(1)],
+                    m.pit,
+                    m.ms,
+                    move_words(m)
+                );
+                match self.ply {
+                    None => {
+                        let _ = writeln!(self.buf, "\n{line}");
+                        self.position(m.ply + 1, after, &Marks::of_move(m), end.is_some());
+                    }
+                    Some(k) if k == m.ply + 1 => {
+                        let _ = writeln!(self.buf, "last move: {line}");
+                        self.position(k, after, &Marks::of_move(m), end.is_some());
+                        let _ = writeln!(self.buf, "position: {after}");
+                        self.shown = true;
+                    }
+                    Some(_) => {}
+                }
+            }
+            (Record::Fault(f), _) if f.game == self.number && self.ply.is_none() => {
+                let _ = writeln!(
+                    self.buf,
+                    "\n{} at ply {}: {} {}: {}",
+                    style.paint(RED, "fault"),
+                    f.ply,
+                    self.labels[f.bot.min(1)],
+                    clean(&f.kind, 40),
+                    clean(&f.detail, 300)
+                );
+                if let Some(line) = &f.line {
+                    let _ = writeln!(self.buf, "  line: {}", clean(line, 300));
+                }
+            }
+            (Record::GameEnd(e), _) if e.game == self.number && self.ply.is_none() => {
+                let result = match e.winner {
+                    Some(w) => format!("{} won", self.labels[w.min(1)]),
+                    None => "draw".to_string(),
+                };
+                let _ = writeln!(
+                    self.buf,
+                    "\n{}",
+                    style.paint(
+                        BOLD,
+                        &format!(
+                            "result: {result} by {} after {}{}, points {}-{} (A-B)",
+                            clean(&e.reason, 40),
+                            plural(e.plies, "ply", "plies"),
+                            if e.double { " (double)" } else { "" },
+                            e.points[0],
+                            e.points[1]
+                        )
+                    )
+                );
+            }
+            _ => {}
+        }
+        if !self.buf.is_empty() {
+            self.out.write_all(self.buf.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The drawings of RULES.md section 2 at W = 8, top row first.
+    #[test]
+    fn pit_numbers_follow_the_drawings_of_the_rules() {
+        let row = |sowing, player, front| -> Vec<usize> {
+            (0..8)
+                .map(|c| pit_at(sowing, 8, player, front, c))
+                .collect()
+        };
+        use Player::{One, Zero};
+        let cw = Sowing::Clockwise;
+        assert_eq!(row(cw, One, false), [8, 9, 10, 11, 12, 13, 14, 15]);
+        assert_eq!(row(cw, One, true), [7, 6, 5, 4, 3, 2, 1, 0]);
+        assert_eq!(row(cw, Zero, true), [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(row(cw, Zero, false), [15, 14, 13, 12, 11, 10, 9, 8]);
+        let acw = Sowing::Anticlockwise;
+        assert_eq!(row(acw, One, false), [15, 14, 13, 12, 11, 10, 9, 8]);
+        assert_eq!(row(acw, One, true), [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(row(acw, Zero, true), [7, 6, 5, 4, 3, 2, 1, 0]);
+        assert_eq!(row(acw, Zero, false), [8, 9, 10, 11, 12, 13, 14, 15]);
+    }
+
+    #[test]
+    fn a_move_in_words() {
+        let m: MoveRecord = serde_json::from_str(
+            r#"{"game":1,"ply":1,"bot":1,"player":1,"pit":5,"ms":0.148,"sown":13,"events":[{"kind":"capture","landing":7,"taken":[{"pit":0,"seeds":1},{"pit":1,"seeds":1}],"own":0,"sown":2,"sown_from":7},{"kind":"relay","pit":8,"seeds":3}],"truncated":false,"position":""}"#,
+        )
+        .expect("a move record");
+        assert_eq!(
+            move_words(&m),
+            "pit 5: 13 seeds sown; captured 2 from pits 0, 1 landing in 7; relay from 8 (3 seeds)"
+        );
+    }
+
+    #[test]
+    fn the_start_drawn_without_colour() {
+        let pos = Position::start(engine::Rules::default());
+        let mut out = String::new();
+        let names = ["A (x)".to_string(), "B (y)".to_string()];
+        draw_board(
+            &mut out,
+            &pos,
+            &names,
+            &Marks::default(),
+            false,
+            &Style { color: false },
+        );
+        let expected = "          player 1: B (y)
+P1 pit        8    9   10   11   12   13   14   15
+P1 back       2    2    2    2    2    2    2    2
+P1 front      2    2    2    2    0    0    0    0
+P1 pit        7    6    5    4    3    2    1    0
+          -----------------------------------------
+P0 pit        0    1    2    3    4    5    6    7
+P0 front      0    0    0    0    2    2    2    2
+P0 back       2    2    2    2    2    2    2    2
+P0 pit       15   14   13   12   11   10    9    8
+          player 0: A (x)  <- to move
+";
+        assert_eq!(out, expected);
+    }
+}

@@ -1,0 +1,779 @@
+//! Checking a log against the rules engine, one record at a time (LOGS.md, "Checking a
+//! log"). The [`Verifier`] holds what the log has established so far (the header, the
+//! game in progress, the set's running totals) and refuses the first record that
+//! disagrees with the rules or with the records before it, saying what differs.
+
+use std::fmt::Write as _;
+
+use engine::{EndReason, Game, PlayError, Player, Position, Preset, Rules, SetScore};
+
+use crate::records::{
+    Fault, GameEnd, GameStart, Header, MoveRecord, Ready, Record, Restart, SetEnd, Shutdown,
+    LOG_VERSION,
+};
+
+use super::text;
+
+/// The first disagreement: the record's line number and what differs, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Corrupt {
+    pub line: u64,
+    pub message: String,
+}
+
+/// How the log has ended so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// No `set-end` or `aborted` yet.
+    Open,
+    SetEnd,
+    /// With the record's reason.
+    Aborted(String),
+}
+
+/// What a record did, beyond what the record itself says, for those who show the log.
+pub enum Checked {
+    /// A game started from this position.
+    Started(Position),
+    /// A move was played: the position after it (the engine's, equal to the log's), and
+    /// the end of the game if the rules ended it there.
+    Moved(Position, Option<engine::GameEnd>),
+    Other,
+}
+
+/// The game in progress.
+struct InGame {
+    number: u32,
+    /// The bot that is player 0.
+    first: usize,
+    game: Game,
+    /// Faults recorded in this game, in order: (bot, kind).
+    faults: Vec<(usize, String)>,
+}
+
+impl InGame {
+    fn bot_of(&self, player: Player) -> usize {
+        if player == Player::Zero {
+            self.first
+        } else {
+            1 - self.first
+        }
+    }
+
+    fn player_of(&self, bot: usize) -> Player {
+        if bot == self.first {
+            Player::Zero
+        } else {
+            Player::One
+        }
+    }
+
+    /// Points by player, turned into points by bot.
+    fn by_bot(&self, by_player: [u32; 2]) -> [u32; 2] {
+        let mut points = [0; 2];
+        points[self.first] = by_player[0];
+        points[1 - self.first] = by_player[1];
+        points
+    }
+}
+
+/// Re-plays a log record by record; see the module documentation.
+pub struct Verifier {
+    header: Option<Header>,
+    rules: Rules,
+    game: Option<InGame>,
+    /// The number of the last game started (0 before the first).
+    last_game: u32,
+    /// Games ended (`game-end` records).
+    ended: u32,
+    score: SetScore,
+    faults: [u32; 2],
+    moves: u64,
+    /// With `early_stop`: the game after which the set was decided.
+    decided_after: Option<u32>,
+    ending: Ending,
+    ready_seen: [bool; 2],
+    /// Scratch for the engine's notation, reused for every move.
+    notation: String,
+}
+
+type Check = Result<Checked, String>;
+
+impl Verifier {
+    pub fn new() -> Verifier {
+        Verifier {
+            header: None,
+            rules: Rules::default(),
+            game: None,
+            last_game: 0,
+            ended: 0,
+            score: SetScore::default(),
+            faults: [0; 2],
+            moves: 0,
+            decided_after: None,
+            ending: Ending::Open,
+            ready_seen: [false; 2],
+            notation: String::new(),
+        }
+    }
+
+    /// The header, once line 1 has been checked.
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    pub fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    /// Games that have a checked `game-end`.
+    pub fn games_ended(&self) -> u32 {
+        self.ended
+    }
+
+    /// Moves checked, in all games.
+    pub fn moves(&self) -> u64 {
+        self.moves
+    }
+
+    /// Points, wins and draws of the games ended so far.
+    pub fn score(&self) -> SetScore {
+        self.score
+    }
+
+    /// Fault records per bot so far.
+    pub fn faults(&self) -> [u32; 2] {
+        self.faults
+    }
+
+    pub fn ending(&self) -> &Ending {
+        &self.ending
+    }
+
+    /// The game in progress: its number and the moves played in it.
+    pub fn in_progress(&self) -> Option<(u32, u32)> {
+        self.game.as_ref().map(|g| (g.number, g.game.plies()))
+    }
+
+    /// Checks one record, read from line `line`. On success the verifier has taken it
+    /// in; on failure it is unchanged in every way that matters (the log is corrupt).
+    pub fn check(&mut self, line: u64, record: &Record) -> Result<Checked, Corrupt> {
+        self.check_record(record)
+            .map_err(|message| Corrupt { line, message })
+    }
+
+    fn check_record(&mut self, record: &Record) -> Check {
+        match &self.ending {
+            Ending::Open => {}
+            Ending::SetEnd => return Err(format!("a {} record after set-end", kind(record))),
+            Ending::Aborted(_) => return Err(format!("a {} record after aborted", kind(record))),
+        }
+        match record {
+            Record::Header(h) if self.header.is_none() => self.check_header(h),
+            Record::Header(_) => Err("a second header".to_string()),
+            _ if self.header.is_none() => Err("the log does not start with a header".to_string()),
+            Record::Ready(r) => self.ready(r),
+            Record::Restart(r) => self.restart(r),
+            Record::Shutdown(s) => self.shutdown(s),
+            Record::GameStart(g) => self.game_start(g),
+            Record::Move(m) => self.play(m),
+            Record::Fault(f) => self.fault(f),
+            Record::GameEnd(e) => self.game_end(e),
+            Record::SetEnd(e) => self.set_end(e),
+            Record::Aborted(a) => {
+                self.ending = Ending::Aborted(a.reason.clone());
+                Ok(Checked::Other)
+            }
+        }
+    }
+
+    fn check_header(&mut self, h: &Header) -> Check {
+        if h.log_version != LOG_VERSION {
+            return Err(format!(
+                "log_version {} (this hus reads version {LOG_VERSION})",
+                h.log_version
+            ));
+        }
+        let preset: Preset = h.rules.preset.parse().map_err(|e| format!("header: {e}"))?;
+        self.rules =
+            Rules::new(preset, h.rules.width as usize).map_err(|e| format!("header: {e}"))?;
+        self.header = Some(h.clone());
+        Ok(Checked::Other)
+    }
+
+    fn ready(&mut self, r: &Ready) -> Check {
+        check_bot(r.bot, "ready")?;
+        if let Some(g) = &self.game {
+            return Err(format!("a ready record inside game {}", g.number));
+        }
+        if !r.ms.is_finite() || r.ms < 0.0 {
+            return Err(format!(
+                "ready of bot {}: time {} ms is negative",
+                r.bot, r.ms
+            ));
+        }
+        // The header is written after the first handshake and names what each bot
+        // announced there, which is what the first ready records repeat.
+        if self.last_game == 0 && !self.ready_seen[r.bot] {
+            self.ready_seen[r.bot] = true;
+            let said = self
+                .header
+                .as_ref()
+                .and_then(|h| h.bots[r.bot].name.as_ref());
+            if said != r.name.as_ref() {
+                return Err(format!(
+                    "ready of bot {}: the name {} differs from the header's {}",
+                    r.bot,
+                    json(&r.name),
+                    json(&said)
+                ));
+            }
+        }
+        Ok(Checked::Other)
+    }
+
+    fn restart(&mut self, r: &Restart) -> Check {
+        check_bot(r.bot, "restart")?;
+        if let Some(g) = &self.game {
+            return Err(format!("a restart record inside game {}", g.number));
+        }
+        if r.game != self.last_game + 1 {
+            return Err(format!(
+                "restart of bot {} for game {}, but the next game is {}",
+                r.bot,
+                r.game,
+                self.last_game + 1
+            ));
+        }
+        Ok(Checked::Other)
+    }
+
+    fn shutdown(&mut self, s: &Shutdown) -> Check {
+        check_bot(s.bot, "shutdown")?;
+        if !matches!(s.stopped_by.as_str(), "itself" | "sigterm" | "sigkill") {
+            return Err(format!(
+                "shutdown of bot {}: stopped_by {:?} is not itself, sigterm or sigkill",
+                s.bot, s.stopped_by
+            ));
+        }
+        Ok(Checked::Other)
+    }
+
+    fn game_start(&mut self, g: &GameStart) -> Check {
+        if let Some(current) = &self.game {
+            return Err(format!(
+                "game-start of game {} while game {} has no game-end",
+                g.game, current.number
+            ));
+        }
+        let expected = self.last_game + 1;
+        if g.game != expected {
+            return Err(format!(
+                "game-start of game {}, but the next game is {expected} (games are numbered from 1)",
+                g.game
+            ));
+        }
+        let games = self.header.as_ref().map_or(0, |h| h.games);
+        if g.game > games {
+            return Err(format!(
+                "game-start of game {}, but the header says the set has {games} games",
+                g.game
+            ));
+        }
+        if let Some(after) = self.decided_after {
+            return Err(format!(
+                "game-start of game {}, but the set was decided after game {after} and early_stop is on",
+                g.game
+            ));
+        }
+        if g.first > 1 {
+            return Err(format!(
+                "game-start of game {}: first is {}, not a bot (0 or 1)",
+                g.game, g.first
+            ));
+        }
+        let start = Position::start(self.rules);
+        self.notation.clear();
+        let _ = write!(self.notation, "{start}");
+        if g.position != self.notation {
+            return Err(format!(
+                "game-start of game {}: the log says starting position {} but the rules ({}) give {}",
+                g.game,
+                json(&g.position),
+                self.rules,
+                json(&self.notation)
+            ));
+        }
+        self.last_game = g.game;
+        self.game = Some(InGame {
+            number: g.game,
+            first: g.first,
+            game: Game::new(start),
+            faults: Vec::new(),
+        });
+        Ok(Checked::Started(start))
+    }
+
+    fn current(&mut self, what: &str, game: u32) -> Result<&mut InGame, String> {
+        match &mut self.game {
+            Some(g) if g.number != game => Err(format!(
+                "{what} of game {game} while game {} is in progress",
+                g.number
+            )),
+            Some(g) => Ok(g),
+            None => Err(format!("{what} of game {game} outside any game")),
+        }
+    }
+
+    fn play(&mut self, m: &MoveRecord) -> Check {
+        let mut notation = std::mem::take(&mut self.notation);
+        let result = self.play_inner(m, &mut notation);
+        self.notation = notation;
+        result
+    }
+
+    fn play_inner(&mut self, m: &MoveRecord, notation: &mut String) -> Check {
+        // Built only for a message: this runs for every move of the log.
+        let at = At(m.game, m.ply);
+        let g = self.current("move", m.game)?;
+        if let Some(&(bot, ref kind)) = g.faults.first() {
+            return Err(format!(
+                "{at}: a move after the {kind} fault of bot {bot} that ended this game"
+            ));
+        }
+        if let Some(end) = g.game.end() {
+            return Err(format!(
+                "{at}: the game was already over by the rules ({} after {} plies)",
+                end.reason,
+                g.game.plies()
+            ));
+        }
+        if m.ply != g.game.plies() {
+            return Err(format!(
+                "{at}: the log says ply {} but {} moves have been played in this game",
+                m.ply,
+                g.game.plies()
+            ));
+        }
+        let mover = g.game.position().to_move();
+        if m.player != mover.index() {
+            return Err(format!(
+                "{at}: the log says player {} moved but it is player {}'s turn",
+                m.player,
+                mover.index()
+            ));
+        }
+        if m.bot != g.bot_of(mover) {
+            return Err(format!(
+                "{at}: the log says bot {} moved but player {} is bot {} in this game",
+                m.bot,
+                mover.index(),
+                g.bot_of(mover)
+            ));
+        }
+        if !m.ms.is_finite() || m.ms < 0.0 {
+            return Err(format!("{at}: time {} ms is negative", m.ms));
+        }
+        let before = *g.game.position();
+        let report = match g.game.play(m.pit as usize) {
+            Ok(report) => report,
+            Err(PlayError::Illegal(e)) => {
+                return Err(format!("{at}: pit {} is not a legal move: {e}", m.pit))
+            }
+            Err(PlayError::GameOver) => return Err(format!("{at}: the game is over")),
+        };
+        let after = *g.game.position();
+        write_notation(notation, &after);
+        // The engine's own notation decides whenever the quick one disagrees.
+        if m.position != *notation && m.position != after.to_string() {
+            return Err(format!(
+                "{at}: the log says position {} but the engine gives {}{}{}",
+                json(&m.position),
+                json(&after.to_string()),
+                position_difference(&m.position, &after),
+                other_pit(&before, m.pit as usize, &m.position)
+            ));
+        }
+        if m.sown != report.summary.sown {
+            return Err(format!(
+                "{at}: the log says {} seeds sown but the engine sows {}",
+                m.sown, report.summary.sown
+            ));
+        }
+        if m.events != report.events {
+            return Err(format!(
+                "{at}: the log says events \"{}\" but the engine gives \"{}\"",
+                text::events_words(&m.events),
+                text::events_words(&report.events)
+            ));
+        }
+        if m.truncated != report.summary.truncated {
+            return Err(format!(
+                "{at}: the log says truncated {} but the engine says {}",
+                m.truncated, report.summary.truncated
+            ));
+        }
+        let end = g.game.end().copied();
+        self.moves += 1;
+        Ok(Checked::Moved(after, end))
+    }
+
+    fn fault(&mut self, f: &Fault) -> Check {
+        let at = format!("fault of game {} ply {}", f.game, f.ply);
+        check_bot(f.bot, &at)?;
+        let g = self.current("fault", f.game)?;
+        if g.faults.iter().any(|&(b, _)| b == f.bot) {
+            return Err(format!(
+                "{at}: bot {} already faulted in this game, which ended it",
+                f.bot
+            ));
+        }
+        if let Some(end) = g.game.end() {
+            return Err(format!(
+                "{at}: the game was already over by the rules ({} after {} plies)",
+                end.reason,
+                g.game.plies()
+            ));
+        }
+        if f.ply != g.game.plies() {
+            return Err(format!(
+                "{at}: the log says ply {} but {} moves have been played in this game",
+                f.ply,
+                g.game.plies()
+            ));
+        }
+        if protocol::FaultKind::from_wire(&f.kind).is_none() {
+            return Err(format!("{at}: {:?} is not a fault kind", f.kind));
+        }
+        let position = g.game.position().to_string();
+        if f.position != position {
+            return Err(format!(
+                "{at}: the log says position {} but the engine gives {}{}",
+                json(&f.position),
+                json(&position),
+                position_difference(&f.position, g.game.position())
+            ));
+        }
+        if let Some(ms) = f.ms {
+            if !ms.is_finite() || ms < 0.0 {
+                return Err(format!("{at}: time {ms} ms is negative"));
+            }
+        }
+        g.faults.push((f.bot, f.kind.clone()));
+        self.faults[f.bot] += 1;
+        Ok(Checked::Other)
+    }
+
+    fn game_end(&mut self, e: &GameEnd) -> Check {
+        let at = format!("game-end of game {}", e.game);
+        let rules = self.rules;
+        let g = self.current("game-end", e.game)?;
+        if e.plies != g.game.plies() {
+            return Err(format!(
+                "{at}: the log says {} plies but {} moves were played",
+                e.plies,
+                g.game.plies()
+            ));
+        }
+        let position = g.game.position().to_string();
+        if e.position != position {
+            return Err(format!(
+                "{at}: the log says final position {} but the engine gives {}{}",
+                json(&e.position),
+                json(&position),
+                position_difference(&e.position, g.game.position())
+            ));
+        }
+        let mut faulted = e.faulted.clone();
+        faulted.sort_unstable();
+        let mut recorded: Vec<usize> = g.faults.iter().map(|&(b, _)| b).collect();
+        recorded.sort_unstable();
+        if faulted != recorded {
+            return Err(format!(
+                "{at}: the log says faulted {:?} but the game's fault records name {:?}",
+                e.faulted, recorded
+            ));
+        }
+        // What the game's end should be: (reason, winner by bot, double, points by bot).
+        let (reason, winner, double, points) = match g.faults.as_slice() {
+            [] => {
+                let Some(end) = g.game.end().copied() else {
+                    let pos = g.game.position();
+                    return Err(format!(
+                        "{at}: the log ends the game after {} plies but by the rules it goes on \
+                         (player {} to move can play pits {})",
+                        g.game.plies(),
+                        pos.to_move().index(),
+                        list(pos.legal_moves())
+                    ));
+                };
+                let points = g.by_bot(rules.points(&end, g.game.position()));
+                (
+                    end.reason.name().to_string(),
+                    end.winner.map(|p| g.bot_of(p)),
+                    end.double,
+                    points,
+                )
+            }
+            [(bot, kind)] => {
+                let winner = g.player_of(*bot).other();
+                let end = engine::GameEnd {
+                    reason: EndReason::Fault,
+                    winner: Some(winner),
+                    double: false,
+                };
+                let points = g.by_bot(rules.points(&end, g.game.position()));
+                (kind.clone(), Some(1 - *bot), false, points)
+            }
+            [(_, kind), ..] => (kind.clone(), None, false, [0, 0]),
+        };
+        if e.reason != reason {
+            return Err(format!(
+                "{at}: the log says reason {:?} but it is {reason:?}",
+                e.reason
+            ));
+        }
+        if e.winner != winner {
+            return Err(format!(
+                "{at}: the log says the winner is {} but it is {}",
+                bot_or_draw(e.winner),
+                bot_or_draw(winner)
+            ));
+        }
+        if e.double != double {
+            return Err(format!(
+                "{at}: the log says double {} but it is {double}",
+                e.double
+            ));
+        }
+        if e.points != points {
+            return Err(format!(
+                "{at}: the log says points {}-{} but they are {}-{} (bot 0-bot 1, {} scoring)",
+                e.points[0],
+                e.points[1],
+                points[0],
+                points[1],
+                rules.preset()
+            ));
+        }
+        self.game = None;
+        self.ended += 1;
+        self.score.record(points, winner);
+        if let Some(h) = &self.header {
+            let left = h.games.saturating_sub(e.game);
+            if h.early_stop
+                && self.decided_after.is_none()
+                && self.score.decided(left, rules.max_points_per_game())
+            {
+                self.decided_after = Some(e.game);
+            }
+        }
+        Ok(Checked::Other)
+    }
+
+    fn set_end(&mut self, e: &SetEnd) -> Check {
+        if let Some(g) = &self.game {
+            return Err(format!("set-end while game {} has no game-end", g.number));
+        }
+        let s = &self.score;
+        if e.games_played != self.ended {
+            return Err(format!(
+                "set-end: the log says {} games played but it holds {}",
+                e.games_played, self.ended
+            ));
+        }
+        let games = self.header.as_ref().map_or(0, |h| h.games);
+        if e.games_played < games && self.decided_after.is_none() {
+            return Err(format!(
+                "set-end after {} of {games} games, but the set was not stopped early (decided with early_stop)",
+                e.games_played
+            ));
+        }
+        let checks: [(&str, String, String); 5] = [
+            ("points", pair(e.points), pair(s.points)),
+            ("wins", pair(e.wins), pair(s.wins)),
+            ("draws", e.draws.to_string(), s.draws.to_string()),
+            ("winner", bot_or_draw(e.winner), bot_or_draw(s.leader())),
+            ("faults", pair(e.faults), pair(self.faults)),
+        ];
+        for (field, logged, actual) in checks {
+            if logged != actual {
+                return Err(format!(
+                    "set-end: the log says {field} {logged} but the games give {actual}"
+                ));
+            }
+        }
+        self.ending = Ending::SetEnd;
+        Ok(Checked::Other)
+    }
+}
+
+/// `move of game G ply P`, written only when a message needs it.
+struct At(u32, u32);
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "move of game {} ply {}", self.0, self.1)
+    }
+}
+
+/// Writes `pos` in the notation of RULES.md exactly as the engine's `Display` does, but
+/// into a reused buffer and without allocating: it runs once per move of the log, and
+/// the engine's allocates for every pit. A test checks that the two agree; the
+/// verifier also asks the engine before it calls anything a mismatch.
+fn write_notation(out: &mut String, pos: &Position) {
+    fn number(out: &mut String, n: u32) {
+        if n >= 100 {
+            out.push(char::from(b'0' + (n / 100 % 10) as u8));
+        }
+        if n >= 10 {
+            out.push(char::from(b'0' + (n / 10 % 10) as u8));
+        }
+        out.push(char::from(b'0' + (n % 10) as u8));
+    }
+    out.clear();
+    let rules = pos.rules();
+    let w = rules.width();
+    out.push_str(rules.preset().name());
+    out.push(' ');
+    number(out, w as u32);
+    for player in Player::BOTH {
+        out.push(' ');
+        for pit in 0..2 * w {
+            if pit == w {
+                out.push('/');
+            } else if pit > 0 {
+                out.push(',');
+            }
+            number(out, u32::from(pos.seeds(player, pit)));
+        }
+    }
+    out.push(' ');
+    out.push(if pos.to_move() == Player::Zero {
+        '0'
+    } else {
+        '1'
+    });
+}
+
+fn check_bot(bot: usize, what: &str) -> Result<(), String> {
+    if bot > 1 {
+        return Err(format!("{what}: bot {bot} is not a bot (0 or 1)"));
+    }
+    Ok(())
+}
+
+/// The record's `type`.
+pub fn kind(record: &Record) -> &'static str {
+    match record {
+        Record::Header(_) => "header",
+        Record::Ready(_) => "ready",
+        Record::GameStart(_) => "game-start",
+        Record::Move(_) => "move",
+        Record::Fault(_) => "fault",
+        Record::GameEnd(_) => "game-end",
+        Record::Restart(_) => "restart",
+        Record::Shutdown(_) => "shutdown",
+        Record::SetEnd(_) => "set-end",
+        Record::Aborted(_) => "aborted",
+    }
+}
+
+/// A value as JSON, so that strings from the log are quoted and escaped.
+fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "?".to_string())
+}
+
+fn pair(v: [u32; 2]) -> String {
+    format!("{}-{}", v[0], v[1])
+}
+
+fn bot_or_draw(bot: Option<usize>) -> String {
+    match bot {
+        Some(b) => format!("bot {b}"),
+        None => "nobody (a draw)".to_string(),
+    }
+}
+
+fn list(pits: impl Iterator<Item = usize>) -> String {
+    let v: Vec<String> = pits.map(|p| p.to_string()).collect();
+    v.join(", ")
+}
+
+/// Where a logged position differs from the engine's, in words (for error messages).
+fn position_difference(logged: &str, engine: &Position) -> String {
+    let theirs: Position = match logged.parse() {
+        Ok(p) => p,
+        Err(e) => return format!(" (the log's is not a position: {e})"),
+    };
+    if theirs.rules() != engine.rules() {
+        return format!(" (rules {} instead of {})", theirs.rules(), engine.rules());
+    }
+    for player in Player::BOTH {
+        for pit in 0..engine.rules().pits() {
+            let (a, b) = (theirs.seeds(player, pit), engine.seeds(player, pit));
+            if a != b {
+                return format!(
+                    " (player {player}'s pit {pit}: the log has {}, the engine {b})",
+                    text::plural(a, "seed", "seeds")
+                );
+            }
+        }
+    }
+    if theirs.to_move() != engine.to_move() {
+        return format!(
+            " (the log has player {} to move, the engine player {})",
+            theirs.to_move(),
+            engine.to_move()
+        );
+    }
+    String::new()
+}
+
+/// When the logged position is what another legal pit gives, says so: the likely
+/// explanation of a mismatch is a changed `pit`.
+fn other_pit(before: &Position, played: usize, logged: &str) -> String {
+    for pit in before.legal_moves() {
+        if pit == played {
+            continue;
+        }
+        let mut p = *before;
+        if p.play_with(pit, &mut ()).is_ok() && p.to_string() == logged {
+            return format!("; the log's position is what pit {pit} gives, not pit {played}");
+        }
+    }
+    String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quick notation writer agrees with the engine's on random games of every
+    /// preset and width.
+    #[test]
+    fn quick_notation_is_the_engine_notation() {
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut text = String::new();
+        for preset in Preset::ALL {
+            for width in engine::MIN_WIDTH..=engine::MAX_WIDTH {
+                let rules = Rules::new(preset, width).expect("rules");
+                for _ in 0..20 {
+                    let mut game = Game::new(Position::start(rules));
+                    while game.end().is_none() {
+                        write_notation(&mut text, game.position());
+                        assert_eq!(text, game.position().to_string());
+                        let moves: Vec<usize> = game.position().legal_moves().collect();
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        let pit = moves[(seed % moves.len() as u64) as usize];
+                        game.play(pit).expect("a legal move");
+                    }
+                    write_notation(&mut text, game.position());
+                    assert_eq!(text, game.position().to_string());
+                }
+            }
+        }
+    }
+}

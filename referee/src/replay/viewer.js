@@ -1,0 +1,265 @@
+// The hus replay viewer. The set is the JSON in #hus-data (written by `hus replay
+// --html`): every board comes from the rules engine, already checked against the log.
+// Every text from the log is inserted with textContent, never parsed as HTML.
+//
+// The URL hash opens a position: #game=2&ply=5. For tests, #game=1&steps=5 presses the
+// "Next" button five times, through the same handler as a click.
+(function () {
+  'use strict';
+
+  const data = JSON.parse(document.getElementById('hus-data').textContent);
+  const W = data.rules.width;
+  const clockwise = data.rules.sowing === 'clockwise';
+  const SVG = 'http://www.w3.org/2000/svg';
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, attrs, text) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function svg(tag, attrs, text) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  const label = (bot) => {
+    const b = data.bots[bot];
+    return b.name === null ? b.letter : b.letter + ' (' + b.name + ')';
+  };
+  const plural = (n, one, many) => n + ' ' + (n === 1 ? one : many);
+  const ms = (x) => (x === null || x === undefined ? '' : x.toFixed(2) + ' ms');
+
+  // The pit at column `col` (0 = left, seen from player 0's seat) of a player's row:
+  // RULES.md section 2. Clockwise, player 0's front row runs 0..W-1 left to right and
+  // the back row 2W-1..W; player 1's side is the same turned half round. Anticlockwise
+  // is the mirror image.
+  function pitAt(player, front, col) {
+    const mirrored = clockwise ? player === 1 : player === 0;
+    if (front) return mirrored ? W - 1 - col : col;
+    return mirrored ? W + col : 2 * W - 1 - col;
+  }
+
+  // ---- the board, built once -------------------------------------------------------
+  const CELL = 64, R = 27, LEFT = 64, TOP = 40;
+  const rowsY = { '1back': TOP + 34, '1front': TOP + 98, '0front': TOP + 182, '0back': TOP + 246 };
+  const width = LEFT + W * CELL + 16;
+  const height = TOP + 246 + 34 + 44;
+  const board = $('board');
+  board.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
+  board.appendChild(svg('rect', { class: 'frame', x: LEFT - 8, y: TOP, width: W * CELL + 16, height: 280, rx: 18 }));
+  const sides = [
+    svg('rect', { class: 'side', 'data-side': 0, x: LEFT - 4, y: TOP + 144, width: W * CELL + 8, height: 132, rx: 14 }),
+    svg('rect', { class: 'side', 'data-side': 1, x: LEFT - 4, y: TOP + 4, width: W * CELL + 8, height: 132, rx: 14 }),
+  ];
+  sides.forEach((s) => board.appendChild(s));
+  board.appendChild(svg('line', { class: 'divider', x1: LEFT - 8, x2: LEFT + W * CELL + 8, y1: TOP + 140, y2: TOP + 140 }));
+  const names = [
+    svg('text', { class: 'name', id: 'name-0', x: LEFT + (W * CELL) / 2, y: TOP + 306 }),
+    svg('text', { class: 'name', id: 'name-1', x: LEFT + (W * CELL) / 2, y: TOP - 14 }),
+  ];
+  names.forEach((n) => board.appendChild(n));
+  // pits[player][pit] = { group, count }
+  const pits = [[], []];
+  for (const player of [1, 0]) {
+    for (const front of player === 1 ? [false, true] : [true, false]) {
+      const y = rowsY[player + (front ? 'front' : 'back')];
+      const row = front ? 'front' : 'back';
+      board.appendChild(svg('text', { class: 'rowlabel', x: LEFT - 14, y: y }, 'P' + player + ' ' + row));
+      for (let col = 0; col < W; col++) {
+        const pit = pitAt(player, front, col);
+        const x = LEFT + col * CELL + CELL / 2;
+        const group = svg('g', { class: 'pit', id: 'pit-' + player + '-' + pit });
+        group.appendChild(svg('circle', { cx: x, cy: y, r: R }));
+        const count = svg('text', {
+          class: 'count', x: x, y: y - 3,
+          'data-player': player, 'data-pit': pit, 'data-row': row, 'data-col': col,
+        });
+        group.appendChild(count);
+        group.appendChild(svg('text', { class: 'num', x: x, y: y + 20 }, String(pit)));
+        board.appendChild(group);
+        pits[player][pit] = { group: group, count: count };
+      }
+    }
+  }
+
+  // ---- state -----------------------------------------------------------------------
+  let game = null;     // the game shown
+  let ply = 0;         // moves played in the position shown
+  let timer = null;
+  const buttons = { first: $('first'), prev: $('prev'), play: $('play'), next: $('next'), last: $('last') };
+  const slider = $('slider');
+
+  function boardAt(k) { return k === 0 ? game.start : game.moves[k - 1].board; }
+  function toMoveAt(k) { return k === 0 ? game.to_move : game.moves[k - 1].next; }
+  function botOf(player) { return player === 0 ? game.first : 1 - game.first; }
+  const plies = () => game.moves.length;
+
+  function endText(g) {
+    const e = g.end;
+    if (!e) return 'unfinished: the log stops during this game';
+    const who = e.winner === null ? 'draw' : label(e.winner) + ' won';
+    return who + ' by ' + e.reason + ' after ' + plural(e.plies, 'ply', 'plies') +
+      (e.double ? ' (double)' : '') + '; points A ' + e.points[0] + ' \u2013 ' + e.points[1] + ' B';
+  }
+
+  function render() {
+    const b = boardAt(ply);
+    const mover = toMoveAt(ply);
+    const over = ply === plies() && game.end !== null;
+    for (const p of [0, 1]) {
+      for (let i = 0; i < 2 * W; i++) {
+        const cell = pits[p][i];
+        cell.count.textContent = String(b[p][i]);
+        cell.group.setAttribute('class', 'pit' + (b[p][i] === 0 ? ' empty' : ''));
+      }
+      const isMover = !over && p === mover;
+      sides[p].setAttribute('class', 'side' + (isMover ? ' mover' : ''));
+      names[p].setAttribute('class', 'name' + (isMover ? ' mover' : ''));
+      names[p].textContent = 'player ' + p + ': ' + label(botOf(p)) + (isMover ? '  \u2190 to move' : '');
+    }
+    const info = $('move-info');
+    if (ply > 0) {
+      const m = game.moves[ply - 1];
+      const mark = (player, pit, cls) => pits[player][pit].group.classList.add(cls);
+      for (const e of m.events) {
+        if (e.kind === 'relay') mark(m.player, e.pit, 'relay');
+        if (e.kind === 'capture') {
+          mark(m.player, e.landing, 'landing');
+          for (const t of e.taken) mark(1 - m.player, t.pit, 'taken');
+        }
+      }
+      mark(m.player, m.pit, 'played');
+      info.textContent = 'Ply ' + m.ply + ': ' + label(m.bot) + ', player ' + m.player +
+        ', played in ' + ms(m.ms) + ' \u2014 ' + m.text + '.';
+    } else {
+      info.textContent = 'Start of game ' + game.game + '. Player 0 (' + label(game.first) +
+        ') moves first.';
+    }
+    slider.max = String(plies());
+    slider.value = String(ply);
+    $('ply-label').textContent = 'ply ' + ply + ' of ' + plies();
+    buttons.first.disabled = buttons.prev.disabled = ply === 0;
+    buttons.next.disabled = buttons.last.disabled = ply === plies();
+    const list = $('moves');
+    for (const li of list.children) {
+      const current = Number(li.dataset.ply) + 1 === ply;
+      li.classList.toggle('current', current);
+      if (current && li.scrollIntoView) li.scrollIntoView({ block: 'nearest' });
+    }
+    $('end-info').classList.toggle('reached', ply === plies());
+    document.body.dataset.game = String(game.game);
+    document.body.dataset.ply = String(ply);
+    try {
+      history.replaceState(null, '', '#game=' + game.game + '&ply=' + ply);
+    } catch (e) {
+      // Some browsers refuse history changes on file:// pages; the hash is a convenience.
+    }
+  }
+
+  function setPly(k) {
+    const n = Math.max(0, Math.min(plies(), k | 0));
+    ply = n;
+    render();
+  }
+
+  function stop() {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    buttons.play.textContent = 'Play';
+  }
+
+  function selectGame(index) {
+    stop();
+    game = data.games[index];
+    $('game-select').value = String(index);
+    $('game-result').textContent = endText(game);
+    const list = $('moves');
+    list.replaceChildren();
+    for (const m of game.moves) {
+      const li = el('li', { 'data-ply': m.ply });
+      const captured = m.events.filter((e) => e.kind === 'capture').length > 0;
+      if (captured) li.classList.add('capture');
+      const button = el('button', { type: 'button' },
+        m.ply + '. ' + data.bots[m.bot].letter + ' pit ' + m.pit + ' \u00b7 ' + plural(m.sown, 'seed', 'seeds') +
+        ' \u00b7 ' + ms(m.ms));
+      button.addEventListener('click', () => { stop(); setPly(m.ply + 1); });
+      li.appendChild(button);
+      list.appendChild(li);
+    }
+    const end = $('end-info');
+    end.replaceChildren();
+    end.appendChild(el('div', { class: 'result' }, 'Result: ' + endText(game)));
+    for (const f of game.faults) {
+      end.appendChild(el('div', { class: 'fault' },
+        'Fault at ply ' + f.ply + ' by ' + label(f.bot) + ': ' + f.kind + ' \u2014 ' + f.detail +
+        (f.ms === null ? '' : ' (' + ms(f.ms) + ')')));
+      if (f.line !== null) end.appendChild(el('div', { class: 'line' }, 'line: ' + f.line));
+    }
+    setPly(0);
+  }
+
+  // ---- the set ---------------------------------------------------------------------
+  document.title = 'hus replay: ' + label(0) + ' vs ' + label(1);
+  $('source').textContent = data.source;
+  $('set-line').textContent = label(0) + ' vs ' + label(1) + ' \u00b7 ' + data.rules.preset + ', width ' + W +
+    ' (' + data.rules.sowing + ') \u00b7 ' + data.time + ' \u00b7 seed ' + data.seed + ' \u00b7 ' +
+    data.games.length + ' of ' + data.games_planned + ' games \u00b7 ' + data.referee;
+  const s = data.set;
+  $('set-result').textContent = 'Points A ' + s.points[0] + ' \u2013 ' + s.points[1] + ' B \u00b7 won ' +
+    s.wins[0] + '\u2013' + s.wins[1] + ', drawn ' + s.draws + ', faults ' + s.faults[0] + '\u2013' + s.faults[1] +
+    ' \u00b7 ' + data.status_text;
+  $('numbering').textContent = 'Pit numbers are each owner\u2019s own, in sowing order (' + data.rules.sowing +
+    '): front row 0 to ' + (W - 1) + ', back row ' + W + ' to ' + (2 * W - 1) + '. Player 0 sits at the bottom.';
+  const select = $('game-select');
+  data.games.forEach((g, i) => {
+    select.appendChild(el('option', { value: String(i) }, 'Game ' + g.game + ': ' + endText(g)));
+  });
+
+  // ---- controls --------------------------------------------------------------------
+  buttons.first.addEventListener('click', () => { stop(); setPly(0); });
+  buttons.prev.addEventListener('click', () => { stop(); setPly(ply - 1); });
+  buttons.next.addEventListener('click', () => { setPly(ply + 1); if (ply === plies()) stop(); });
+  buttons.last.addEventListener('click', () => { stop(); setPly(plies()); });
+  buttons.play.addEventListener('click', () => {
+    if (timer !== null) { stop(); return; }
+    if (ply === plies()) setPly(0);
+    buttons.play.textContent = 'Pause';
+    timer = setInterval(() => buttons.next.click(), Number($('speed').value));
+  });
+  $('speed').addEventListener('change', () => {
+    if (timer !== null) { stop(); buttons.play.click(); }
+  });
+  slider.addEventListener('input', () => { stop(); setPly(Number(slider.value)); });
+  select.addEventListener('change', () => selectGame(Number(select.value)));
+  document.addEventListener('keydown', (e) => {
+    const tag = e.target && e.target.tagName;
+    if (tag === 'INPUT' || tag === 'SELECT') return;
+    const key = { ArrowRight: 'next', ArrowLeft: 'prev', Home: 'first', End: 'last', ' ': 'play' }[e.key];
+    if (key) { e.preventDefault(); buttons[key].click(); }
+  });
+
+  function applyHash(hash) {
+    const params = new URLSearchParams(String(hash).replace(/^#/, ''));
+    const number = parseInt(params.get('game'), 10);
+    const index = data.games.findIndex((g) => g.game === number);
+    if (index >= 0 && data.games[index] !== game) selectGame(index);
+    const k = parseInt(params.get('ply'), 10);
+    if (!Number.isNaN(k)) { stop(); setPly(k); }
+    const steps = parseInt(params.get('steps'), 10);
+    for (let i = 0; i < (Number.isNaN(steps) ? 0 : steps); i++) buttons.next.click();
+  }
+
+  if (data.games.length === 0) {
+    $('move-info').textContent = 'The log holds no game.';
+    for (const b of Object.values(buttons)) b.disabled = true;
+    return;
+  }
+  // Read the hash before the first render replaces it with the position shown.
+  const opening = location.hash;
+  selectGame(0);
+  applyHash(opening);
+  window.addEventListener('hashchange', () => applyHash(location.hash));
+})();
