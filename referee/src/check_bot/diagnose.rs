@@ -66,7 +66,13 @@ impl Check {
 
 impl fmt::Display for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{:<8} {}: {}", self.mark.as_str(), self.title, self.summary)?;
+        writeln!(
+            f,
+            "{:<8} {}: {}",
+            self.mark.as_str(),
+            self.title,
+            self.summary
+        )?;
         for detail in &self.details {
             writeln!(f, "{:9}{detail}", "")?;
         }
@@ -215,8 +221,18 @@ pub fn checks(config: &CheckConfig, evidence: &Evidence) -> Vec<Check> {
         starts(config, probe, &facts),
         flushes(probe),
         debug_output(probe, &facts),
-        faults_check(&facts, Bucket::Messages, MESSAGES, "every line was a valid message"),
-        faults_check(&facts, Bucket::Pits, PITS, "every move was one of the legal pits"),
+        faults_check(
+            &facts,
+            Bucket::Messages,
+            MESSAGES,
+            "every line was a valid message",
+        ),
+        faults_check(
+            &facts,
+            Bucket::Pits,
+            PITS,
+            "every move was one of the legal pits",
+        ),
         unasked(probe, &facts),
         in_time(config, &facts),
         crashes(&facts, &stderr),
@@ -270,13 +286,13 @@ fn starts(config: &CheckConfig, probe: &Probe, facts: &Facts) -> Check {
             )
             .detail(r#"fix: read the hello line from stdin, then write {"type":"ready","name":"my-bot"} and a newline on stdout, and flush"#);
         }
-        Hello::Unflushed { .. } => {
-            return Check::new(
-                Mark::Skipped,
-                STARTS,
-                format!("not measured: its ready came only when its stdin was closed (see \"{FLUSHES}\")"),
-            )
-        }
+        Hello::Unflushed { .. } => return Check::new(
+            Mark::Skipped,
+            STARTS,
+            format!(
+                "not measured: its ready came only when its stdin was closed (see \"{FLUSHES}\")"
+            ),
+        ),
         Hello::Ready { .. } | Hello::Other | Hello::Gone => {}
     }
     let failed = facts.faults_in(Bucket::Start);
@@ -289,7 +305,9 @@ fn starts(config: &CheckConfig, probe: &Probe, facts: &Facts) -> Check {
         .detail("fix: answer hello with ready within time.ready_ms of your program's start; load big data after that");
     }
     let starts: Vec<f64> = match probe.hello {
-        Hello::Ready { ms } => std::iter::once(ms).chain(facts.readies.iter().copied()).collect(),
+        Hello::Ready { ms } => std::iter::once(ms)
+            .chain(facts.readies.iter().copied())
+            .collect(),
         _ => facts.readies.clone(),
     };
     let Some(slowest) = starts.iter().copied().reduce(f64::max) else {
@@ -299,7 +317,7 @@ fn starts(config: &CheckConfig, probe: &Probe, facts: &Facts) -> Check {
             "it never answered hello with ready (see below)",
         );
     };
-    let share = slowest / allowance as f64;
+    let share = slowest / (config.set.ready_time.as_secs_f64() * 1000.0);
     if share > SLOW_START {
         Check::new(
             Mark::Warning,
@@ -374,7 +392,10 @@ fn debug_output(probe: &Probe, facts: &Facts) -> Check {
         .map(|(when, line)| (format!("{when}, unasked"), line.as_str()))
         .collect();
     for f in facts.faults_in(Bucket::Debug) {
-        let place = format!("in game {} at ply {} ({}: {})", f.game, f.ply, f.kind, f.detail);
+        let place = format!(
+            "in game {} at ply {} ({}: {})",
+            f.game, f.ply, f.kind, f.detail
+        );
         seen.push((place, f.line.as_deref().unwrap_or_default()));
     }
     let Some((place, line)) = seen.first() else {
@@ -473,7 +494,7 @@ fn in_time(config: &CheckConfig, facts: &Facts) -> Check {
     let Some((n, mean, max)) = stats else {
         return Check::new(Mark::Skipped, TIME, "no move to time");
     };
-    let share = max / limit as f64;
+    let share = max / (config.move_time.as_secs_f64() * 1000.0);
     if share > SLOW_MOVE {
         Check::new(
             Mark::Warning,
@@ -541,7 +562,9 @@ fn exits(probe: &Probe, facts: &Facts) -> Check {
         for w in wrong {
             check = check.detail(w);
         }
-        return check.detail("fix: leave your read loop and exit on bye, and when reading stdin returns end-of-file");
+        return check.detail(
+            "fix: leave your read loop and exit on bye, and when reading stdin returns end-of-file",
+        );
     }
     if seen.is_empty() {
         return Check::new(

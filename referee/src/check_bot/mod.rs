@@ -170,7 +170,10 @@ impl LogDir {
                 }
             }
         }
-        bail!("cannot find a free temporary directory name in {}", base.display())
+        bail!(
+            "cannot find a free temporary directory name in {}",
+            base.display()
+        )
     }
 
     /// Deletes a temporary directory; a `--log-dir` is always kept.
@@ -267,40 +270,53 @@ pub fn run(args: &CheckBotArgs) -> Result<ExitCode> {
     let checks = diagnose::checks(&config, &evidence);
     let problems = checks.iter().filter(|c| c.mark == Mark::Problem).count();
     let warnings = checks.iter().filter(|c| c.mark == Mark::Warning).count();
-    println!();
+    let mut report = String::from("\n");
     for check in &checks {
-        print!("{check}");
+        report.push_str(&check.to_string());
     }
-    println!();
-    println!(
-        "{}, {}.",
+    report.push_str(&format!(
+        "\n{}, {}.\n",
         count(problems, "problem", "no problems"),
         count(warnings, "warning", "no warnings")
-    );
+    ));
     let keep = problems > 0 || !dir.temporary;
     if keep {
         if let Some(set) = &evidence.set {
-            println!("log: {}", set.log.display());
+            report.push_str(&format!("log: {}\n", set.log.display()));
         }
-        println!("your bot's stderr: {}", evidence.stderr.display());
+        report.push_str(&format!(
+            "your bot's stderr: {}\n",
+            evidence.stderr.display()
+        ));
         if dir.temporary {
-            println!(
-                "(kept in the temporary directory {}; delete it when you are done)",
+            report.push_str(&format!(
+                "(kept in the temporary directory {}; delete it when you are done)\n",
                 dir.path.display()
-            );
+            ));
         }
     } else {
         dir.discard();
-        println!(
-            "(the log was in the temporary directory {}, now deleted; --log-dir DIR keeps it)",
+        report.push_str(&format!(
+            "(the log was in the temporary directory {}, now deleted; --log-dir DIR keeps it)\n",
             dir.path.display()
-        );
+        ));
     }
+    say(&report)?;
     Ok(if problems > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes to stdout and flushes; a closed stdout is an error (which `main` treats as a
+/// normal end), not a panic.
+fn say(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("cannot write to stdout")
 }
 
 fn count(n: usize, what: &str, none: &str) -> String {
@@ -316,15 +332,15 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
     let stem = free_stem(&dir.path, config.set.seed, &config.bot);
     let stderr = dir.path.join(format!("{stem}.a.stderr"));
     let rules = config.set.rules;
-    println!("hus check-bot: {}", config.bot.command);
-    println!(
-        "  {} at width {}, {} ms per move, {} ms to start, seed {}",
+    say(&format!(
+        "hus check-bot: {}\n  {} at width {}, {} ms per move, {} ms to start, seed {}\n",
+        config.bot.command,
         rules.preset().name(),
         rules.width(),
         config.move_time.as_millis(),
         config.set.ready_time.as_millis(),
         config.set.seed
-    );
+    ))?;
     let hello = hello_line(&config.set, &referee);
     let probe = probe::run(&config.bot, &stderr, &hello, &config.set, config.move_time).await?;
     if !probe.games_can_run() {
@@ -334,11 +350,11 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
             stderr,
         });
     }
-    println!(
-        "  playing {} game{} against the built-in random mover ...",
+    say(&format!(
+        "  playing {} game{} against the built-in random mover ...\n",
         config.set.games,
         if config.set.games == 1 { "" } else { "s" }
-    );
+    ))?;
     let (mut log, stem) = LogWriter::create(&dir.path, &stem)?;
     let entrants = [
         Entrant {

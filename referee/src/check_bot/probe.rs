@@ -232,7 +232,13 @@ async fn answer_turn(
     if process.send(&game.to_line()).await.is_err() {
         return TurnAnswer::Gone;
     }
-    unasked.extend(listen(process, "before its first turn (after ready and the game message)").await);
+    unasked.extend(
+        listen(
+            process,
+            "before its first turn (after ready and the game message)",
+        )
+        .await,
+    );
     let Ok(written) = process.send(&turn.to_line()).await else {
         return TurnAnswer::Gone;
     };
