@@ -124,7 +124,11 @@ fn printed_path(stdout: &str, prefix: &str) -> PathBuf {
 fn assert_all_ok(c: &Checked, bot: &str) {
     assert_eq!(c.code, Some(0), "{bot}: {}{}", c.stdout, c.stderr);
     assert_eq!(c.marks(), ["ok"; 11], "{bot}:\n{}", c.stdout);
-    assert!(c.stdout.contains("\nno problems, no warnings.\n"), "{}", c.stdout);
+    assert!(
+        c.stdout.contains("\nno problems, no warnings.\n"),
+        "{}",
+        c.stdout
+    );
 }
 
 #[test]
@@ -147,7 +151,11 @@ fn good_bots_pass_every_check() {
     assert_eq!(of_type(&records, "game-end").len(), 2);
     assert_eq!(records[0]["bots"][1]["name"], "hus-random");
     // Seed 1 seats the bot both ways.
-    c.expect("plays whole games", "ok", "it moved first in 1 and second in 1");
+    c.expect(
+        "plays whole games",
+        "ok",
+        "it moved first in 1 and second in 1",
+    );
 
     let c = check_bot(&hus_random(5), &[]);
     assert_all_ok(&c, "hus random-bot");
@@ -185,19 +193,29 @@ sys.stdout.flush()
     let c = check_bot(&python(&never), &["--ready-time", "1s"]);
     assert_eq!(c.code, Some(1), "{}{}", c.stdout, c.stderr);
     c.expect("flushes stdout", "problem", wording);
-    let seen = c.detail_with("flushes stdout", "it answered hello only when its stdin was closed");
+    let seen = c.detail_with(
+        "flushes stdout",
+        "it answered hello only when its stdin was closed",
+    );
     assert!(
         seen.ends_with(r#"{"type":"ready","name":"no-flush"}"#),
         "{seen}"
     );
-    c.expect("starts up", "skipped", "its ready came only when its stdin was closed");
+    c.expect(
+        "starts up",
+        "skipped",
+        "its ready came only when its stdin was closed",
+    );
     c.expect("plays whole games", "skipped", "not played");
 
     let c = check_bot(&python(&moves), &["--move-time", "200ms"]);
     assert_eq!(c.code, Some(1), "{}{}", c.stdout, c.stderr);
     c.expect("starts up", "ok", "ready after");
     c.expect("flushes stdout", "problem", wording);
-    let seen = c.detail_with("flushes stdout", "its ready came at once, but its first move only when its stdin was closed");
+    let seen = c.detail_with(
+        "flushes stdout",
+        "its ready came at once, but its first move only when its stdin was closed",
+    );
     assert!(seen.ends_with(r#"{"type": "move", "pit": 4}"#), "{seen}");
 }
 
@@ -247,7 +265,11 @@ fn illegal_pits() {
         "problem",
         "pit 16 does not exist (pits are 0 to 15)",
     );
-    c.expect("plays legal pits", "problem", "illegal-move in game 1 at ply ");
+    c.expect(
+        "plays legal pits",
+        "problem",
+        "illegal-move in game 1 at ply ",
+    );
     assert_position_and_legal(&c);
     assert_eq!(
         c.detail_with("plays legal pits", "its line: "),
@@ -285,7 +307,14 @@ fn crashes_point_to_stderr() {
     // Without --log-dir: a problem keeps the temporary directory.
     let dir = tempfile::tempdir().expect("temp dir");
     let c = run(
-        &["check-bot", &misbehave("exit 3"), "--games", "2", "--seed", "1"],
+        &[
+            "check-bot",
+            &misbehave("exit 3"),
+            "--games",
+            "2",
+            "--seed",
+            "1",
+        ],
         dir,
     );
     assert_eq!(c.code, Some(1), "{}", c.stdout);
@@ -330,7 +359,11 @@ fn slow_start_up_is_a_warning() {
     assert_eq!(c.code, Some(0), "{}", c.stdout);
     c.expect("starts up", "warning", "its slowest start took ");
     c.expect("starts up", "warning", "of the 1000 ms allowance");
-    assert!(c.stdout.contains("\nno problems, 1 warning.\n"), "{}", c.stdout);
+    assert!(
+        c.stdout.contains("\nno problems, 1 warning.\n"),
+        "{}",
+        c.stdout
+    );
 }
 
 #[test]
@@ -359,12 +392,20 @@ fn a_command_that_does_not_exist() {
         "{}",
         c.stderr
     );
-    assert!(c.stderr.contains("is the program installed"), "{}", c.stderr);
+    assert!(
+        c.stderr.contains("is the program installed"),
+        "{}",
+        c.stderr
+    );
     assert!(!c.stdout.contains("ok "), "{}", c.stdout);
 
     let c = check_bot(&random_bot(), &["--games", "0"]);
     assert_eq!(c.code, Some(2));
-    assert!(c.stderr.contains("--games must be 1 to 1000"), "{}", c.stderr);
+    assert!(
+        c.stderr.contains("--games must be 1 to 1000"),
+        "{}",
+        c.stderr
+    );
 }
 
 #[test]

@@ -286,13 +286,15 @@ fn starts(config: &CheckConfig, probe: &Probe, facts: &Facts) -> Check {
             )
             .detail(r#"fix: read the hello line from stdin, then write {"type":"ready","name":"my-bot"} and a newline on stdout, and flush"#);
         }
-        Hello::Unflushed { .. } => return Check::new(
-            Mark::Skipped,
-            STARTS,
-            format!(
+        Hello::Unflushed { .. } => {
+            return Check::new(
+                Mark::Skipped,
+                STARTS,
+                format!(
                 "not measured: its ready came only when its stdin was closed (see \"{FLUSHES}\")"
             ),
-        ),
+            )
+        }
         Hello::Ready { .. } | Hello::Other | Hello::Gone => {}
     }
     let failed = facts.faults_in(Bucket::Start);
