@@ -19,6 +19,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // A file-size limit (ulimit -f) must turn into a write error that is reported, not
+    // into a signal that kills the referee in the middle of a log line.
+    // SAFETY: setting a signal's disposition to SIG_IGN at start-up, before any thread.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Match(args) => match_cmd::run(&args),

@@ -66,12 +66,8 @@ impl RecordSink for LogWriter {
             out.write_all(b"\n")?;
             out.flush()
         };
-        write(&mut self.out).with_context(|| {
-            format!(
-                "cannot write the log {} (the log is incomplete)",
-                self.path.display()
-            )
-        })
+        write(&mut self.out)
+            .with_context(|| format!("cannot write to the log {}", self.path.display()))
     }
 }
 

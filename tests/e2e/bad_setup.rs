@@ -86,3 +86,49 @@ fn an_unwritable_log_directory_is_an_error() {
         "cannot create the log directory",
     );
 }
+
+/// A full disk, simulated with a file-size limit: the log cannot be written, and `hus`
+/// says so and fails instead of reporting the set.
+#[test]
+fn a_log_that_cannot_be_written_stops_the_set_with_an_error() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_hus"));
+    command
+        .args([
+            "match",
+            &random_bot(),
+            &random_bot(),
+            "--games",
+            "50",
+            "--log-dir",
+        ])
+        .arg(dir.path());
+    // SAFETY: only setrlimit, which is async-signal-safe, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 8192,
+                rlim_max: 8192,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = command.output().expect("hus runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the set did not finish; the log"), "{err}");
+    assert!(
+        err.contains("is incomplete: cannot write to the log"),
+        "{err}"
+    );
+    assert!(err.contains("File too large"), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("wins the set") && !stdout.contains("set is drawn"),
+        "{stdout}"
+    );
+}
