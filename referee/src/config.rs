@@ -124,7 +124,8 @@ impl MatchConfig {
     }
 }
 
-fn check_positive(d: Duration, flag: &str) -> Result<Duration> {
+/// `d`, if it is more than zero and at most a day.
+pub fn check_positive(d: Duration, flag: &str) -> Result<Duration> {
     if d.is_zero() {
         bail!("{flag} must be more than 0");
     }
@@ -135,7 +136,7 @@ fn check_positive(d: Duration, flag: &str) -> Result<Duration> {
 }
 
 /// A seed from the clock and the process id, for sets run without `--seed`.
-fn fresh_seed() -> u64 {
+pub fn fresh_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

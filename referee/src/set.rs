@@ -133,11 +133,10 @@ impl Runner<'_> {
             self.after_handshake(b, r, sink)?;
         }
 
-        let mut lots = ChaCha8Rng::seed_from_u64(self.config.seed);
+        let firsts = lots(self.config.seed, self.config.games);
         let mut score = SetScore::default();
         let mut played = 0;
-        for game_no in 1..=self.config.games {
-            let first = lots.gen_range(0..2usize);
+        for (game_no, &first) in (1..=self.config.games).zip(&firsts) {
             self.restart_faulted(game_no, sink).await?;
             let end = self.play_game(game_no, first, sink).await?;
             played += 1;
@@ -600,6 +599,13 @@ impl Runner<'_> {
         }))?;
         Ok(TurnOutcome::Moved { pit: pit as u32 })
     }
+}
+
+/// The lots of a set: for each game, the bot that moves first. The same seed always
+/// draws the same lots.
+pub fn lots(seed: u64, games: u32) -> Vec<usize> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..games).map(|_| rng.gen_range(0..2usize)).collect()
 }
 
 fn by_bot(bot_of: &[usize; 2], by_player: [u32; 2]) -> [u32; 2] {

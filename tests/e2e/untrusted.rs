@@ -46,7 +46,11 @@ fn one_game(mode: &str, marker: &str, extra: &[&str]) -> (Vec<serde_json::Value>
     ];
     args.extend_from_slice(extra);
     let p = play(&bot, &random_bot(), &args);
-    let faults = of_type(&p.records, "fault").into_iter().cloned().collect();
+    let faults = of_type(&p.records, "fault")
+        .into_iter()
+        .filter(|f| f["bot"] == 0)
+        .cloned()
+        .collect();
     (faults, p)
 }
 
@@ -63,7 +67,7 @@ fn rss_kib(p: &Played) -> u64 {
 
 #[test]
 fn answers_hello_after_the_allowance() {
-    let (f, _) = one_game("late-hello 1.0", &tag("late"), &["--ready-time", "400ms"]);
+    let (f, _) = one_game("late-hello 3.0", &tag("late"), &["--ready-time", "1500ms"]);
     assert_eq!(kinds(&f), ["start-up"]);
 }
 

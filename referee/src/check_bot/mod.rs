@@ -24,16 +24,16 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use engine::{Preset, Rules};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 use crate::cli::CheckBotArgs;
-use crate::config::{parse_duration, sanitize, BotSpec, SetConfig, TimeControl};
+use crate::config::{
+    check_positive, fresh_seed, parse_duration, sanitize, BotSpec, SetConfig, TimeControl,
+};
 use crate::limits::Limits;
 use crate::match_cmd::referee_version;
 use crate::records::Record;
 use crate::report::LogWriter;
-use crate::set::{hello_line, play_set, Entrant, RecordSink};
+use crate::set::{hello_line, lots, play_set, Entrant, RecordSink};
 
 use diagnose::Mark;
 
@@ -57,11 +57,11 @@ impl CheckConfig {
         if !(1..=MAX_GAMES).contains(&args.games) {
             bail!("--games must be 1 to {MAX_GAMES}, got {}", args.games);
         }
-        let move_time = positive(
+        let move_time = check_positive(
             parse_duration(&args.move_time).context("invalid --move-time")?,
             "--move-time",
         )?;
-        let ready_time = positive(
+        let ready_time = check_positive(
             parse_duration(&args.ready_time).context("invalid --ready-time")?,
             "--ready-time",
         )?;
@@ -96,40 +96,15 @@ impl CheckConfig {
     }
 }
 
-fn positive(d: Duration, flag: &str) -> Result<Duration> {
-    if d.is_zero() {
-        bail!("{flag} must be more than 0");
-    }
-    if d > Duration::from_secs(3600) {
-        bail!("{flag} must be at most 1h");
-    }
-    Ok(d)
-}
-
-/// A seed from the clock and the process id.
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let mut x = nanos ^ u64::from(std::process::id()).rotate_left(32);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (x ^ (x >> 31)) % 1_000_000
-}
-
 /// From `start` on, the first seed whose lots make the checked bot (bot 0) move first
-/// in one game and second in another, when there are two games or more. It mirrors the
-/// lots of `set.rs` (ChaCha8 from the seed, one `gen_range(0..2)` per game) only to
-/// choose a good seed: the report says which seats the bot actually played.
+/// in one game and second in another, when there are two games or more.
 fn seed_with_both_seats(start: u64, games: u32) -> u64 {
     if games < 2 {
         return start;
     }
     (start..start + 64)
         .find(|&seed| {
-            let mut lots = ChaCha8Rng::seed_from_u64(seed);
-            let firsts: Vec<usize> = (0..games).map(|_| lots.gen_range(0..2usize)).collect();
+            let firsts = lots(seed, games);
             firsts.contains(&0) && firsts.contains(&1)
         })
         .unwrap_or(start)
@@ -416,10 +391,8 @@ mod tests {
     fn the_chosen_seed_seats_the_bot_both_ways() {
         for start in [0, 1, 99, 123_456] {
             let seed = seed_with_both_seats(start, 2);
-            let mut lots = ChaCha8Rng::seed_from_u64(seed);
-            let a = lots.gen_range(0..2usize);
-            let b = lots.gen_range(0..2usize);
-            assert_ne!(a, b, "seed {seed}");
+            let firsts = lots(seed, 2);
+            assert_ne!(firsts[0], firsts[1], "seed {seed}");
         }
         assert_eq!(seed_with_both_seats(5, 1), 5);
     }
