@@ -8,6 +8,8 @@ mod check_bot;
 mod common;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
+/// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
+mod replay;
 /// The sample bots in every language never fault, and the Rust one plays well.
 mod sample_bots;
 /// Sets between the sample bots: results, logs re-played with the engine.

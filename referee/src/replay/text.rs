@@ -406,7 +406,7 @@ impl<W: Write> Observer for Report<W> {
                 if self.follow {
                     let _ = writeln!(
                         self.buf,
-                        "game {}: {} begins (player 0)",
+                        "game {} begins: {} moves first (player 0)",
                         g.game, self.labels[g.first]
                     );
                 }

@@ -180,11 +180,16 @@
     list.replaceChildren();
     for (const m of game.moves) {
       const li = el('li', { 'data-ply': m.ply });
-      const captured = m.events.filter((e) => e.kind === 'capture').length > 0;
-      if (captured) li.classList.add('capture');
+      let taken = 0;
+      for (const e of m.events) {
+        if (e.kind === 'capture') for (const t of e.taken) taken += t.seeds;
+      }
       const button = el('button', { type: 'button' },
-        m.ply + '. ' + data.bots[m.bot].letter + ' pit ' + m.pit + ' \u00b7 ' + plural(m.sown, 'seed', 'seeds') +
-        ' \u00b7 ' + ms(m.ms));
+        m.ply + '. ' + data.bots[m.bot].letter + ' pit ' + m.pit + ' \u00b7 ' + m.sown + ' sown \u00b7 ' + ms(m.ms));
+      if (taken > 0) {
+        li.classList.add('capture');
+        button.appendChild(el('span', { class: 'took' }, ' \u00b7 took ' + taken));
+      }
       button.addEventListener('click', () => { stop(); setPly(m.ply + 1); });
       li.appendChild(button);
       list.appendChild(li);

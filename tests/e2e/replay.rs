@@ -1,0 +1,1192 @@
+//! `hus replay`: logs of real sets verify (faults and restarts included); hand-altered
+//! logs are refused at the right line with the right message; one game and one
+//! position are shown as the engine has them; a set is followed while its log grows;
+//! the HTML viewer, in headless Chromium, shows the engine's boards in both sowing
+//! directions.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use engine::{Game, Player, Position};
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+/// `hus replay ARGS...`: exit code, stdout, stderr.
+fn replay(args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["replay"];
+    all.extend_from_slice(args);
+    let out = hus(&all);
+    (
+        out.status.code().expect("hus replay exits with a code"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// The lines of a log, without their newlines.
+fn log_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .expect("log readable")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Writes `lines` to a new file in `dir`, each followed by a newline.
+fn write_log(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
+    let path = dir.join(name);
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(&path, text).expect("write the altered log");
+    path
+}
+
+fn record(line: &str) -> Value {
+    serde_json::from_str(line).expect("a JSON record")
+}
+
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).expect("JSON")
+}
+
+/// `A (python-greedy)`, as hus labels a bot.
+fn label(header: &Value, bot: u64) -> String {
+    let letter = ["A", "B"][bot as usize];
+    match header["bots"][bot as usize]["name"].as_str() {
+        Some(name) => format!("{letter} ({name})"),
+        None => letter.to_string(),
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// For every move record (by index in `records`): the position before it.
+fn positions_before(records: &[Value]) -> Vec<Option<Position>> {
+    let mut current: Option<Position> = None;
+    records
+        .iter()
+        .map(|r| match r["type"].as_str() {
+            Some("game-start") => {
+                current = r["position"].as_str().and_then(|p| p.parse().ok());
+                None
+            }
+            Some("move") => {
+                let before = current;
+                current = r["position"].as_str().and_then(|p| p.parse().ok());
+                before
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The position of game `game` after `plies` moves, by the engine alone.
+fn engine_position(records: &[Value], game: u64, plies: usize) -> Position {
+    let start = records
+        .iter()
+        .find(|r| r["type"] == "game-start" && r["game"] == game)
+        .expect("the game starts");
+    let mut g = Game::new(
+        start["position"]
+            .as_str()
+            .expect("position")
+            .parse()
+            .expect("notation"),
+    );
+    for m in records
+        .iter()
+        .filter(|r| r["type"] == "move" && r["game"] == game)
+        .take(plies)
+    {
+        g.play(m["pit"].as_u64().expect("pit") as usize)
+            .expect("a legal move");
+    }
+    *g.position()
+}
+
+/// A move in words, written here independently of hus.
+fn move_words(m: &Value) -> String {
+    let sown = m["sown"].as_u64().expect("sown");
+    let mut s = format!("pit {}: {} sown", m["pit"], plural(sown, "seed", "seeds"));
+    for e in m["events"].as_array().expect("events") {
+        if e["kind"] == "relay" {
+            let seeds = e["seeds"].as_u64().expect("seeds");
+            s += &format!(
+                "; relay from {} ({})",
+                e["pit"],
+                plural(seeds, "seed", "seeds")
+            );
+        } else {
+            let taken = e["taken"].as_array().expect("taken");
+            let total: u64 = taken.iter().map(|t| t["seeds"].as_u64().expect("n")).sum();
+            let pits: Vec<String> = taken.iter().map(|t| t["pit"].to_string()).collect();
+            s += &format!(
+                "; captured {total} from {} {} landing in {}",
+                if pits.len() == 1 { "pit" } else { "pits" },
+                pits.join(", "),
+                e["landing"]
+            );
+            if e["own"].as_u64() != Some(0) {
+                s += &format!(", lifting its own {}", e["own"]);
+            }
+        }
+    }
+    if m["truncated"] == true {
+        s += "; stopped by the 3000-seed rule";
+    }
+    s
+}
+
+/// Checks the summary of a verified log against its records.
+fn check_summary(records: &[Value], out: &str) {
+    let header = &records[0];
+    let moves = of_type(records, "move").len() as u64;
+    let ends = of_type(records, "game-end");
+    let verified = format!(
+        "verified: {}, {}",
+        plural(ends.len() as u64, "game", "games"),
+        plural(moves, "move", "moves")
+    );
+    assert_eq!(out.lines().last(), Some(verified.as_str()), "{out}");
+    assert!(
+        out.contains(&format!(
+            "set: {} at width {}, {} games",
+            header["rules"]["preset"].as_str().expect("preset"),
+            header["rules"]["width"],
+            header["games"]
+        )),
+        "{out}"
+    );
+    for bot in 0..2 {
+        let line = format!(
+            "  {}: {}",
+            label(header, bot),
+            header["bots"][bot as usize]["command"]
+                .as_str()
+                .expect("command")
+        );
+        assert!(out.lines().any(|l| l == line), "{line:?} in {out}");
+    }
+    for end in ends {
+        let prefix = format!("game {}: ", end["game"]);
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no line for {prefix:?} in {out}"));
+        let result = match end["winner"].as_u64() {
+            Some(w) => format!("{} won", label(header, w)),
+            None => "draw".to_string(),
+        };
+        let expected = format!("; {result} by {}", end["reason"].as_str().expect("reason"));
+        assert!(
+            line.contains(&expected),
+            "{line:?} should contain {expected:?}"
+        );
+        let expected = format!(
+            " after {}, points {}-{}; ",
+            plural(end["plies"].as_u64().expect("plies"), "ply", "plies"),
+            end["points"][0],
+            end["points"][1]
+        );
+        assert!(
+            line.contains(&expected),
+            "{line:?} should contain {expected:?}"
+        );
+    }
+    let set_end = of_type(records, "set-end")[0];
+    let last = match set_end["winner"].as_u64() {
+        Some(w) => format!("{} wins the set", label(header, w)),
+        None => "the set is drawn".to_string(),
+    };
+    assert!(out.lines().any(|l| l == last), "{last:?} in {out}");
+}
+
+#[test]
+fn logs_of_real_sets_verify() {
+    let p = play(&greedy_bot(), &random_bot(), &["--seed", "11"]);
+    let (code, out, err) = replay(&[path_str(&p.log)]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err, "");
+    assert!(out.contains("seed 11"), "{out}");
+    check_summary(&p.records, &out);
+
+    for (rules, width) in [("rulebook", "9"), ("mancala-world", "12")] {
+        let p = play(
+            &random_bot(),
+            &random_bot(),
+            &[
+                "--seed", "5", "--games", "2", "--rules", rules, "--width", width,
+            ],
+        );
+        let (code, out, err) = replay(&[path_str(&p.log)]);
+        assert_eq!(code, 0, "{rules}: {err}");
+        check_summary(&p.records, &out);
+    }
+}
+
+#[test]
+fn logs_with_faults_and_restarts_verify() {
+    // A faults in every game (each restart brings a new process that faults again).
+    let p = play(
+        &misbehave("garbage"),
+        &random_bot(),
+        &["--seed", "2", "--games", "3", "--move-time", "500ms"],
+    );
+    assert_eq!(of_type(&p.records, "restart").len(), 2);
+    let (code, out, err) = replay(&[path_str(&p.log)]);
+    assert_eq!(code, 0, "{err}");
+    check_summary(&p.records, &out);
+    assert!(
+        out.lines()
+            .any(|l| l == "  restarting A (misbehave-garbage) for game 2"),
+        "{out}"
+    );
+    assert!(out.contains("won by malformed (fault by A)"), "{out}");
+    assert!(
+        out.contains("    line: thinking... pit 4 looks good"),
+        "{out}"
+    );
+
+    // game-end.faulted must name the faults of its game.
+    let lines = log_lines(&p.log);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let at = lines
+        .iter()
+        .position(|l| l.contains("\"game-end\""))
+        .expect("a game-end");
+    let mut altered = lines.clone();
+    let mut end = record(&lines[at]);
+    end["faulted"] = json!([]);
+    altered[at] = compact(&end);
+    let bad = write_log(dir.path(), "faulted.jsonl", &altered);
+    let (code, _, err) = replay(&[path_str(&bad)]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: game-end of game 1: the log says faulted [] but the game's fault records name [0]\n",
+            at + 1
+        )
+    );
+
+    // A time-out under rulebook: the opponent scores every seed on the board.
+    let p = play(
+        &misbehave("never-answer"),
+        &random_bot(),
+        &[
+            "--seed",
+            "1",
+            "--games",
+            "1",
+            "--move-time",
+            "200ms",
+            "--rules",
+            "rulebook",
+        ],
+    );
+    let (code, out, err) = replay(&[path_str(&p.log)]);
+    assert_eq!(code, 0, "{err}");
+    check_summary(&p.records, &out);
+    assert!(out.contains("won by time-out (fault by A)"), "{out}");
+    assert!(out.contains("points 0-48;"), "{out}");
+
+    // Neither bot starts: no winner, 0-0.
+    let p = play(
+        &misbehave("no-hello"),
+        &misbehave("no-hello"),
+        &["--seed", "1", "--games", "1", "--ready-time", "300ms"],
+    );
+    let (code, out, err) = replay(&[path_str(&p.log)]);
+    assert_eq!(code, 0, "{err}");
+    check_summary(&p.records, &out);
+    assert!(
+        out.contains("game 1: ")
+            && out.contains("; draw by start-up (fault by A and B) after 0 plies, points 0-0;"),
+        "{out}"
+    );
+}
+
+/// A set to alter by hand, and its lines.
+struct Base {
+    played: Played,
+    lines: Vec<String>,
+    dir: tempfile::TempDir,
+}
+
+fn base() -> Base {
+    let played = play(
+        &greedy_bot(),
+        &random_bot(),
+        &["--seed", "3", "--games", "3"],
+    );
+    let lines = log_lines(&played.log);
+    assert_eq!(lines.len(), played.records.len());
+    Base {
+        played,
+        lines,
+        dir: tempfile::tempdir().expect("temp dir"),
+    }
+}
+
+impl Base {
+    fn records(&self) -> &[Value] {
+        &self.played.records
+    }
+
+    /// Replays the log with line `index` (0-based) replaced by `record`.
+    fn with(&self, index: usize, record: &Value) -> (i32, String, String) {
+        let mut lines = self.lines.clone();
+        lines[index] = compact(record);
+        self.run(&lines)
+    }
+
+    fn run(&self, lines: &[String]) -> (i32, String, String) {
+        let path = write_log(self.dir.path(), "altered.jsonl", lines);
+        replay(&[path_str(&path)])
+    }
+
+    fn run_raw(&self, text: &str) -> (i32, String, String) {
+        let path = self.dir.path().join("raw.jsonl");
+        std::fs::write(&path, text).expect("write");
+        replay(&[path_str(&path)])
+    }
+
+    /// The index of the first record of `kind` after `from` that satisfies `f`.
+    fn find(&self, kind: &str, from: usize, f: impl Fn(&Value) -> bool) -> usize {
+        (from..self.records().len())
+            .find(|&i| self.records()[i]["type"] == kind && f(&self.records()[i]))
+            .unwrap_or_else(|| panic!("no {kind} record found"))
+    }
+}
+
+#[test]
+fn a_changed_pit_is_refused_at_its_line() {
+    let b = base();
+    let before = positions_before(b.records());
+    // The first move from a position with another legal pit.
+    let i = b.find("move", 0, |_| true);
+    let i = (i..b.records().len())
+        .find(|&i| before[i].is_some_and(|p| p.legal_moves().len() > 1))
+        .expect("a move with a choice");
+    let m = &b.records()[i];
+    let pit = m["pit"].as_u64().expect("pit") as usize;
+    let pos = before[i].expect("position before");
+    let other = pos.legal_moves().find(|&q| q != pit).expect("another pit");
+    let mut after = pos;
+    after.play(other).expect("legal");
+    let mut altered = m.clone();
+    altered["pit"] = json!(other);
+    let (code, out, err) = b.with(i, &altered);
+    assert_eq!(code, 1, "{out}");
+    let head = format!(
+        "CORRUPT: line {}: move of game {} ply {}: the log says position {} but the engine gives \"{after}\" (",
+        i + 1,
+        m["game"],
+        m["ply"],
+        m["position"]
+    );
+    let tail = format!("); the log's position is what pit {pit} gives, not pit {other}\n");
+    assert!(
+        err.starts_with(&head),
+        "{err:?}\nshould start with {head:?}"
+    );
+    assert!(err.ends_with(&tail), "{err:?}\nshould end with {tail:?}");
+
+    // A pit that cannot be played.
+    let empty = (0..2 * pos.width())
+        .find(|&q| pos.seeds(pos.to_move(), q) < 2)
+        .expect("a pit with fewer than 2 seeds");
+    let mut tried = pos;
+    let refusal = tried.play(empty).expect_err("illegal").to_string();
+    altered["pit"] = json!(empty);
+    let (code, _, err) = b.with(i, &altered);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: move of game {} ply {}: pit {empty} is not a legal move: {refusal}\n",
+            i + 1,
+            m["game"],
+            m["ply"]
+        )
+    );
+}
+
+#[test]
+fn a_changed_board_is_refused_at_its_line() {
+    let b = base();
+    let i = b.find("move", 0, |m| m["ply"] == 4);
+    let m = &b.records()[i];
+    let logged: Position = m["position"]
+        .as_str()
+        .expect("position")
+        .parse()
+        .expect("notation");
+    let mut setup = logged.to_setup();
+    let seeds = setup.pits[1][3];
+    setup.pits[1][3] += 1;
+    let changed = setup.validate().expect("a valid position").to_string();
+    let mut altered = m.clone();
+    altered["position"] = json!(changed);
+    let (code, _, err) = b.with(i, &altered);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: move of game {} ply 4: the log says position \"{changed}\" but the engine gives \"{logged}\" (player 1's pit 3: the log has {}, the engine {seeds})\n",
+            i + 1,
+            m["game"],
+            plural(u64::from(seeds) + 1, "seed", "seeds")
+        )
+    );
+
+    // The other facts of a move: seeds sown, events, truncated.
+    let mut altered = m.clone();
+    altered["sown"] = json!(m["sown"].as_u64().expect("sown") + 1);
+    let (code, _, err) = b.with(i, &altered);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: move of game {} ply 4: the log says {} seeds sown but the engine sows {}\n",
+            i + 1,
+            m["game"],
+            m["sown"].as_u64().expect("sown") + 1,
+            m["sown"]
+        )
+    );
+    let mut altered = m.clone();
+    altered["events"] = json!([{"kind": "relay", "pit": 3, "seeds": 2}]);
+    let (code, _, err) = b.with(i, &altered);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(&format!(
+            "CORRUPT: line {}: move of game {} ply 4: the log says events \"relay from 3 (2 seeds)\" but the engine gives \"",
+            i + 1,
+            m["game"]
+        )),
+        "{err}"
+    );
+    let mut altered = m.clone();
+    altered["truncated"] = json!(true);
+    let (code, _, err) = b.with(i, &altered);
+    assert_eq!(code, 1);
+    assert!(
+        err.ends_with("the log says truncated true but the engine says false\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_changed_result_is_refused_at_its_line() {
+    let b = base();
+    let i = b.find("game-end", 0, |_| true);
+    let end = &b.records()[i];
+    let points = [
+        end["points"][0].as_u64().expect("p"),
+        end["points"][1].as_u64().expect("p"),
+    ];
+    let mut altered = end.clone();
+    altered["points"] = json!([points[0] + 1, points[1]]);
+    let (code, _, err) = b.with(i, &altered);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: game-end of game 1: the log says points {}-{} but they are {}-{} (bot 0-bot 1, hus scoring)\n",
+            i + 1,
+            points[0] + 1,
+            points[1],
+            points[0],
+            points[1]
+        )
+    );
+
+    let winner = |w: &Value| match w.as_u64() {
+        Some(b) => format!("bot {b}"),
+        None => "nobody (a draw)".to_string(),
+    };
+    let mut altered = end.clone();
+    let other = match end["winner"].as_u64() {
+        Some(w) => json!(1 - w),
+        None => json!(0),
+    };
+    altered["winner"] = other.clone();
+    let (code, _, err) = b.with(i, &altered);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: game-end of game 1: the log says the winner is {} but it is {}\n",
+            i + 1,
+            winner(&other),
+            winner(&end["winner"])
+        )
+    );
+
+    let s = b.find("set-end", 0, |_| true);
+    let set_end = &b.records()[s];
+    let mut altered = set_end.clone();
+    let other = match set_end["winner"].as_u64() {
+        Some(w) => json!(1 - w),
+        None => json!(0),
+    };
+    altered["winner"] = other.clone();
+    let (code, _, err) = b.with(s, &altered);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: set-end: the log says winner {} but the games give {}\n",
+            s + 1,
+            winner(&other),
+            winner(&set_end["winner"])
+        )
+    );
+    let mut altered = set_end.clone();
+    altered["games_played"] = json!(2);
+    let (code, _, err) = b.with(s, &altered);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: set-end: the log says 2 games played but it holds 3\n",
+            s + 1
+        )
+    );
+}
+
+#[test]
+fn a_removed_move_is_refused_at_the_next_line() {
+    let b = base();
+    let i = b.find("move", 0, |m| m["ply"] == 2);
+    let m = &b.records()[i];
+    let mut lines = b.lines.clone();
+    lines.remove(i);
+    let (code, _, err) = b.run(&lines);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: move of game {} ply 3: the log says ply 3 but 2 moves have been played in this game\n",
+            i + 1,
+            m["game"]
+        )
+    );
+
+    // A game that ends early: the engine says it goes on.
+    let e = b.find("game-end", 0, |_| true);
+    let mut lines = b.lines.clone();
+    lines.remove(e - 1);
+    let (code, _, err) = b.run(&lines);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(&format!(
+            "CORRUPT: line {e}: game-end of game 1: the log says "
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_log_cut_short_is_incomplete_and_still_checked() {
+    let b = base();
+    let i = b.find("move", 0, |m| m["game"] == 2 && m["ply"] == 3);
+    let done = b.records()[..i]
+        .iter()
+        .filter(|r| r["type"] == "move")
+        .count();
+    // Cut mid-way through line i + 1, as a crash leaves it: no newline.
+    let mut text = b.lines[..i].join("\n");
+    text.push('\n');
+    text.push_str(&b.lines[i][..b.lines[i].len() / 2]);
+    let (code, out, err) = b.run_raw(&text);
+    assert_eq!(code, 3, "{out}{err}");
+    assert_eq!(
+        err,
+        format!(
+            "INCOMPLETE: the log ends without set-end or aborted (the referee was killed or the machine stopped); \
+             its last line, {}, is cut short mid-way and was not read. What it holds is consistent: \
+             verified: 1 game, {done} moves; game 2 has no game-end (3 of its moves verified)\n",
+            i + 1
+        )
+    );
+    // The games it holds are in the summary.
+    assert!(out.lines().any(|l| l.starts_with("game 1: ")), "{out}");
+
+    // Cut after a whole line.
+    let (code, _, err) = b.run(&b.lines[..i]);
+    assert_eq!(code, 3);
+    assert!(err.starts_with("INCOMPLETE: the log ends without set-end or aborted (the referee was killed or the machine stopped). What it holds"), "{err}");
+
+    // What it holds is still checked: a bad board before the cut is corrupt.
+    let j = b.find("move", 0, |m| m["game"] == 1 && m["ply"] == 1);
+    let mut lines = b.lines[..i].to_vec();
+    let mut m = b.records()[j].clone();
+    m["sown"] = json!(999);
+    lines[j] = compact(&m);
+    let (code, _, err) = b.run(&lines);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(&format!("CORRUPT: line {}: ", j + 1)),
+        "{err}"
+    );
+
+    // A line cut mid-way that is not the last is corruption.
+    let mut lines = b.lines.clone();
+    lines[i] = lines[i][..lines[i].len() / 2].to_string();
+    let (code, _, err) = b.run(&lines);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(&format!(
+            "CORRUPT: line {}: the line is cut short mid-way (EOF while parsing",
+            i + 1
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn what_is_not_a_log_of_this_version_is_unreadable() {
+    let b = base();
+    let mut header = b.records()[0].clone();
+    header["log_version"] = json!(2);
+    let (code, _, err) = b.with(0, &header);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(": log_version 2 is not one this hus (")
+            && err.contains("reads log_version 1"),
+        "{err}"
+    );
+    let (code, _, err) = b.run_raw("\x00\x01 garbage \u{ff}\nmore\n");
+    assert_eq!(code, 2);
+    assert!(err.contains("not a hus log: line 1 is not JSON"), "{err}");
+    let (code, _, err) = b.run_raw("{\"type\":\"move\"}\n");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("not a hus log: line 1 is not a header record"),
+        "{err}"
+    );
+    let (code, _, err) = b.run_raw("");
+    assert_eq!(code, 2);
+    assert!(err.contains("the file is empty"), "{err}");
+    let (code, _, err) = replay(&["/nonexistent/hus.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("error: cannot open /nonexistent/hus.jsonl"),
+        "{err}"
+    );
+    let (code, _, err) = replay(&[path_str(&b.played.log), "--color", "sometimes"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--color must be auto, always or never"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_fields_are_ignored_and_unknown_records_reported() {
+    let b = base();
+    let mut lines: Vec<String> = b
+        .records()
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r["later_field"] = json!({"x": [1, 2]});
+            compact(&r)
+        })
+        .collect();
+    lines.insert(
+        3,
+        r#"{"type":"comment","text":"from a later hus"}"#.to_string(),
+    );
+    let (code, out, err) = b.run(&lines);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        "warning: line 4: unknown record type \"comment\", skipped (a newer hus may have written it)\n"
+    );
+    check_summary(b.records(), &out);
+
+    // A known record of the wrong shape, and a record after the end.
+    let i = b.find("move", 0, |_| true);
+    let mut m = b.records()[i].clone();
+    m["sown"] = json!("thirteen");
+    let (code, _, err) = b.with(i, &m);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(&format!(
+            "CORRUPT: line {}: a move record not as LOGS.md describes it: invalid type: string \"thirteen\"",
+            i + 1
+        )),
+        "{err}"
+    );
+    let mut lines = b.lines.clone();
+    lines.push(b.lines[i].clone());
+    let (code, _, err) = b.run(&lines);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: a move record after set-end\n",
+            lines.len()
+        )
+    );
+}
+
+#[test]
+fn ply_shows_the_engine_position_and_its_notation() {
+    let b = base();
+    let log = path_str(&b.played.log);
+    let plies = of_type(b.records(), "game-end")[1]["plies"]
+        .as_u64()
+        .expect("plies") as usize;
+    for k in [0, 1, 5, plies] {
+        let (code, out, err) = replay(&[log, "--game", "2", "--ply", &k.to_string()]);
+        assert_eq!(code, 0, "{err}");
+        let expected = format!("position: {}", engine_position(b.records(), 2, k));
+        assert!(
+            out.lines().any(|l| l == expected),
+            "--ply {k}: {expected:?} in {out}"
+        );
+    }
+    let (code, _, err) = replay(&[log, "--game", "2", "--ply", &(plies + 1).to_string()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with(&format!(
+            "game 2 has {plies} plies: --ply must be 0 to {plies}\n"
+        )),
+        "{err}"
+    );
+    let (code, _, err) = replay(&[log, "--game", "4"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with("there is no game 4 (the log holds 3 games)\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn game_shows_every_move_in_words_and_boards() {
+    let b = base();
+    let log = path_str(&b.played.log);
+    let header = &b.records()[0];
+    let (code, out, err) = replay(&[log, "--game", "1", "--color", "never"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains('\x1b'), "no colour with --color never");
+    for m in b
+        .records()
+        .iter()
+        .filter(|r| r["type"] == "move" && r["game"] == 1)
+    {
+        let line = format!(
+            "ply {}: {} played pit {} in {:.2} ms: {}",
+            m["ply"],
+            label(header, m["bot"].as_u64().expect("bot")),
+            m["pit"],
+            m["ms"].as_f64().expect("ms"),
+            move_words(m)
+        );
+        assert!(out.lines().any(|l| l == line), "{line:?} in {out}");
+    }
+    assert!(
+        out.contains("captured"),
+        "a game of greedy has captures: {out}"
+    );
+    // The start as RULES.md draws it (clockwise, player 0 at the bottom).
+    for row in [
+        "P1 pit        8    9   10   11   12   13   14   15",
+        "P1 front      2    2    2    2    0    0    0    0",
+        "P1 pit        7    6    5    4    3    2    1    0",
+        "P0 pit        0    1    2    3    4    5    6    7",
+        "P0 front      0    0    0    0    2    2    2    2",
+        "P0 pit       15   14   13   12   11   10    9    8",
+    ] {
+        assert!(out.lines().any(|l| l == row), "{row:?} in {out}");
+    }
+    let end = of_type(b.records(), "game-end")[0];
+    assert!(
+        out.lines().any(|l| l.starts_with("result: ")
+            && l.contains(&format!(
+                " by {} after ",
+                end["reason"].as_str().expect("reason")
+            ))),
+        "{out}"
+    );
+    let (code, out, _) = replay(&[log, "--game", "1", "--color", "always"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\x1b["), "colour with --color always");
+}
+
+/// Waits for `child` at most `limit`; kills it and fails past that.
+fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> (i32, String, String) {
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (
+        status.code().unwrap_or(-1),
+        out.join().expect("stdout reader"),
+        err.join().expect("stderr reader"),
+    )
+}
+
+fn spawn_hus(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus starts")
+}
+
+#[test]
+fn follow_prints_a_log_as_it_is_written() {
+    let b = base();
+    let path = b.dir.path().join("growing.jsonl");
+    std::fs::write(&path, "").expect("create");
+    let follower = spawn_hus(&["replay", "--follow", path_str(&path)]);
+    // Copy the log line by line, some lines in two writes with a pause between.
+    let lines = b.lines.clone();
+    let target = path.clone();
+    let writer = std::thread::spawn(move || {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&target)
+            .expect("open");
+        for (i, line) in lines.iter().enumerate() {
+            if i % 7 == 3 {
+                let half = line.len() / 2;
+                file.write_all(&line.as_bytes()[..half]).expect("write");
+                file.flush().expect("flush");
+                std::thread::sleep(Duration::from_millis(150));
+                file.write_all(&line.as_bytes()[half..]).expect("write");
+            } else {
+                file.write_all(line.as_bytes()).expect("write");
+            }
+            file.write_all(b"\n").expect("write");
+            file.flush().expect("flush");
+            std::thread::sleep(Duration::from_millis(3));
+        }
+    });
+    let (code, out, err) = wait_bounded(follower, Duration::from_secs(60), "hus replay --follow");
+    writer.join().expect("writer");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err, "");
+    check_summary(b.records(), &out);
+    let header = &b.records()[0];
+    for m in of_type(b.records(), "move") {
+        let line = format!(
+            "  game {} ply {}: {} {:.2} ms, {}",
+            m["game"],
+            m["ply"],
+            label(header, m["bot"].as_u64().expect("bot")),
+            m["ms"].as_f64().expect("ms"),
+            move_words(m)
+        );
+        assert!(out.lines().any(|l| l == line), "{line:?} in {out}");
+    }
+}
+
+#[test]
+fn follow_watches_a_match_being_played() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log_dir = path_str(dir.path()).to_string();
+    let bot = misbehave("ok");
+    let matched = spawn_hus(&[
+        "match",
+        &bot,
+        &bot,
+        "--games",
+        "2",
+        "--seed",
+        "7",
+        "--move-time",
+        "50ms",
+        "--log-dir",
+        &log_dir,
+        "--quiet",
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let log = loop {
+        let found = std::fs::read_dir(dir.path())
+            .expect("log dir")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "jsonl"));
+        if let Some(log) = found {
+            break log;
+        }
+        assert!(Instant::now() < deadline, "no log appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let follower = spawn_hus(&["replay", "--follow", path_str(&log)]);
+    let (code, out, err) = wait_bounded(follower, Duration::from_secs(120), "hus replay --follow");
+    let (match_code, _, match_err) = wait_bounded(matched, Duration::from_secs(60), "hus match");
+    assert_eq!(match_code, 0, "{match_err}");
+    assert_eq!(code, 0, "{err}");
+    let records = read_log(&log);
+    verify_log(&records);
+    check_summary(&records, &out);
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("  game ")).count(),
+        of_type(&records, "move").len(),
+        "one line per move: {out}"
+    );
+}
+
+// ---- the HTML viewer, in headless Chromium ------------------------------------------
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Whether to run the browser tests: Chromium must be installed (tests/setup.sh does
+/// it), unless HUS_SKIP_BROWSER=1 says to skip them.
+fn browser() -> bool {
+    if std::env::var("HUS_SKIP_BROWSER").as_deref() == Ok("1") {
+        eprintln!("HUS_SKIP_BROWSER=1: the browser test is skipped");
+        return false;
+    }
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is not installed: run tests/setup.sh (or set HUS_SKIP_BROWSER=1 to skip the browser tests)"
+    );
+    true
+}
+
+/// Headless Chromium on `url`, with these extra arguments; returns its stdout.
+fn chromium(url: &str, extra: &[&str]) -> String {
+    let profile = tempfile::tempdir().expect("profile dir");
+    let child = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=3000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    let (code, out, err) = wait_bounded(child, Duration::from_secs(90), "chromium");
+    assert_eq!(code, 0, "chromium failed: {err}");
+    out
+}
+
+/// `name="value"` in one tag.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let end = tag[start..].find('"')? + start;
+    Some(&tag[start..end])
+}
+
+/// A pit as the viewer shows it: (player, pit, row, column, seeds).
+type Shown = (usize, usize, String, usize, u32);
+
+/// Every element with `data-pit`, and its text.
+fn shown_pits(dom: &str) -> Vec<Shown> {
+    let mut pits = Vec::new();
+    let mut at = 0;
+    while let Some(i) = dom[at..].find(" data-pit=\"") {
+        let i = at + i;
+        let open = dom[..i].rfind('<').expect("tag start");
+        let close = i + dom[i..].find('>').expect("tag end");
+        let tag = &dom[open..close];
+        let text_end = close + dom[close..].find('<').expect("closing tag");
+        let number = |name: &str| -> usize {
+            attr(tag, name)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} in {tag}"))
+        };
+        pits.push((
+            number("data-player"),
+            number("data-pit"),
+            attr(tag, "data-row").expect("data-row").to_string(),
+            number("data-col"),
+            dom[close + 1..text_end]
+                .trim()
+                .parse()
+                .expect("a seed count"),
+        ));
+        at = text_end;
+    }
+    pits
+}
+
+/// The drawings of RULES.md section 2 at W = 8: each row of pit numbers, left to right,
+/// as (player, row).
+fn drawing(preset: &str) -> [(usize, &'static str, [usize; 8]); 4] {
+    if preset == "mancala-world" {
+        [
+            (1, "back", [15, 14, 13, 12, 11, 10, 9, 8]),
+            (1, "front", [0, 1, 2, 3, 4, 5, 6, 7]),
+            (0, "front", [7, 6, 5, 4, 3, 2, 1, 0]),
+            (0, "back", [8, 9, 10, 11, 12, 13, 14, 15]),
+        ]
+    } else {
+        [
+            (1, "back", [8, 9, 10, 11, 12, 13, 14, 15]),
+            (1, "front", [7, 6, 5, 4, 3, 2, 1, 0]),
+            (0, "front", [0, 1, 2, 3, 4, 5, 6, 7]),
+            (0, "back", [15, 14, 13, 12, 11, 10, 9, 8]),
+        ]
+    }
+}
+
+/// A bot that names itself to break out of the viewer's script, then plays the first
+/// legal pit.
+const HOSTILE_NAME: &str = "</script><script>alert(1)</script> & \u{2028}";
+
+fn hostile_bot(dir: &Path) -> String {
+    let path = dir.join("hostile_bot.py");
+    std::fs::write(
+        &path,
+        format!(
+            "import json, sys\n\
+             for raw in sys.stdin:\n    \
+                 msg = json.loads(raw)\n    \
+                 if msg['type'] == 'hello':\n        \
+                     print(json.dumps({{'type': 'ready', 'name': {}}}), flush=True)\n    \
+                 elif msg['type'] == 'turn':\n        \
+                     print(json.dumps({{'type': 'move', 'pit': msg['legal'][0]}}), flush=True)\n    \
+                 elif msg['type'] == 'bye':\n        \
+                     break\n",
+            serde_json::to_string(HOSTILE_NAME).expect("json")
+        ),
+    )
+    .expect("write the bot");
+    format!("python3 {}", path.display())
+}
+
+/// Plays a set under `preset`, writes its viewer, then lets Chromium open game 2 and
+/// press "Next" `steps` times; the pits shown must be the engine's position after
+/// those plies, drawn where RULES.md draws them.
+fn viewer_shows_the_engine_board(preset: &str) {
+    if !browser() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = play(
+        &hostile_bot(dir.path()),
+        &greedy_bot(),
+        &["--seed", "9", "--games", "2", "--rules", preset],
+    );
+    let html = dir.path().join("viewer.html");
+    let (code, out, err) = replay(&[path_str(&p.log), "--html", path_str(&html)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("viewer: {}", html.display())),
+        "{out}"
+    );
+    let page = std::fs::read_to_string(&html).expect("viewer written");
+    assert!(!page.contains("<script>alert(1)"), "the bot name broke out");
+    assert!(!page.contains('\u{2028}'));
+
+    let plies = of_type(&p.records, "game-end")[1]["plies"]
+        .as_u64()
+        .expect("plies") as usize;
+    let steps = 5.min(plies);
+    let url = format!("file://{}#game=2&steps={steps}", html.display());
+    let dom = chromium(&url, &["--dump-dom"]);
+    assert!(
+        dom.contains(&format!("data-game=\"2\" data-ply=\"{steps}\"")),
+        "{preset}: the viewer is at game 2 ply {steps}"
+    );
+    let expected = engine_position(&p.records, 2, steps);
+    let pits = shown_pits(&dom);
+    assert_eq!(pits.len(), 4 * 8, "{preset}: every pit shown once");
+    for (player, pit, _, _, seeds) in &pits {
+        let owner = if *player == 0 {
+            Player::Zero
+        } else {
+            Player::One
+        };
+        assert_eq!(
+            *seeds,
+            u32::from(expected.seeds(owner, *pit)),
+            "{preset}: player {player}'s pit {pit} after {steps} plies of game 2 ({expected})"
+        );
+    }
+    for (player, row, numbers) in drawing(preset) {
+        for (col, number) in numbers.iter().enumerate() {
+            assert!(
+                pits.iter()
+                    .any(|s| s.0 == player && s.1 == *number && s.2 == row && s.3 == col),
+                "{preset}: player {player}'s pit {number} should be drawn in the {row} row, column {col}"
+            );
+        }
+    }
+    // The name is shown as text: its characters escaped in the DOM, no script made.
+    assert!(
+        dom.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp;"),
+        "{preset}: the bot name should be shown as text"
+    );
+    assert!(!dom.contains("<script>alert(1)"));
+
+    // The hash opens a position directly.
+    let url = format!("file://{}#game=1&ply=3", html.display());
+    let dom = chromium(&url, &["--dump-dom"]);
+    assert!(dom.contains("data-game=\"1\" data-ply=\"3\""), "{preset}");
+    let expected = engine_position(&p.records, 1, 3);
+    for (player, pit, _, _, seeds) in shown_pits(&dom) {
+        let owner = if player == 0 {
+            Player::Zero
+        } else {
+            Player::One
+        };
+        assert_eq!(
+            seeds,
+            u32::from(expected.seeds(owner, pit)),
+            "{preset}: game 1 ply 3"
+        );
+    }
+}
+
+#[test]
+fn viewer_shows_the_engine_board_clockwise() {
+    viewer_shows_the_engine_board("hus");
+}
+
+#[test]
+fn viewer_shows_the_engine_board_anticlockwise() {
+    viewer_shows_the_engine_board("mancala-world");
+}
