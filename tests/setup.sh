@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Rust toolchain, Python 3, Node and gcc,
-# when it is missing: a Java compiler for the Java sample bot. Safe to run again.
+# when it is missing: a Java compiler for the Java sample bot, and Chromium for the
+# browser test of the `hus replay --html` viewer. Safe to run again.
 set -euo pipefail
 
 need=()
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "tests/setup.sh: installing ${need[*]}" >&2
