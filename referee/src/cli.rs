@@ -29,18 +29,30 @@ pub enum Command {
     RandomBot(RandomBotArgs),
 }
 
+/// Re-plays every move of a log with the rules engine and checks every record: boards,
+/// sowing, relays and captures, game ends, points and the set's result. Without
+/// options it prints a summary of the set; --game shows one game move by move, --ply
+/// one position with its notation, --follow a set while it is played, --html writes a
+/// self-contained viewer. The exit statuses are in the help of LOG.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
     /// The log file (JSON Lines, LOGS.md).
+    ///
+    /// Exit status: 0 the log is complete (set-end, or aborted) and verified; 1 it
+    /// disagrees with the rules or with itself (the first such line is named); 2 it cannot
+    /// be read, is not a hus log, or has an unknown log_version; 3 it was cut short, and
+    /// what it holds is consistent.
     #[arg(value_name = "LOG")]
     pub log: std::path::PathBuf,
     /// Show this game move by move (games count from 1).
     #[arg(long, value_name = "N")]
     pub game: Option<u32>,
-    /// With --game: show only the position after this ply (0 = the start) and its notation.
+    /// With --game: show only the position after K moves (0 = the start), with its
+    /// notation (for `hus perft --position` or a bug report).
     #[arg(long, value_name = "K", requires = "game")]
     pub ply: Option<u32>,
-    /// Follow a log that is still being written until its set ends.
+    /// Follow a log that is still being written, checking and printing each move as it
+    /// arrives, until its set-end or aborted.
     #[arg(long)]
     pub follow: bool,
     /// Write a self-contained HTML viewer of the set to this file.

@@ -685,6 +685,9 @@ fn what_is_not_a_log_of_this_version_is_unreadable() {
         err.starts_with("error: cannot open /nonexistent/hus.jsonl"),
         "{err}"
     );
+    let (code, out, _) = replay(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Exit status: 0 the log is complete"), "{out}");
     let (code, _, err) = replay(&[path_str(&b.played.log), "--color", "sometimes"]);
     assert_eq!(code, 2);
     assert!(
