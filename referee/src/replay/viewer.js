@@ -175,7 +175,8 @@
     stop();
     game = data.games[index];
     $('game-select').value = String(index);
-    $('game-result').textContent = endText(game);
+    $('game-result').textContent = 'player 0 (moves first): ' + label(game.first) +
+      ' \u00b7 player 1: ' + label(1 - game.first);
     const list = $('moves');
     list.replaceChildren();
     for (const m of game.moves) {
