@@ -3,11 +3,13 @@
 # bare pipe round trip.
 #
 # Usage:
-#   tests/bench/throughput.sh [--runs R] [--games G] [--round-trips N] [--json]
+#   tests/bench/throughput.sh [--runs R] [--games G] [--round-trips N] [--pin CPU] [--json]
 #
 #   --runs R         repetitions (default 5); the figures reported are medians over them
 #   --games G        games in each match (default 400)
 #   --round-trips N  timed round trips of the pipe example (default 20000)
+#   --pin CPU        run the pipe example and the matches under `taskset -c CPU`, so
+#                    every process shares one core (see below); default: not pinned
 #   --json           print one JSON object on stdout instead of the table
 #
 # What it does:
@@ -42,7 +44,14 @@
 #   - The pipe figure is a median of single round trips, the match figure a mean over a
 #     whole match (which includes slow outliers): both are medians over the rounds.
 #   - On a small shared machine the figures move with the load: compare runs made on
-#     the same machine, close together.
+#     the same machine, close together. The load average before and after is printed.
+#   - Where the processes run matters as much as what they do. A line that wakes a
+#     process on another core can cost far more (tens of µs in a VM, where an idle vCPU
+#     has to be woken) than one that wakes it on the same core (a few µs), and the
+#     scheduler's choice varies from run to run. With --pin CPU both the floor and the
+#     matches run on one core: steadier figures, and a ratio that compares like with
+#     like (the referee's and the bots' CPU time per ply against one same-core round
+#     trip). Unpinned figures are what a user gets.
 #
 # Targets, for context: at least 20,000 plies/s in one match, a cost per ply within 3x
 # the pipe round trip, and a referee under 20 MB resident.
@@ -56,11 +65,13 @@ runs=5
 games=400
 round_trips=20000
 json=false
+pin=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --games) games="$2"; shift 2 ;;
     --round-trips) round_trips="$2"; shift 2 ;;
+    --pin) pin="$2"; shift 2 ;;
     --json) json=true; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "throughput.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
@@ -73,6 +84,13 @@ for n in "$runs" "$games" "$round_trips"; do
     fi
 done
 
+if [[ -n "$pin" ]] && ! [[ "$pin" =~ ^[0-9]+$ ]]; then
+    echo "throughput.sh: --pin takes a CPU number" >&2
+    exit 2
+fi
+run=()
+[[ -z "$pin" ]] || run=(taskset -c "$pin")
+
 cargo build --release -p referee -p alphabeta-bot --bins --examples >&2
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/hus-bench.XXXXXX")"
@@ -82,22 +100,25 @@ hus=target/release/hus
 bot="target/release/alphabeta-bot --first-legal"
 pipe=target/release/examples/pipe_roundtrip
 
+read -r load_start _ </proc/loadavg
 for ((i = 1; i <= runs; i++)); do
-    "$pipe" "$round_trips" --json >"$tmp/pipe.$i.json"
+    "${run[@]}" "$pipe" "$round_trips" --json >"$tmp/pipe.$i.json"
     mkdir "$tmp/logs"
     start=$(date +%s%N)
-    "$hus" match "$bot" "$bot" --games "$games" --json --log-dir "$tmp/logs" --quiet \
+    "${run[@]}" "$hus" match "$bot" "$bot" --games "$games" --json --log-dir "$tmp/logs" --quiet \
         >"$tmp/match.$i.json"
     end=$(date +%s%N)
     echo $((end - start)) >"$tmp/wall.$i"
     rm -rf "$tmp/logs"
     $json || echo "round $i/$runs done" >&2
 done
+read -r load_end _ </proc/loadavg
 
-python3 - "$tmp" "$runs" "$games" "$round_trips" "$json" <<'EOF'
+python3 - "$tmp" "$runs" "$games" "$round_trips" "$json" "$pin" "$load_start" "$load_end" <<'EOF'
 import json, statistics, sys
 
 tmp, runs, games, round_trips, as_json = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "true"
+pin, load_start, load_end = sys.argv[6] or None, float(sys.argv[7]), float(sys.argv[8])
 rows = []
 for i in range(1, runs + 1):
     pipe = json.load(open(f"{tmp}/pipe.{i}.json"))
@@ -133,12 +154,15 @@ summary = {
     "referee_max_rss_mib": round(statistics.median(rss), 1) if rss else None,
     "match_wall_s": round(med("wall_s"), 3),
     "faults": sum(r["faults"] for r in rows),
+    "pinned_cpu": int(pin) if pin else None,
+    "loadavg_1min": [load_start, load_end],
     "per_run": rows,
 }
 if as_json:
     print(json.dumps(summary))
     sys.exit(0)
 print(f"{runs} rounds; match: {games} games, alphabeta-bot --first-legal vs itself; pipe: {round_trips} round trips")
+print(f"{'pinned to CPU ' + pin if pin else 'not pinned'}; 1-min load average {load_start:.2f} before, {load_end:.2f} after")
 print()
 print(f"{'round':>6} {'pipe µs':>8} {'plies':>7} {'wall s':>7} {'plies/s':>8} {'µs/ply':>7} {'ratio':>6} {'RSS MiB':>8}")
 for i, r in enumerate(rows, 1):
