@@ -1193,3 +1193,87 @@ fn viewer_shows_the_engine_board_clockwise() {
 fn viewer_shows_the_engine_board_anticlockwise() {
     viewer_shows_the_engine_board("mancala-world");
 }
+
+#[test]
+fn an_aborted_log_verifies_and_says_so() {
+    let b = base();
+    let i = b.find("move", 0, |m| m["game"] == 2 && m["ply"] == 3);
+    let mut lines = b.lines[..i].to_vec();
+    lines.push(
+        r#"{"type":"aborted","reason":"stopped by SIGINT","finished":"2026-11-30T00:00:00Z"}"#
+            .to_string(),
+    );
+    let (code, out, err) = b.run(&lines);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err, "");
+    assert!(
+        out.lines().any(|l| l == "aborted: stopped by SIGINT"),
+        "{out}"
+    );
+    let moves = b.records()[..i]
+        .iter()
+        .filter(|r| r["type"] == "move")
+        .count();
+    assert_eq!(
+        out.lines().last(),
+        Some(
+            format!(
+                "verified: 1 game, {moves} moves; game 2 has no game-end (3 of its moves verified); \
+                 the set was aborted (stopped by SIGINT)"
+            )
+            .as_str()
+        ),
+        "{out}"
+    );
+    // Nothing may follow it.
+    lines.push(b.lines[i].clone());
+    let (code, _, err) = b.run(&lines);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "CORRUPT: line {}: a move record after aborted\n",
+            lines.len()
+        )
+    );
+
+    // An incomplete log still gets its viewer, with the games it holds.
+    let html = b.dir.path().join("incomplete.html");
+    let path = write_log(b.dir.path(), "incomplete.jsonl", &b.lines[..i]);
+    let (code, out, _) = replay(&[path_str(&path), "--html", path_str(&html)]);
+    assert_eq!(code, 3);
+    assert!(out.contains("viewer: "), "{out}");
+    let page = std::fs::read_to_string(&html).expect("viewer written");
+    assert!(page.contains("\"status\":\"incomplete\""));
+}
+
+#[test]
+fn text_from_a_log_cannot_act_on_the_terminal() {
+    let b = base();
+    let mut header = b.records()[0].clone();
+    header["bots"][0]["name"] = json!("evil\u{1b}[2J\u{202e}");
+    header["bots"][0]["command"] = json!("bot\u{1b}]0;title\u{7}");
+    let mut lines = b.lines.clone();
+    lines[0] = compact(&header);
+    // The first ready repeats the header's name.
+    let r = b.find("ready", 0, |r| r["bot"] == 0);
+    let mut ready = b.records()[r].clone();
+    ready["name"] = header["bots"][0]["name"].clone();
+    lines[r] = compact(&ready);
+    // An unknown variant quoted by the parser, in a corrupt line.
+    let i = b.find("move", 0, |_| true);
+    let mut m = b.records()[i].clone();
+    m["events"] = json!([{"kind": "\u{1b}[31mred"}]);
+    lines[i] = compact(&m);
+    let (code, out, err) = b.run(&lines);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("A (evil\\x1b[2J\\u{202e})"), "{out}");
+    assert!(out.contains("bot\\x1b]0;title\\x07"), "{out}");
+    assert!(err.contains("\\x1b[31mred"), "{err}");
+    for text in [&out, &err] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+            "{text:?}"
+        );
+    }
+}

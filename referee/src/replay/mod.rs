@@ -197,7 +197,7 @@ pub fn drive<R: io::Read>(
             Ok(Parsed::Unknown(t)) => {
                 eprintln!(
                     "warning: line {number}: unknown record type {}, skipped (a newer hus may have written it)",
-                    serde_json::to_string(&t).unwrap_or_default()
+                    text::clean(&serde_json::to_string(&t).unwrap_or_default(), 200)
                 );
                 continue;
             }
@@ -285,7 +285,13 @@ fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool)
         }
         Verdict::Corrupt(c) => {
             out.flush()?;
-            eprintln!("CORRUPT: line {}: {}", c.line, c.message);
+            // The message quotes the log, which may hold anything: escape what could
+            // act on a terminal.
+            eprintln!(
+                "CORRUPT: line {}: {}",
+                c.line,
+                text::clean(&c.message, 4000)
+            );
         }
     }
     Ok(())
