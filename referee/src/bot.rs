@@ -182,10 +182,8 @@ impl BotProcess {
         self.stdin = None;
     }
 
-    /// Something already read from stdout, without waiting. Lets the stdout reader run
-    /// first, so what is in the pipe now is seen now.
-    pub async fn pending(&mut self) -> Option<Output> {
-        tokio::task::yield_now().await;
+    /// Something the stdout reader has already read, without waiting.
+    pub fn pending(&mut self) -> Option<Output> {
         self.output.try_recv().ok()
     }
 

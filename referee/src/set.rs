@@ -481,7 +481,7 @@ impl Runner<'_> {
             )));
         };
         // Anything the bot wrote since its last move was not asked for.
-        if let Some(out) = process.pending().await {
+        if let Some(out) = process.pending() {
             let now = Instant::now();
             return Ok(TurnOutcome::Fault(output_fault(process, out, now).await));
         }
