@@ -73,10 +73,10 @@ fn answers_hello_after_the_allowance() {
 
 #[test]
 fn answers_just_before_and_just_after_the_deadline() {
-    let (f, p) = one_game("answer-at 0.5", &tag("before"), &[]);
+    let (f, p) = one_game("answer-at 0.9", &tag("before"), &["--move-time", "1s"]);
     assert!(f.is_empty(), "{f:?}");
     assert_eq!(p.summary["bots"][0]["faults"], 0);
-    let (f, _) = one_game("answer-at 1.5", &tag("after"), &[]);
+    let (f, _) = one_game("answer-at 1.1", &tag("after"), &["--move-time", "1s"]);
     assert_eq!(kinds(&f), ["time-out"]);
 }
 
