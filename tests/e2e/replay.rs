@@ -986,8 +986,13 @@ fn browser() -> bool {
     true
 }
 
-/// Headless Chromium on `url`, with these extra arguments; returns its stdout.
+/// Headless Chromium on `url`, with these extra arguments; returns its stdout. One at a
+/// time: a browser is heavy, and other tests run timed sets at the same time.
 fn chromium(url: &str, extra: &[&str]) -> String {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let profile = tempfile::tempdir().expect("profile dir");
     let child = Command::new(CHROMIUM)
         .args([
