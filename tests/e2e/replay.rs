@@ -449,6 +449,21 @@ fn a_changed_board_is_refused_at_its_line() {
         )
     );
 
+    // No viewer is written for a corrupt log.
+    let altered_log = write_log(b.dir.path(), "board.jsonl", &{
+        let mut lines = b.lines.clone();
+        lines[i] = compact(&altered);
+        lines
+    });
+    let html = b.dir.path().join("board.html");
+    let (code, _, err) = replay(&[path_str(&altered_log), "--html", path_str(&html)]);
+    assert_eq!(code, 1);
+    assert!(
+        err.ends_with("no viewer written: the log is corrupt\n"),
+        "{err}"
+    );
+    assert!(!html.exists());
+
     // The other facts of a move: seeds sown, events, truncated.
     let mut altered = m.clone();
     altered["sown"] = json!(m["sown"].as_u64().expect("sown") + 1);

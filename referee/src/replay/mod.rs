@@ -42,6 +42,12 @@ pub trait Observer {
     fn observe(&mut self, v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()>;
 }
 
+impl<T: Observer + ?Sized> Observer for &mut T {
+    fn observe(&mut self, v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()> {
+        (**self).observe(v, record, checked)
+    }
+}
+
 impl<A: Observer, B: Observer> Observer for (A, B) {
     fn observe(&mut self, v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()> {
         self.0.observe(v, record, checked)?;
@@ -304,6 +310,9 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             "--follow cannot be combined with --game or --html (run those on the log afterwards)"
         );
     }
+    if args.game.is_some() && args.html.is_some() {
+        bail!("--html writes a viewer of the whole set: use it without --game (its URL takes #game=N)");
+    }
     let path = &args.log;
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut src = Source::new(file, args.follow.then_some(POLL));
@@ -342,38 +351,32 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         return Ok(verdict.exit_code());
     }
 
-    let report = text::Report::new(BufWriter::new(stdout.lock()), style, args.follow);
-    let (mut report, verdict, html) = match &args.html {
-        None => {
-            let mut report = report;
-            report.line(&format!(
-                "log: {}",
-                text::clean(&path.display().to_string(), 500)
-            ))?;
-            let verdict = drive(&mut src, &mut v, &mut report).with_context(context)?;
-            (report, verdict, None)
+    let mut report = text::Report::new(BufWriter::new(stdout.lock()), style, args.follow);
+    report.line(&format!(
+        "log: {}",
+        text::clean(&path.display().to_string(), 500)
+    ))?;
+    let mut collector = html::Collector::default();
+    let verdict = match &args.html {
+        None => drive(&mut src, &mut v, &mut report),
+        Some(_) => drive(&mut src, &mut v, &mut (&mut report, &mut collector)),
+    }
+    .with_context(context)?;
+    if let Some(out) = &args.html {
+        if !matches!(verdict, Verdict::Corrupt(_)) {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let page = html::page(&v, collector, &verdict, &name)?;
+            write_file(out, &page)?;
+            report.line(&format!("viewer: {}", out.display()))?;
         }
-        Some(out) => {
-            let mut both = (report, html::Collector::default());
-            both.0.line(&format!(
-                "log: {}",
-                text::clean(&path.display().to_string(), 500)
-            ))?;
-            let verdict = drive(&mut src, &mut v, &mut both).with_context(context)?;
-            let (report, collector) = both;
-            (report, verdict, Some((out, collector)))
-        }
-    };
-    if let (Some((out, collector)), false) = (html, matches!(verdict, Verdict::Corrupt(_))) {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let page = html::page(&v, collector, &verdict, &name)?;
-        write_file(out, &page)?;
-        report.line(&format!("viewer: {}", out.display()))?;
     }
     announce(&verdict, &v, report.writer(), true)?;
+    if args.html.is_some() && matches!(verdict, Verdict::Corrupt(_)) {
+        eprintln!("no viewer written: the log is corrupt");
+    }
     report.flush()?;
     Ok(verdict.exit_code())
 }

@@ -243,6 +243,8 @@
   document.addEventListener('keydown', (e) => {
     const tag = e.target && e.target.tagName;
     if (tag === 'INPUT' || tag === 'SELECT') return;
+    // A focused button already answers the space bar with a click of its own.
+    if (tag === 'BUTTON' && e.key === ' ') return;
     const key = { ArrowRight: 'next', ArrowLeft: 'prev', Home: 'first', End: 'last', ' ': 'play' }[e.key];
     if (key) { e.preventDefault(); buttons[key].click(); }
   });
