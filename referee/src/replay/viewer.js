@@ -138,6 +138,10 @@
       info.textContent = 'Start of game ' + game.game + '. Player 0 (' + label(game.first) +
         ') moves first.';
     }
+    if (over) {
+      const faults = game.faults.map((f) => label(f.bot) + ' ' + f.kind).join(', ');
+      info.textContent += ' Game over' + (faults ? ' (fault: ' + faults + ')' : '') + ': ' + endText(game) + '.';
+    }
     slider.max = String(plies());
     slider.value = String(ply);
     $('ply-label').textContent = 'ply ' + ply + ' of ' + plies();
