@@ -153,18 +153,43 @@ fn parse_side(player: Player, field: &str, width: usize) -> Result<Vec<u8>, Nota
 
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Built in a stack buffer and written once: logs and replays format one position
+        // per move. At most 2 x 32 pits of up to 3 digits and a separator each, plus the
+        // preset, the width and the side to move.
+        let mut buf = [0u8; 320];
+        let mut len = 0;
+        let mut put = |bytes: &[u8]| {
+            buf[len..len + bytes.len()].copy_from_slice(bytes);
+            len += bytes.len();
+        };
+        let number = |n: u8| -> ([u8; 3], usize) {
+            match n {
+                0..=9 => ([b'0' + n, 0, 0], 1),
+                10..=99 => ([b'0' + n / 10, b'0' + n % 10, 0], 2),
+                _ => ([b'0' + n / 100, b'0' + n / 10 % 10, b'0' + n % 10], 3),
+            }
+        };
         let w = self.width();
-        write!(f, "{} {}", self.rules().preset(), w)?;
+        put(self.rules().preset().name().as_bytes());
+        put(b" ");
+        let (digits, n) = number(w as u8);
+        put(&digits[..n]);
         for player in Player::BOTH {
-            let pits = self.pits(player);
-            let row = |r: &[u8]| {
-                r.iter()
-                    .map(|s| s.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
-            write!(f, " {}/{}", row(&pits[..w]), row(&pits[w..]))?;
+            for pit in 0..2 * w {
+                put(match pit {
+                    0 => b" ",
+                    p if p == w => b"/",
+                    _ => b",",
+                });
+                let (digits, n) = number(self.seeds(player, pit));
+                put(&digits[..n]);
+            }
         }
-        write!(f, " {}", self.to_move())
+        put(if self.to_move() == Player::Zero {
+            b" 0"
+        } else {
+            b" 1"
+        });
+        f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
     }
 }

@@ -60,6 +60,15 @@ pub fn play(a: &str, b: &str, extra: &[&str]) -> Played {
     let log = PathBuf::from(summary["log"].as_str().expect("log path"));
     let records = read_log(&log);
     verify_log(&records);
+    // And `hus replay` agrees: every log the suite produces is verified by it too.
+    let replay = hus(&["replay", log.to_str().expect("utf-8 path")]);
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "hus replay rejected {}: {}",
+        log.display(),
+        String::from_utf8_lossy(&replay.stderr)
+    );
     Played {
         summary,
         records,
