@@ -62,6 +62,8 @@ def main():
                 seed += 1
                 moves += s["bots"][0]["moves"]
                 faults += s["bots"][0]["faults"]
+                for f in s["faults"]:
+                    print("  forfeit at 90%%: %s after %s ms: %s" % (f["kind"], f["ms"], f["detail"]))
                 games += s["games_played"]
             print("90%%: %d moves in %d games, %d forfeited (%.0f s)" % (moves, games, faults, time.time() - start))
             ok &= faults == 0
