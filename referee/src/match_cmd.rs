@@ -124,7 +124,7 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
 }
 
 /// Resolves on Ctrl-C or SIGTERM, naming it.
-async fn stop_signal() -> &'static str {
+pub async fn stop_signal() -> &'static str {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = match signal(SignalKind::terminate()) {
         Ok(s) => s,

@@ -47,19 +47,8 @@ pub struct RulesRecord {
     pub width: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "mode", rename_all = "kebab-case")]
-pub enum TimeRecord {
-    PerMove {
-        move_ms: u64,
-        ready_ms: u64,
-    },
-    Clock {
-        base_ms: u64,
-        increment_ms: u64,
-        ready_ms: u64,
-    },
-}
+/// The time control, in the same form as `hello.time` of the protocol.
+pub use protocol::TimeControl as TimeRecord;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BotRecord {

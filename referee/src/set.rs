@@ -189,7 +189,6 @@ impl Runner<'_> {
 
     fn header(&self, referee: &str) -> records::Header {
         let c = self.config;
-        let ready_ms = c.ready_time.as_millis() as u64;
         records::Header {
             log_version: records::LOG_VERSION,
             referee: referee.to_string(),
@@ -197,17 +196,7 @@ impl Runner<'_> {
                 preset: c.rules.preset().name().to_string(),
                 width: c.rules.width() as u32,
             },
-            time: match c.time {
-                TimeControl::PerMove(d) => records::TimeRecord::PerMove {
-                    move_ms: d.as_millis() as u64,
-                    ready_ms,
-                },
-                TimeControl::Clock { base, increment } => records::TimeRecord::Clock {
-                    base_ms: base.as_millis() as u64,
-                    increment_ms: increment.as_millis() as u64,
-                    ready_ms,
-                },
-            },
+            time: wire_time(c),
             seed: c.seed,
             games: c.games,
             early_stop: c.early_stop,
@@ -654,25 +643,30 @@ async fn stop(process: Option<BotProcess>, grace: Duration) -> Option<crate::bot
     }
 }
 
+/// The time control as `hello` and the log's header state it.
+fn wire_time(config: &SetConfig) -> protocol::TimeControl {
+    let ready_ms = config.ready_time.as_millis() as u64;
+    match config.time {
+        TimeControl::PerMove(d) => protocol::TimeControl::PerMove {
+            move_ms: d.as_millis() as u64,
+            ready_ms,
+        },
+        TimeControl::Clock { base, increment } => protocol::TimeControl::Clock {
+            base_ms: base.as_millis() as u64,
+            increment_ms: increment.as_millis() as u64,
+            ready_ms,
+        },
+    }
+}
+
 /// The `hello` line every bot of a set is sent.
 pub fn hello_line(config: &SetConfig, referee: &str) -> String {
     let rules = config.rules;
-    let ready_ms = config.ready_time.as_millis() as u64;
     RefereeMessage::Hello(Hello {
         protocol: PROTOCOL_VERSION,
         referee: referee.to_string(),
         rules: rules_info(rules),
-        time: match config.time {
-            TimeControl::PerMove(d) => protocol::TimeControl::PerMove {
-                move_ms: d.as_millis() as u64,
-                ready_ms,
-            },
-            TimeControl::Clock { base, increment } => protocol::TimeControl::Clock {
-                base_ms: base.as_millis() as u64,
-                increment_ms: increment.as_millis() as u64,
-                ready_ms,
-            },
-        },
+        time: wire_time(config),
         games: config.games,
         line_limit: MAX_LINE_LEN as u64,
     })

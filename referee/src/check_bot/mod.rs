@@ -30,7 +30,7 @@ use crate::config::{
     check_positive, fresh_seed, parse_duration, sanitize, BotSpec, SetConfig, TimeControl,
 };
 use crate::limits::Limits;
-use crate::match_cmd::referee_version;
+use crate::match_cmd::{referee_version, stop_signal};
 use crate::records::Record;
 use crate::report::LogWriter;
 use crate::set::{hello_line, lots, play_set, Entrant, RecordSink};
@@ -365,22 +365,6 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
         }),
         stderr,
     })
-}
-
-/// Resolves on Ctrl-C or SIGTERM, naming it.
-async fn stop_signal() -> &'static str {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return "SIGINT";
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-    }
 }
 
 #[cfg(test)]

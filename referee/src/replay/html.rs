@@ -256,6 +256,7 @@ pub fn page(v: &Verifier, collector: Collector, verdict: &Verdict, source: &str)
                 increment_ms,
                 ..
             } => format!("clock {base_ms} ms + {increment_ms} ms per move"),
+            TimeRecord::Unknown => "unknown time control".to_string(),
         },
         seed: h.seed,
         games_planned: h.games,

@@ -276,6 +276,7 @@ fn time_words(t: &TimeRecord) -> String {
         } => {
             format!("clock {base_ms} ms + {increment_ms} ms per move (ready within {ready_ms} ms)")
         }
+        TimeRecord::Unknown => "a time control this hus does not know".to_string(),
     }
 }
 
