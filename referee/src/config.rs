@@ -145,7 +145,8 @@ pub fn fresh_seed() -> u64 {
     // splitmix64 finaliser, so nearby times give unrelated seeds
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
+    // Nine digits: easy to read, copy and type back into --seed.
+    (x ^ (x >> 31)) % 1_000_000_000
 }
 
 /// Parses `250ms`, `1.5s`, `2m`, `1h`, or a bare number of milliseconds.
