@@ -106,7 +106,15 @@ impl BotProcess {
                     format!("cannot open {}: {e}", stderr_path.display()),
                 )
             })?;
-        let mut command = Command::new(&spec.argv[0]);
+        // A relative program path with a slash (`./bot`, `bots/x`) means the referee's
+        // directory, also when the bot runs in another one (`--bot-dir`).
+        let program = Path::new(&spec.argv[0]);
+        let program = if program.is_relative() && spec.argv[0].contains('/') {
+            std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf())
+        } else {
+            program.to_path_buf()
+        };
+        let mut command = Command::new(program);
         command
             .args(&spec.argv[1..])
             .stdin(Stdio::piped())

@@ -140,3 +140,59 @@ fn the_console_reports_each_game_and_the_table() {
     assert!(quiet.status.success());
     assert!(quiet.stdout.is_empty());
 }
+
+#[test]
+fn early_stop_ends_the_set_once_it_is_decided() {
+    // Bot A faults in every game; under mancala-world a game is worth at most 1 point,
+    // so after 4 games (4-0 with 3 left) nothing can change who wins.
+    let p = play(
+        &misbehave("exit 1"),
+        &random_bot(),
+        &["--rules", "mancala-world", "--early-stop", "--seed", "4"],
+    );
+    assert_eq!(p.summary["games_played"], 4);
+    assert_eq!(p.summary["points"], serde_json::json!([0, 4]));
+    assert_eq!(p.records[0]["early_stop"], true);
+    let without = play(
+        &misbehave("exit 1"),
+        &random_bot(),
+        &["--rules", "mancala-world", "--seed", "4"],
+    );
+    assert_eq!(without.summary["games_played"], 7);
+}
+
+#[test]
+fn a_relative_bot_path_is_the_referees_directory_even_with_bot_dir() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let script = dir.path().join("bot.sh");
+    let random = root().join("sample-bots/python/random_bot.py");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nexec python3 {}\n", random.display()),
+    )
+    .expect("write");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hus"))
+        .current_dir(dir.path())
+        .args([
+            "match",
+            "./bot.sh",
+            "./bot.sh",
+            "--games",
+            "1",
+            "--quiet",
+            "--bot-dir",
+        ])
+        .arg(elsewhere.path())
+        .arg("--log-dir")
+        .arg(elsewhere.path())
+        .output()
+        .expect("hus runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
