@@ -5,7 +5,12 @@ use clap::{Args, Parser, Subcommand};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
 #[derive(Debug, Parser)]
-#[command(name = "hus", version, about, propagate_version = true)]
+#[command(
+    name = "hus",
+    version,
+    about = "Referee and match server for Hus, the four-row mancala of Namibia",
+    propagate_version = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
