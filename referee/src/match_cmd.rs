@@ -1,5 +1,6 @@
 //! `hus match BOT_A BOT_B`: one set between two bots, logged, with a console report.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -116,7 +117,7 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
             "faults": console.faults,
             "referee_max_rss_kib": max_rss_kib(),
         });
-        println!("{summary}");
+        writeln!(std::io::stdout(), "{summary}")?;
     } else {
         console.print_table(log.path());
     }

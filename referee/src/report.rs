@@ -71,6 +71,17 @@ impl RecordSink for LogWriter {
     }
 }
 
+/// Prints a console line. A closed stdout (`hus match ... | head`) must neither panic
+/// nor stop the set: the log is the record, so write errors are ignored here.
+macro_rules! say {
+    () => {{
+        let _ = writeln!(std::io::stdout());
+    }};
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// Per-bot figures for the final table and the summary.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct BotStats {
@@ -146,14 +157,21 @@ impl Console {
         if self.quiet {
             return;
         }
-        println!();
-        println!(
+        say!();
+        say!(
             "{:<28} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9} {:>9}",
-            "bot", "points", "won", "drawn", "lost", "faults", "mean ms", "max ms"
+            "bot",
+            "points",
+            "won",
+            "drawn",
+            "lost",
+            "faults",
+            "mean ms",
+            "max ms"
         );
         for b in 0..2 {
             let s = &self.bots[b];
-            println!(
+            say!(
                 "{:<28} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9.2} {:>9.2}",
                 self.label(b),
                 s.points,
@@ -167,11 +185,11 @@ impl Console {
         }
         if let Some(end) = &self.set_end {
             match end.winner {
-                Some(w) => println!("{} wins the set", self.label(w)),
-                None => println!("the set is drawn"),
+                Some(w) => say!("{} wins the set", self.label(w)),
+                None => say!("the set is drawn"),
             }
         }
-        println!("log: {}", log.display());
+        say!("log: {}", log.display());
     }
 }
 
@@ -183,12 +201,15 @@ impl RecordSink for Console {
                     self.bots[b].name = h.bots[b].name.clone();
                 }
                 if !self.quiet {
-                    println!(
+                    say!(
                         "hus: {} at width {}, {} games, seed {}",
-                        h.rules.preset, h.rules.width, h.games, h.seed
+                        h.rules.preset,
+                        h.rules.width,
+                        h.games,
+                        h.seed
                     );
                     for b in 0..2 {
-                        println!("  {}: {}", self.label(b), h.bots[b].command);
+                        say!("  {}: {}", self.label(b), h.bots[b].command);
                     }
                 }
                 self.header = Some(h.clone());
@@ -208,7 +229,7 @@ impl RecordSink for Console {
             Record::Fault(f) => {
                 self.bots[f.bot].faults += 1;
                 if !self.quiet {
-                    println!(
+                    say!(
                         "  fault in game {} at ply {}: {} {}: {}",
                         f.game,
                         f.ply,
@@ -216,9 +237,9 @@ impl RecordSink for Console {
                         f.kind,
                         f.detail
                     );
-                    println!("    position: {}", f.position);
+                    say!("    position: {}", f.position);
                     if let Some(line) = &f.line {
-                        println!("    line: {line}");
+                        say!("    line: {line}");
                     }
                 }
                 self.faults.push(f.clone());
@@ -237,7 +258,7 @@ impl RecordSink for Console {
                         Some(w) => format!("{} won", self.label(w)),
                         None => "draw".to_string(),
                     };
-                    println!(
+                    say!(
                         "game {}: {} began; {} by {} after {} plies, points {}-{}; time A {:.1} ms, B {:.1} ms",
                         g.game,
                         self.label(self.first),
@@ -254,12 +275,12 @@ impl RecordSink for Console {
             }
             Record::Restart(r) => {
                 if !self.quiet {
-                    println!("  restarting {} for game {}", self.label(r.bot), r.game);
+                    say!("  restarting {} for game {}", self.label(r.bot), r.game);
                 }
             }
             Record::Shutdown(s) => {
                 if !self.quiet && (s.leaked || s.stopped_by != "itself") {
-                    println!(
+                    say!(
                         "  {} stopped by {}{}",
                         self.label(s.bot),
                         s.stopped_by,

@@ -196,3 +196,48 @@ fn a_relative_bot_path_is_the_referees_directory_even_with_bot_dir() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_closed_stdout_neither_panics_nor_stops_the_set() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args([
+            "match",
+            &random_bot(),
+            &random_bot(),
+            "--games",
+            "3",
+            "--log-dir",
+        ])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hus starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("a first line");
+    // The reader is dropped here: `hus match ... | head -1`.
+    let out = child.wait_with_output().expect("hus ends");
+    assert!(first.starts_with("hus: hus at width 8"), "{first}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let log = std::fs::read_dir(dir.path())
+        .expect("log dir")
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .expect("log");
+    let records = read_log(&log.path());
+    verify_log(&records);
+    assert_eq!(
+        records.last().map(|r| r["type"].clone()),
+        Some(serde_json::json!("set-end"))
+    );
+}
