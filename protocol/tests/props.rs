@@ -428,3 +428,68 @@ proptest! {
         prop_assert_eq!(end, expected.1);
     }
 }
+
+/// Any JSON value, with the keys a bot line may have mixed in among random ones.
+fn any_json() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
+        any::<u64>().prop_map(serde_json::Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(serde_json::Value::from),
+        prop_oneof![
+            Just("move".to_string()),
+            Just("ready".to_string()),
+            "[a-z]{0,8}",
+            any::<String>()
+        ]
+        .prop_map(serde_json::Value::from),
+    ];
+    leaf.prop_recursive(3, 32, 6, |inner| {
+        prop_oneof![
+            vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+            vec(
+                (
+                    prop_oneof![
+                        Just("type".to_string()),
+                        Just("pit".to_string()),
+                        Just("name".to_string()),
+                        "[a-z]{1,6}"
+                    ],
+                    inner
+                ),
+                0..6
+            )
+            .prop_map(|fields| serde_json::Value::Object(fields.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    /// Random JSON never panics the decoder, and whatever it accepts is exactly what the
+    /// JSON says: a `move` with an unsigned integer `pit`, or a `ready` with an optional
+    /// string `name`.
+    #[test]
+    fn random_json_decodes_only_to_what_it_says(value in any_json()) {
+        let line = serde_json::to_vec(&value).expect("serializes");
+        match decode_bot_message(&line) {
+            Ok(BotMessage::Move { pit }) => {
+                prop_assert_eq!(&value["type"], "move");
+                prop_assert_eq!(value["pit"].as_u64(), Some(pit));
+            }
+            Ok(BotMessage::Ready { name }) => {
+                prop_assert_eq!(&value["type"], "ready");
+                prop_assert_eq!(value["name"].as_str().map(str::to_string), name);
+            }
+            Err(e) => {
+                let _ = (e.kind(), e.to_string());
+                let is_move = value["type"] == "move" && value["pit"].is_u64();
+                let is_ready = value["type"] == "ready"
+                    && (value["name"].is_string() || value["name"].is_null());
+                prop_assert!(!is_move && !is_ready, "{} was refused: {}", value, e);
+            }
+        }
+    }
+}
