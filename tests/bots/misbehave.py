@@ -145,6 +145,19 @@ for raw in sys.stdin.buffer:
             except BrokenPipeError:
                 break
         hang()
+    elif mode == "blank-flood":  # blank lines (ignored by the protocol), for ever
+        try:
+            while True:
+                send(b"\n" * 4096)
+        except BrokenPipeError:
+            hang()
+    elif mode == "slow-garbage":  # bytes without a newline, one every millisecond
+        try:
+            while True:
+                send(b"x")
+                time.sleep(0.001)
+        except BrokenPipeError:
+            hang()
     elif mode == "flood-stdout":
         try:
             while True:

@@ -384,3 +384,20 @@ fn stopping_the_referee_stops_the_bots_and_keeps_the_log() {
         assert_eq!(last["reason"], format!("stopped by SIG{signal}"));
     }
 }
+
+/// A bot that keeps writing (blank lines, or bytes without a newline) is still timed out
+/// at its deadline: what it writes never holds the referee up.
+#[test]
+fn writing_without_answering_still_times_out() {
+    for mode in ["blank-flood", "slow-garbage"] {
+        let (f, p) = one_game(mode, &tag(mode), &[]);
+        assert_eq!(kinds(&f), ["time-out"], "{mode}");
+        let ms = f[0]["ms"].as_f64().expect("ms");
+        // 400 ms allowed; the time-out comes right after (timing.py measures how soon).
+        assert!(
+            (400.0..500.0).contains(&ms),
+            "{mode}: declared after {ms} ms"
+        );
+        assert!(rss_kib(&p) < 64 * 1024);
+    }
+}
