@@ -116,9 +116,17 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// Parses what is buffered first and reads only when no complete line is there.
     /// Cancel-safe (see the type's docs).
     pub async fn next_line(&mut self) -> Result<Option<Line>, LineError> {
+        let mut read_without_a_line = false;
         loop {
             if let Some(line) = self.take_buffered_line()? {
                 return Ok(Some(line));
+            }
+            if read_without_a_line {
+                // A peer that streams blank lines or a line in many pieces always has
+                // bytes ready: let the rest of the runtime (a deadline's timer above
+                // all) run between two reads, or it would wait for the stream to pause.
+                // Cancel-safe too: everything read is already in `buf`.
+                tokio::task::yield_now().await;
             }
             self.compact();
             // The only await point. `read` is cancel-safe: when its future is dropped,
@@ -135,6 +143,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 return self.end_of_stream();
             }
             self.append_chunk(n);
+            read_without_a_line = true;
         }
     }
 
