@@ -10,6 +10,8 @@ mod common;
 mod faults;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
+/// The engine against the independent Python rules on random positions.
+mod rules_crosscheck;
 /// The sample bots in every language never fault, and the Rust one plays well.
 mod sample_bots;
 /// Sets between the sample bots: results, logs re-played with the engine.
