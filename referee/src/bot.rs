@@ -172,15 +172,25 @@ impl BotProcess {
     }
 
     /// Writes one line (which must end in `\n`) and returns the instant the write
-    /// completed: the start of the bot's time for a turn.
-    pub async fn send(&mut self, line: &str) -> io::Result<Instant> {
+    /// completed: the start of the bot's time for a turn. A bot that does not read its
+    /// stdin fills the pipe and would block the write for ever: past `deadline` the
+    /// write gives up with `ErrorKind::TimedOut`.
+    pub async fn send(&mut self, line: &str, deadline: Instant) -> io::Result<Instant> {
         let stdin = self
             .stdin
             .as_mut()
             .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin already closed"))?;
-        stdin.write_all(line.as_bytes()).await?;
-        stdin.flush().await?;
-        Ok(Instant::now())
+        let write = async {
+            stdin.write_all(line.as_bytes()).await?;
+            stdin.flush().await
+        };
+        match tokio::time::timeout_at(deadline, write).await {
+            Ok(result) => result.map(|()| Instant::now()),
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the bot is not reading its stdin (the pipe is full)",
+            )),
+        }
     }
 
     /// Closes the bot's stdin, so that it reads end-of-file, and leaves it running:
@@ -307,6 +317,9 @@ impl BotProcess {
 
 /// Between SIGTERM and SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_millis(300);
+/// How long a message other than `turn` may take to be written: a bot that leaves this
+/// much of its input unread has stopped reading it.
+pub const WRITE_GRACE: Duration = Duration::from_secs(2);
 /// After the process exits, how long lines it wrote just before may take to arrive.
 const EXIT_FLUSH_WAIT: Duration = Duration::from_millis(100);
 
@@ -459,4 +472,55 @@ async fn drain_stderr(
     }
     let _ = file.flush().await;
     (total, cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    /// A bot that never reads its stdin fills the pipe: the write gives up at its
+    /// deadline instead of blocking the referee for ever.
+    #[test]
+    fn a_write_to_a_bot_that_does_not_read_gives_up_at_the_deadline() {
+        runtime().block_on(async {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let spec = BotSpec::parse("sleep 30").expect("spec");
+            let mut bot = BotProcess::spawn(&spec, &dir.path().join("err"), &Limits::default())
+                .await
+                .expect("spawns");
+            let line = format!("{}\n", "x".repeat(1 << 20));
+            let asked = Instant::now();
+            let result = bot.send(&line, asked + Duration::from_millis(200)).await;
+            let waited = asked.elapsed();
+            assert_eq!(result.map_err(|e| e.kind()), Err(io::ErrorKind::TimedOut));
+            assert!(waited >= Duration::from_millis(200), "{waited:?}");
+            assert!(waited < Duration::from_secs(2), "{waited:?}");
+            let ending = bot.shutdown(Duration::ZERO).await;
+            assert_eq!(ending.stopped_by, "sigterm");
+            assert_eq!(
+                ending.status.as_deref(),
+                Some("killed by signal 15 (SIGTERM)")
+            );
+        });
+    }
+
+    #[test]
+    fn exit_statuses_are_described_in_words() {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(3 << 8)),
+            "exit status 3"
+        );
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(9)),
+            "killed by signal 9 (SIGKILL)"
+        );
+    }
 }

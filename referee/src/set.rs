@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
-use crate::bot::{describe_status, BotProcess, Output};
+use crate::bot::{describe_status, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::limits::Limits;
 use crate::records::{self, Record};
@@ -161,7 +161,7 @@ impl Runner<'_> {
                 outcome,
             });
             if let Some(p) = self.seats[b].process.as_mut() {
-                let _ = p.send(&msg.to_line()).await;
+                let _ = p.send(&msg.to_line(), Instant::now() + WRITE_GRACE).await;
             }
         }
         let (first, second) = self.seats.split_at_mut(1);
@@ -407,7 +407,10 @@ impl Runner<'_> {
     /// Sends `msg` to bot `b`; a bot that cannot be written to has crashed.
     async fn send(&mut self, b: usize, msg: &RefereeMessage) -> Option<FaultInfo> {
         let process = self.seats[b].process.as_mut()?;
-        match process.send(&msg.to_line()).await {
+        match process
+            .send(&msg.to_line(), Instant::now() + WRITE_GRACE)
+            .await
+        {
             Ok(_) => None,
             Err(e) => Some(crash_fault(process, format!("its stdin is closed ({e})"), None).await),
         }
@@ -491,8 +494,20 @@ impl Runner<'_> {
                 TimeControl::Clock { .. } => Some(clocks[1 - b].as_millis() as u64),
             },
         });
-        let written = match process.send(&turn.to_line()).await {
+        let asked = Instant::now();
+        let written = match process.send(&turn.to_line(), asked + allowance).await {
             Ok(at) => at,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                let mut f = FaultInfo::new(
+                    FaultKind::TimeOut,
+                    format!(
+                        "did not read its input: the turn could not be written within {} ms",
+                        allowance.as_millis()
+                    ),
+                );
+                f.ms = Some(ms_between(asked, Instant::now()));
+                return Ok(TurnOutcome::Fault(f));
+            }
             Err(e) => {
                 let f = crash_fault(process, format!("its stdin is closed ({e})"), None).await;
                 return Ok(TurnOutcome::Fault(f));
@@ -722,7 +737,7 @@ async fn handshake(
     };
     let started = process.started();
     let deadline = started + ready_time;
-    if let Err(e) = process.send(hello).await {
+    if let Err(e) = process.send(hello, deadline).await {
         return Err(crash_fault(process, format!("could not be sent hello: {e}"), None).await);
     }
     match process.next_output(deadline).await {

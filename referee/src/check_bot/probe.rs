@@ -13,7 +13,7 @@ use engine::{Player, Position};
 use protocol::{decode_bot_message, excerpt, BotMessage, GameStart, RefereeMessage, Turn};
 use tokio::time::Instant;
 
-use crate::bot::{describe_status, BotProcess, Output};
+use crate::bot::{describe_status, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig};
 use crate::limits::Limits;
 use crate::set::BYE_GRACE;
@@ -151,7 +151,7 @@ pub async fn run(
 
 async fn answer_hello(process: &mut BotProcess, hello: &str, ready_time: Duration) -> Hello {
     let started = process.started();
-    if process.send(hello).await.is_err() {
+    if process.send(hello, started + ready_time).await.is_err() {
         return Hello::Gone;
     }
     match process.next_output(started + ready_time).await {
@@ -229,7 +229,11 @@ async fn answer_turn(
         time_ms: move_time.as_millis() as u64,
         opponent_time_ms: None,
     });
-    if process.send(&game.to_line()).await.is_err() {
+    if process
+        .send(&game.to_line(), Instant::now() + WRITE_GRACE)
+        .await
+        .is_err()
+    {
         return TurnAnswer::Gone;
     }
     unasked.extend(
@@ -239,7 +243,10 @@ async fn answer_turn(
         )
         .await,
     );
-    let Ok(written) = process.send(&turn.to_line()).await else {
+    let Ok(written) = process
+        .send(&turn.to_line(), Instant::now() + move_time)
+        .await
+    else {
         return TurnAnswer::Gone;
     };
     match process.next_output(written + move_time).await {
