@@ -224,6 +224,7 @@ impl MatchArgs {
             open_files: self.bot_files,
             cwd: self.bot_dir.clone(),
             env,
+            nice: None,
         })
     }
 }

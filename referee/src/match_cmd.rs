@@ -19,7 +19,8 @@ pub fn referee_version() -> String {
 
 pub fn run(args: &MatchArgs) -> Result<ExitCode> {
     let config = MatchConfig::from_args(args)?;
-    let limits = args.limits()?;
+    let mut limits = args.limits()?;
+    limits.nice = crate::limits::raise_referee_priority();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

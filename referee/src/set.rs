@@ -412,7 +412,14 @@ impl Runner<'_> {
             .await
         {
             Ok(_) => None,
-            Err(e) => Some(crash_fault(process, format!("its stdin could not be written ({e})"), None).await),
+            Err(e) => Some(
+                crash_fault(
+                    process,
+                    format!("its stdin could not be written ({e})"),
+                    None,
+                )
+                .await,
+            ),
         }
     }
 
