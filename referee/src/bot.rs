@@ -215,8 +215,7 @@ impl BotProcess {
         tokio::select! {
             biased;
             out = self.output.recv() => Some(out.unwrap_or_else(closed_now)),
-            status = exit.wait_for(|s| s.is_some()) => {
-                let status = status.ok().and_then(|s| *s);
+            status = async { exit.wait_for(|s| s.is_some()).await.ok().and_then(|s| *s) } => {
                 let late = tokio::time::timeout(EXIT_FLUSH_WAIT, self.output.recv()).await;
                 match (late, status) {
                     (Ok(Some(out)), _) => Some(out),

@@ -25,7 +25,14 @@ pub fn run(args: &MatchArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(run_match(config, limits))
+    runtime.block_on(async move {
+        // A spawned task rather than the future `block_on` drives: a bot's reader task
+        // then wakes it through the scheduler's queue, without an extra poll of the OS
+        // on every ply.
+        tokio::spawn(run_match(config, limits))
+            .await
+            .context("the set's task failed")?
+    })
 }
 
 async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {

@@ -28,7 +28,7 @@ const EXCERPT_CHARS: usize = 200;
 
 /// Receives every record of a set, in order. An error stops the set: a log that cannot
 /// be written must not be reported as complete.
-pub trait RecordSink {
+pub trait RecordSink: Send {
     fn record(&mut self, record: &Record) -> Result<()>;
 }
 
