@@ -36,6 +36,13 @@ def match(a, b, games, limit_ms, seed, log_dir):
     return json.loads(out.stdout)
 
 
+def move_times(log_path, bot):
+    """The measured time of every move of `bot` in a log."""
+    with open(log_path) as f:
+        records = [json.loads(line) for line in f]
+    return [r["ms"] for r in records if r["type"] == "move" and r["bot"] == bot]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--moves", type=int, default=1000)
@@ -55,6 +62,7 @@ def main():
         with tempfile.TemporaryDirectory() as logs:
             # 1. answers at 90%: count its moves and its faults.
             moves = faults = games = 0
+            times = []
             seed = 1
             start = time.time()
             while moves < args.moves:
@@ -62,10 +70,16 @@ def main():
                 seed += 1
                 moves += s["bots"][0]["moves"]
                 faults += s["bots"][0]["faults"]
+                times += move_times(s["log"], 0)
                 for f in s["faults"]:
                     print("  forfeit at 90%%: %s after %s ms: %s" % (f["kind"], f["ms"], f["detail"]))
                 games += s["games_played"]
             print("90%%: %d moves in %d games, %d forfeited (%.0f s)" % (moves, games, faults, time.time() - start))
+            times.sort()
+            if times:
+                pick = lambda q: times[min(len(times) - 1, int(q * len(times)))]
+                print("     its measured times: median %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms" % (
+                    statistics.median(times), pick(0.99), pick(0.999), times[-1]))
             ok &= faults == 0
 
             # 2. answers at 110% on its first move of each game.
