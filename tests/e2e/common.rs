@@ -185,3 +185,13 @@ pub fn verify_log(records: &[Value]) {
     assert_eq!(end["points"][0].as_u64(), Some(totals[0]));
     assert_eq!(end["points"][1].as_u64(), Some(totals[1]));
 }
+
+/// The file in `dir` whose name ends with `suffix` (a log, a stderr file).
+pub fn file_ending(dir: &Path, suffix: &str) -> PathBuf {
+    std::fs::read_dir(dir)
+        .expect("directory")
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(suffix))
+        .map(|e| e.path())
+        .unwrap_or_else(|| panic!("no file ending in {suffix} in {}", dir.display()))
+}

@@ -229,12 +229,7 @@ fn a_closed_stdout_neither_panics_nor_stops_the_set() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
-    let log = std::fs::read_dir(dir.path())
-        .expect("log dir")
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
-        .expect("log");
-    let records = read_log(&log.path());
+    let records = read_log(&file_ending(dir.path(), ".jsonl"));
     verify_log(&records);
     assert_eq!(
         records.last().map(|r| r["type"].clone()),

@@ -313,12 +313,8 @@ fn a_clean_environment_and_a_working_directory() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stderr_file = std::fs::read_dir(log_dir.path())
-        .expect("log dir")
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().ends_with(".a.stderr"))
-        .expect("stderr file");
-    let text = std::fs::read_to_string(stderr_file.path()).expect("read");
+    let stderr_file = file_ending(log_dir.path(), ".a.stderr");
+    let text = std::fs::read_to_string(stderr_file).expect("read");
     let cwd = std::fs::canonicalize(dir.path()).expect("canonical");
     assert_eq!(
         text.trim(),
@@ -373,12 +369,7 @@ fn stopping_the_referee_stops_the_bots_and_keeps_the_log() {
             "survivors: {:?}",
             alive_with(&marker)
         );
-        let log = std::fs::read_dir(dir.path())
-            .expect("log dir")
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
-            .expect("log");
-        let records = read_log(&log.path());
+        let records = read_log(&file_ending(dir.path(), ".jsonl"));
         let last = records.last().expect("records");
         assert_eq!(last["type"], "aborted");
         assert_eq!(last["reason"], format!("stopped by SIG{signal}"));
