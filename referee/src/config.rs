@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use engine::{Preset, Rules};
 
-use crate::cli::MatchArgs;
+use crate::args::MatchArgs;
 
 /// How long each move may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +32,7 @@ pub struct BotSpec {
 }
 
 impl BotSpec {
+    /// Splits a command line the way a shell would (quotes work; no shell is run).
     pub fn parse(command: &str) -> Result<BotSpec> {
         let argv = shlex::split(command)
             .with_context(|| format!("bot command {command:?} has unbalanced quotes"))?;
@@ -67,10 +68,15 @@ impl BotSpec {
 /// Everything a set needs, checked.
 #[derive(Clone, Debug)]
 pub struct SetConfig {
+    /// The preset and width every game is played with.
     pub rules: Rules,
+    /// Games in the set.
     pub games: u32,
+    /// Seed of the lots: who begins each game.
     pub seed: u64,
+    /// How long each move may take.
     pub time: TimeControl,
+    /// Time from a bot's start to its `ready`.
     pub ready_time: Duration,
     /// Stop once the set is decided (off by default: all games are played).
     pub early_stop: bool,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::cli::MatchArgs;
+use crate::args::MatchArgs;
 use crate::config::MatchConfig;
 use crate::limits::Limits;
 use crate::records::{self, Record};
@@ -17,6 +17,7 @@ pub fn referee_version() -> String {
     format!("hus {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// `hus match`: plays one set, logs it, prints the report; exit 0, or 130 when stopped.
 pub fn run(args: &MatchArgs) -> Result<ExitCode> {
     let config = MatchConfig::from_args(args)?;
     let mut limits = args.limits()?;

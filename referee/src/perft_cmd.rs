@@ -7,11 +7,12 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use engine::{Position, Preset, Rules};
 
-use crate::cli::PerftArgs;
+use crate::args::PerftArgs;
 
 /// Deepest depth accepted: deeper counts overflow no counter but would run for days.
 const MAX_DEPTH: u32 = 30;
 
+/// `hus perft`: counts the move sequences from a position, depth by depth.
 pub fn run(args: &PerftArgs) -> Result<ExitCode> {
     let start = start_position(args)?;
     if args.depth == 0 || args.depth > MAX_DEPTH {

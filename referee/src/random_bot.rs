@@ -14,11 +14,12 @@ use protocol::{read_referee_message, write_message, BotMessage, RefereeMessage};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::cli::RandomBotArgs;
+use crate::args::RandomBotArgs;
 
 /// The name it gives in `ready`.
 pub const NAME: &str = "hus-random";
 
+/// `hus random-bot`: a bot on stdin/stdout that plays random legal moves.
 pub fn run(args: &RandomBotArgs) -> Result<ExitCode> {
     let stdin = io::stdin();
     let stdout = io::stdout();

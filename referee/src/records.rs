@@ -12,15 +12,25 @@ pub const LOG_VERSION: u32 = 1;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Record {
+    /// The set's settings and bots; always the first line.
     Header(Header),
+    /// A bot answered `hello`.
     Ready(Ready),
+    /// A game begins.
     GameStart(GameStart),
+    /// A move, with its report and the position after it.
     Move(MoveRecord),
+    /// A fault by one bot.
     Fault(Fault),
+    /// A game ended.
     GameEnd(GameEnd),
+    /// A faulted bot is started again before a game.
     Restart(Restart),
+    /// A bot process ended.
     Shutdown(Shutdown),
+    /// The set's result; the last line of a complete log.
     SetEnd(SetEnd),
+    /// The set was stopped by a signal.
     Aborted(Aborted),
 }
 

@@ -54,6 +54,7 @@ impl LogWriter {
         )
     }
 
+    /// Where the log is written.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -110,17 +111,24 @@ impl BotStats {
 /// Prints one line per game as it ends, faults as they happen, and the final table;
 /// keeps the figures for the `--json` summary.
 pub struct Console {
+    /// Print nothing (the figures are still kept).
     pub quiet: bool,
+    /// Each bot's figures, in bot order (A, B).
     pub bots: [BotStats; 2],
+    /// Every game's end, in order.
     pub games: Vec<records::GameEnd>,
+    /// Every fault, in order.
     pub faults: Vec<records::Fault>,
+    /// The set's header, once written.
     pub header: Option<records::Header>,
+    /// The set's end, once written.
     pub set_end: Option<records::SetEnd>,
     game_ms: [f64; 2],
     first: usize,
 }
 
 impl Console {
+    /// A console for a set between these two bot commands.
     pub fn new(quiet: bool, commands: [String; 2]) -> Console {
         let [a, b] = commands;
         Console {
@@ -153,6 +161,7 @@ impl Console {
         }
     }
 
+    /// Prints the final table of the set, and where its log is.
     pub fn print_table(&self, log: &Path) {
         if self.quiet {
             return;

@@ -29,13 +29,17 @@ const EXCERPT_CHARS: usize = 200;
 /// Receives every record of a set, in order. An error stops the set: a log that cannot
 /// be written must not be reported as complete.
 pub trait RecordSink: Send {
+    /// Takes one record; an error stops the set.
     fn record(&mut self, record: &Record) -> Result<()>;
 }
 
 /// One side of a set: who it is and how to run it.
 pub struct Entrant {
+    /// The bot's command.
     pub spec: BotSpec,
+    /// Where its stderr is kept (the first 1 MiB).
     pub stderr_path: PathBuf,
+    /// The limits its process runs under.
     pub limits: Limits,
 }
 

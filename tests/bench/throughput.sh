@@ -14,7 +14,7 @@
 #
 # What it does:
 #   1. Builds the release binaries and examples:
-#        cargo build --release -p referee -p alphabeta-bot --bins --examples
+#        cargo build --release -p hus -p referee -p alphabeta-bot --bins --examples
 #      (cargo's output goes to stderr).
 #   2. Runs R rounds, each doing, one after the other (interleaved, so that a change in
 #      the machine's load hits both alike):
@@ -91,7 +91,7 @@ fi
 run=()
 [[ -z "$pin" ]] || run=(taskset -c "$pin")
 
-cargo build --release -p referee -p alphabeta-bot --bins --examples >&2
+cargo build --release -p hus -p referee -p alphabeta-bot --bins --examples >&2
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/hus-bench.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT

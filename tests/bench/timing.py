@@ -11,7 +11,7 @@ While two CPU-bound "busy bot" processes keep both cores of the machine busy:
 and from the time-outs of (2) it reports how long after the deadline each was
 declared (the fault's `ms` minus the limit): median and worst.
 Exits non-zero if (1) or (2) fails. Needs a release build
-(`cargo build --release -p referee`); takes about two minutes with the defaults.
+(`cargo build --release -p hus`); takes about two minutes with the defaults.
 """
 import argparse
 import json
@@ -51,7 +51,7 @@ def main():
     ap.add_argument("--no-load", action="store_true")
     args = ap.parse_args()
     if not os.path.exists(HUS):
-        sys.exit("build first: cargo build --release -p referee")
+        sys.exit("build first: cargo build --release -p hus")
 
     busy = []
     if not args.no_load:

@@ -25,7 +25,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use engine::{Preset, Rules};
 
-use crate::cli::CheckBotArgs;
+use crate::args::CheckBotArgs;
 use crate::config::{
     check_positive, fresh_seed, parse_duration, sanitize, BotSpec, SetConfig, TimeControl,
 };
@@ -215,6 +215,7 @@ impl RecordSink for Collect<'_> {
     }
 }
 
+/// `hus check-bot`: runs a bot through the protocol and explains what it does wrong.
 pub fn run(args: &CheckBotArgs) -> Result<ExitCode> {
     let config = CheckConfig::from_args(args)?;
     let dir = LogDir::new(args.log_dir.as_deref())?;

@@ -27,7 +27,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::cli::ReplayArgs;
+use crate::args::ReplayArgs;
 use crate::records::{MoveRecord, Record, LOG_VERSION};
 
 use source::{Next, Source};
@@ -303,6 +303,7 @@ fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool)
     Ok(())
 }
 
+/// `hus replay`: verifies a log, shows its games, follows it, or writes the viewer.
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let style = style(args)?;
     if args.follow && (args.game.is_some() || args.html.is_some()) {

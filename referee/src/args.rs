@@ -1,38 +1,8 @@
-//! The raw command line, as clap parses it. Each subcommand validates its own arguments
-//! into a configuration before doing anything.
+//! The raw arguments of each command, as clap parses them. Each command validates its
+//! own arguments into a configuration before doing anything; the `hus` binary only
+//! gathers them into subcommands.
 
-use clap::{Args, Parser, Subcommand};
-
-/// Referee and match server for Hus, the four-row mancala of Namibia.
-#[derive(Debug, Parser)]
-#[command(
-    name = "hus",
-    version,
-    about = "Referee and match server for Hus, the four-row mancala of Namibia",
-    propagate_version = true
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Play a set between two bots, timed and logged.
-    Match(Box<MatchArgs>),
-    /// Count move sequences from a position, depth by depth (checks a move generator).
-    Perft(PerftArgs),
-    /// Verify a match log, show its games, follow a live one, or write an HTML viewer.
-    Replay(ReplayArgs),
-    /// Run a bot through the protocol and explain, in plain words, what it does wrong.
-    ///
-    /// Exit status 0 without problems (warnings allowed), 1 with problems, 2 for bad
-    /// arguments or a bot command that cannot be started.
-    CheckBot(CheckBotArgs),
-    /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
-    #[command(hide = true)]
-    RandomBot(RandomBotArgs),
-}
+use clap::Args;
 
 /// Re-plays every move of a log with the rules engine and checks every record: boards,
 /// sowing, relays and captures, game ends, points and the set's result. Without
@@ -68,6 +38,7 @@ pub struct ReplayArgs {
     pub color: String,
 }
 
+/// The raw arguments of `hus check-bot`.
 #[derive(Debug, Args)]
 pub struct CheckBotArgs {
     /// The bot's command line, split like a shell would (no shell is run).
@@ -98,6 +69,7 @@ pub struct CheckBotArgs {
     pub log_dir: Option<std::path::PathBuf>,
 }
 
+/// The raw arguments of `hus random-bot`.
 #[derive(Debug, Args)]
 pub struct RandomBotArgs {
     /// Seed of its choices.
@@ -105,6 +77,7 @@ pub struct RandomBotArgs {
     pub seed: u64,
 }
 
+/// The raw arguments of `hus perft`.
 #[derive(Debug, Args)]
 pub struct PerftArgs {
     /// Rules preset: hus, rulebook or mancala-world.
@@ -125,6 +98,7 @@ pub struct PerftArgs {
     pub json: bool,
 }
 
+/// The raw arguments of `hus match`.
 #[derive(Debug, Args)]
 #[command(args_override_self = true)]
 pub struct MatchArgs {

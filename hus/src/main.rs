@@ -1,18 +1,7 @@
-//! `hus`: the Hus referee. Thin glue: parse the command line, run the subcommand, print
+//! `hus`: the Hus referee's command line. Thin glue over the library crates: parse the command line, run the subcommand, print
 //! errors as `error: ...` with their whole chain.
 
-mod bot;
-mod check_bot;
 mod cli;
-mod config;
-mod limits;
-mod match_cmd;
-mod perft_cmd;
-mod random_bot;
-mod records;
-mod replay;
-mod report;
-mod set;
 
 use std::process::ExitCode;
 
@@ -27,11 +16,11 @@ fn main() -> ExitCode {
     }
     let cli = cli::Cli::parse();
     let result = match cli.command {
-        cli::Command::Match(args) => match_cmd::run(&args),
-        cli::Command::Perft(args) => perft_cmd::run(&args),
-        cli::Command::Replay(args) => replay::run(&args),
-        cli::Command::CheckBot(args) => check_bot::run(&args),
-        cli::Command::RandomBot(args) => random_bot::run(&args),
+        cli::Command::Match(args) => referee::run_match(&args),
+        cli::Command::Perft(args) => referee::run_perft(&args),
+        cli::Command::Replay(args) => referee::run_replay(&args),
+        cli::Command::CheckBot(args) => referee::run_check_bot(&args),
+        cli::Command::RandomBot(args) => referee::run_random_bot(&args),
     };
     match result {
         Ok(code) => code,

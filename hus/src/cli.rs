@@ -1,0 +1,36 @@
+//! The command line: one subcommand per library entry point. Each subcommand's
+//! arguments are defined, and validated, by the crate that runs it.
+
+use clap::{Parser, Subcommand};
+use referee::{CheckBotArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
+
+/// Referee and match server for Hus, the four-row mancala of Namibia.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hus",
+    version,
+    about = "Referee and match server for Hus, the four-row mancala of Namibia",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Play a set between two bots, timed and logged.
+    Match(Box<MatchArgs>),
+    /// Count move sequences from a position, depth by depth (checks a move generator).
+    Perft(PerftArgs),
+    /// Verify a match log, show its games, follow a live one, or write an HTML viewer.
+    Replay(ReplayArgs),
+    /// Run a bot through the protocol and explain, in plain words, what it does wrong.
+    ///
+    /// Exit status 0 without problems (warnings allowed), 1 with problems, 2 for bad
+    /// arguments or a bot command that cannot be started.
+    CheckBot(CheckBotArgs),
+    /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
+    #[command(hide = true)]
+    RandomBot(RandomBotArgs),
+}

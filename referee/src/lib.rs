@@ -1,0 +1,45 @@
+//! `referee`: plays sets of Hus between bot programs, and reads what they leave behind.
+//!
+//! Every game, whichever command asks for it, is played by [`play_set`]: it starts both
+//! bots ([`Entrant`]s), speaks protocol v1 with them, checks each move with the
+//! `engine`, keeps the clocks of a [`SetConfig`], and hands every event as a [`Record`]
+//! to a [`RecordSink`] (a [`LogWriter`] for the JSON Lines log of LOGS.md, a [`Console`]
+//! for people). Around it sit the commands a bot author or organiser runs:
+//! [`run_match`] (`hus match`), [`run_replay`] (`hus replay`: verify, show, follow, HTML
+//! viewer), [`run_check_bot`] (`hus check-bot`), [`run_perft`] and the built-in random
+//! mover [`run_random_bot`]. Each command takes its raw arguments (the clap structs of
+//! this crate, e.g. [`MatchArgs`]) and validates them before doing anything.
+//!
+//! ```
+//! use referee::{lots, parse_duration};
+//! // The lots of a set follow from its seed alone.
+//! assert_eq!(lots(7, 7), lots(7, 7));
+//! assert_eq!(parse_duration("1.5s").unwrap(), std::time::Duration::from_millis(1500));
+//! ```
+
+#![deny(missing_docs)]
+
+mod args;
+mod bot;
+mod check_bot;
+mod config;
+mod limits;
+mod match_cmd;
+mod perft_cmd;
+mod random_bot;
+mod records;
+mod replay;
+mod report;
+mod set;
+
+pub use args::{CheckBotArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
+pub use check_bot::run as run_check_bot;
+pub use config::{parse_clock, parse_duration, BotSpec, SetConfig, TimeControl};
+pub use limits::Limits;
+pub use match_cmd::{referee_version, run as run_match, stop_signal};
+pub use perft_cmd::run as run_perft;
+pub use random_bot::run as run_random_bot;
+pub use records::Record;
+pub use replay::run as run_replay;
+pub use report::{Console, LogWriter};
+pub use set::{lots, play_set, Entrant, RecordSink};
