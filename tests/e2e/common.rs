@@ -27,6 +27,19 @@ pub fn greedy_bot() -> String {
     bot("sample-bots/python/greedy_bot.py")
 }
 
+/// The built-in random mover, `hus random-bot`: the healthy opponent of tests about the
+/// other bot. It starts in milliseconds and answers at once, so a test's verdict never
+/// hangs on how fast a healthy interpreter starts on a loaded machine.
+pub fn hus_random(seed: u64) -> String {
+    format!("'{}' random-bot --seed {seed}", env!("CARGO_BIN_EXE_hus"))
+}
+
+/// Allowances no healthy bot misses, even on a loaded 2-core machine. `play` puts them
+/// before the test's own arguments, which override them (a later `--move-time` wins):
+/// a test that is about time sets its own, and takes its margin from the misbehaving
+/// bot's delay against that deadline.
+pub const GENEROUS: [&str; 4] = ["--move-time", "10s", "--ready-time", "30s"];
+
 pub fn hus(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(args)
@@ -42,11 +55,12 @@ pub struct Played {
     pub _dir: tempfile::TempDir,
 }
 
-/// `hus match A B --json --log-dir TMP EXTRA...`, expecting exit status 0.
+/// `hus match A B --json --log-dir TMP [GENEROUS] EXTRA...`, expecting exit status 0.
 pub fn play(a: &str, b: &str, extra: &[&str]) -> Played {
     let dir = tempfile::tempdir().expect("temp dir");
     let log_dir = dir.path().to_str().expect("utf-8 path").to_string();
     let mut args = vec!["match", a, b, "--json", "--log-dir", &log_dir];
+    args.extend_from_slice(&GENEROUS);
     args.extend_from_slice(extra);
     let output = hus(&args);
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();

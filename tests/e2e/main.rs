@@ -8,6 +8,8 @@ mod check_bot;
 mod common;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
+/// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
+mod message_order;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.

@@ -239,7 +239,7 @@ fn logs_with_faults_and_restarts_verify() {
     let p = play(
         &misbehave("garbage"),
         &random_bot(),
-        &["--seed", "2", "--games", "3", "--move-time", "500ms"],
+        &["--seed", "2", "--games", "3"],
     );
     assert_eq!(of_type(&p.records, "restart").len(), 2);
     let (code, out, err) = replay(&[path_str(&p.log)]);
@@ -278,10 +278,11 @@ fn logs_with_faults_and_restarts_verify() {
         )
     );
 
-    // A time-out under rulebook: the opponent scores every seed on the board.
+    // A time-out under rulebook: the opponent scores every seed on the board. A moves
+    // first (seed 1), so 200 ms is its deadline alone.
     let p = play(
         &misbehave("never-answer"),
-        &random_bot(),
+        &hus_random(1),
         &[
             "--seed",
             "1",
