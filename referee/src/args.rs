@@ -27,9 +27,15 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "K", requires = "game")]
     pub ply: Option<u32>,
     /// Follow a log that is still being written, checking and printing each move as it
-    /// arrives, until its set-end or aborted.
+    /// arrives, until its set-end or aborted, or until the referee writing it is gone
+    /// (exit status 3).
     #[arg(long)]
     pub follow: bool,
+    /// With --follow: also stop (exit status 3) when no new line has come for this
+    /// long, e.g. 30s or 5m. For logs whose writer cannot be watched from here (written
+    /// on another machine, in a container, or by an earlier hus).
+    #[arg(long, value_name = "DURATION", requires = "follow")]
+    pub idle_limit: Option<String>,
     /// Write a self-contained HTML viewer of the set to this file.
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<std::path::PathBuf>,

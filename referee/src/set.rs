@@ -216,6 +216,7 @@ impl Runner<'_> {
             }),
             started: records::now_rfc3339(),
             line_limit: MAX_LINE_LEN as u64,
+            writer: records::Writer::this_process(),
         }
     }
 

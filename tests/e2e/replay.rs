@@ -889,14 +889,42 @@ fn spawn_hus(args: &[&str]) -> Child {
         .expect("hus starts")
 }
 
+/// This process as the `writer` of a log header (LOGS.md), read from /proc here,
+/// independently of hus.
+fn this_process_as_writer() -> Value {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    let after_name = &stat[stat.rfind(')').expect("(comm)") + 2..];
+    let fields: Vec<&str> = after_name.split(' ').collect();
+    // Fields are numbered from 1 and `after_name` starts at field 3.
+    let start_time: u64 = fields[22 - 3].parse().expect("start time");
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .expect(path)
+            .trim()
+            .to_string()
+    };
+    json!({
+        "pid": std::process::id(),
+        "start_time": start_time,
+        "boot_id": read("/proc/sys/kernel/random/boot_id"),
+        "pid_ns": std::fs::read_link("/proc/self/ns/pid").expect("pid namespace").to_str().expect("utf-8"),
+        "host": read("/proc/sys/kernel/hostname"),
+    })
+}
+
 #[test]
 fn follow_prints_a_log_as_it_is_written() {
     let b = base();
     let path = b.dir.path().join("growing.jsonl");
     std::fs::write(&path, "").expect("create");
     let follower = spawn_hus(&["replay", "--follow", path_str(&path)]);
-    // Copy the log line by line, some lines in two writes with a pause between.
-    let lines = b.lines.clone();
+    // Copy the log line by line, some lines in two writes with a pause between. The
+    // copier, this process, is now the log's writer: the referee that wrote it is gone.
+    let mut lines = b.lines.clone();
+    let mut header = b.records()[0].clone();
+    assert_eq!(header["writer"]["pid"].as_u64().map(|p| p > 0), Some(true));
+    header["writer"] = this_process_as_writer();
+    lines[0] = compact(&header);
     let target = path.clone();
     let writer = std::thread::spawn(move || {
         let mut file = std::fs::OpenOptions::new()
@@ -981,6 +1009,157 @@ fn follow_watches_a_match_being_played() {
         out.lines().filter(|l| l.starts_with("  game ")).count(),
         of_type(&records, "move").len(),
         "one line per move: {out}"
+    );
+}
+
+/// The log `hus match` writes in `dir`, once it holds at least `moves` moves.
+fn wait_for_moves(dir: &Path, moves: usize) -> PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = std::fs::read_dir(dir)
+            .expect("log dir")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "jsonl"));
+        if let Some(log) = log {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if text.matches("\"type\":\"move\"").count() >= moves {
+                return log;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no log with {moves} moves appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A referee killed by SIGKILL mid-set: `--follow` sees it is gone and ends by itself,
+/// with status 3 and the reason, both while the dead referee is a zombie and after it
+/// was reaped.
+#[test]
+fn follow_ends_when_the_referee_is_killed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log_dir = path_str(dir.path()).to_string();
+    let marker = format!("hus-test-killed-{}", std::process::id());
+    // Half a second a move: the set is far from its end when it is killed.
+    let bot = format!("{} --tag {marker}", misbehave("answer-all-at 0.1"));
+    let mut matched = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args([
+            "match",
+            &bot,
+            &bot,
+            "--move-time",
+            "5s",
+            "--quiet",
+            "--log-dir",
+            &log_dir,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hus starts");
+    let referee = matched.id();
+    let log = wait_for_moves(dir.path(), 3);
+    let follower = spawn_hus(&["replay", "--follow", path_str(&log)]);
+    std::thread::sleep(Duration::from_millis(300));
+    matched.kill().expect("SIGKILL");
+    // Not reaped yet: a zombie.
+    let (code, out, err) = wait_bounded(follower, Duration::from_secs(60), "hus replay --follow");
+    assert_eq!(code, 3, "{out}{err}");
+    let records = read_log(&log);
+    assert!(of_type(&records, "set-end").is_empty());
+    let moves = of_type(&records, "move").len();
+    assert!(moves >= 3);
+    assert!(
+        err.starts_with(&format!(
+            "INCOMPLETE: stopped following: the referee writing it (pid {referee}) has exited, \
+             and the log ends without set-end or aborted (the referee was killed or the machine stopped)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "verified: 0 games, {moves} moves; game 1 has no game-end"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("  game ")).count(),
+        moves,
+        "{out}"
+    );
+
+    // Reaped: its pid is free (or another process's).
+    matched.wait().expect("reaped");
+    let (code, _, err) = replay(&["--follow", path_str(&log)]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "INCOMPLETE: stopped following: the referee writing it (pid {referee}) is gone"
+        )),
+        "{err}"
+    );
+    // Its bots read the end of their input and exit by themselves.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !alive_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "bots survive: {:?}",
+            alive_with(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A log whose writer cannot be watched (no `writer` in its header): `--idle-limit`
+/// ends the wait; without it, a note says the wait ends only with the set.
+#[test]
+fn follow_stops_at_the_idle_limit() {
+    let b = base();
+    let i = b.find("move", 0, |m| m["game"] == 2 && m["ply"] == 3);
+    let mut header = b.records()[0].clone();
+    header.as_object_mut().expect("object").remove("writer");
+    let mut lines = b.lines[..i].to_vec();
+    lines[0] = compact(&header);
+    let path = write_log(b.dir.path(), "stalled.jsonl", &lines);
+    let started = Instant::now();
+    let (code, out, err) = replay(&["--follow", "--idle-limit", "300ms", path_str(&path)]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let moves = of_type(&b.records()[..i], "move").len();
+    assert_eq!(
+        err,
+        format!(
+            "INCOMPLETE: stopped following: no new line for 300 ms (--idle-limit), and the log ends \
+             without set-end or aborted (the referee was killed or the machine stopped). What it \
+             holds is consistent: verified: 1 game, {moves} moves; game 2 has no game-end (3 of its \
+             moves verified)\n"
+        )
+    );
+    let (code, _, err) = replay(&["--idle-limit", "1s", path_str(&path)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--follow"), "{err}");
+
+    // Without a limit it would wait for ever, and says so.
+    let mut follower = spawn_hus(&["replay", "--follow", path_str(&path)]);
+    let stderr = follower.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stderr), &mut first);
+        let _ = tx.send(first);
+    });
+    let note = rx.recv_timeout(Duration::from_secs(30));
+    follower.kill().expect("kill");
+    follower.wait().expect("reaped");
+    assert_eq!(
+        note.expect("a note within 30 s"),
+        "note: the log does not name the process that writes it (an earlier hus wrote it): \
+         hus cannot tell when it is gone, and follows the log until its set-end or aborted \
+         (--idle-limit DURATION stops sooner)\n"
     );
 }
 

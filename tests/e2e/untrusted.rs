@@ -16,44 +16,6 @@ fn tag(name: &str) -> String {
     format!("hus-test-{name}-{}", std::process::id())
 }
 
-/// How long a process killed by the referee may take to disappear from /proc on a
-/// loaded machine (a SIGKILLed process dies when it is next scheduled).
-const DEATH_LIMIT: Duration = Duration::from_secs(10);
-
-/// The processes with `marker` still alive after waiting up to `DEATH_LIMIT` for them
-/// to be gone. The bots these tests look for hang for ever if not killed, so waiting
-/// cannot turn a survivor into a pass.
-fn survivors(marker: &str) -> Vec<u32> {
-    let deadline = Instant::now() + DEATH_LIMIT;
-    loop {
-        let alive = alive_with(marker);
-        if alive.is_empty() || Instant::now() > deadline {
-            return alive;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The pids of live processes whose command line contains `marker`.
-fn alive_with(marker: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        if String::from_utf8_lossy(&cmdline).contains(marker) && !zombie {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
 /// One game, A misbehaving with `mode` (tagged) and moving first, B the built-in random
 /// mover; returns A's faults.
 fn one_game(mode: &str, marker: &str, extra: &[&str]) -> (Vec<serde_json::Value>, Played) {

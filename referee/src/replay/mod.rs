@@ -17,6 +17,7 @@ mod html;
 mod source;
 mod text;
 mod verify;
+mod watch;
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -30,7 +31,7 @@ use serde_json::Value;
 use crate::args::ReplayArgs;
 use crate::records::{MoveRecord, Record, LOG_VERSION};
 
-use source::{Next, Source};
+use source::{Follow, Next, Source};
 use text::Style;
 use verify::{Checked, Corrupt, Ending, Verifier};
 
@@ -63,8 +64,12 @@ pub enum Verdict {
     /// Ended by `aborted` (with its reason), every record checked.
     Aborted(String),
     /// No `set-end` or `aborted`: cut short. `cut` is the number of a last line that was
-    /// itself cut mid-way (and not read).
-    Incomplete { cut: Option<u64> },
+    /// itself cut mid-way (and not read); `stopped` why following stopped (the writer
+    /// is gone, or the idle limit).
+    Incomplete {
+        cut: Option<u64>,
+        stopped: Option<String>,
+    },
     /// The first record that disagrees.
     Corrupt(Corrupt),
 }
@@ -198,6 +203,7 @@ pub fn drive<R: io::Read>(
         if number == 1 {
             first_line(line, complete)?;
         }
+        let stopped = src.stopped().map(str::to_string);
         let record = match parse(line) {
             Ok(Parsed::Record(record)) => record,
             Ok(Parsed::Unknown(t)) => {
@@ -207,7 +213,12 @@ pub fn drive<R: io::Read>(
                 );
                 continue;
             }
-            Err(_) if !complete => return Ok(Verdict::Incomplete { cut: Some(number) }),
+            Err(_) if !complete => {
+                return Ok(Verdict::Incomplete {
+                    cut: Some(number),
+                    stopped,
+                })
+            }
             Err(message) => {
                 return Ok(Verdict::Corrupt(Corrupt {
                     line: number,
@@ -219,6 +230,11 @@ pub fn drive<R: io::Read>(
             Ok(checked) => checked,
             Err(corrupt) => return Ok(Verdict::Corrupt(corrupt)),
         };
+        if let Record::Header(h) = &record {
+            if let Some(note) = src.watch(h.writer.clone()) {
+                eprintln!("note: {note}");
+            }
+        }
         observer.observe(v, &record, &checked)?;
         if src.following() && *v.ending() != Ending::Open {
             break;
@@ -228,7 +244,10 @@ pub fn drive<R: io::Read>(
         bail!("the file is empty: not a hus log");
     }
     Ok(match v.ending() {
-        Ending::Open => Verdict::Incomplete { cut: None },
+        Ending::Open => Verdict::Incomplete {
+            cut: None,
+            stopped: src.stopped().map(str::to_string),
+        },
         Ending::SetEnd => Verdict::Complete,
         Ending::Aborted(reason) => Verdict::Aborted(reason.clone()),
     })
@@ -277,15 +296,19 @@ fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool)
                 )?;
             }
         }
-        Verdict::Incomplete { cut } => {
+        Verdict::Incomplete { cut, stopped } => {
             out.flush()?;
             let cut = match cut {
                 Some(n) => format!("; its last line, {n}, is cut short mid-way and was not read"),
                 None => String::new(),
             };
+            let why = match stopped {
+                Some(why) => format!("stopped following: {why}, and "),
+                None => String::new(),
+            };
             eprintln!(
-                "INCOMPLETE: the log ends without set-end or aborted (the referee was killed or the \
-                 machine stopped){cut}. What it holds is consistent: {}",
+                "INCOMPLETE: {why}the log ends without set-end or aborted (the referee was killed or \
+                 the machine stopped){cut}. What it holds is consistent: {}",
                 tally(v)
             );
         }
@@ -316,7 +339,14 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     }
     let path = &args.log;
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut src = Source::new(file, args.follow.then_some(POLL));
+    let idle_limit = match args.idle_limit.as_deref() {
+        Some(text) => Some(crate::config::check_positive(
+            crate::config::parse_duration(text).context("invalid --idle-limit")?,
+            "--idle-limit",
+        )?),
+        None => None,
+    };
+    let mut src = Source::new(file, args.follow.then(|| Follow::new(POLL, idle_limit)));
     let mut v = Verifier::new();
     let stdout = io::stdout();
     let context = || path.display().to_string();
