@@ -53,7 +53,7 @@ pub struct Header {
     /// is gone without `set-end`. Absent when the system has no `/proc`, and in logs
     /// of earlier versions of hus.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub writer: Option<Writer>,
+    pub writer: Option<Box<Writer>>,
 }
 
 /// Which process writes a log: enough to tell, later and from another process, whether
@@ -77,15 +77,15 @@ pub struct Writer {
 
 impl Writer {
     /// This process, or `None` where `/proc` does not tell.
-    pub fn this_process() -> Option<Writer> {
+    pub fn this_process() -> Option<Box<Writer>> {
         let pid = std::process::id();
-        Some(Writer {
+        Some(Box::new(Writer {
             pid,
             start_time: start_time(pid)?.0,
             boot_id: boot_id()?,
             pid_ns: pid_namespace()?,
             host: host_name()?,
-        })
+        }))
     }
 }
 

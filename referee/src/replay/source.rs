@@ -33,7 +33,7 @@ pub struct Follow {
     /// Stop when nothing new has come for this long.
     idle_limit: Option<Duration>,
     /// The log's writer, once the header has named it.
-    writer: Option<Writer>,
+    writer: Option<Box<Writer>>,
     /// When the last bytes came.
     last_data: Instant,
     /// Why following stopped: from then on the log is read to its current end, like a
@@ -68,11 +68,10 @@ impl Follow {
 
 /// `300 ms`, `30 s`.
 fn words(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms % 1000 == 0 {
-        format!("{} s", ms / 1000)
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
     } else {
-        format!("{ms} ms")
+        format!("{} ms", d.as_millis())
     }
 }
 
@@ -100,7 +99,7 @@ impl<R: Read> Source<R> {
     /// Following: watch `writer`, the process the log's header names, and stop when it
     /// is gone. Returns a note when whether it runs cannot be told and nothing else
     /// will end the wait (no idle limit).
-    pub fn watch(&mut self, writer: Option<Writer>) -> Option<String> {
+    pub fn watch(&mut self, writer: Option<Box<Writer>>) -> Option<String> {
         let follow = self.follow.as_mut()?;
         let unknown = match &writer {
             None => Some(
