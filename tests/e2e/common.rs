@@ -248,3 +248,40 @@ pub fn alive_with(marker: &str) -> Vec<u32> {
     }
     pids
 }
+
+/// A move in words, written here independently of hus.
+pub fn move_words(m: &Value) -> String {
+    let sown = m["sown"].as_u64().expect("sown");
+    let mut s = format!("pit {}: {} sown", m["pit"], plural(sown, "seed", "seeds"));
+    for e in m["events"].as_array().expect("events") {
+        if e["kind"] == "relay" {
+            let seeds = e["seeds"].as_u64().expect("seeds");
+            s += &format!(
+                "; relay from {} ({})",
+                e["pit"],
+                plural(seeds, "seed", "seeds")
+            );
+        } else {
+            let taken = e["taken"].as_array().expect("taken");
+            let total: u64 = taken.iter().map(|t| t["seeds"].as_u64().expect("n")).sum();
+            let pits: Vec<String> = taken.iter().map(|t| t["pit"].to_string()).collect();
+            s += &format!(
+                "; captured {total} from {} {} landing in {}",
+                if pits.len() == 1 { "pit" } else { "pits" },
+                pits.join(", "),
+                e["landing"]
+            );
+            if e["own"].as_u64() != Some(0) {
+                s += &format!(", lifting its own {}", e["own"]);
+            }
+        }
+    }
+    if m["truncated"] == true {
+        s += "; stopped by the 3000-seed rule";
+    }
+    s
+}
+
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -65,10 +65,6 @@ fn label(header: &Value, bot: u64) -> String {
     }
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// For every move record (by index in `records`): the position before it.
 fn positions_before(records: &[Value]) -> Vec<Option<Position>> {
     let mut current: Option<Position> = None;
@@ -111,39 +107,6 @@ fn engine_position(records: &[Value], game: u64, plies: usize) -> Position {
             .expect("a legal move");
     }
     *g.position()
-}
-
-/// A move in words, written here independently of hus.
-fn move_words(m: &Value) -> String {
-    let sown = m["sown"].as_u64().expect("sown");
-    let mut s = format!("pit {}: {} sown", m["pit"], plural(sown, "seed", "seeds"));
-    for e in m["events"].as_array().expect("events") {
-        if e["kind"] == "relay" {
-            let seeds = e["seeds"].as_u64().expect("seeds");
-            s += &format!(
-                "; relay from {} ({})",
-                e["pit"],
-                plural(seeds, "seed", "seeds")
-            );
-        } else {
-            let taken = e["taken"].as_array().expect("taken");
-            let total: u64 = taken.iter().map(|t| t["seeds"].as_u64().expect("n")).sum();
-            let pits: Vec<String> = taken.iter().map(|t| t["pit"].to_string()).collect();
-            s += &format!(
-                "; captured {total} from {} {} landing in {}",
-                if pits.len() == 1 { "pit" } else { "pits" },
-                pits.join(", "),
-                e["landing"]
-            );
-            if e["own"].as_u64() != Some(0) {
-                s += &format!(", lifting its own {}", e["own"]);
-            }
-        }
-    }
-    if m["truncated"] == true {
-        s += "; stopped by the 3000-seed rule";
-    }
-    s
 }
 
 /// Checks the summary of a verified log against its records.
@@ -1392,6 +1355,250 @@ fn viewer_shows_the_engine_board_clockwise() {
 #[test]
 fn viewer_shows_the_engine_board_anticlockwise() {
     viewer_shows_the_engine_board("mancala-world");
+}
+
+#[test]
+fn viewer_shows_the_engine_board_rulebook() {
+    viewer_shows_the_engine_board("rulebook");
+}
+
+/// The data a viewer page holds (the JSON of its `hus-data` element).
+fn page_data(html: &Path) -> Value {
+    let page = std::fs::read_to_string(html).expect("viewer written");
+    let open = r#"<script type="application/json" id="hus-data">"#;
+    let start = page.find(open).expect("the data element") + open.len();
+    let end = start + page[start..].find("</script>").expect("its end");
+    serde_json::from_str(&page[start..end]).expect("the data is JSON")
+}
+
+/// Every position of the log, as `GAME PLY POSITION` lines: the starts and the position
+/// after each move, which the engine checked.
+fn log_positions(records: &[Value], games: &[u64]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut ply = 0;
+    for r in records {
+        let game = r["game"].as_u64().unwrap_or(0);
+        if !games.contains(&game) {
+            continue;
+        }
+        match r["type"].as_str() {
+            Some("game-start") => ply = 0,
+            Some("move") => ply += 1,
+            _ => continue,
+        }
+        lines.push(format!(
+            "{game} {ply} {}",
+            r["position"].as_str().expect("position")
+        ));
+    }
+    lines
+}
+
+/// The page computes every board from the moves alone (rules.js): opened with #check it
+/// lists every position of every game it holds, and each is the engine's, for every
+/// preset at several widths. It holds about 9 bytes a move.
+#[test]
+fn the_viewer_computes_every_position_as_the_engine_does() {
+    if !browser() {
+        return;
+    }
+    for (preset, width, games) in [
+        ("hus", "16", None),
+        ("rulebook", "9", None),
+        ("mancala-world", "13", None),
+        ("hus", "8", Some("2-3")),
+    ] {
+        let p = play(
+            &greedy_bot(),
+            &hus_random(4),
+            &[
+                "--seed", "6", "--games", "3", "--rules", preset, "--width", width,
+            ],
+        );
+        let html = p._dir.path().join("viewer.html");
+        let mut args = vec![path_str(&p.log), "--html", path_str(&html)];
+        if let Some(range) = games {
+            args.extend_from_slice(&["--games", range]);
+        }
+        let (code, out, err) = replay(&args);
+        assert_eq!(code, 0, "{err}");
+        let kept: Vec<u64> = match games {
+            Some(_) => vec![2, 3],
+            None => vec![1, 2, 3],
+        };
+        if games.is_some() {
+            assert!(
+                out.contains(&format!(
+                    "viewer: {} (games 2 to 3 of 3 games)",
+                    html.display()
+                )),
+                "{out}"
+            );
+        }
+        let data = page_data(&html);
+        let numbers: Vec<u64> = data["games"]
+            .as_array()
+            .expect("games")
+            .iter()
+            .map(|g| g["game"].as_u64().expect("game"))
+            .collect();
+        assert_eq!(numbers, kept, "{preset} {width}");
+        let url = format!("file://{}#check", html.display());
+        let dom = chromium(&url, &["--dump-dom"]);
+        assert!(
+            dom.contains("data-check=\"ok\""),
+            "{preset} {width}: the page's own check"
+        );
+        let listed = dom
+            .split("<pre id=\"positions\" hidden=\"\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</pre>").next())
+            .expect("the positions listed");
+        let expected = log_positions(&p.records, &kept);
+        assert!(
+            expected.len() > 3 * 10,
+            "{preset} {width}: {} positions",
+            expected.len()
+        );
+        assert_eq!(
+            listed.lines().collect::<Vec<_>>(),
+            expected,
+            "{preset} {width}: the viewer's positions are the engine's"
+        );
+    }
+}
+
+/// `--game N` and `--games A-B` choose the page's games; a page over --max-page-moves is
+/// refused with the way to choose games; a page's size per move.
+#[test]
+fn a_viewer_of_some_games() {
+    let b = base();
+    let log = path_str(&b.played.log);
+    let html = b.dir.path().join("some.html");
+    let out_html = path_str(&html);
+    let (code, out, err) = replay(&[log, "--html", out_html, "--game", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("viewer: {out_html} (game 2 of 3 games)")),
+        "{out}"
+    );
+    let data = page_data(&html);
+    assert_eq!(data["games"].as_array().map(Vec::len), Some(1));
+    assert_eq!(data["games"][0]["game"], 2);
+    assert_eq!(data["selection"], json!({"first": 2, "last": 2, "of": 3}));
+    // Per move, the page holds the pit and the time; the rest is computed.
+    let moves: Vec<&Value> = of_type(b.records(), "move")
+        .into_iter()
+        .filter(|m| m["game"] == 2)
+        .collect();
+    let pits: Vec<u64> = moves
+        .iter()
+        .map(|m| m["pit"].as_u64().expect("pit"))
+        .collect();
+    assert_eq!(data["games"][0]["pits"], json!(pits));
+    assert_eq!(
+        data["games"][0]["ms"].as_array().map(Vec::len),
+        Some(moves.len())
+    );
+    let end = b.find("game-end", 0, |e| e["game"] == 2);
+    assert_eq!(data["games"][0]["last"], b.records()[end]["position"]);
+
+    let (code, _, err) = replay(&[log, "--html", out_html, "--game", "4"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with("no viewer written: there is no game 4 (the log holds 3 games)\n"),
+        "{err}"
+    );
+    let (code, _, err) = replay(&[log, "--html", out_html, "--games", "5-9"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with("there is no game from 5 to 9 (the log holds 3 games)\n"),
+        "{err}"
+    );
+    let (code, _, err) = replay(&[log, "--html", out_html, "--games", "3-1"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--games \"3-1\": the first game is after the last"),
+        "{err}"
+    );
+    let (code, _, err) = replay(&[log, "--html", out_html, "--games", "0-2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("games are numbered from 1"), "{err}");
+    let (code, _, err) = replay(&[log, "--games", "1-2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--html"), "{err}");
+    let (code, _, err) = replay(&[log, "--html", out_html, "--game", "1", "--ply", "3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("#game=N&ply=K"), "{err}");
+
+    // Too many moves for a page: refused, with the way to choose games.
+    let all = of_type(b.records(), "move").len();
+    let limit = (all - 1).to_string();
+    let refused = b.dir.path().join("refused.html");
+    let (code, out, err) = replay(&[
+        log,
+        "--html",
+        path_str(&refused),
+        "--max-page-moves",
+        &limit,
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        err,
+        format!(
+            "error: no viewer written: the page would hold {all} moves (all 3 games), more than \
+             --max-page-moves {limit}; choose games with --game N or a range with --games A-B\n"
+        )
+    );
+    assert!(!refused.exists());
+    assert!(
+        out.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("verified: 3 games")),
+        "{out}"
+    );
+    let (code, _, err) = replay(&[
+        log,
+        "--html",
+        path_str(&refused),
+        "--max-page-moves",
+        &limit,
+        "--games",
+        "1-2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(refused.exists());
+
+    // A page whose rules disagreed with the engine would say so: here its data is
+    // altered to give game 2 another last position.
+    if !browser() {
+        return;
+    }
+    let page = std::fs::read_to_string(&html).expect("viewer");
+    let last = data["games"][0]["last"].as_str().expect("last");
+    // One seed moved from a pit of player 0 to its neighbour.
+    let mut setup = last.parse::<Position>().expect("notation").to_setup();
+    let from = (0..setup.pits[0].len())
+        .find(|&p| setup.pits[0][p] > 0)
+        .expect("a seed");
+    setup.pits[0][from] -= 1;
+    let next = (from + 1) % setup.pits[0].len();
+    setup.pits[0][next] += 1;
+    let other = setup.validate().expect("a position");
+    let altered = b.dir.path().join("altered.html");
+    std::fs::write(&altered, page.replacen(last, &other.to_string(), 1)).expect("write");
+    let dom = chromium(&format!("file://{}", altered.display()), &["--dump-dom"]);
+    assert!(
+        dom.contains("data-check=\"failed\""),
+        "the page's own check"
+    );
+    let plies = moves.len();
+    assert!(
+        dom.contains(&format!(
+            "The viewer’s rules disagree with the log in game 2 (after {plies} plies the viewer has {last} but the engine has {other})"
+        )),
+        "the disagreement is shown"
+    );
 }
 
 #[test]

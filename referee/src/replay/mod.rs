@@ -21,6 +21,7 @@ mod watch;
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::ops::RangeInclusive;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -334,9 +335,16 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             "--follow cannot be combined with --game or --html (run those on the log afterwards)"
         );
     }
-    if args.game.is_some() && args.html.is_some() {
-        bail!("--html writes a viewer of the whole set: use it without --game (its URL takes #game=N)");
+    if args.ply.is_some() && args.html.is_some() {
+        bail!(
+            "--ply shows a position in the terminal; with --html, open the page at #game=N&ply=K"
+        );
     }
+    let select = match (args.game, args.games.as_deref()) {
+        (Some(n), _) => Some(n..=n),
+        (None, Some(range)) => Some(parse_games(range)?),
+        (None, None) => None,
+    };
     let path = &args.log;
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let idle_limit = match args.idle_limit.as_deref() {
@@ -351,7 +359,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let stdout = io::stdout();
     let context = || path.display().to_string();
 
-    if let Some(number) = args.game {
+    if let (Some(number), None) = (args.game, &args.html) {
         let mut view = text::GameView::new(BufWriter::new(stdout.lock()), style, number, args.ply);
         let verdict = drive(&mut src, &mut v, &mut view).with_context(context)?;
         view.flush()?;
@@ -387,7 +395,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         "log: {}",
         text::clean(&path.display().to_string(), 500)
     ))?;
-    let mut collector = html::Collector::default();
+    let mut collector = html::Collector::new(select.clone(), args.max_page_moves);
     let verdict = match &args.html {
         None => drive(&mut src, &mut v, &mut report),
         Some(_) => drive(&mut src, &mut v, &mut (&mut report, &mut collector)),
@@ -395,13 +403,48 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     .with_context(context)?;
     if let Some(out) = &args.html {
         if !matches!(verdict, Verdict::Corrupt(_)) {
+            let games = text::plural(collector.seen, "game", "games");
+            let kept = collector.kept();
+            if let (Some(range), None) = (&select, kept) {
+                report.flush()?;
+                bail!(
+                    "{}: no viewer written: there is no game {} (the log holds {games})",
+                    path.display(),
+                    if range.start() == range.end() {
+                        range.start().to_string()
+                    } else {
+                        format!("from {} to {}", range.start(), range.end())
+                    }
+                );
+            }
+            if collector.too_many_moves() {
+                announce(&verdict, &v, report.writer(), true)?;
+                report.flush()?;
+                bail!(
+                    "no viewer written: the page would hold {} moves ({}), more than \
+                     --max-page-moves {}; choose games with --game N or a range with --games A-B",
+                    collector.moves,
+                    match &select {
+                        Some(r) => format!("games {} to {}", r.start(), r.end()),
+                        None => format!("all {games}"),
+                    },
+                    args.max_page_moves,
+                );
+            }
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let page = html::page(&v, collector, &verdict, &name)?;
             write_file(out, &page)?;
-            report.line(&format!("viewer: {}", out.display()))?;
+            let part = match (&select, kept) {
+                (Some(_), Some((first, last))) if first == last => {
+                    format!(" (game {first} of {games})")
+                }
+                (Some(_), Some((first, last))) => format!(" (games {first} to {last} of {games})"),
+                _ => String::new(),
+            };
+            report.line(&format!("viewer: {}{part}", out.display()))?;
         }
     }
     announce(&verdict, &v, report.writer(), true)?;
@@ -410,6 +453,24 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     }
     report.flush()?;
     Ok(verdict.exit_code())
+}
+
+/// `--games A-B` (or `--games A`): the games of the page.
+fn parse_games(text: &str) -> Result<RangeInclusive<u32>> {
+    let number = |t: &str| -> Result<u32> {
+        match t.trim().parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => bail!("--games {text:?}: games are numbered from 1 (write a range as 3-7)"),
+        }
+    };
+    let (first, last) = match text.split_once('-') {
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => (number(text)?, number(text)?),
+    };
+    if first > last {
+        bail!("--games {text:?}: the first game is after the last");
+    }
+    Ok(first..=last)
 }
 
 fn write_file(path: &Path, content: &str) -> Result<()> {
