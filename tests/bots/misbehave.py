@@ -181,10 +181,14 @@ for raw in sys.stdin.buffer:
             os._exit(0)
         sys.exit(0)
     elif mode == "escape-group":  # a grandchild in its own group holds the pipes
+        ready_r, ready_w = os.pipe()
         if os.fork() == 0:
             os.setsid()
+            os.write(ready_w, b"x")
             time.sleep(30)
             os._exit(0)
+        # Exit only once it has left the group, however late it is scheduled.
+        os.read(ready_r, 1)
         sys.exit(0)
     elif mode == "memory":  # ARG: megabytes to allocate
         hog = bytearray(int(arg) << 20)
