@@ -3,7 +3,8 @@
 use crate::Error;
 
 /// The result of one game for one side: which side is meant is said where it is used
-/// (the first mover in a [`GameTable`], bot A in a [`Trinomial`](crate::Trinomial)).
+/// (the first mover in a [`GameTable`], bot A in a [`Wdl`] given to
+/// [`Sprt::trinomial`](crate::Sprt::trinomial) or a [`Pentanomial`](crate::Pentanomial)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
