@@ -51,11 +51,14 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
         config.bots[1].short_name()
     );
     let (mut log, stem) = LogWriter::create(&config.log_dir, &stem)?;
+    let stderr_paths = [0, 1].map(|b| {
+        config
+            .log_dir
+            .join(format!("{stem}.{}.stderr", ["a", "b"][b]))
+    });
     let entrants = [0, 1].map(|b| Entrant {
         spec: config.bots[b].clone(),
-        stderr_path: config
-            .log_dir
-            .join(format!("{stem}.{}.stderr", ["a", "b"][b])),
+        stderr_path: stderr_paths[b].clone(),
         limits: limits.clone(),
     });
     let mut console = Console::new(
@@ -96,10 +99,25 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
     let end = match result {
         Ok(end) => end,
         Err(e) => {
+            if log.remove_if_unwritten() {
+                // Nothing happened yet (a bot command that cannot be started): no log,
+                // and no stderr file unless a bot managed to write something in it.
+                let kept: Vec<String> = stderr_paths
+                    .iter()
+                    .filter(|p| !remove_if_empty(p))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let kept = if kept.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its stderr is kept in {})", kept.join(" and "))
+                };
+                return Err(e.context(format!("no game was played and no log was written{kept}")));
+            }
             return Err(e.context(format!(
                 "the set did not finish; the log {} is incomplete",
                 log.path().display()
-            )))
+            )));
         }
     };
     if config.json {
@@ -131,6 +149,15 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
         console.print_table(log.path());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Deletes `path` if it is an empty file, or does not exist; whether it is gone.
+fn remove_if_empty(path: &std::path::Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() == 0 => std::fs::remove_file(path).is_ok(),
+        Ok(_) => false,
+        Err(_) => true,
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM, naming it.
