@@ -165,7 +165,9 @@ pub struct MatchArgs {
     /// Directory for the log and the bots' stderr files.
     #[arg(long, default_value = "hus-logs", value_name = "DIR")]
     pub log_dir: std::path::PathBuf,
-    /// Print a machine-readable JSON summary on stdout (and nothing else).
+    /// Print a machine-readable JSON summary on stdout (and nothing else); README,
+    /// "The --json summary", lists its fields. Bots are indexed 0 = BOT_A, 1 = BOT_B;
+    /// positions list player 0 (games[].first) first.
     #[arg(long)]
     pub json: bool,
     /// Print nothing but errors.

@@ -157,7 +157,7 @@ fn message_tables(part: &str) -> Vec<(String, Vec<Row>, Option<usize>)> {
         .collect()
 }
 
-fn of_kind<'a>(values: &'a [Value], kind: &str) -> Vec<Value> {
+fn of_kind(values: &[Value], kind: &str) -> Vec<Value> {
     values
         .iter()
         .filter(|v| v["type"] == kind)

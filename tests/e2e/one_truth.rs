@@ -19,7 +19,7 @@ fn protocol_rows(message: &str) -> Vec<Row> {
     field_rows(section(&doc("PROTOCOL.md"), &format!("#### `{message}`")))
 }
 
-/// 1. `result.last` was `null` whenever the receiving bot's own move ended the game.
+/// Item 1: `result.last` was `null` whenever the receiving bot's own move ended the game.
 #[test]
 fn result_last_is_the_last_move_of_the_game_whoever_played_it() {
     let set = record_set(
@@ -52,7 +52,7 @@ fn result_last_is_the_last_move_of_the_game_whoever_played_it() {
     assert!(row(&rows, "last").cells[2].contains("whoever played it"));
 }
 
-/// 2. PROTOCOL.md said both bots get a `result` after a fault, and documented
+/// Item 2: PROTOCOL.md said both bots get a `result` after a fault, and documented
 /// `fault_by: "you"`, which can never arrive.
 #[test]
 fn a_faulting_bot_gets_no_result_so_fault_by_is_always_opponent() {
@@ -93,7 +93,7 @@ fn a_faulting_bot_gets_no_result_so_fault_by_is_always_opponent() {
     assert!(faults.contains("is **not** sent the game's `result`"));
 }
 
-/// 3. `hello.rules.double_win` was `false` for `rulebook`, where a side holding every
+/// Item 3: `hello.rules.double_win` was `false` for `rulebook`, where a side holding every
 /// seed scores double (96 to 0 at W = 8).
 #[test]
 fn hello_double_win_is_true_wherever_a_game_can_score_double() {
@@ -115,7 +115,7 @@ fn hello_double_win_is_true_wherever_a_game_can_score_double() {
                 }
             })
             .collect();
-        let zeros = vec!["0"; 8].join(",");
+        let zeros = ["0"; 8].join(",");
         let notation = format!("{preset} 8 {}/{zeros} {zeros}/{zeros} 1", front.join(","));
         let pos: Position = notation.parse().expect("a position");
         let game = Game::new(pos);
@@ -166,7 +166,7 @@ fn listed_presets() -> Vec<(String, Value, Value)> {
     listed
 }
 
-/// 4. `rules.sowing` claimed that only the drawing differs, but the starting pits have
+/// Item 4: `rules.sowing` claimed that only the drawing differs, but the starting pits have
 /// other numbers anticlockwise.
 #[test]
 fn hello_sowing_text_tells_that_the_starting_pits_differ() {
@@ -208,7 +208,7 @@ fn hello_sowing_text_tells_that_the_starting_pits_differ() {
     }
 }
 
-/// 5. Nothing said whether `rules.preset` or the other fields govern, and only the
+/// Item 5: Nothing said whether `rules.preset` or the other fields govern, and only the
 /// `hus` values were listed.
 #[test]
 fn every_preset_hello_rules_is_listed_in_protocol() {
@@ -249,7 +249,7 @@ fn every_preset_hello_rules_is_listed_in_protocol() {
     assert!(widths.contains(&8) && widths.iter().any(|w| *w != 8));
 }
 
-/// 6. "a `name` that is not a string or `null` is a malformed line" read two ways, and
+/// Item 6: "a `name` that is not a string or `null` is a malformed line" read two ways, and
 /// the fault table said "not a string".
 #[test]
 fn ready_name_null_is_accepted_and_any_other_non_string_is_malformed() {
@@ -285,7 +285,7 @@ fn ready_name_null_is_accepted_and_any_other_non_string_is_malformed() {
     );
 }
 
-/// 7. README's check-bot section promised a restart after a fault and showed "in 4
+/// Item 7: README's check-bot section promised a restart after a fault and showed "in 4
 /// starts"; a clean bot starts twice and is never restarted.
 #[test]
 fn readme_check_bot_example_is_what_a_clean_bot_sees() {
@@ -305,7 +305,7 @@ fn readme_check_bot_example_is_what_a_clean_bot_sees() {
     assert!(!check_bot.contains("results, a restart after a fault, and `bye`"));
 }
 
-/// 8. The `--json` summary of `hus match` was not documented, and its `points` and
+/// Item 8: The `--json` summary of `hus match` was not documented, and its `points` and
 /// `winner` (bot order) disagreed with its `position` (player order) whenever B began.
 #[test]
 fn match_json_summary_is_documented_and_says_which_order_each_field_uses() {
@@ -357,7 +357,7 @@ fn match_json_summary_is_documented_and_says_which_order_each_field_uses() {
     );
 }
 
-/// 9a. An unstartable bot printed "the log ... is incomplete" and left an empty `.jsonl`.
+/// Item 9a: An unstartable bot printed "the log ... is incomplete" and left an empty `.jsonl`.
 #[test]
 fn an_unstartable_bot_is_an_error_that_leaves_no_log() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -378,7 +378,7 @@ fn an_unstartable_bot_is_an_error_that_leaves_no_log() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
-/// 9b. `hus replay` on an empty or header-only file said "not a hus log" or gave the
+/// Item 9b: `hus replay` on an empty or header-only file said "not a hus log" or gave the
 /// generic incomplete message.
 #[test]
 fn replay_of_an_empty_or_header_only_file_says_so() {
@@ -411,7 +411,7 @@ fn replay_of_an_empty_or_header_only_file_says_so() {
     );
 }
 
-/// 9c. A `ready` with `"name":7` was reported "in game 1 at ply 0", and as "never
+/// Item 9c: A `ready` with `"name":7` was reported "in game 1 at ply 0", and as "never
 /// answered hello with ready", though it did answer.
 #[test]
 fn a_ready_with_a_numeric_name_is_reported_as_an_answer_to_hello() {
@@ -452,7 +452,7 @@ fn a_ready_with_a_numeric_name_is_reported_as_an_answer_to_hello() {
     );
 }
 
-/// 10. A bot author could not check repetition or the 200-ply rule against the referee.
+/// Item 10: A bot author could not check repetition or the 200-ply rule against the referee.
 #[test]
 fn hus_line_checks_repetition_and_the_200_ply_rule() {
     let pits = walker_pits();
