@@ -177,8 +177,15 @@ pub async fn stop_signal() -> &'static str {
 }
 
 /// The referee's own peak resident memory, in KiB (bots not included).
+///
+/// `VmHWM` of /proc/self/status is the peak of this program's own memory since it was
+/// started. `getrusage`'s maximum is not: Linux carries it over `exec` from the process
+/// that forked us, so a referee started by a big process (a test harness) would report
+/// that process's size.
 fn max_rss_kib() -> Option<u64> {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
-        .ok()
-        .map(|usage| usage.max_rss() as u64)
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }

@@ -337,7 +337,7 @@ pub fn console_commands(text: &str) -> Vec<Shown> {
 /// Output with what changes from run to run replaced by `#`: times in milliseconds
 /// (`485 ms`), numbers with decimals (`0.29`), dates and times in file names
 /// (`20261201-045210`), and the numbers of check-bot's temporary directories
-/// (`hus-check-3774-0`). Counts, seeds and pits stay.
+/// (`hus-check-3774-0`); runs of spaces become one. Counts, seeds and pits stay.
 pub fn normalize(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
@@ -370,7 +370,14 @@ pub fn normalize(text: &str) -> String {
         out.push_str(if varies { "#" } else { number });
         i = j;
     }
-    out
+    // A number that changes can change its width too: columns are not compared.
+    let mut squeezed = String::with_capacity(out.len());
+    for c in out.chars() {
+        if !(c == ' ' && squeezed.ends_with(' ')) {
+            squeezed.push(c);
+        }
+    }
+    squeezed
 }
 
 /// A scratch directory laid out like the repository for a user's commands: `sample-bots`
