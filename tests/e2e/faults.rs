@@ -6,8 +6,9 @@ use crate::common::*;
 fn fault_of(mode: &str, extra: &[&str]) -> (serde_json::Value, Played) {
     let mut args = vec!["--games", "1", "--seed", "1", "--move-time", "500ms"];
     args.extend_from_slice(extra);
+    // The healthy opponent starts under the same allowance: keep it generous.
     if !extra.contains(&"--ready-time") {
-        args.extend_from_slice(&["--ready-time", "2s"]);
+        args.extend_from_slice(&["--ready-time", "10s"]);
     }
     let p = play(&misbehave(mode), &random_bot(), &args);
     let faults = of_type(&p.records, "fault");

@@ -106,9 +106,14 @@ fn nul_byte_and_early_and_double_moves() {
         early == ["unsolicited-message"] || early == ["illegal-move"],
         "{early:?}"
     );
-    // The second move of its first turn is found when its next turn comes.
+    // The second move of its first turn is found when its next turn comes, or, if it
+    // crosses that turn on the wire, taken as its answer (the same race as above).
     let (f, _) = one_game("two-moves", &tag("two"), &[]);
-    assert_eq!(kinds(&f), ["unsolicited-message"]);
+    let twice = kinds(&f);
+    assert!(
+        twice == ["unsolicited-message"] || twice == ["illegal-move"],
+        "{twice:?}"
+    );
 }
 
 #[test]
