@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::args::MatchArgs;
-use crate::config::MatchConfig;
+use crate::config::{BotSpec, MatchConfig};
 use crate::limits::Limits;
 use crate::records::{self, Record};
 use crate::report::{Console, LogWriter, Tee};
@@ -19,9 +19,12 @@ pub fn referee_version() -> String {
 
 /// `hus match`: plays one set, logs it, prints the report; exit 0, or 130 when stopped.
 pub fn run(args: &MatchArgs) -> Result<ExitCode> {
-    let config = MatchConfig::from_args(args)?;
-    let mut limits = args.limits()?;
-    limits.nice = crate::limits::raise_referee_priority();
+    let mut config = MatchConfig::from_args(args)?;
+    probe_sandboxes(&config.bots, &config.limits)?;
+    let nice = crate::limits::raise_referee_priority();
+    for limits in &mut config.limits {
+        limits.nice = nice;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -30,13 +33,26 @@ pub fn run(args: &MatchArgs) -> Result<ExitCode> {
         // A spawned task rather than the future `block_on` drives: a bot's reader task
         // then wakes it through the scheduler's queue, without an extra poll of the OS
         // on every ply.
-        tokio::spawn(run_match(config, limits))
+        tokio::spawn(run_match(config))
             .await
             .context("the set's task failed")?
     })
 }
 
-async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
+/// Runs each bot's sandbox once, before any game: a machine that cannot sandbox is an
+/// error here, never a set played without isolation.
+pub fn probe_sandboxes(bots: &[BotSpec], limits: &[Limits]) -> Result<()> {
+    for (b, (spec, limits)) in bots.iter().zip(limits).enumerate() {
+        if let Some(sandbox) = &limits.sandbox {
+            sandbox.probe(spec, limits).with_context(|| {
+                format!("--sandbox: bot {} ({:?})", ["A", "B"][b], spec.command)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+async fn run_match(config: MatchConfig) -> Result<ExitCode> {
     let stamp = time::OffsetDateTime::now_utc();
     let stem = format!(
         "{:04}{:02}{:02}-{:02}{:02}{:02}-{}-{}-vs-{}",
@@ -56,7 +72,7 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
         stderr_path: config
             .log_dir
             .join(format!("{stem}.{}.stderr", ["a", "b"][b])),
-        limits: limits.clone(),
+        limits: config.limits[b].clone(),
     });
     let mut console = Console::new(
         config.quiet || config.json,
