@@ -84,8 +84,8 @@ pub struct SandboxArgs {
     /// Run each bot in a sandbox of its own (bubblewrap): no network, no other
     /// processes, nothing of the file system but the system's files (read-only), its
     /// own directory (--bot-dir, or that of the file its command names) and a private
-    /// /tmp, a bound on processes, an environment with only PATH, HOME=/tmp and
-    /// --bot-env. An error before any game if this machine cannot do it.
+    /// /tmp, a bound on processes, an environment with only PATH and HOME=/tmp (plus
+    /// `hus match --bot-env`). An error before any game if this machine cannot do it.
     #[arg(long, help_heading = "Sandbox")]
     pub sandbox: bool,
     /// Let the bots write in their own directories (default: read-only).
@@ -100,9 +100,19 @@ pub struct SandboxArgs {
         help_heading = "Sandbox"
     )]
     pub sandbox_ro: Vec<std::path::PathBuf>,
-    /// Most processes and threads in each bot's sandbox (bubblewrap's own included).
+    /// Most processes and threads in each bot's sandbox, bubblewrap's own included
+    /// (default 128).
     #[arg(long, value_name = "N", requires = "sandbox", help_heading = "Sandbox")]
     pub sandbox_processes: Option<u32>,
+    /// Size of each bot's private /tmp, and of its /dev/shm: they are held in memory
+    /// (default 64M).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        requires = "sandbox",
+        help_heading = "Sandbox"
+    )]
+    pub sandbox_tmp: Option<String>,
 }
 
 impl SandboxArgs {
@@ -130,6 +140,10 @@ impl SandboxArgs {
             sandbox = sandbox
                 .max_processes(n)
                 .context("invalid --sandbox-processes")?;
+        }
+        if let Some(size) = &self.sandbox_tmp {
+            let bytes = parse_bytes(size).context("invalid --sandbox-tmp")?;
+            sandbox = sandbox.tmp_size(bytes).context("invalid --sandbox-tmp")?;
         }
         Ok((Some(sandbox), spec))
     }

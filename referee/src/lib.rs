@@ -48,5 +48,5 @@ pub use random_bot::run as run_random_bot;
 pub use records::Record;
 pub use replay::run as run_replay;
 pub use report::{Console, LogWriter};
-pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES};
+pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE};
 pub use set::{lots, play_set, Entrant, RecordSink};

@@ -36,6 +36,11 @@ use crate::limits::Limits;
 /// Processes and threads a sandbox may hold unless told otherwise. A JVM starts about 20
 /// threads on two cores and more on bigger machines; bubblewrap itself takes 2 or 3.
 pub const DEFAULT_MAX_PROCESSES: u32 = 128;
+/// The size of each of the sandbox's memory file systems (`/tmp`, `/dev/shm`) unless
+/// told otherwise: what a bot writes there is held in the machine's memory.
+pub const DEFAULT_TMP_SIZE: u64 = 64 << 20;
+/// Smaller file systems than this are refused.
+const MIN_TMP_SIZE: u64 = 1 << 20;
 /// Fewer than this leaves no room for bubblewrap and an interpreter.
 const MIN_PROCESSES: u32 = 8;
 /// The bot's user and group inside its sandbox (`nobody`).
@@ -87,6 +92,7 @@ pub struct Sandbox {
     writable: bool,
     read_only: Vec<PathBuf>,
     max_processes: u32,
+    tmp_size: u64,
 }
 
 /// Why a sandbox cannot be set up or used.
@@ -112,6 +118,9 @@ pub enum SandboxError {
          existing file or directory; give it (--bot-dir DIR)"
     )]
     NoBotDir(String),
+    /// Too small a `/tmp`.
+    #[error("the sandbox's /tmp needs at least 1 MiB, got {0} bytes")]
+    TmpTooSmall(u64),
     /// Too small a bound on processes.
     #[error("the sandbox needs room for at least {MIN_PROCESSES} processes, got {0}")]
     TooFewProcesses(u32),
@@ -181,25 +190,21 @@ impl Sandbox {
             writable: false,
             read_only: Vec::new(),
             max_processes: DEFAULT_MAX_PROCESSES,
+            tmp_size: DEFAULT_TMP_SIZE,
         })
     }
 
     /// A sandbox whose directory is the one the command names: that of the first
-    /// argument that is an existing file (the program, when written as a path, or the
-    /// script), or the first that is an existing directory (`java -cp DIR Main`), options
-    /// (`-x`) aside. Returns the command to run: since the bot runs in that directory,
-    /// the argument, if relative, is made absolute.
+    /// argument after the program that is an existing file (the script), or an existing
+    /// directory (`java -cp DIR Main`), options (`-x`) aside; failing that, the
+    /// program's own, when it is written as a path (`./target/release/my-bot`). Returns
+    /// the command to run: since the bot runs in that directory, the argument, if
+    /// relative, is made absolute.
     pub fn for_command(spec: &BotSpec) -> Result<(Sandbox, BotSpec), SandboxError> {
-        for (i, arg) in spec.argv.iter().enumerate() {
-            let names_a_path = if i == 0 {
-                arg.contains('/')
-            } else {
-                !arg.starts_with('-')
-            };
-            let path = Path::new(arg);
-            if !names_a_path {
-                continue;
-            }
+        let arguments = (1..spec.argv.len()).filter(|&i| !spec.argv[i].starts_with('-'));
+        let program = std::iter::once(0).filter(|_| spec.argv[0].contains('/'));
+        for i in arguments.chain(program) {
+            let path = Path::new(&spec.argv[i]);
             let Ok(meta) = std::fs::metadata(path) else {
                 continue;
             };
@@ -257,6 +262,16 @@ impl Sandbox {
         Ok(self)
     }
 
+    /// The size of its `/tmp` and of its `/dev/shm`, each (default [`DEFAULT_TMP_SIZE`]).
+    /// They live in memory: without a bound, a bot could fill half the machine's.
+    pub fn tmp_size(mut self, bytes: u64) -> Result<Sandbox, SandboxError> {
+        if bytes < MIN_TMP_SIZE {
+            return Err(SandboxError::TmpTooSmall(bytes));
+        }
+        self.tmp_size = bytes;
+        Ok(self)
+    }
+
     /// The bot's directory (canonical): its working directory, and all it sees of the
     /// file system besides the system's files.
     pub fn bot_dir(&self) -> &Path {
@@ -276,6 +291,11 @@ impl Sandbox {
     /// The bound on its processes and threads.
     pub fn process_limit(&self) -> u32 {
         self.max_processes
+    }
+
+    /// The size of its `/tmp` and of its `/dev/shm`, each, in bytes.
+    pub fn tmp_limit(&self) -> u64 {
+        self.tmp_size
     }
 
     /// Checks, before any game, that this machine can run `spec` in this sandbox under
@@ -385,14 +405,38 @@ impl Sandbox {
         for entry in etc_entries() {
             push(&[&"--ro-bind", &entry, &entry]);
         }
-        push(&[&"--proc", &"/proc", &"--dev", &"/dev", &"--tmpfs", &"/tmp"]);
+        // /dev is a fresh memory file system: bounded memory for /dev/shm (shared memory,
+        // semaphores), and made read-only below, like the root.
+        let size = self.tmp_size.to_string();
+        push(&[
+            &"--proc",
+            &"/proc",
+            &"--dev",
+            &"/dev",
+            &"--size",
+            &size,
+            &"--tmpfs",
+            &"/dev/shm",
+            &"--size",
+            &size,
+            &"--tmpfs",
+            &"/tmp",
+        ]);
         for path in &self.read_only {
             push(&[&"--ro-bind", path, path]);
         }
         let bind = if self.writable { "--bind" } else { "--ro-bind" };
         push(&[&bind, &self.bot_dir, &self.bot_dir]);
         // Last, so that nothing can be created beside the mounts.
-        push(&[&"--remount-ro", &"/", &"--chdir", &self.bot_dir, &"--"]);
+        push(&[
+            &"--remount-ro",
+            &"/dev",
+            &"--remount-ro",
+            &"/",
+            &"--chdir",
+            &self.bot_dir,
+            &"--",
+        ]);
         if let ProcessBound::Rlimit = bound {
             let nproc = format!("--nproc={}", self.max_processes);
             push(&[&PRLIMIT, &nproc, &"--"]);
@@ -693,6 +737,7 @@ mod tests {
         let sandbox = Sandbox::new(&bot)
             .and_then(|s| s.read_only(&extra))
             .and_then(|s| s.max_processes(40))
+            .and_then(|s| s.tmp_size(2 << 20))
             .expect("sandbox");
         let bot = std::fs::canonicalize(&bot).expect("canonical");
         let extra = std::fs::canonicalize(&extra).expect("canonical");
@@ -726,6 +771,12 @@ mod tests {
             "/proc",
             "--dev",
             "/dev",
+            "--size",
+            "2097152",
+            "--tmpfs",
+            "/dev/shm",
+            "--size",
+            "2097152",
             "--tmpfs",
             "/tmp",
             "--ro-bind",
@@ -734,6 +785,8 @@ mod tests {
             "--ro-bind",
             &bot,
             &bot,
+            "--remount-ro",
+            "/dev",
             "--remount-ro",
             "/",
             "--chdir",
@@ -772,6 +825,8 @@ mod tests {
             &bot,
             &bot,
             "--remount-ro",
+            "/dev",
+            "--remount-ro",
             "/",
             "--chdir",
             &bot,
@@ -806,6 +861,23 @@ mod tests {
         assert_eq!(same, spec);
         assert!(!sandbox.is_writable());
         assert_eq!(sandbox.process_limit(), DEFAULT_MAX_PROCESSES);
+
+        // An interpreter written as a path is not the bot: its script is.
+        let spec = BotSpec::parse(&format!("/usr/bin/python3 {script}")).expect("spec");
+        let (sandbox, _) = Sandbox::for_command(&spec).expect("sandbox");
+        assert_eq!(sandbox.bot_dir(), canonical);
+        // A program written as a path, with no file among its arguments, is.
+        let program = canonical.join("bot.py").display().to_string();
+        let spec = BotSpec::parse(&format!("{program} --depth 3")).expect("spec");
+        let (sandbox, _) = Sandbox::for_command(&spec).expect("sandbox");
+        assert_eq!(sandbox.bot_dir(), canonical);
+        // Relative paths are made absolute, since the bot runs in its directory.
+        let cwd = std::env::current_dir().expect("cwd");
+        let up = "../".repeat(cwd.components().count() - 1);
+        let relative = format!("{up}{}", &program[1..]);
+        let spec = BotSpec::parse(&format!("python3 {relative}")).expect("spec");
+        let (_, spec) = Sandbox::for_command(&spec).expect("sandbox");
+        assert_eq!(spec.argv, ["python3", program.as_str()]);
 
         let spec = BotSpec::parse(&format!("java -cp {} Main", canonical.display())).expect("spec");
         let (sandbox, _) = Sandbox::for_command(&spec).expect("sandbox");
