@@ -165,9 +165,15 @@ pub async fn stop_signal() -> &'static str {
     }
 }
 
-/// The referee's own peak resident memory, in KiB (bots not included).
+/// The referee's own peak resident memory, in KiB (bots not included): `VmHWM`, the
+/// peak of this program's memory since its exec. Not getrusage's `ru_maxrss`: Linux
+/// carries that across exec, so a referee started by a big process (a test harness,
+/// a league server) would report its parent's peak as its own.
 fn max_rss_kib() -> Option<u64> {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
-        .ok()
-        .map(|usage| usage.max_rss() as u64)
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kib| kib.trim().parse().ok())
 }
