@@ -128,7 +128,17 @@ const GAMES: u64 = 2;
 
 /// Plays `GAMES` games, the hostile bot as A; returns the set and A's `hostile:` lines.
 fn play_hostile(a: &str, b: &str, extra: &[String]) -> (Played, Vec<String>) {
-    let mut args: Vec<&str> = vec!["--games", "2", "--seed", "3", "--ready-time", "30s"];
+    // Generous times: the verdicts here never depend on them.
+    let mut args: Vec<&str> = vec![
+        "--games",
+        "2",
+        "--seed",
+        "3",
+        "--ready-time",
+        "30s",
+        "--move-time",
+        "10s",
+    ];
     args.extend(extra.iter().map(String::as_str));
     let p = play(a, b, &args);
     assert_eq!(p.summary["games_played"], GAMES, "{}", p.summary);
@@ -449,7 +459,16 @@ fn a_sandboxed_bot_cannot_see_the_league_or_other_bots() {
 fn a_bot_that_crashes_on_a_refusal_forfeits_and_the_set_goes_on() {
     let a = arena();
     let bot = a.hostile(&format!("crash-read {}", a.secret.display()), &tag("crash"));
-    let mut args: Vec<&str> = vec!["--games", "3", "--seed", "3", "--ready-time", "30s"];
+    let mut args: Vec<&str> = vec![
+        "--games",
+        "3",
+        "--seed",
+        "3",
+        "--ready-time",
+        "30s",
+        "--move-time",
+        "10s",
+    ];
     let flags = sandbox_flags();
     args.extend(flags.iter().map(String::as_str));
     let p = play(&bot, &random_bot(), &args);
@@ -475,12 +494,29 @@ fn sandboxed_bots_leave_no_process_behind_and_keep_their_resource_limits() {
     // A grandchild that left the bot's process group dies with the sandbox.
     let marker = tag("sandbox-escape");
     let bot = format!("{} --tag {marker}", misbehave("escape-group"));
-    let mut args: Vec<&str> = vec!["--games", "1", "--seed", "1", "--ready-time", "30s"];
+    let mut args: Vec<&str> = vec![
+        "--games",
+        "1",
+        "--seed",
+        "1",
+        "--ready-time",
+        "30s",
+        "--move-time",
+        "10s",
+    ];
     args.extend(flags.iter().map(String::as_str));
     let p = play(&bot, &random_bot(), &args);
     let faults = of_type(&p.records, "fault");
     assert_eq!(faults.len(), 1);
     assert_eq!(faults[0]["kind"], "crash");
+    // Nothing had to be hunted down through /proc: it died with its pid namespace.
+    let shutdown = of_type(&p.records, "shutdown")
+        .into_iter()
+        .find(|s| s["bot"] == 0)
+        .expect("bot 0's shutdown")
+        .clone();
+    assert_eq!(shutdown["escaped"], serde_json::json!([]), "{shutdown}");
+    assert_eq!(shutdown["leaked"], false, "{shutdown}");
     std::thread::sleep(Duration::from_millis(200));
     assert!(
         alive_with(&marker).is_empty(),
@@ -497,6 +533,8 @@ fn sandboxed_bots_leave_no_process_behind_and_keep_their_resource_limits() {
         "1",
         "--ready-time",
         "30s",
+        "--move-time",
+        "10s",
         "--bot-memory",
         "200M",
     ];
@@ -532,7 +570,8 @@ fn sandboxed_bots_leave_no_process_behind_and_keep_their_resource_limits() {
     assert!(
         faults[0]["detail"]
             .as_str()
-            .is_some_and(|d| d.contains("SIGXCPU") || d.contains("SIGKILL")),
+            .is_some_and(|d| d.contains("killed by signal 24 (SIGXCPU)")
+                || d.contains("killed by signal 9 (SIGKILL)")),
         "{}",
         faults[0]
     );
@@ -591,7 +630,16 @@ fn stopping_the_referee_stops_sandboxed_bots() {
 
 /// `hus check-bot --sandbox CMD` passes without a problem.
 fn passes_check_in_a_sandbox(command: &str, extra: &[&str]) {
-    let mut args = vec!["check-bot", command, "--games", "2", "--ready-time", "30s"];
+    let mut args = vec![
+        "check-bot",
+        command,
+        "--games",
+        "2",
+        "--ready-time",
+        "30s",
+        "--move-time",
+        "10s",
+    ];
     let flags = sandbox_flags();
     args.extend(flags.iter().map(String::as_str));
     args.extend_from_slice(extra);
