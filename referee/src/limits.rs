@@ -6,13 +6,13 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::BotSpec;
-use crate::sandbox::{find_bwrap, PidsCgroup, ProcessBound, Sandbox, SandboxError};
+use crate::sandbox::{find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError};
 
 /// Limits for one bot process. `None` leaves the referee's own value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,6 +38,10 @@ pub struct Limits {
     /// empty but for `PATH` and `HOME=/tmp`, plus `env`. `None`: it runs directly.
     pub sandbox: Option<Sandbox>,
 }
+
+/// Where the one-by-one marking of inherited descriptors stops, on kernels without
+/// close_range.
+const MAX_INHERITED_FD: RawFd = 4096;
 
 /// How much higher than its bots the referee runs, when it may.
 const REFEREE_PRIORITY_BOOST: i32 = 5;
@@ -66,7 +70,7 @@ impl Limits {
     /// process group holds the sandbox's processes.
     pub(crate) fn command(&self, spec: &BotSpec) -> Result<Prepared, SandboxError> {
         let program = program_path(&spec.argv[0]);
-        let (mut command, cgroup) = match &self.sandbox {
+        let (mut command, parts) = match &self.sandbox {
             None => {
                 let mut command = Command::new(&program);
                 command.args(&spec.argv[1..]).process_group(0);
@@ -86,23 +90,33 @@ impl Limits {
                 }
                 let bwrap = find_bwrap()?;
                 let bound = sandbox.process_bound()?;
+                let filter = seccomp_filter()?;
                 let argv: Vec<OsString> = std::iter::once(program.into_os_string())
                     .chain(spec.argv[1..].iter().map(OsString::from))
                     .collect();
                 let mut command = Command::new(bwrap);
-                command.args(sandbox.bwrap_args(&argv, &bound));
+                command.args(sandbox.bwrap_args(&argv, &bound, filter.as_raw_fd()));
                 let cgroup = match bound {
                     ProcessBound::Cgroup(cgroup) => Some(cgroup),
                     ProcessBound::Rlimit => None,
                 };
-                (command, cgroup)
+                (command, Some((cgroup, filter)))
             }
         };
         self.set_env(&mut command);
-        self.set_pre_exec(&mut command, cgroup.as_ref().map(|c| c.procs_fd()));
+        let (cgroup, seccomp) = match parts {
+            Some((cgroup, filter)) => (cgroup, Some(filter)),
+            None => (None, None),
+        };
+        self.set_pre_exec(
+            &mut command,
+            cgroup.as_ref().map(|c| c.procs_fd()),
+            seccomp.as_ref().map(|f| f.as_raw_fd()),
+        );
         Ok(Prepared {
             command,
             cgroup,
+            _seccomp: seccomp,
             sandboxed: self.sandbox.is_some(),
         })
     }
@@ -148,9 +162,15 @@ impl Limits {
         }
     }
 
-    /// What the child does between fork and exec: a session of its own and its pids
-    /// cgroup when sandboxed, then the priority and the resource limits.
-    fn set_pre_exec(&self, command: &mut Command, cgroup_procs: Option<RawFd>) {
+    /// What the child does between fork and exec: when sandboxed, a session of its own,
+    /// no inherited descriptor but the seccomp filter's (for bubblewrap), and the pids
+    /// cgroup; then the priority and the resource limits.
+    fn set_pre_exec(
+        &self,
+        command: &mut Command,
+        cgroup_procs: Option<RawFd>,
+        seccomp: Option<RawFd>,
+    ) {
         let rlimits: Vec<(libc::__rlimit_resource_t, u64)> = [
             (libc::RLIMIT_AS, self.memory),
             (libc::RLIMIT_CPU, self.cpu_seconds),
@@ -165,12 +185,36 @@ impl Limits {
             return;
         }
         // SAFETY: the closure runs in the forked child before exec and only calls
-        // setsid, write, setpriority and setrlimit, which are async-signal-safe; it
+        // setsid, close_range, fcntl, write, setpriority and setrlimit, which are
+        // async-signal-safe system calls; it
         // allocates nothing (the vector was built before the fork and is only read).
         unsafe {
             command.pre_exec(move || {
-                if new_session && libc::setsid() == -1 {
-                    return Err(io::Error::last_os_error());
+                if new_session {
+                    if libc::setsid() == -1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    // Whatever the referee inherited without close-on-exec (a socket
+                    // from its own parent, say) must not reach the sandbox: bubblewrap
+                    // passes descriptors through. Before Linux 5.11, one by one.
+                    let all = libc::syscall(
+                        libc::SYS_close_range,
+                        3 as libc::c_uint,
+                        libc::c_uint::MAX,
+                        libc::CLOSE_RANGE_CLOEXEC,
+                    );
+                    if all != 0 {
+                        for fd in 3..MAX_INHERITED_FD {
+                            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                        }
+                    }
+                }
+                if let Some(fd) = seccomp {
+                    // Opened close-on-exec like every descriptor of the referee; this
+                    // one bubblewrap must inherit, to read the filter from it.
+                    if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                        return Err(io::Error::last_os_error());
+                    }
                 }
                 if let Some(fd) = cgroup_procs {
                     // `0` is the writer itself: from here on, it and everything it
@@ -205,6 +249,8 @@ pub(crate) struct Prepared {
     pub(crate) command: Command,
     /// The sandbox's pids cgroup, removed when dropped (after the process is gone).
     pub(crate) cgroup: Option<PidsCgroup>,
+    /// The pipe bubblewrap reads the seccomp filter from: open until the spawn.
+    pub(crate) _seccomp: Option<OwnedFd>,
     /// Whether the command runs the bot in a sandbox (under bubblewrap).
     pub(crate) sandboxed: bool,
 }

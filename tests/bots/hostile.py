@@ -16,6 +16,8 @@ Modes:
                         and every process it sees whose command line holds the tag
                         (the referee and the other bot, if it could see them)
   fill PATH...          write zeros into each file until refused (at most 256 MiB)
+  fds                   list its open descriptors beyond 0-2 and read from each
+  syscalls              make system calls that kernel exploits start from
   fork-bomb             fork until refused (at most 10000; each child sleeps 30 s)
   league DB             list the directories above its own, then read DB
   crash-read PATH       read PATH without catching a refusal: it crashes if refused
@@ -88,6 +90,54 @@ def fill(path):
         report("fill %s: %d bytes, then %s" % (path, total, failure(e)))
 
 
+def fds():
+    extra = []
+    for fd in range(3, 1024):
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        try:
+            data = os.pread(fd, 60, 0)
+        except OSError as e:
+            data = failure(e).encode()
+        extra.append("%d: %s" % (fd, data.decode(errors="replace")))
+    report("fds beyond 0-2: %s" % (extra or "none"))
+
+
+# The x86_64 and aarch64 numbers of a few system calls, and harmless arguments.
+SYSCALLS = {
+    "x86_64": {"io_uring_setup": 425, "keyctl": 250, "userfaultfd": 323, "bpf": 321,
+               "perf_event_open": 298, "ptrace": 101},
+    "aarch64": {"io_uring_setup": 425, "keyctl": 219, "userfaultfd": 282, "bpf": 280,
+                "perf_event_open": 241, "ptrace": 117},
+}
+
+
+def syscalls():
+    import ctypes
+    import platform
+    libc = ctypes.CDLL(None, use_errno=True)
+    numbers = SYSCALLS[platform.machine()]
+    buf = ctypes.create_string_buffer(256)
+    calls = [
+        ("io_uring_setup", (1, buf)),          # one entry, zeroed parameters
+        ("keyctl", (0, -3, 0)),                 # KEYCTL_GET_KEYRING_ID of the session keyring
+        ("userfaultfd", (0,)),
+        ("bpf", (0, buf, 0)),                   # BPF_MAP_CREATE with an empty attribute
+        ("perf_event_open", (buf, 0, -1, -1, 0)),
+        ("ptrace", (12, 0, 0, 0)),              # PTRACE_GETREGS of no process
+    ]
+    for name, args in calls:
+        ctypes.set_errno(0)
+        result = libc.syscall(numbers[name], *args)
+        errno = ctypes.get_errno()
+        if result == -1:
+            report("syscall %s: failed: errno %d (%s)" % (name, errno, os.strerror(errno)))
+        else:
+            report("syscall %s: returned %d" % (name, result))
+
+
 def processes(sentinel):
     seen = {}
     for name in os.listdir("/proc"):
@@ -144,6 +194,10 @@ def attack():
     elif mode == "fill":
         for path in rest:
             fill(path)
+    elif mode == "fds":
+        fds()
+    elif mode == "syscalls":
+        syscalls()
     elif mode == "processes":
         processes(rest[0])
     elif mode == "fork-bomb":

@@ -754,3 +754,61 @@ fn a_program_the_sandbox_hides_is_named_with_the_option_that_shows_it() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn a_sandboxed_bot_inherits_no_descriptor_of_the_referee() {
+    let a = arena();
+    let bot = a.hostile("fds", &tag("fds"));
+    // The referee's parent left descriptor 7 open on the secret, without close-on-exec
+    // (as a service manager passes sockets): the bots must not get it.
+    let run = |flags: &[String]| {
+        let logs = tempfile::tempdir().expect("temp dir");
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg("exec 7<\"$0\"; exec \"$@\"")
+            .arg(&a.secret)
+            .arg(env!("CARGO_BIN_EXE_hus"))
+            .args(["match", &bot, &random_bot(), "--games", "1", "--quiet"])
+            .args(["--ready-time", "30s", "--move-time", "10s", "--log-dir"])
+            .arg(logs.path())
+            .args(flags)
+            .status()
+            .expect("hus runs");
+        assert!(status.success());
+        std::fs::read_to_string(file_ending(logs.path(), ".a.stderr")).expect("stderr")
+    };
+    let text = run(&sandbox_flags());
+    assert_eq!(text.trim(), "hostile: fds beyond 0-2: none");
+    // Not sandboxed, it reads the secret through the descriptor.
+    let text = run(&[]);
+    assert!(text.contains(&format!("'7: {}'", a.secret_text)), "{text}");
+}
+
+#[test]
+fn the_system_calls_kernel_exploits_start_from_are_refused() {
+    let a = arena();
+    let bot = a.hostile("syscalls", &tag("syscalls"));
+    let (p, lines) = play_hostile(&bot, &random_bot(), &sandbox_flags());
+    no_faults(&p);
+    let refused = [
+        "io_uring_setup",
+        "keyctl",
+        "userfaultfd",
+        "bpf",
+        "perf_event_open",
+        "ptrace",
+    ]
+    .map(|name| format!("syscall {name}: failed: errno 1 (Operation not permitted)"));
+    assert_eq!(lines, refused);
+    // Not sandboxed, the same calls reach the kernel (the session keyring is there for
+    // any user; ptrace finds no process 0).
+    let (_, lines) = play_hostile(&bot, &random_bot(), &[]);
+    assert!(
+        lines[1].starts_with("syscall keyctl: returned "),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines[5],
+        "syscall ptrace: failed: errno 3 (No such process)"
+    );
+}
