@@ -736,9 +736,11 @@ impl Drop for PidsCgroup {
     }
 }
 
-/// Where new pids cgroups can be made: the root of a cgroup v1 hierarchy with the pids
-/// controller, or of the cgroup v2 hierarchy when it offers pids (enabled there for its
-/// children if it is not yet).
+/// Where new pids cgroups can be made: under the referee's own cgroup of a cgroup v1
+/// hierarchy with the pids controller (so that a bound on the referee, a service's
+/// TasksMax say, binds its bots too), or at the root of the cgroup v2 hierarchy when it
+/// offers pids (enabled there for its children if it is not yet): v2 lets no cgroup
+/// hold both processes and children with controllers, so not under the referee's own.
 fn pids_hierarchy() -> io::Result<PathBuf> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")?;
     let mut v2 = None;
@@ -753,7 +755,8 @@ fn pids_hierarchy() -> io::Result<PathBuf> {
         let (fstype, options) = (right.next(), right.nth(1));
         match fstype {
             Some("cgroup") if options.is_some_and(|o| o.split(',').any(|o| o == "pids")) => {
-                return Ok(PathBuf::from(mount_point));
+                let own = own_v1_cgroup("pids").unwrap_or_default();
+                return Ok(Path::new(mount_point).join(own.trim_start_matches('/')));
             }
             Some("cgroup2") => v2 = Some(PathBuf::from(mount_point)),
             _ => {}
@@ -782,6 +785,20 @@ fn pids_hierarchy() -> io::Result<PathBuf> {
         std::fs::write(root.join("cgroup.subtree_control"), "+pids")?;
     }
     Ok(root)
+}
+
+/// This process's cgroup in the v1 hierarchy of `controller`, from `/proc/self/cgroup`
+/// (`8:pids:/system.slice/x.service`).
+fn own_v1_cgroup(controller: &str) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    text.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| path.to_string())
+    })
 }
 
 /// Removes the empty cgroups of referees that are gone (`hus-PID-N`, no process PID).
