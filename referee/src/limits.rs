@@ -191,6 +191,9 @@ impl Limits {
         unsafe {
             command.pre_exec(move || {
                 if new_session {
+                    // No controlling terminal to read or type into. A session is also a
+                    // scheduling group of its own where the kernel's autogroup is on:
+                    // each sandboxed bot is one (README, "Time stays fair").
                     if libc::setsid() == -1 {
                         return Err(io::Error::last_os_error());
                     }

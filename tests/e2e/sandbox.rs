@@ -812,3 +812,61 @@ fn the_system_calls_kernel_exploits_start_from_are_refused() {
         "syscall ptrace: failed: errno 3 (No such process)"
     );
 }
+
+/// For an ordinary user, who cannot make cgroups, the bound is RLIMIT_NPROC set inside
+/// the sandbox. As root, the test runs `hus` as `nobody` to get there (with the system's
+/// Python: `nobody` cannot see /root).
+#[test]
+fn an_ordinary_user_gets_the_bound_on_processes_too() {
+    require_bwrap();
+    let a = arena();
+    let marker = tag("nobody-forkbomb");
+    let logs = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    for dir in [
+        logs.path(),
+        a.root.as_path(),
+        a.bot_dir.as_path(),
+        a.bot_dir.parent().expect("bots"),
+    ] {
+        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .expect("chmod");
+    }
+    let bot = format!(
+        "python3 {} fork-bomb --tag {marker}",
+        a.bot_dir.join("hostile.py").display()
+    );
+    let mut command = if running_as_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_hus"))
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", "/tmp");
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_hus"))
+    };
+    let out = command
+        .args(["match", &bot, &random_bot(), "--games", "1", "--quiet"])
+        .args(["--ready-time", "30s", "--move-time", "10s", "--log-dir"])
+        .arg(logs.path())
+        .args(["--sandbox", "--sandbox-processes", "16"])
+        .output()
+        .expect("hus runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(file_ending(logs.path(), ".a.stderr")).expect("stderr");
+    // RLIMIT_NPROC inside counts the bot's user's processes in its namespace: bubblewrap's
+    // init, the bot, and 14 children.
+    assert_eq!(
+        text.trim(),
+        "hostile: fork-bomb: 14 children, then failed: BlockingIOError: [Errno 11] Resource temporarily unavailable"
+    );
+    assert!(
+        alive_with(&marker).is_empty(),
+        "survivors: {:?}",
+        alive_with(&marker)
+    );
+}
