@@ -189,7 +189,8 @@ pub enum SandboxError {
     /// first on PATH is hidden, a later one is not).
     #[error(
         "the bot's program {program:?} is {outside} outside the sandbox, but would be \
-         {inside} inside it; show its installation read-only with --sandbox-ro {prefix}"
+         {inside} inside it; show its installation read-only with --sandbox-ro {prefix}, \
+         or write {inside} in the command to use that one"
     )]
     ProgramDiffers {
         /// The program as the command names it.

@@ -870,3 +870,32 @@ fn an_ordinary_user_gets_the_bound_on_processes_too() {
         alive_with(&marker)
     );
 }
+
+#[test]
+fn a_program_that_would_be_another_one_inside_is_an_error() {
+    require_bwrap();
+    let a = arena();
+    // `sh` is first found in ROOT/opt/tool/bin outside, which the sandbox does not show:
+    // inside, /usr/bin/sh would run instead.
+    let bin = a.root.join("opt/tool/bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    std::fs::copy("/bin/sh", bin.join("sh")).expect("copy");
+    let script = a.bot_dir.join("bot.sh");
+    std::fs::write(&script, "exit 0\n").expect("write");
+    let command = format!("sh {}", script.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args(["check-bot", &command, "--sandbox"])
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .expect("hus runs");
+    assert_eq!(out.status.code(), Some(2));
+    let sh = bin.join("sh");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!(
+            "error: --sandbox: the bot's program \"sh\" is {} outside the sandbox, but would be /usr/bin/sh inside it; show its installation read-only with --sandbox-ro {}, or write /usr/bin/sh in the command to use that one",
+            sh.display(),
+            a.root.join("opt/tool").display()
+        )
+    );
+}
