@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::args::MatchArgs;
-use crate::config::MatchConfig;
+use crate::config::{BotSpec, MatchConfig};
 use crate::limits::Limits;
 use crate::records::{self, Record};
 use crate::report::{Console, LogWriter, Tee};
@@ -19,9 +19,12 @@ pub fn referee_version() -> String {
 
 /// `hus match`: plays one set, logs it, prints the report; exit 0, or 130 when stopped.
 pub fn run(args: &MatchArgs) -> Result<ExitCode> {
-    let config = MatchConfig::from_args(args)?;
-    let mut limits = args.limits()?;
-    limits.nice = crate::limits::raise_referee_priority();
+    let mut config = MatchConfig::from_args(args)?;
+    probe_sandboxes(&config.bots, &config.limits)?;
+    let nice = crate::limits::raise_referee_priority();
+    for limits in &mut config.limits {
+        limits.nice = nice;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -30,13 +33,26 @@ pub fn run(args: &MatchArgs) -> Result<ExitCode> {
         // A spawned task rather than the future `block_on` drives: a bot's reader task
         // then wakes it through the scheduler's queue, without an extra poll of the OS
         // on every ply.
-        tokio::spawn(run_match(config, limits))
+        tokio::spawn(run_match(config))
             .await
             .context("the set's task failed")?
     })
 }
 
-async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
+/// Runs each bot's sandbox once, before any game: a machine that cannot sandbox is an
+/// error here, never a set played without isolation.
+pub fn probe_sandboxes(bots: &[BotSpec], limits: &[Limits]) -> Result<()> {
+    for (b, (spec, limits)) in bots.iter().zip(limits).enumerate() {
+        if let Some(sandbox) = &limits.sandbox {
+            sandbox.probe(spec, limits).with_context(|| {
+                format!("--sandbox: bot {} ({:?})", ["A", "B"][b], spec.command)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+async fn run_match(config: MatchConfig) -> Result<ExitCode> {
     let stamp = time::OffsetDateTime::now_utc();
     let stem = format!(
         "{:04}{:02}{:02}-{:02}{:02}{:02}-{}-{}-vs-{}",
@@ -51,12 +67,15 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
         config.bots[1].short_name()
     );
     let (mut log, stem) = LogWriter::create(&config.log_dir, &stem)?;
+    let stderr_paths = [0, 1].map(|b| {
+        config
+            .log_dir
+            .join(format!("{stem}.{}.stderr", ["a", "b"][b]))
+    });
     let entrants = [0, 1].map(|b| Entrant {
         spec: config.bots[b].clone(),
-        stderr_path: config
-            .log_dir
-            .join(format!("{stem}.{}.stderr", ["a", "b"][b])),
-        limits: limits.clone(),
+        stderr_path: stderr_paths[b].clone(),
+        limits: config.limits[b].clone(),
     });
     let mut console = Console::new(
         config.quiet || config.json,
@@ -96,10 +115,25 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
     let end = match result {
         Ok(end) => end,
         Err(e) => {
+            if log.remove_if_unwritten() {
+                // Nothing happened yet (a bot command that cannot be started): no log,
+                // and no stderr file unless a bot managed to write something in it.
+                let kept: Vec<String> = stderr_paths
+                    .iter()
+                    .filter(|p| !remove_if_empty(p))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let kept = if kept.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its stderr is kept in {})", kept.join(" and "))
+                };
+                return Err(e.context(format!("no game was played and no log was written{kept}")));
+            }
             return Err(e.context(format!(
                 "the set did not finish; the log {} is incomplete",
                 log.path().display()
-            )))
+            )));
         }
     };
     if config.json {
@@ -131,6 +165,15 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
         console.print_table(log.path());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Deletes `path` if it is an empty file, or does not exist; whether it is gone.
+fn remove_if_empty(path: &std::path::Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() == 0 => std::fs::remove_file(path).is_ok(),
+        Ok(_) => false,
+        Err(_) => true,
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM, naming it.

@@ -6,10 +6,18 @@ mod bad_setup;
 mod check_bot;
 /// Running `hus` and reading what it wrote (summary, log records), verifying logs.
 mod common;
+/// The examples of PROTOCOL.md, README.md and RULES.md are real sessions and commands.
+mod doc_examples;
+/// Reading the documents and running their commands, for the document tests.
+mod doc_support;
+/// The field tables of PROTOCOL.md, LOGS.md and README.md against real messages and logs.
+mod doc_tables;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
 /// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
 mod message_order;
+/// The places where the documents and the referee disagreed (issue 9), one test each.
+mod one_truth;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.
@@ -18,5 +26,7 @@ mod rules_crosscheck;
 mod sample_bots;
 /// Sets between the sample bots: results, logs re-played with the engine.
 mod sample_sets;
+/// `--sandbox`: a hostile bot's every attempt fails; sample bots pass check-bot in it.
+mod sandbox;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;

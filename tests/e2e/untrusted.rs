@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 
 /// A unique marker for a test's bot processes, to look for survivors in /proc.
-fn tag(name: &str) -> String {
+pub fn tag(name: &str) -> String {
     format!("hus-test-{name}-{}", std::process::id())
 }
 

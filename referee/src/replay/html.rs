@@ -41,6 +41,8 @@ fn hundredths(ms: f64) -> f64 {
 #[derive(Serialize)]
 struct FaultData {
     ply: u32,
+    /// Where, in words: `at ply 3`, or before the game for a fault while starting.
+    at: String,
     bot: usize,
     kind: String,
     detail: String,
@@ -52,6 +54,10 @@ impl From<&Fault> for FaultData {
     fn from(f: &Fault) -> Self {
         FaultData {
             ply: f.ply,
+            at: match f.stage.as_str() {
+                crate::records::STAGE_GAME => format!("at ply {}", f.ply),
+                _ => f.place(),
+            },
             bot: f.bot,
             kind: f.kind.clone(),
             detail: f.detail.clone(),

@@ -15,7 +15,7 @@
 
 mod html;
 mod source;
-mod text;
+pub(crate) mod text;
 mod verify;
 mod watch;
 
@@ -242,7 +242,7 @@ pub fn drive<R: io::Read>(
         }
     }
     if v.header().is_none() {
-        bail!("the file is empty: not a hus log");
+        bail!("the file is empty: no record at all, not even the header a hus log starts with");
     }
     Ok(match v.ending() {
         Ending::Open => Verdict::Incomplete {
@@ -307,6 +307,18 @@ fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool)
                 Some(why) => format!("stopped following: {why}, and "),
                 None => String::new(),
             };
+            if v.games_started() == 0 {
+                let only = if v.records() == 1 {
+                    "only its header"
+                } else {
+                    "only its header and ready records"
+                };
+                eprintln!(
+                    "INCOMPLETE: {why}the log holds {only}: it ends before its first game began, \
+                     without set-end or aborted (the referee was killed or the machine stopped){cut}"
+                );
+                return Ok(());
+            }
             eprintln!(
                 "INCOMPLETE: {why}the log ends without set-end or aborted (the referee was killed or \
                  the machine stopped){cut}. What it holds is consistent: {}",
