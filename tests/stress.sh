@@ -92,7 +92,7 @@ if ! command -v stress-ng >/dev/null 2>&1; then
         >"$work/apt.log" 2>&1 || echo "stress: stress-ng could not be installed: busy loops instead" >&2
 fi
 if command -v stress-ng >/dev/null 2>&1; then
-    setsid stress-ng --cpu "$load" --quiet &
+    setsid stress-ng --cpu "$load" --quiet 2>/dev/null &
     load_pids+=($!)
     load_text="stress-ng --cpu $load"
 else
