@@ -14,6 +14,11 @@
 # Prints each run's result and wall time, then a summary; exits 1 if any run failed
 # (its log is kept, and its path printed), 2 if the clone or the build failed. Only
 # committed changes are tested: the clone holds HEAD.
+#
+# The clone goes under /var/tmp (HUS_STRESS_DIR=DIR for another place), readable by
+# every user, like an ordinary checkout: not under /tmp, which the sandbox tests'
+# bots see as their own private /tmp, and not in a directory only its owner can
+# enter, which the sandbox test run as an ordinary user could not read.
 set -euo pipefail
 
 runs=${1:-5}
@@ -26,7 +31,8 @@ head=$(git -C "$repo" rev-parse HEAD)
 cores=$(nproc)
 load=${HUS_STRESS_LOAD:-$cores}
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/hus-stress.XXXXXX")
+work=$(mktemp -d "${HUS_STRESS_DIR:-/var/tmp}/hus-stress.XXXXXX")
+chmod 755 "$work"
 load_pids=()
 keep=0
 
