@@ -313,12 +313,13 @@ fn time_outs() {
 
 #[test]
 fn slow_moves_are_a_warning() {
-    // The first move of each process at 75% of the time, the others at once: 500 ms
-    // past the warning (half the time) and 500 ms before the deadline.
-    let c = check_bot(&misbehave("answer-at 0.75"), &["--move-time", "2s"]);
+    // The first move of each process at 60% of the time, the others at once: past the
+    // warning (half the time) whatever the load, since a delay only adds to it, and
+    // 1.6 s before the deadline.
+    let c = check_bot(&misbehave("answer-at 0.6"), &["--move-time", "4s"]);
     assert_eq!(c.code, Some(0), "{}", c.stdout);
     c.expect("answers in time", "warning", "its slowest move took ");
-    c.expect("answers in time", "warning", "of the 2000 ms allowed");
+    c.expect("answers in time", "warning", "of the 4000 ms allowed");
 }
 
 #[test]
@@ -378,12 +379,13 @@ fn not_exiting_after_bye() {
 
 #[test]
 fn slow_start_up_is_a_warning() {
-    // Ready 2 s after hello: 1 s past the warning (a quarter of the allowance), and
-    // 2 s before the deadline for the interpreter's own start.
-    let c = check_bot(&misbehave("late-hello 2.0"), &["--ready-time", "4s"]);
+    // Ready 2.5 s after hello: past the warning (a quarter of the allowance) whatever
+    // the load, since a delay only adds to it, and 5.5 s before the deadline for the
+    // interpreter's own start.
+    let c = check_bot(&misbehave("late-hello 2.5"), &["--ready-time", "8s"]);
     assert_eq!(c.code, Some(0), "{}", c.stdout);
     c.expect("starts up", "warning", "its slowest start took ");
-    c.expect("starts up", "warning", "of the 4000 ms allowance");
+    c.expect("starts up", "warning", "of the 8000 ms allowance");
     assert!(
         c.stdout.contains("\nno problems, 1 warning.\n"),
         "{}",

@@ -57,21 +57,22 @@ fn answers_hello_after_the_allowance() {
 
 #[test]
 fn answers_before_and_after_the_deadline() {
-    // A quarter of the allowance either side of the deadline: 500 ms of margin. How
-    // close to the deadline the referee is exact is measured by tests/bench/timing.py,
-    // not here.
-    let (f, p) = one_game("answer-at 0.75", &tag("before"), &["--move-time", "2s"]);
+    // Half the allowance before the deadline (1.5 s of margin: stalls of 0.7 s were
+    // seen on a saturated machine), and a quarter after it (late whatever the load:
+    // a delay only makes it later). How close to the deadline the referee is exact is
+    // measured by tests/bench/timing.py, not here.
+    let (f, p) = one_game("answer-at 0.5", &tag("before"), &["--move-time", "3s"]);
     assert!(f.is_empty(), "{f:?}");
     assert_eq!(p.summary["bots"][0]["faults"], 0);
-    let (f, _) = one_game("answer-at 1.25", &tag("after"), &["--move-time", "2s"]);
+    let (f, _) = one_game("answer-at 1.25", &tag("after"), &["--move-time", "3s"]);
     assert_eq!(kinds(&f), ["time-out"]);
     // Declared at the deadline; or, had the referee itself been held up past the late
     // move, with that move's time.
     let detail = f[0]["detail"].as_str().expect("detail");
     assert!(
-        detail == "no move within 2000 ms"
+        detail == "no move within 3000 ms"
             || (detail.starts_with("move read ")
-                && detail.ends_with(" ms after the turn, over the 2000 ms allowed")),
+                && detail.ends_with(" ms after the turn, over the 3000 ms allowed")),
         "{detail}"
     );
 }

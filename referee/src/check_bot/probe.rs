@@ -25,8 +25,10 @@ const LATE_READY_WAIT: Duration = Duration::from_secs(2);
 const LATE_MOVE_WAIT_MIN: Duration = Duration::from_millis(500);
 /// ... and at most this.
 const LATE_MOVE_WAIT_MAX: Duration = Duration::from_secs(2);
-/// After stdin is closed, how long an unflushed answer may take to arrive.
-const AFTER_CLOSE_WAIT: Duration = Duration::from_secs(1);
+/// After stdin is closed, how long an unflushed answer may take to arrive: the bot
+/// has to see the end of its input and exit (a JVM, or any bot on a loaded machine,
+/// may take a while). Only a bot that sends nothing at all waits this long.
+const AFTER_CLOSE_WAIT: Duration = Duration::from_secs(3);
 /// After an answer, how long the probe listens for a line nobody asked for (a second
 /// move for one turn). In a set such a line can race with the next turn and be taken
 /// as its answer; here nothing else is going on.
