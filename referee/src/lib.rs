@@ -32,14 +32,14 @@ mod replay;
 mod report;
 mod set;
 
-pub use args::{CheckBotArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
+pub use args::{parse_bytes, CheckBotArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 pub use check_bot::run as run_check_bot;
 pub use config::{parse_clock, parse_duration, BotSpec, SetConfig, TimeControl};
-pub use limits::Limits;
+pub use limits::{raise_referee_priority, Limits};
 pub use match_cmd::{referee_version, run as run_match, stop_signal};
 pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;
-pub use records::Record;
+pub use records::{now_rfc3339, Aborted, Record};
 pub use replay::run as run_replay;
 pub use report::{Console, LogWriter};
 pub use set::{lots, play_set, Entrant, RecordSink};

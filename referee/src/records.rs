@@ -180,10 +180,13 @@ pub struct SetEnd {
     pub finished: String,
 }
 
-/// The referee was stopped (Ctrl-C, SIGTERM) before the set ended.
+/// The referee was stopped (Ctrl-C, SIGTERM) before the set ended: the last line of
+/// an interrupted log. Whoever stops a set writes it (`hus match`, `hus league`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Aborted {
+    /// Why, in plain words: `stopped by SIGINT`.
     pub reason: String,
+    /// When, UTC, RFC 3339.
     pub finished: String,
 }
 
