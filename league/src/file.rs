@@ -147,10 +147,8 @@ impl LeagueConfig {
     /// relative paths.
     pub fn parse(path: &Path, text: &str) -> Result<LeagueConfig> {
         let file = FileText { path, text };
-        let raw: RawLeague = toml::from_str(text).map_err(|e| {
-            let message = e.message().trim_end().to_string();
-            file.error(e.span(), message)
-        })?;
+        let raw: RawLeague =
+            toml::from_str(text).map_err(|e| file.error(e.span(), file.explain(&e)))?;
         let base = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -341,12 +339,14 @@ impl LeagueConfig {
                     }
                     Format::Gauntlet { challengers: out }
                 }
-                other => return Err(file.error(
-                    Some(f.span()),
-                    format!(
+                other => {
+                    return Err(file.error(
+                        Some(f.span()),
+                        format!(
                         "format: {other:?} is not a format (use \"round-robin\" or \"gauntlet\")"
                     ),
-                )),
+                    ))
+                }
             },
             (None, Some(c)) => {
                 return Err(file.error(
@@ -443,6 +443,40 @@ impl FileText<'_> {
             .filter(|&&b| b == b'\n')
             .count()
             + 1
+    }
+
+    /// The parser's message, with the key it concerns and in the file's terms.
+    fn explain(&self, e: &toml::de::Error) -> String {
+        let mut message = e.message().trim_end().to_string();
+        for (rust, words) in [
+            ("expected u32", "expected a whole number of 0 or more"),
+            ("expected u64", "expected a whole number of 0 or more"),
+            ("expected f64", "expected a number"),
+        ] {
+            message = message.replace(rust, words);
+        }
+        // Only bots have required keys.
+        if message.starts_with("missing field") {
+            return format!("[[bot]]: {message} (every bot needs a name and a command)");
+        }
+        // The key of the line the error is on, when the message does not name it.
+        let key = e.span().and_then(|span| {
+            let start = self.text[..span.start.min(self.text.len())]
+                .rfind('\n')
+                .map_or(0, |i| i + 1);
+            let line = self.text[start..].lines().next()?;
+            let (key, _) = line.split_once('=')?;
+            let key = key.trim();
+            let bare = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+            bare.then(|| key.to_string())
+        });
+        match key {
+            Some(key) if !message.contains(&format!("`{key}`")) => format!("{key}: {message}"),
+            _ => message,
+        }
     }
 
     fn error(&self, span: Option<Range<usize>>, message: String) -> Error {

@@ -598,9 +598,9 @@ mod tests {
         assert_eq!(
             s.first_mover,
             FirstMover {
-                won: 2,
+                won: 3,
                 drawn: 1,
-                lost: 1
+                lost: 0
             }
         );
     }
@@ -645,15 +645,15 @@ mod tests {
             "hus at width 8, move_time = \"100ms\", 3 games per set, seed 9
 1 of 2 sets played (4 games), and 1 sets of bots no longer scheduled
 
-rank  bot          points  sets w-d-l  games w-d-l  faults    ms/move
-   1  x                 2       1-0-0        1-1-1       1       2.00
-   2  z (removed)       2       1-0-0        1-0-0       0       1.00
-   3  y                 1       0-0-2        1-1-2       0       1.00
+rank  bot           points  sets w-d-l  games w-d-l  faults    ms/move
+   1  x                  2       1-0-0        1-1-1       1       2.00
+   2  z (removed)        2       1-0-0        1-0-0       0       1.00
+   3  y                  1       0-0-2        1-1-2       0       1.00
 
 faults:
   x: 1 time-out
 
-the first mover won 2, drew 1 and lost 1 of 4 games
+the first mover won 3, drew 1 and lost 0 of 4 games
 "
         );
         assert_eq!(

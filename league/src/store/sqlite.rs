@@ -683,3 +683,169 @@ impl Store for SqliteStore {
         read().map_err(|e| backend(&self.place, "cannot count the sets", e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::Format;
+    use crate::schedule::schedule;
+
+    fn entries() -> Vec<BotEntry> {
+        ["x", "y", "z"]
+            .iter()
+            .map(|n| BotEntry {
+                name: n.to_string(),
+                command: n.to_string(),
+            })
+            .collect()
+    }
+
+    fn plan() -> Vec<PlannedSet> {
+        let names: Vec<String> = entries().into_iter().map(|b| b.name).collect();
+        schedule(&names, &Format::RoundRobin, 1, 3)
+    }
+
+    fn outcome() -> SetOutcome {
+        SetOutcome {
+            games: (1..=3)
+                .map(|g| GameRow {
+                    game: g,
+                    first: 0,
+                    winner: Some(1),
+                    points: [0, 2],
+                    reason: "no-moves".into(),
+                    plies: 20,
+                    double: false,
+                    faulted: Vec::new(),
+                })
+                .collect(),
+            faults: vec![FaultRow {
+                game: 2,
+                ply: 4,
+                bot: 0,
+                kind: "crash".into(),
+                detail: "exited".into(),
+            }],
+            points: [0, 6],
+            winner: Some(1),
+            moves: [30, 30],
+            move_ms: [1.0, 2.0],
+            log: "logs/x.jsonl".into(),
+        }
+    }
+
+    fn count(store: &SqliteStore, table: &str) -> i64 {
+        store
+            .conn
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap_or(-1)
+    }
+
+    /// A failure between any two statements of `record` leaves the store exactly as
+    /// before it: the set still running, no game or fault of it, nothing done.
+    #[test]
+    fn a_crash_inside_record_leaves_the_store_before_the_change() {
+        for point in [
+            "record-after-games",
+            "record-after-faults",
+            "record-before-commit",
+        ] {
+            let mut store = SqliteStore::in_memory().expect("store");
+            store.sync(&entries(), &plan()).expect("sync");
+            let set = store.claim_next().expect("claim").expect("a set");
+            store.fail_at(Some(point));
+            let err = store.record(set.id, &outcome()).map_err(|e| e.to_string());
+            assert_eq!(
+                err.err(),
+                Some(format!(
+                    "the league store :memory: is inconsistent: injected failure at {point}"
+                ))
+            );
+            assert_eq!(count(&store, "games"), 0, "{point}");
+            assert_eq!(count(&store, "faults"), 0, "{point}");
+            let p = store.progress().expect("progress");
+            assert_eq!((p.done, p.running, p.pending), (0, 1, 2), "{point}");
+            assert!(store.finished().expect("finished").is_empty(), "{point}");
+            // Once the fault is gone the same record goes through whole.
+            store.fail_at(None);
+            store.record(set.id, &outcome()).expect("record");
+            assert_eq!(count(&store, "games"), 3, "{point}");
+            assert_eq!(count(&store, "faults"), 1, "{point}");
+            assert_eq!(store.finished().expect("finished")[0].outcome, outcome());
+        }
+    }
+
+    /// A sync is all or nothing too.
+    #[test]
+    fn a_crash_inside_sync_leaves_the_store_before_the_change() {
+        let mut store = SqliteStore::in_memory().expect("store");
+        store.fail_at(Some("sync-before-commit"));
+        assert!(store.sync(&entries(), &plan()).is_err());
+        assert_eq!(count(&store, "bots"), 0);
+        assert_eq!(count(&store, "sets"), 0);
+        store.fail_at(None);
+        store.sync(&entries(), &plan()).expect("sync");
+        assert_eq!(count(&store, "bots"), 3);
+        assert_eq!(count(&store, "sets"), 3);
+    }
+
+    /// A real crash: a child process writing a transaction is killed with SIGKILL
+    /// between two statements; the file store is as before.
+    #[test]
+    fn a_killed_writer_leaves_nothing_half_written() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("league.sqlite");
+        {
+            let mut store = SqliteStore::open(&path, true).expect("store");
+            store.sync(&entries(), &plan()).expect("sync");
+            store.claim_next().expect("claim").expect("set");
+        }
+        // The child is this test binary running only `killed_writer_child`.
+        let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--exact",
+                "store::sqlite::tests::killed_writer_child",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env(CHILD_STORE, &path)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("child runs");
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc_sigkill()), "{status:?}");
+        let store = SqliteStore::open(&path, false).expect("reopen");
+        assert_eq!(count(&store, "games"), 0);
+        let p = store.progress().expect("progress");
+        assert_eq!((p.done, p.running), (0, 1));
+    }
+
+    const CHILD_STORE: &str = "HUS_LEAGUE_TEST_CHILD_STORE";
+
+    fn libc_sigkill() -> i32 {
+        nix::sys::signal::Signal::SIGKILL as i32
+    }
+
+    /// The child of `a_killed_writer_leaves_nothing_half_written`; does nothing unless
+    /// that test started it.
+    #[test]
+    #[ignore = "run by a_killed_writer_leaves_nothing_half_written"]
+    fn killed_writer_child() {
+        let Some(path) = std::env::var_os(CHILD_STORE) else {
+            return;
+        };
+        let mut conn = Connection::open(path).expect("open");
+        let tx = conn.transaction().expect("transaction");
+        tx.execute(
+            "INSERT INTO games (set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted)
+             VALUES (1, 1, 0, 0, 2, 0, 'no-moves', 10, 0, '')",
+            [],
+        )
+        .expect("insert");
+        // Killed here, between two statements of the transaction.
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+        tx.execute("UPDATE sets SET status = 'done' WHERE id = 1", [])
+            .expect("update");
+        tx.commit().expect("commit");
+    }
+}
