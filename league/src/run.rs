@@ -324,7 +324,8 @@ async fn play_pending(
         .collect();
     let mut reporter = Reporter::new(progress.scheduled, progress.done, points, quiet);
 
-    let (stop_tx, stop_rx) = watch::channel(false);
+    // The name of the signal that stops the league (or of the failure), once there is one.
+    let (stop_tx, stop_rx) = watch::channel(None::<&'static str>);
     let mut tasks: JoinSet<(ClaimedSet, Ending)> = JoinSet::new();
     let signal = referee::stop_signal();
     tokio::pin!(signal);
@@ -346,7 +347,7 @@ async fn play_pending(
         tokio::select! {
             name = &mut signal, if stopped.is_none() => {
                 stopped = Some(name);
-                let _ = stop_tx.send(true);
+                let _ = stop_tx.send(Some(name));
                 reporter.note(&format!("hus league: {name}: stopping the running sets"));
             }
             joined = tasks.join_next() => {
@@ -361,7 +362,7 @@ async fn play_pending(
                     Ending::Failed(source) => {
                         if failure.is_none() {
                             failure = Some(Error::Set { set: set.key.to_string(), source });
-                            let _ = stop_tx.send(true);
+                            let _ = stop_tx.send(Some("the failure of another set"));
                         }
                         interrupted.push(set);
                     }
@@ -396,7 +397,7 @@ async fn play_pending(
 async fn play_one(
     set: ClaimedSet,
     shared: Arc<Shared>,
-    mut stop: watch::Receiver<bool>,
+    mut stop: watch::Receiver<Option<&'static str>>,
 ) -> (ClaimedSet, Ending) {
     let ending = play_one_inner(&set, &shared, &mut stop).await;
     (set, ending)
@@ -405,7 +406,7 @@ async fn play_one(
 async fn play_one_inner(
     set: &ClaimedSet,
     shared: &Shared,
-    stop: &mut watch::Receiver<bool>,
+    stop: &mut watch::Receiver<Option<&'static str>>,
 ) -> Ending {
     let stem = set.key.stem();
     let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
@@ -445,14 +446,15 @@ async fn play_one_inner(
     };
     let result = tokio::select! {
         result = play_set(&set_config, entrants, &shared.referee, &mut sink) => Some(result),
-        _ = stop.wait_for(|stop| *stop) => None,
+        _ = stop.wait_for(|stop| stop.is_some()) => None,
     };
     match result {
         None => {
             // The set's future is gone, and with it both bots (dropping a bot process
             // kills its process group).
+            let why = stop.borrow().unwrap_or("hus league");
             let aborted = Record::Aborted(referee::Aborted {
-                reason: "stopped by hus league".to_string(),
+                reason: format!("stopped by {why}"),
                 finished: referee::now_rfc3339(),
             });
             let _ = sink.log.record(&aborted);

@@ -8,6 +8,9 @@ mod check_bot;
 mod common;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
+/// `hus league` and `hus standings`: sample bots, resume after SIGKILL and SIGTERM,
+/// edits between runs, refused files and runners.
+mod league;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.
