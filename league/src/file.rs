@@ -607,9 +607,9 @@ pub fn cores() -> usize {
 /// A duration as the file would write it: `100ms`, `2s`, `1.5ms`.
 pub fn show_duration(d: Duration) -> String {
     let micros = d.as_micros();
-    if micros % 1_000_000 == 0 {
+    if micros.is_multiple_of(1_000_000) {
         format!("{}s", micros / 1_000_000)
-    } else if micros % 1000 == 0 {
+    } else if micros.is_multiple_of(1000) {
         format!("{}ms", micros / 1000)
     } else {
         format!("{}.{:03}ms", micros / 1000, micros % 1000)

@@ -70,8 +70,8 @@ impl Reporter {
         self.done += 1;
         self.games += outcome.games.len() as u64;
         let names = [&key.a, &key.b];
-        for seat in 0..2 {
-            *self.points.entry(names[seat].clone()).or_insert(0) += u64::from(outcome.points[seat]);
+        for (name, points) in names.iter().zip(outcome.points) {
+            *self.points.entry((*name).clone()).or_insert(0) += u64::from(points);
         }
         let rate = self.games as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
         if let Some(bar) = &self.bar {

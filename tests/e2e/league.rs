@@ -385,7 +385,7 @@ fn a_league_stopped_with_sigterm_resumes_to_the_same_standings() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let file = write_league(tmp.path(), &paced_league());
     let dir = tmp.path().join("league");
-    let mut child = start_and_wait_part_way(&file, &dir);
+    let child = start_and_wait_part_way(&file, &dir);
     // SAFETY: a signal to our own child, which has not been reaped yet.
     let sent = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert_eq!(sent, 0, "SIGTERM");
@@ -666,8 +666,7 @@ fn a_second_runner_on_the_same_directory_is_refused() {
     first.kill().expect("kill");
     first.wait().expect("reaped");
     // A killed runner's lock file is not a lock.
-    let second = spawn_league(&file, &dir);
-    let mut second = second;
+    let mut second = spawn_league(&file, &dir);
     let deadline = Instant::now() + Duration::from_secs(60);
     while !std::fs::read_to_string(&lock)
         .is_ok_and(|t| t.contains(&format!("pid {} ", second.id())))

@@ -553,8 +553,14 @@ impl Store for SqliteStore {
     }
 
     fn finished(&self) -> Result<Vec<FinishedSet>, StoreError> {
-        type GameTuple = (i64, GameRow, String);
-        let read = || -> rusqlite::Result<(Vec<(i64, FinishedSet)>, Vec<GameTuple>, Vec<(i64, FaultRow)>)> {
+        /// The rows of the three tables, each with its set's id (a game's faulted seats
+        /// still as text).
+        type Rows = (
+            Vec<(i64, FinishedSet)>,
+            Vec<(i64, GameRow, String)>,
+            Vec<(i64, FaultRow)>,
+        );
+        let read = || -> rusqlite::Result<Rows> {
             let mut stmt = self.conn.prepare(
                 "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
                         moves_a, moves_b, move_ms_a, move_ms_b, log
