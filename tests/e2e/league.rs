@@ -713,3 +713,32 @@ fn a_bad_league_file_is_refused_with_its_line() {
         )
     );
 }
+
+#[test]
+fn a_bot_that_cannot_start_stops_the_league_and_its_set_stays_to_play() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 1\nmove_time = \"5s\"\nseed = 1\nconcurrency = 1",
+            &[
+                ("a", hus_random(1)),
+                ("b", "no-such-bot-program-anywhere".to_string()),
+            ],
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "error: the set round 1, a vs b could not be played: cannot start bot B (\"no-such-bot-program-anywhere\"): "
+        ),
+        "{stderr}"
+    );
+    let s = standings(&dir);
+    assert_eq!(s["progress"]["sets_done"], 0);
+    assert_eq!(s["progress"]["sets_running"], 0);
+    assert_eq!(s["progress"]["sets_pending"], 1);
+}
