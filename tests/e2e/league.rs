@@ -742,3 +742,37 @@ fn a_bot_that_cannot_start_stops_the_league_and_its_set_stays_to_play() {
     assert_eq!(s["progress"]["sets_running"], 0);
     assert_eq!(s["progress"]["sets_pending"], 1);
 }
+
+#[test]
+fn a_generated_seed_is_stored_and_kept_and_too_much_concurrency_is_warned_of() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [("a", hus_random(1)), ("b", hus_random(2))];
+    let file = write_league(
+        tmp.path(),
+        &league_text("games = 1\nmove_time = \"5s\"\nconcurrency = 1024", &bots),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let seed = standings(&dir)["league"]["seed"].as_u64().expect("a seed");
+    assert!(
+        stderr.contains(&format!(
+            "hus league: the file gives no seed; this league's seed is {seed} (kept in {})",
+            dir.join("league.sqlite").display()
+        )),
+        "{stderr}"
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(
+        stderr.contains(&format!(
+            "warning: concurrency 1024 exceeds the {cores} cores of this machine: bots will wait for a core, and may lose on time"
+        )),
+        "{stderr}"
+    );
+    // The next run uses the stored seed and says nothing about it.
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("gives no seed"));
+    assert_eq!(standings(&dir)["league"]["seed"].as_u64(), Some(seed));
+}
