@@ -461,10 +461,14 @@ impl FileText<'_> {
         }
         // The key of the line the error is on, when the message does not name it.
         let key = e.span().and_then(|span| {
-            let start = self.text[..span.start.min(self.text.len())]
-                .rfind('\n')
+            let bytes = self.text.as_bytes();
+            let start = bytes[..span.start.min(bytes.len())]
+                .iter()
+                .rposition(|&b| b == b'\n')
                 .map_or(0, |i| i + 1);
-            let line = self.text[start..].lines().next()?;
+            // A newline is a character boundary, so this slice cannot fail; `get` keeps
+            // it so whatever the parser's offsets are.
+            let line = self.text.get(start..)?.lines().next()?;
             let (key, _) = line.split_once('=')?;
             let key = key.trim();
             let bare = !key.is_empty()
