@@ -16,13 +16,15 @@ throughput: the same league of instant bots (`alphabeta-bot --first-legal`; N bo
     the waited-for process tree), games per second = games / wall time. Reports the
     median games/s at each concurrency, their ratio, and the medians of CPU seconds.
 
-memory: the peak resident memory (VmHWM, polled from /proc every 50 ms) of the league
-    process, for a league of instant bots scheduled to N games in total (default
-    100,000: 46 bots, round-robin, 97 games per set, 1,035 sets) played to its end at
-    concurrency 2, next to a league of about 1/100 of it (10 bots, 22 games per set,
-    45 sets, 990 games); then the peak of `hus standings DIR --format json` on each (it
-    reads every game). The growth per scheduled game is the difference of the peaks
-    over the difference of the games.
+memory: the peak resident memory of the league process (GNU time's %M, the kernel's
+    ru_maxrss: the largest of hus and the bots it waited for; the instant bots stay
+    near 2 MB, far below hus), for a league of instant bots scheduled to N games in
+    total (default 100,000: 46 bots, round-robin, 97 games per set, 1,035 sets) played
+    to its end at concurrency 2 (its standings, read from the store at the end, hold
+    every game), next to a league of about 1/100 of it (10 bots, 22 games per set, 45
+    sets, 990 games); then the peak of `hus standings DIR --format json` on each. The
+    growth per scheduled game is the difference of the peaks over the difference of the
+    games. Needs /usr/bin/time (Debian package `time`).
 
 fairness: the forfeit rate (games lost by time-out, and time-outs per move) at
     concurrency 1, 2 and 4 with four bots that each spin the CPU for 80% of their time
@@ -36,7 +38,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -61,41 +62,35 @@ def league_file(path, head, bots):
             f.write(f'\n[[bot]]\nname = "{name}"\ncommand = "{command}"\n')
 
 
-def run_league(file, directory, poll_memory=False):
-    """Runs `hus league` to its end; returns (wall s, cpu s of the tree, peak KiB or None)."""
+def peak_kib(command):
+    """Runs command under GNU time; returns (stdout bytes, peak resident KiB).
+
+    Not Python's wait4: a child forked from Python keeps the interpreter's resident size
+    as its peak until it execs, which would hide a small program's own figure."""
+    with tempfile.NamedTemporaryFile("r") as out:
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", "-o", out.name] + command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        if proc.returncode != 0:
+            sys.exit(f"{command[:2]} failed ({proc.returncode}): {proc.stderr.decode()}")
+        return proc.stdout, int(out.read().split()[-1])
+
+
+def run_league(file, directory, measure_memory=False):
+    """Runs `hus league` to its end; returns (wall s, standings, peak KiB or None)."""
+    command = [HUS, "league", file, "--dir", directory, "--quiet", "--format", "json"]
     start = time.monotonic()
-    proc = subprocess.Popen(
-        [HUS, "league", file, "--dir", directory, "--quiet", "--format", "json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    peak = [None]
-    stop = threading.Event()
-
-    def poll():
-        while not stop.is_set():
-            try:
-                with open(f"/proc/{proc.pid}/status") as f:
-                    for line in f:
-                        if line.startswith("VmHWM:"):
-                            peak[0] = int(line.split()[1])
-            except OSError:
-                pass
-            time.sleep(0.05)
-
-    poller = None
-    if poll_memory:
-        poller = threading.Thread(target=poll)
-        poller.start()
-    out, err = proc.communicate()
+    if measure_memory:
+        out, peak = peak_kib(command)
+    else:
+        proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if proc.returncode != 0:
+            sys.exit(f"hus league failed ({proc.returncode}): {proc.stderr.decode()}")
+        out, peak = proc.stdout, None
     wall = time.monotonic() - start
-    stop.set()
-    if poller:
-        poller.join()
-    if proc.returncode != 0:
-        sys.exit(f"hus league failed ({proc.returncode}): {err.decode()}")
-    standings = json.loads(out)
-    return wall, standings, peak[0]
+    return wall, json.loads(out), peak
 
 
 def tree_cpu(fn):
@@ -163,20 +158,17 @@ def memory(args):
                 [(f"b{i}", f"{ALPHABETA} --first-legal") for i in range(bots)],
             )
             directory = os.path.join(tmp, label)
-            wall, standings, peak = run_league(file, directory, poll_memory=True)
+            wall, standings, peak = run_league(file, directory, measure_memory=True)
             played = standings["games_played"]
             start = time.monotonic()
-            proc = subprocess.Popen(
-                [HUS, "standings", directory, "--format", "json"], stdout=subprocess.DEVNULL
-            )
-            _, status, usage = os.wait4(proc.pid, 0)
+            _, standings_peak = peak_kib([HUS, "standings", directory, "--format", "json"])
             report[label] = {
                 "bots": bots,
                 "games": played,
                 "sets": standings["progress"]["sets_done"],
                 "wall_seconds": round(wall, 1),
                 "league_peak_kib": peak,
-                "standings_peak_kib": usage.ru_maxrss,
+                "standings_peak_kib": standings_peak,
                 "standings_seconds": round(time.monotonic() - start, 2),
                 "store_bytes": os.path.getsize(os.path.join(directory, "league.sqlite")),
             }
