@@ -511,3 +511,62 @@ impl RecordSink for Collector {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn partial_logs_are_renamed_never_overwritten() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let logs = dir.path();
+        assert_eq!(
+            set_aside(logs, "r1-a-vs-b").expect("nothing to do"),
+            Vec::<PathBuf>::new()
+        );
+        for attempt in 1..=2 {
+            for s in ["jsonl", "a.stderr", "b.stderr"] {
+                std::fs::write(
+                    logs.join(format!("r1-a-vs-b.{s}")),
+                    format!("attempt {attempt}"),
+                )
+                .expect("write");
+            }
+            let kept = set_aside(logs, "r1-a-vs-b").expect("set aside");
+            assert_eq!(
+                kept[0],
+                logs.join(format!("r1-a-vs-b.partial-{attempt}.jsonl"))
+            );
+        }
+        // Only a log (the bots never started): it is kept alone.
+        std::fs::write(logs.join("r1-a-vs-b.jsonl"), "attempt 3").expect("write");
+        set_aside(logs, "r1-a-vs-b").expect("set aside");
+        assert_eq!(
+            names(logs),
+            [
+                "r1-a-vs-b.partial-1.a.stderr",
+                "r1-a-vs-b.partial-1.b.stderr",
+                "r1-a-vs-b.partial-1.jsonl",
+                "r1-a-vs-b.partial-2.a.stderr",
+                "r1-a-vs-b.partial-2.b.stderr",
+                "r1-a-vs-b.partial-2.jsonl",
+                "r1-a-vs-b.partial-3.jsonl",
+            ]
+        );
+        let first = std::fs::read_to_string(logs.join("r1-a-vs-b.partial-1.jsonl")).expect("read");
+        assert_eq!(first, "attempt 1");
+    }
+}
