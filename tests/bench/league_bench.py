@@ -29,7 +29,8 @@ memory: the peak resident memory of the league process (GNU time's %M, the kerne
 fairness: the forfeit rate (games lost by time-out, and time-outs per move) at
     concurrency 1, 2 and 4 with four bots that each spin the CPU for 80% of their time
     per move (tests/bench/busy_bot.py), 100 ms per move (default), a round-robin of
-    6 sets of G games (default 4).
+    6 sets of G games (default 4); first, as the reference under the same machine load,
+    one `hus match` of 6*G games between two such bots.
 """
 
 import json
@@ -189,6 +190,25 @@ def fairness(args):
     move_ms = int(opt(args, "--move-time", 100))
     report = {}
     with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            [HUS, "match", f"python3 {BUSY} 0.8 1", f"python3 {BUSY} 0.8 2", "--games", str(6 * games),
+             "--move-time", f"{move_ms}ms", "--seed", "1", "--json", "--log-dir", tmp],
+            stdout=subprocess.PIPE,
+            check=True,
+        )
+        summary = json.loads(proc.stdout)
+        moves = sum(b["moves"] for b in summary["bots"])
+        timeouts = sum(1 for f in summary["faults"] if f["kind"] == "time-out")
+        report["hus_match"] = {
+            "games": summary["games_played"],
+            "moves": moves,
+            "time_outs": timeouts,
+            "faults": len(summary["faults"]),
+            "forfeit_rate_per_game": round(len(summary["faults"]) / summary["games_played"], 4),
+            "time_outs_per_1000_moves": round(1000 * timeouts / max(moves, 1), 2),
+            "load_average": os.getloadavg(),
+        }
+        print(f"hus match: {report['hus_match']}", file=sys.stderr)
         for concurrency in (1, 2, 4):
             file = os.path.join(tmp, f"c{concurrency}.toml")
             league_file(
