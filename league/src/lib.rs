@@ -8,7 +8,9 @@
 //! status and every finished set's games and faults; each change is one transaction.
 //! [`run_league`] (`hus league`) plays the pending sets through `referee::play_set`,
 //! several at once, and resumes after any interruption without losing or repeating a
-//! result; [`run_standings`] (`hus standings`) prints the table ([`Standings`]).
+//! result; [`run_standings`] (`hus standings`) prints the table ([`Standings`]), with
+//! ratings fitted by the `ratings` crate to every game at once ([`pair_counts`] gives
+//! the fit its input: results per ordered pair of first and second mover).
 //!
 //! ```
 //! use league::{schedule, Format};
@@ -40,7 +42,8 @@ pub use run::{read_standings, run_league, run_standings};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
 pub use standings::{
     compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,
-    OutputFormat, PairCounts, ProgressView, Record3, Standings,
+    OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView, Record3,
+    Standings,
 };
 pub use store::{
     BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
