@@ -208,7 +208,18 @@ fn a_league_of_the_sample_bots_at_concurrency_2() {
         assert_eq!(bot["games"]["played"], 6, "{bot}");
         assert_eq!(bot["sets"]["played"], 3, "{bot}");
         assert_eq!(bot["faults"]["total"], 0, "{bot}");
+        assert!(bot["rating"]["value"].is_f64(), "{bot}");
     }
+    // Ranked by rating; the pool's average is 1500.
+    let ratings: Vec<f64> = s["bots"]
+        .as_array()
+        .expect("bots")
+        .iter()
+        .map(|b| b["rating"]["value"].as_f64().expect("rating"))
+        .collect();
+    assert!(ratings.windows(2).all(|w| w[0] >= w[1]), "{ratings:?}");
+    assert!((ratings.iter().sum::<f64>() / 4.0 - 1500.0).abs() < 1e-6);
+    assert_eq!(s["ratings"]["pairs"].as_array().map(Vec::len), Some(6));
     // Non-terminal stderr: one plain line per finished set.
     let stderr = text(&out.stderr);
     assert_eq!(
@@ -242,7 +253,10 @@ fn a_league_of_the_sample_bots_at_concurrency_2() {
         .output()
         .expect("runs");
     let csv = text(&csv.stdout);
-    assert!(csv.starts_with("rank,name,active,points,"), "{csv}");
+    assert!(
+        csv.starts_with("rank,name,active,rating,rating_low,rating_high,points,"),
+        "{csv}"
+    );
     assert_eq!(csv.lines().count(), 5, "{csv}");
 }
 
