@@ -84,6 +84,13 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
             }
         ));
     }
+    if let Some(book) = &config.openings {
+        eprintln!(
+            "warning: {}: openings = {} is checked but not used yet: every game starts from the starting position",
+            config.path.display(),
+            book.display()
+        );
+    }
     if config.concurrency > cores() {
         eprintln!(
             "warning: concurrency {} exceeds the {} cores of this machine: bots will wait for a core, and may lose on time",
@@ -102,11 +109,16 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
         config.concurrency
     ));
 
+    // The referee runs a little above its bots when the system allows it, so that its
+    // timing is not at the mercy of busy bots (as in `hus match`). A nice value belongs
+    // to a thread and is inherited by the threads it creates: it is raised before the
+    // runtime starts its worker threads, which play the sets.
+    let nice = referee::raise_referee_priority();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
-    let stopped = runtime.block_on(play_pending(&config, &dir, &mut store, args.quiet))?;
+    let stopped = runtime.block_on(play_pending(&config, &dir, &mut store, nice, args.quiet))?;
     drop(runtime);
     if let Some(signal) = stopped {
         eprintln!(
@@ -295,11 +307,9 @@ async fn play_pending(
     config: &LeagueConfig,
     dir: &Path,
     store: &mut SqliteStore,
+    nice: Option<i32>,
     quiet: bool,
 ) -> Result<Option<&'static str>> {
-    // The referee runs a little above its bots when the system allows it, so that its
-    // timing is not at the mercy of busy bots (as in `hus match`).
-    let nice = referee::raise_referee_priority();
     let shared = Arc::new(Shared {
         config: config.clone(),
         logs: dir.join(LOGS_DIR),

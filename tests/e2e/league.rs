@@ -790,3 +790,101 @@ fn a_generated_seed_is_stored_and_kept_and_too_much_concurrency_is_warned_of() {
     assert!(!text(&out.stderr).contains("gives no seed"));
     assert_eq!(standings(&dir)["league"]["seed"].as_u64(), Some(seed));
 }
+
+#[test]
+fn a_gauntlet_plays_its_challengers_against_the_others_only() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 1\nmove_time = \"5s\"\nseed = 5\nformat = \"gauntlet\"\nchallengers = [\"new\"]\nrounds = 2",
+            &[
+                ("old", hus_random(1)),
+                ("new", hus_random(2)),
+                ("base", hus_random(3)),
+            ],
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let names: Vec<String> = complete_logs(&dir)
+        .iter()
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "r1-new-vs-base.jsonl",
+            "r1-new-vs-old.jsonl",
+            "r2-base-vs-new.jsonl",
+            "r2-old-vs-new.jsonl"
+        ]
+    );
+    check_logs_against_standings(&dir, &standings(&dir), 4, 1);
+}
+
+/// The nice value of a process or thread, from its `stat` file.
+fn nice_of(stat: &Path) -> Option<i64> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    // Fields after the command name (which may hold spaces) start with the state, the
+    // third field; the nice value is the nineteenth.
+    let after = &text[text.rfind(')')? + 2..];
+    after.split_whitespace().nth(16)?.parse().ok()
+}
+
+fn parent_of(stat: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    let after = &text[text.rfind(')')? + 2..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Regression: the referee's priority was raised on the main thread only, after the
+/// runtime's worker threads (which play the sets) had started at the bots' priority.
+#[test]
+fn every_thread_of_the_league_runs_at_its_priority_and_the_bots_at_theirs() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [("a", paced(1, 100)), ("b", paced(2, 100))];
+    let file = write_league(
+        tmp.path(),
+        &league_text("games = 5\nmove_time = \"5s\"\nseed = 1", &bots),
+    );
+    let dir = tmp.path().join("league");
+    let mut child = spawn_league(&file, &dir);
+    let pid = child.id();
+    let ours = nice_of(Path::new("/proc/self/stat")).expect("own nice value");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let bot_pids = loop {
+        let found: Vec<u32> = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|p| parent_of(&PathBuf::from(format!("/proc/{p}/stat"))) == Some(pid))
+            .collect();
+        if found.len() == 2 {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "the bots never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let threads: Vec<i64> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("threads")
+        .flatten()
+        .filter_map(|t| nice_of(&t.path().join("stat")))
+        .collect();
+    let bot_nice: Vec<Option<i64>> = bot_pids
+        .iter()
+        .map(|p| nice_of(&PathBuf::from(format!("/proc/{p}/stat"))))
+        .collect();
+    child.kill().expect("kill");
+    child.wait().expect("reaped");
+    assert!(threads.len() >= 2, "{threads:?}");
+    // Raised by 5 where the system allows it (root, CAP_SYS_NICE), else unchanged; the
+    // same for every thread.
+    assert!(
+        threads[0] == ours - 5 || threads[0] == ours,
+        "{threads:?}, ours {ours}"
+    );
+    assert!(threads.iter().all(|&n| n == threads[0]), "{threads:?}");
+    assert_eq!(bot_nice, [Some(ours), Some(ours)]);
+}
