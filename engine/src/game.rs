@@ -111,6 +111,16 @@ impl Rules {
         points
     }
 
+    /// Whether a game can score double under these rules: a double win under `hus`
+    /// (the loser has no seeds at all), and under `rulebook` a side holding every seed,
+    /// which scores twice its seeds. `hello.rules.double_win` of the protocol.
+    pub fn scores_doubles(self) -> bool {
+        match self.preset().scoring() {
+            Scoring::Wins { double_win } => double_win,
+            Scoring::Seeds => true,
+        }
+    }
+
     /// The most points one game can give a player: what early stopping of a set needs.
     pub fn max_points_per_game(self) -> u32 {
         match self.preset().scoring() {

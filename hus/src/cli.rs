@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use league::{LeagueArgs, StandingsArgs};
-use referee::{CheckBotArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
+use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
 #[derive(Debug, Parser)]
@@ -24,6 +24,12 @@ pub enum Command {
     Match(Box<MatchArgs>),
     /// Count move sequences from a position, depth by depth (checks a move generator).
     Perft(PerftArgs),
+    /// Play a line of moves from a position: each move's relays and captures, the
+    /// position after it, and the game's end (repetition and the 200-ply rule included).
+    ///
+    /// Exit status 0 when every pit was played, 1 when one could not be (illegal, or
+    /// the game was over), 2 for bad arguments.
+    Line(LineArgs),
     /// Verify a match log, show its games, follow a live one, or write an HTML viewer.
     Replay(ReplayArgs),
     /// Run a bot through the protocol and explain, in plain words, what it does wrong.

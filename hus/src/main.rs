@@ -18,6 +18,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Match(args) => referee::run_match(&args),
         cli::Command::Perft(args) => referee::run_perft(&args),
+        cli::Command::Line(args) => referee::run_line(&args),
         cli::Command::Replay(args) => referee::run_replay(&args),
         cli::Command::CheckBot(args) => referee::run_check_bot(&args),
         cli::Command::RandomBot(args) => referee::run_random_bot(&args),

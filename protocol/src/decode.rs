@@ -133,7 +133,7 @@ pub enum DecodeError {
         name: String,
     },
     /// The `name` of a `ready` message is neither a string nor null.
-    #[error("\"name\" must be a string, got {found}")]
+    #[error("\"name\" must be a string or null, got {found}")]
     InvalidName {
         /// What the field is instead.
         found: JsonKind,

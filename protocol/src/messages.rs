@@ -95,7 +95,8 @@ pub struct GameResult {
     pub reason: Reason,
     /// Points of this game.
     pub points: Points,
-    /// The last pit played in the game, in the numbering of the side that played it;
+    /// The last pit played in the game, whoever played it (the receiving bot's own
+    /// move, when it ended the game), in the numbering of the side that played it;
     /// `null` when no move was played.
     pub last: Option<u32>,
     /// The bot's pits at the end, in its own numbering.
@@ -104,7 +105,9 @@ pub struct GameResult {
     pub opponent: Vec<u32>,
     /// Plies played in the game.
     pub plies: u32,
-    /// Present when the game ended by a fault: whose fault.
+    /// Present when the game ended by a fault: whose fault. The referee stops a bot
+    /// that faults and never sends it the result of that game, so it only ever sends
+    /// [`Side::Opponent`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault_by: Option<Side>,
     /// Present when the game ended by a fault: what happened, in plain words.

@@ -12,7 +12,8 @@ pub struct RulesInfo {
     pub preset: Preset,
     /// Pits per row, W (8..=16). Each side has 2W pits.
     pub width: u32,
-    /// Direction of sowing as drawn; the pit numbering is the same either way.
+    /// Direction of sowing, seen from the owner's seat. The numbering scheme is the same
+    /// either way, but the pits that start with seeds have other numbers.
     pub sowing: Sowing,
     /// What a capture takes.
     pub capture: Capture,
@@ -20,7 +21,8 @@ pub struct RulesInfo {
     pub captured_sown_from: CapturedSownFrom,
     /// How a game is scored.
     pub scoring: Scoring,
-    /// Whether a win against a side with no seeds at all counts double.
+    /// Whether a game can score double: a win against a side with no seeds at all
+    /// (`wins` scoring), or a side holding every seed (`seeds` scoring).
     pub double_win: bool,
     /// A pit must hold at least this many seeds to be played (2).
     pub min_seeds_to_move: u32,

@@ -239,7 +239,7 @@ fn a_long_unknown_type_is_cut_in_the_message() {
 fn name_must_be_a_string() {
     let error = rejects(
         br#"{"type":"ready","name":7}"#,
-        r#""name" must be a string, got a number"#,
+        r#""name" must be a string or null, got a number"#,
         BadLineKind::Malformed,
     );
     assert_eq!(

@@ -98,6 +98,35 @@ pub struct PerftArgs {
     pub json: bool,
 }
 
+/// The raw arguments of `hus line`.
+#[derive(Debug, Args)]
+pub struct LineArgs {
+    /// The pits to play, in order, each in the numbering of the player who plays it
+    /// (RULES.md section 2).
+    #[arg(value_name = "PIT")]
+    pub pits: Vec<usize>,
+    /// Rules preset of the starting position: hus, rulebook or mancala-world.
+    #[arg(long, default_value = "hus")]
+    pub rules: String,
+    /// Row width of the starting position, 8 to 16.
+    #[arg(long, default_value_t = 8)]
+    pub width: usize,
+    /// Start from this position (the one-line notation of RULES.md) instead of the
+    /// starting position; it counts as the start of a fresh game.
+    #[arg(long, value_name = "NOTATION", conflicts_with_all = ["rules", "width"])]
+    pub position: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the board after each move, as `hus replay --game` does.
+    #[arg(long, conflicts_with = "json")]
+    pub boards: bool,
+    /// Show only the last N moves (every move is still played, and counts for the end
+    /// rules).
+    #[arg(long, value_name = "N", conflicts_with = "json")]
+    pub last: Option<usize>,
+}
+
 /// The raw arguments of `hus match`.
 #[derive(Debug, Args)]
 #[command(args_override_self = true)]
@@ -136,7 +165,9 @@ pub struct MatchArgs {
     /// Directory for the log and the bots' stderr files.
     #[arg(long, default_value = "hus-logs", value_name = "DIR")]
     pub log_dir: std::path::PathBuf,
-    /// Print a machine-readable JSON summary on stdout (and nothing else).
+    /// Print a machine-readable JSON summary on stdout (and nothing else); README,
+    /// "The --json summary", lists its fields. Bots are indexed 0 = BOT_A, 1 = BOT_B;
+    /// positions list player 0 (games[].first) first.
     #[arg(long)]
     pub json: bool,
     /// Print nothing but errors.

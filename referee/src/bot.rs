@@ -376,6 +376,20 @@ impl Drop for BotProcess {
 }
 
 /// `exit status 3`, `killed by signal 9 (SIGKILL)`.
+/// What to try when a bot command cannot be started: said the same way by every
+/// command that starts bots.
+pub fn spawn_hint(e: &io::Error) -> &'static str {
+    match e.kind() {
+        io::ErrorKind::NotFound => {
+            " (is the program installed and on PATH? A script needs its interpreter: \"python3 my_bot.py\")"
+        }
+        io::ErrorKind::PermissionDenied => {
+            " (is the file executable? Try chmod +x, or run it through its interpreter)"
+        }
+        _ => "",
+    }
+}
+
 pub fn describe_status(status: ExitStatus) -> String {
     if let Some(code) = status.code() {
         format!("exit status {code}")

@@ -6,7 +6,8 @@
 //! to a [`RecordSink`] (a [`LogWriter`] for the JSON Lines log of LOGS.md, a [`Console`]
 //! for people). Around it sit the commands a bot author or organiser runs:
 //! [`run_match`] (`hus match`), [`run_replay`] (`hus replay`: verify, show, follow, HTML
-//! viewer), [`run_check_bot`] (`hus check-bot`), [`run_perft`] and the built-in random
+//! viewer), [`run_check_bot`] (`hus check-bot`), [`run_perft`], [`run_line`] (`hus
+//! line`: a line of moves judged as a game, for rules questions) and the built-in random
 //! mover [`run_random_bot`]. Each command takes its raw arguments (the clap structs of
 //! this crate, e.g. [`MatchArgs`]) and validates them before doing anything.
 //!
@@ -24,6 +25,7 @@ mod bot;
 mod check_bot;
 mod config;
 mod limits;
+mod line_cmd;
 mod match_cmd;
 mod perft_cmd;
 mod random_bot;
@@ -32,10 +34,13 @@ mod replay;
 mod report;
 mod set;
 
-pub use args::{parse_bytes, CheckBotArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
+pub use args::{
+    parse_bytes, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs,
+};
 pub use check_bot::run as run_check_bot;
 pub use config::{parse_clock, parse_duration, BotSpec, SetConfig, TimeControl};
 pub use limits::{raise_referee_priority, Limits};
+pub use line_cmd::run as run_line;
 pub use match_cmd::{referee_version, run as run_match, stop_signal};
 pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;

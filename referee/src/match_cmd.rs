@@ -51,11 +51,14 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
         config.bots[1].short_name()
     );
     let (mut log, stem) = LogWriter::create(&config.log_dir, &stem)?;
+    let stderr_paths = [0, 1].map(|b| {
+        config
+            .log_dir
+            .join(format!("{stem}.{}.stderr", ["a", "b"][b]))
+    });
     let entrants = [0, 1].map(|b| Entrant {
         spec: config.bots[b].clone(),
-        stderr_path: config
-            .log_dir
-            .join(format!("{stem}.{}.stderr", ["a", "b"][b])),
+        stderr_path: stderr_paths[b].clone(),
         limits: limits.clone(),
     });
     let mut console = Console::new(
@@ -96,10 +99,25 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
     let end = match result {
         Ok(end) => end,
         Err(e) => {
+            if log.remove_if_unwritten() {
+                // Nothing happened yet (a bot command that cannot be started): no log,
+                // and no stderr file unless a bot managed to write something in it.
+                let kept: Vec<String> = stderr_paths
+                    .iter()
+                    .filter(|p| !remove_if_empty(p))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let kept = if kept.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its stderr is kept in {})", kept.join(" and "))
+                };
+                return Err(e.context(format!("no game was played and no log was written{kept}")));
+            }
             return Err(e.context(format!(
                 "the set did not finish; the log {} is incomplete",
                 log.path().display()
-            )))
+            )));
         }
     };
     if config.json {
@@ -133,6 +151,15 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Deletes `path` if it is an empty file, or does not exist; whether it is gone.
+fn remove_if_empty(path: &std::path::Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() == 0 => std::fs::remove_file(path).is_ok(),
+        Ok(_) => false,
+        Err(_) => true,
+    }
+}
+
 /// Resolves on Ctrl-C or SIGTERM, naming it.
 pub async fn stop_signal() -> &'static str {
     use tokio::signal::unix::{signal, SignalKind};
@@ -150,8 +177,15 @@ pub async fn stop_signal() -> &'static str {
 }
 
 /// The referee's own peak resident memory, in KiB (bots not included).
+///
+/// `VmHWM` of /proc/self/status is the peak of this program's own memory since it was
+/// started. `getrusage`'s maximum is not: Linux carries it over `exec` from the process
+/// that forked us, so a referee started by a big process (a test harness) would report
+/// that process's size.
 fn max_rss_kib() -> Option<u64> {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
-        .ok()
-        .map(|usage| usage.max_rss() as u64)
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }

@@ -8,6 +8,15 @@ use serde::{Deserialize, Serialize};
 /// The version of the log format described in LOGS.md.
 pub const LOG_VERSION: u32 = 1;
 
+/// `fault.stage`: the bot was starting, answering `hello` (at the start of the set or
+/// at its restart); the fault costs the game that follows, before its first move.
+pub const STAGE_START_UP: &str = "start-up";
+/// `fault.stage`: during the game, from its `game` message to its last turn.
+pub const STAGE_GAME: &str = "game";
+/// `fault.stage`: the previous game's `result` could not be written to the bot; the
+/// fault costs the game that follows, before its first move.
+pub const STAGE_RESULT: &str = "result";
+
 /// One line of a log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -123,6 +132,30 @@ pub struct Fault {
     pub position: String,
     /// Time from turn written to the fault, when a turn was pending.
     pub ms: Option<f64>,
+    /// When it happened: [`STAGE_START_UP`], [`STAGE_GAME`] or [`STAGE_RESULT`]. Logs
+    /// written before the field existed only have faults in games.
+    #[serde(default = "stage_game")]
+    pub stage: String,
+}
+
+fn stage_game() -> String {
+    STAGE_GAME.to_string()
+}
+
+impl Fault {
+    /// Where it happened, for people: `in game 2 at ply 7`, `answering hello before
+    /// game 1`, `when sent the result of game 1 (it costs game 2)`.
+    pub fn place(&self) -> String {
+        match self.stage.as_str() {
+            STAGE_START_UP => format!("answering hello, before game {}", self.game),
+            STAGE_RESULT => format!(
+                "when sent the result of game {}, costing game {}",
+                self.game.saturating_sub(1),
+                self.game
+            ),
+            _ => format!("in game {} at ply {}", self.game, self.ply),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,6 +16,8 @@ use crate::set::RecordSink;
 pub struct LogWriter {
     path: PathBuf,
     out: BufWriter<File>,
+    /// Records written so far.
+    records: u64,
 }
 
 impl LogWriter {
@@ -37,6 +39,7 @@ impl LogWriter {
                         LogWriter {
                             path,
                             out: BufWriter::new(file),
+                            records: 0,
                         },
                         stem,
                     ))
@@ -58,6 +61,18 @@ impl LogWriter {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Deletes the log file if no record was ever written to it: a set that could not
+    /// even start leaves no empty file behind for `hus replay` to puzzle over. Returns
+    /// whether it was deleted.
+    pub fn remove_if_unwritten(&mut self) -> bool {
+        self.records == 0 && std::fs::remove_file(&self.path).is_ok()
+    }
 }
 
 impl RecordSink for LogWriter {
@@ -68,7 +83,9 @@ impl RecordSink for LogWriter {
             out.flush()
         };
         write(&mut self.out)
-            .with_context(|| format!("cannot write to the log {}", self.path.display()))
+            .with_context(|| format!("cannot write to the log {}", self.path.display()))?;
+        self.records += 1;
+        Ok(())
     }
 }
 
@@ -108,6 +125,26 @@ impl BotStats {
     }
 }
 
+/// One game in the `--json` summary: its `game-end` record (LOGS.md) with the bot that
+/// moved first, which says how the player order of `position` maps to the bot order of
+/// `winner`, `points` and `faulted`.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameSummary {
+    pub game: u32,
+    /// The bot that moved first: player 0 of `position`.
+    pub first: usize,
+    pub reason: String,
+    /// A bot, or `null` for a draw.
+    pub winner: Option<usize>,
+    pub faulted: Vec<usize>,
+    pub double: bool,
+    /// By bot: A, B.
+    pub points: [u32; 2],
+    pub plies: u32,
+    /// The final position, in notation: player 0 (the bot `first`) first.
+    pub position: String,
+}
+
 /// Prints one line per game as it ends, faults as they happen, and the final table;
 /// keeps the figures for the `--json` summary.
 pub struct Console {
@@ -115,8 +152,8 @@ pub struct Console {
     pub quiet: bool,
     /// Each bot's figures, in bot order (A, B).
     pub bots: [BotStats; 2],
-    /// Every game's end, in order.
-    pub games: Vec<records::GameEnd>,
+    /// Every game's end, in order, with who began it.
+    pub games: Vec<GameSummary>,
     /// Every fault, in order.
     pub faults: Vec<records::Fault>,
     /// The set's header, once written.
@@ -239,9 +276,8 @@ impl RecordSink for Console {
                 self.bots[f.bot].faults += 1;
                 if !self.quiet {
                     say!(
-                        "  fault in game {} at ply {}: {} {}: {}",
-                        f.game,
-                        f.ply,
+                        "  fault {}: {} {}: {}",
+                        f.place(),
                         self.label(f.bot),
                         f.kind,
                         f.detail
@@ -280,7 +316,17 @@ impl RecordSink for Console {
                         self.game_ms[1]
                     );
                 }
-                self.games.push(g.clone());
+                self.games.push(GameSummary {
+                    game: g.game,
+                    first: self.first,
+                    reason: g.reason.clone(),
+                    winner: g.winner,
+                    faulted: g.faulted.clone(),
+                    double: g.double,
+                    points: g.points,
+                    plies: g.plies,
+                    position: g.position.clone(),
+                });
             }
             Record::Restart(r) => {
                 if !self.quiet {

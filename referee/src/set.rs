@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
-use crate::bot::{describe_status, BotProcess, Output, WRITE_GRACE};
+use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::limits::Limits;
 use crate::records::{self, Record};
@@ -50,6 +50,9 @@ struct FaultInfo {
     detail: String,
     line: Option<String>,
     ms: Option<f64>,
+    /// When it happened (LOGS.md, `fault.stage`): a fault outside a game costs the next
+    /// one, and must not be reported as if it happened in it.
+    stage: &'static str,
 }
 
 impl FaultInfo {
@@ -59,7 +62,13 @@ impl FaultInfo {
             detail: detail.into(),
             line: None,
             ms: None,
+            stage: records::STAGE_GAME,
         }
+    }
+
+    fn at_stage(mut self, stage: &'static str) -> Self {
+        self.stage = stage;
+        self
     }
 }
 
@@ -110,7 +119,8 @@ enum TurnOutcome {
 
 impl Runner<'_> {
     async fn run(&mut self, referee: &str, sink: &mut dyn RecordSink) -> Result<records::SetEnd> {
-        // Spawn both first: a command that cannot run at all is the user's error.
+        // Spawn both first: a command that cannot run at all is the user's error, before
+        // any record (so the caller can tell that no log was written).
         for b in 0..2 {
             let spec = &self.seats[b].entrant.spec;
             let process = BotProcess::spawn(
@@ -119,6 +129,7 @@ impl Runner<'_> {
                 &self.seats[b].entrant.limits,
             )
             .await
+            .map_err(|e| anyhow::anyhow!("{e}{}", spawn_hint(&e)))
             .with_context(|| format!("cannot start bot {} ({:?})", ["A", "B"][b], spec.command))?;
             self.seats[b].process = Some(process);
         }
@@ -262,10 +273,10 @@ impl Runner<'_> {
                     self.after_handshake(b, r, sink)?;
                 }
                 Err(e) => {
-                    seat.pending = Some(FaultInfo::new(
-                        FaultKind::StartUp,
-                        format!("could not be restarted: {e}"),
-                    ));
+                    seat.pending = Some(
+                        FaultInfo::new(FaultKind::StartUp, format!("could not be restarted: {e}"))
+                            .at_stage(records::STAGE_START_UP),
+                    );
                 }
             }
         }
@@ -388,7 +399,9 @@ impl Runner<'_> {
                     you: points[b],
                     opponent: points[1 - b],
                 },
-                last: last_move.filter(|(by, _)| *by != b).map(|(_, pit)| pit),
+                // The last move of the game, whoever played it: a bot whose own move
+                // ended the game learns it was the last (protocol 1, version notes).
+                last: last_move.map(|(_, pit)| pit),
                 you: pits(pos, me),
                 opponent: pits(pos, me.other()),
                 plies: game.plies(),
@@ -399,7 +412,7 @@ impl Runner<'_> {
             });
             if let Some(f) = self.send(b, &msg).await {
                 // It broke after the game: it starts the next game with this fault.
-                self.seats[b].pending = Some(f);
+                self.seats[b].pending = Some(f.at_stage(records::STAGE_RESULT));
                 self.stop_faulted(b, sink).await?;
             }
         }
@@ -449,6 +462,7 @@ impl Runner<'_> {
             line: f.line,
             position: game.position().to_string(),
             ms: f.ms,
+            stage: f.stage.to_string(),
         }))?;
         self.stop_faulted(b, sink).await
     }
@@ -718,7 +732,7 @@ pub fn rules_info(rules: Rules) -> RulesInfo {
             S::Wins { .. } => protocol::Scoring::Wins,
             S::Seeds => protocol::Scoring::Seeds,
         },
-        double_win: matches!(preset.scoring(), S::Wins { double_win: true }),
+        double_win: rules.scores_doubles(),
         min_seeds_to_move: engine::MIN_SEEDS_TO_MOVE as u32,
         max_sown_per_move: engine::MAX_SOWN_PER_MOVE,
         no_capture_limit: engine::NO_CAPTURE_LIMIT,
@@ -728,8 +742,19 @@ pub fn rules_info(rules: Rules) -> RulesInfo {
 }
 
 /// Sends `hello` and waits for `ready` within the start-up allowance, counted from the
-/// spawn. Returns the announced name and the time taken, or the fault.
+/// spawn. Returns the announced name and the time taken, or the fault (of the start-up
+/// stage: it costs the next game, but did not happen in it).
 async fn handshake(
+    seat: &mut Seat,
+    hello: &str,
+    ready_time: Duration,
+) -> std::result::Result<(Option<String>, f64), FaultInfo> {
+    answer_hello(seat, hello, ready_time)
+        .await
+        .map_err(|f| f.at_stage(records::STAGE_START_UP))
+}
+
+async fn answer_hello(
     seat: &mut Seat,
     hello: &str,
     ready_time: Duration,
@@ -783,6 +808,7 @@ fn line_fault(kind: FaultKind, detail: String, bytes: &[u8], ms: Option<f64>) ->
         detail,
         line: Some(excerpt(bytes, EXCERPT_CHARS)),
         ms,
+        stage: records::STAGE_GAME,
     }
 }
 
@@ -800,6 +826,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             detail: format!("sent a line longer than {limit} bytes"),
             line: None,
             ms: Some(ms_between(since, at)),
+            stage: records::STAGE_GAME,
         },
         Output::Closed { partial, at } => {
             let what = match &partial {
@@ -818,6 +845,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             ),
             line: None,
             ms: Some(ms_between(since, at)),
+            stage: records::STAGE_GAME,
         },
         Output::ReadError { message, at } => {
             let mut f = crash_fault(
@@ -844,5 +872,6 @@ async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u
         detail,
         line: partial.map(|p| excerpt(p, EXCERPT_CHARS)),
         ms: None,
+        stage: records::STAGE_GAME,
     }
 }

@@ -63,6 +63,9 @@ for raw in sys.stdin.buffer:
         if mode == "move-before-ready":
             line({"type": "move", "pit": 4})
             continue
+        if mode == "ready-name":  # ARG: the name, as JSON (7, null, "x")
+            send(b'{"type":"ready","name":%s}\n' % arg.encode())
+            continue
         line({"type": "ready", "name": "misbehave-" + mode})
         continue
     if kind == "bye":
@@ -88,7 +91,8 @@ for raw in sys.stdin.buffer:
         continue
     limit = msg["time_ms"] / 1000.0
     if mode in ("ok", "after-bye", "no-exit-after-bye", "ignore-sigterm", "early-move",
-                "no-hello", "late-hello", "die-before-ready", "move-before-ready"):
+                "no-hello", "late-hello", "die-before-ready", "move-before-ready",
+                "ready-name"):
         answer(msg)
     elif mode == "never-answer":
         hang()

@@ -6,11 +6,19 @@ mod bad_setup;
 mod check_bot;
 /// Running `hus` and reading what it wrote (summary, log records), verifying logs.
 mod common;
+/// The examples of PROTOCOL.md, README.md and RULES.md are real sessions and commands.
+mod doc_examples;
+/// Reading the documents and running their commands, for the document tests.
+mod doc_support;
+/// The field tables of PROTOCOL.md, LOGS.md and README.md against real messages and logs.
+mod doc_tables;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
 /// `hus league` and `hus standings`: sample bots, resume after SIGKILL and SIGTERM,
 /// edits between runs, refused files and runners.
 mod league;
+/// The places where the documents and the referee disagreed (issue 9), one test each.
+mod one_truth;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.

@@ -96,12 +96,24 @@ fn nul_byte_and_early_and_double_moves() {
         f[0]
     );
     let (f, _) = one_game("early-move", &tag("early"), &[]);
-    // If it moves first, its early move may cross the first turn on the wire and be
-    // taken as the answer; its real answer is then the unsolicited line.
-    assert_eq!(kinds(&f), ["unsolicited-message"]);
-    // The second move of its first turn is found when its next turn comes.
+    // Its early move may cross its first turn on the wire and be taken as the answer;
+    // its real answer is then one line too many. Found before its next turn, that line
+    // is unsolicited; crossing the next turn too (a slow bot on a loaded machine), it is
+    // taken as the answer there, and its pit, played already, is empty: illegal. Either
+    // way one fault, never a hang.
+    let early = kinds(&f);
+    assert!(
+        early == ["unsolicited-message"] || early == ["illegal-move"],
+        "{early:?}"
+    );
+    // The second move of its first turn is found when its next turn comes, or, if it
+    // crosses that turn on the wire, taken as its answer (the same race as above).
     let (f, _) = one_game("two-moves", &tag("two"), &[]);
-    assert_eq!(kinds(&f), ["unsolicited-message"]);
+    let twice = kinds(&f);
+    assert!(
+        twice == ["unsolicited-message"] || twice == ["illegal-move"],
+        "{twice:?}"
+    );
 }
 
 #[test]

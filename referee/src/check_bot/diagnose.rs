@@ -10,7 +10,7 @@ use engine::Position;
 
 use super::probe::{Hello, Probe, TurnAnswer};
 use super::{CheckConfig, Evidence};
-use crate::records::{Fault, GameEnd, Record, Shutdown};
+use crate::records::{Fault, GameEnd, Record, Shutdown, STAGE_START_UP};
 use crate::set::BYE_GRACE;
 
 /// A check's verdict. Warnings do not fail the check; problems do.
@@ -313,6 +313,28 @@ fn starts(config: &CheckConfig, probe: &Probe, facts: &Facts) -> Check {
         _ => facts.readies.clone(),
     };
     let Some(slowest) = starts.iter().copied().reduce(f64::max) else {
+        // It answered hello in time, but with a line that is no valid ready (a ready
+        // whose name is a number, a move): that is a message problem, not a slow start.
+        let answered = facts
+            .faults
+            .iter()
+            .find(|f| f.stage == STAGE_START_UP && f.line.is_some());
+        if let Some(f) = answered {
+            let after =
+                f.ms.map(|ms| format!(", after {ms:.0} ms"))
+                    .unwrap_or_default();
+            return Check::new(
+                Mark::Skipped,
+                STARTS,
+                format!(
+                    "it answered hello in time{after}, but not with a valid ready: see \"{}\"",
+                    match bucket(f) {
+                        Bucket::Debug => DEBUG,
+                        _ => MESSAGES,
+                    }
+                ),
+            );
+        }
         return Check::new(
             Mark::Skipped,
             STARTS,
@@ -394,10 +416,7 @@ fn debug_output(probe: &Probe, facts: &Facts) -> Check {
         .map(|(when, line)| (format!("{when}, unasked"), line.as_str()))
         .collect();
     for f in facts.faults_in(Bucket::Debug) {
-        let place = format!(
-            "in game {} at ply {} ({}: {})",
-            f.game, f.ply, f.kind, f.detail
-        );
+        let place = format!("{} ({}: {})", f.place(), f.kind, f.detail);
         seen.push((place, f.line.as_deref().unwrap_or_default()));
     }
     let Some((place, line)) = seen.first() else {
@@ -661,12 +680,10 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// `illegal-move in game 1 at ply 0: pit 16 does not exist (pits are 0 to 15)`.
+/// `illegal-move in game 1 at ply 0: pit 16 does not exist (pits are 0 to 15)`, or
+/// `malformed answering hello, before game 1: ...` for a fault outside a game.
 fn headline(fault: &Fault) -> String {
-    format!(
-        "{} in game {} at ply {}: {}",
-        fault.kind, fault.game, fault.ply, fault.detail
-    )
+    format!("{} {}: {}", fault.kind, fault.place(), fault.detail)
 }
 
 /// The first fault's evidence under its check, then the others in short.
@@ -734,6 +751,9 @@ fn fix(fault: &Fault) -> String {
     match fault.kind.as_str() {
         "malformed" if serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v.is_number()) => {
             r#"it sent a bare number: send a JSON object instead, {"type":"move","pit":4}"#.into()
+        }
+        "malformed" if fault.stage == STAGE_START_UP && fault.detail.contains("\"name\"") => {
+            r#"answer hello with {"type":"ready","name":"my-bot"}: the name is a string, or null, or left out"#.into()
         }
         "malformed" => r#"write each message as one JSON object on one line, ending in a newline: {"type":"move","pit":4}"#.into(),
         "wrong-message" => r#"answer hello with {"type":"ready"} and each turn with {"type":"move","pit":N}; type names are lower-case"#.into(),

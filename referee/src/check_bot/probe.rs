@@ -13,7 +13,7 @@ use engine::{Player, Position};
 use protocol::{decode_bot_message, excerpt, BotMessage, GameStart, RefereeMessage, Turn};
 use tokio::time::Instant;
 
-use crate::bot::{describe_status, BotProcess, Output, WRITE_GRACE};
+use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig};
 use crate::limits::Limits;
 use crate::set::BYE_GRACE;
@@ -107,18 +107,7 @@ pub async fn run(
 ) -> Result<Probe> {
     let mut process = BotProcess::spawn(bot, stderr, &Limits::default())
         .await
-        .map_err(|e| {
-            let hint = match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    " (is the program installed and on PATH? A script needs its interpreter: \"python3 my_bot.py\")"
-                }
-                std::io::ErrorKind::PermissionDenied => {
-                    " (is the file executable? Try chmod +x, or run it through its interpreter)"
-                }
-                _ => "",
-            };
-            anyhow::anyhow!("{e}{hint}")
-        })
+        .map_err(|e| anyhow::anyhow!("{e}{}", spawn_hint(&e)))
         .with_context(|| format!("cannot start the bot {:?}", bot.command))?;
     let hello = answer_hello(&mut process, hello, config.ready_time).await;
     let mut unasked = Vec::new();

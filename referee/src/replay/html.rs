@@ -54,6 +54,8 @@ struct MoveData {
 #[derive(Serialize)]
 struct FaultData {
     ply: u32,
+    /// Where, in words: `at ply 3`, or before the game for a fault while starting.
+    at: String,
     bot: usize,
     kind: String,
     detail: String,
@@ -65,6 +67,10 @@ impl From<&Fault> for FaultData {
     fn from(f: &Fault) -> Self {
         FaultData {
             ply: f.ply,
+            at: match f.stage.as_str() {
+                crate::records::STAGE_GAME => format!("at ply {}", f.ply),
+                _ => f.place(),
+            },
             bot: f.bot,
             kind: f.kind.clone(),
             detail: f.detail.clone(),

@@ -15,7 +15,7 @@
 
 mod html;
 mod source;
-mod text;
+pub(crate) mod text;
 mod verify;
 
 use std::fs::File;
@@ -225,7 +225,7 @@ pub fn drive<R: io::Read>(
         }
     }
     if v.header().is_none() {
-        bail!("the file is empty: not a hus log");
+        bail!("the file is empty: no record at all, not even the header a hus log starts with");
     }
     Ok(match v.ending() {
         Ending::Open => Verdict::Incomplete { cut: None },
@@ -283,6 +283,18 @@ fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool)
                 Some(n) => format!("; its last line, {n}, is cut short mid-way and was not read"),
                 None => String::new(),
             };
+            if v.games_started() == 0 {
+                let only = if v.records() == 1 {
+                    "only its header"
+                } else {
+                    "only its header and ready records"
+                };
+                eprintln!(
+                    "INCOMPLETE: the log holds {only}: it ends before its first game began, \
+                     without set-end or aborted (the referee was killed or the machine stopped){cut}"
+                );
+                return Ok(());
+            }
             eprintln!(
                 "INCOMPLETE: the log ends without set-end or aborted (the referee was killed or the \
                  machine stopped){cut}. What it holds is consistent: {}",

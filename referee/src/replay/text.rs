@@ -103,12 +103,18 @@ pub fn events_words(events: &[Event]) -> String {
 /// A whole move: `pit 5: 13 seeds sown; captured 2 from pits 0, 1 landing in 7; relay
 /// from 8 (3 seeds)`.
 pub fn move_words(m: &MoveRecord) -> String {
-    let mut s = format!("pit {}: {} sown", m.pit, plural(m.sown, "seed", "seeds"));
-    for e in &m.events {
+    report_words(m.pit, m.sown, &m.events, m.truncated)
+}
+
+/// [`move_words`] from the parts of a move, for moves that are not in a log
+/// (`hus line`).
+pub fn report_words(pit: u32, sown: u32, events: &[Event], truncated: bool) -> String {
+    let mut s = format!("pit {pit}: {} sown", plural(sown, "seed", "seeds"));
+    for e in events {
         s.push_str("; ");
         s.push_str(&event_words(e));
     }
-    if m.truncated {
+    if truncated {
         s.push_str("; stopped by the 3000-seed rule");
     }
     s
@@ -131,11 +137,16 @@ impl Marks {
         } else {
             Player::One
         };
+        Marks::of(mover, m.pit as usize, &m.events)
+    }
+
+    /// The marks of `mover` playing `pit`, with the move's relays and captures.
+    pub fn of(mover: Player, pit: usize, events: &[Event]) -> Marks {
         let mut marks = Marks {
-            played: Some((mover, m.pit as usize)),
+            played: Some((mover, pit)),
             ..Marks::default()
         };
-        for e in &m.events {
+        for e in events {
             match e {
                 Event::Relay(r) => marks.relays.push((mover, r.pit as usize)),
                 Event::Capture(c) => {
@@ -183,7 +194,10 @@ pub fn draw_board(
     let rules = pos.rules();
     let (w, sowing) = (rules.width(), rules.preset().sowing());
     let name_line = |out: &mut String, player: Player| {
-        let mut text = format!("player {}: {}", player.index(), names[player.index()]);
+        let mut text = format!("player {}", player.index());
+        if !names[player.index()].is_empty() {
+            text.push_str(&format!(": {}", names[player.index()]));
+        }
         let mover = !over && pos.to_move() == player;
         if mover {
             text.push_str("  <- to move");
@@ -433,10 +447,9 @@ impl<W: Write> Observer for Report<W> {
             Record::Fault(f) => {
                 let _ = writeln!(
                     self.buf,
-                    "  {} in game {} at ply {}: {} {}: {}",
+                    "  {} {}: {} {}: {}",
                     style.paint(RED, "fault"),
-                    f.game,
-                    f.ply,
+                    clean(&f.place(), 100),
                     self.labels[f.bot],
                     clean(&f.kind, 40),
                     clean(&f.detail, 300)
@@ -628,9 +641,9 @@ impl<W: Write> Observer for GameView<W> {
             (Record::Fault(f), _) if f.game == self.number && self.ply.is_none() => {
                 let _ = writeln!(
                     self.buf,
-                    "\n{} at ply {}: {} {}: {}",
+                    "\n{} {}: {} {}: {}",
                     style.paint(RED, "fault"),
-                    f.ply,
+                    clean(&f.place(), 100),
                     self.labels[f.bot.min(1)],
                     clean(&f.kind, 40),
                     clean(&f.detail, 300)

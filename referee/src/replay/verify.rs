@@ -93,6 +93,8 @@ pub struct Verifier {
     decided_after: Option<u32>,
     ending: Ending,
     ready_seen: [bool; 2],
+    /// Records checked, of every type.
+    records: u64,
     /// Scratch for the engine's notation, reused for every move.
     notation: String,
 }
@@ -113,6 +115,7 @@ impl Verifier {
             decided_after: None,
             ending: Ending::Open,
             ready_seen: [false; 2],
+            records: 0,
             notation: String::new(),
         }
     }
@@ -124,6 +127,16 @@ impl Verifier {
 
     pub fn rules(&self) -> Rules {
         self.rules
+    }
+
+    /// Records checked so far, of every type.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Games that have a checked `game-start`.
+    pub fn games_started(&self) -> u32 {
+        self.last_game
     }
 
     /// Games that have a checked `game-end`.
@@ -158,8 +171,11 @@ impl Verifier {
     /// Checks one record, read from line `line`. On success the verifier has taken it
     /// in; on failure it is unchanged in every way that matters (the log is corrupt).
     pub fn check(&mut self, line: u64, record: &Record) -> Result<Checked, Corrupt> {
-        self.check_record(record)
-            .map_err(|message| Corrupt { line, message })
+        let checked = self
+            .check_record(record)
+            .map_err(|message| Corrupt { line, message })?;
+        self.records += 1;
+        Ok(checked)
     }
 
     fn check_record(&mut self, record: &Record) -> Check {
@@ -444,6 +460,17 @@ impl Verifier {
         }
         if protocol::FaultKind::from_wire(&f.kind).is_none() {
             return Err(format!("{at}: {:?} is not a fault kind", f.kind));
+        }
+        match f.stage.as_str() {
+            crate::records::STAGE_GAME => {}
+            crate::records::STAGE_START_UP | crate::records::STAGE_RESULT if f.ply == 0 => {}
+            crate::records::STAGE_START_UP | crate::records::STAGE_RESULT => {
+                return Err(format!(
+                    "{at}: a fault of stage {} costs a game before its first move, not at ply {}",
+                    f.stage, f.ply
+                ))
+            }
+            other => return Err(format!("{at}: {other:?} is not a fault stage")),
         }
         let position = g.game.position().to_string();
         if f.position != position {

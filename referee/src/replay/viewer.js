@@ -204,7 +204,7 @@
     end.appendChild(el('div', { class: 'result' }, 'Result: ' + endText(game)));
     for (const f of game.faults) {
       end.appendChild(el('div', { class: 'fault' },
-        'Fault at ply ' + f.ply + ' by ' + label(f.bot) + ': ' + f.kind + ' \u2014 ' + f.detail +
+        'Fault ' + f.at + ' by ' + label(f.bot) + ': ' + f.kind + ' \u2014 ' + f.detail +
         (f.ms === null ? '' : ' (' + ms(f.ms) + ')')));
       if (f.line !== null) end.appendChild(el('div', { class: 'line' }, 'line: ' + f.line));
     }
