@@ -315,6 +315,21 @@ fn readme_commands_run() {
             }
             "perft" if command.contains("--position") => has("1 12\n2 144\n3 1320\n"),
             "perft" => has("1 12\n2 144\n3 1320\n4 10910\n5 77770\n6 508939\n"),
+            "league" => {
+                has("12 of 12 sets played (84 games)");
+                has("likelihood of superiority");
+                assert!(sandbox
+                    .dir
+                    .path()
+                    .join("leagues/sample/league.sqlite")
+                    .exists());
+            }
+            "standings" if command.contains("--format json") => {
+                let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+                assert_eq!(v["games_played"], 84);
+                assert_eq!(v["bots"].as_array().map(Vec::len), Some(4));
+            }
+            "standings" => has("12 of 12 sets played (84 games)"),
             other => panic!("README: no shape is known for `hus {other}`: `{command}`"),
         }
         ran += 1;
