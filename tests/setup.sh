@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Rust toolchain, Python 3, Node and gcc,
-# when it is missing: a Java compiler for the Java sample bot, and Chromium for the
-# browser test of the `hus replay --html` viewer. Safe to run again.
+# when it is missing: a Java compiler for the Java sample bot, Chromium for the
+# browser test of the `hus replay --html` viewer, and bubblewrap for the sandbox tests
+# (`--sandbox` runs bots under it). Safe to run again.
 set -euo pipefail
 
 need=()
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "tests/setup.sh: installing ${need[*]}" >&2

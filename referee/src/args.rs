@@ -2,6 +2,7 @@
 //! own arguments into a configuration before doing anything; the `hus` binary only
 //! gathers them into subcommands.
 
+use anyhow::Context;
 use clap::Args;
 
 /// Re-plays every move of a log with the rules engine and checks every record: boards,
@@ -67,6 +68,85 @@ pub struct CheckBotArgs {
     /// temporary directory, deleted unless problems are found).
     #[arg(long, value_name = "DIR")]
     pub log_dir: Option<std::path::PathBuf>,
+    /// Working directory of the bot; with --sandbox, the directory it sees (default:
+    /// that of the file or directory its command names).
+    #[arg(long, value_name = "DIR")]
+    pub bot_dir: Option<std::path::PathBuf>,
+    /// Sandbox options.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// The sandbox options of `hus match` and `hus check-bot` (README.md, "Running untrusted
+/// bots").
+#[derive(Clone, Debug, Default, Args)]
+pub struct SandboxArgs {
+    /// Run each bot in a sandbox of its own (bubblewrap): no network, no other
+    /// processes, nothing of the file system but the system's files (read-only), its
+    /// own directory (--bot-dir, or that of the file its command names) and a private
+    /// /tmp, a bound on processes, an environment with only PATH and HOME=/tmp (plus
+    /// `hus match --bot-env`). An error before any game if this machine cannot do it.
+    #[arg(long, help_heading = "Sandbox")]
+    pub sandbox: bool,
+    /// Let the bots write in their own directories (default: read-only).
+    #[arg(long, requires = "sandbox", help_heading = "Sandbox")]
+    pub sandbox_writable: bool,
+    /// Also show this path to the bots, read-only: an interpreter installed outside
+    /// /usr, say (--sandbox-ro ~/.pyenv). Repeat the flag for more.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "sandbox",
+        help_heading = "Sandbox"
+    )]
+    pub sandbox_ro: Vec<std::path::PathBuf>,
+    /// Most processes and threads in each bot's sandbox, bubblewrap's own included
+    /// (default 128).
+    #[arg(long, value_name = "N", requires = "sandbox", help_heading = "Sandbox")]
+    pub sandbox_processes: Option<u32>,
+    /// Size of each bot's private /tmp, and of its /dev/shm: they are held in memory
+    /// (default 64M).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        requires = "sandbox",
+        help_heading = "Sandbox"
+    )]
+    pub sandbox_tmp: Option<String>,
+}
+
+impl SandboxArgs {
+    /// With --sandbox, the sandbox of the bot `spec` and the command to run in it (a
+    /// relative path that named the bot's directory made absolute); its directory is
+    /// `bot_dir` if given. Without, `None` and the command unchanged.
+    pub fn sandbox_for(
+        &self,
+        spec: &crate::config::BotSpec,
+        bot_dir: Option<&std::path::Path>,
+    ) -> anyhow::Result<(Option<crate::sandbox::Sandbox>, crate::config::BotSpec)> {
+        use crate::sandbox::Sandbox;
+        if !self.sandbox {
+            return Ok((None, spec.clone()));
+        }
+        let (mut sandbox, spec) = match bot_dir {
+            Some(dir) => (Sandbox::new(dir)?, spec.clone()),
+            None => Sandbox::for_command(spec)?,
+        };
+        sandbox = sandbox.writable(self.sandbox_writable);
+        for path in &self.sandbox_ro {
+            sandbox = sandbox.read_only(path).context("invalid --sandbox-ro")?;
+        }
+        if let Some(n) = self.sandbox_processes {
+            sandbox = sandbox
+                .max_processes(n)
+                .context("invalid --sandbox-processes")?;
+        }
+        if let Some(size) = &self.sandbox_tmp {
+            let bytes = parse_bytes(size).context("invalid --sandbox-tmp")?;
+            sandbox = sandbox.tmp_size(bytes).context("invalid --sandbox-tmp")?;
+        }
+        Ok((Some(sandbox), spec))
+    }
 }
 
 /// The raw arguments of `hus random-bot`.
@@ -182,7 +262,8 @@ pub struct MatchArgs {
     /// Most open files per bot process.
     #[arg(long, value_name = "N", help_heading = "Bot limits")]
     pub bot_files: Option<u64>,
-    /// Working directory of the bots.
+    /// Working directory of the bots; with --sandbox, the directory they see (default:
+    /// each bot's own, that of the file or directory its command names).
     #[arg(long, value_name = "DIR", help_heading = "Bot limits")]
     pub bot_dir: Option<std::path::PathBuf>,
     /// Start bots with an empty environment plus these variables (NAME=value, or NAME
@@ -192,12 +273,14 @@ pub struct MatchArgs {
     /// Start bots with an empty environment (plus any --bot-env).
     #[arg(long, help_heading = "Bot limits")]
     pub bot_clean_env: bool,
+    /// Sandbox options.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 impl MatchArgs {
-    /// The per-bot limits, checked.
+    /// The per-bot limits, checked (the sandbox aside: see [`SandboxArgs::sandbox_for`]).
     pub fn limits(&self) -> anyhow::Result<crate::limits::Limits> {
-        use anyhow::Context;
         let memory = self
             .bot_memory
             .as_deref()
@@ -230,6 +313,7 @@ impl MatchArgs {
             cwd: self.bot_dir.clone(),
             env,
             nice: None,
+            sandbox: None,
         })
     }
 }

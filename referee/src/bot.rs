@@ -30,6 +30,7 @@ use tokio::time::Instant;
 
 use crate::config::BotSpec;
 use crate::limits::Limits;
+use crate::sandbox::PidsCgroup;
 
 /// Most bytes of a bot's stderr kept on disk per process.
 pub const STDERR_CAP: u64 = 1024 * 1024;
@@ -89,11 +90,14 @@ pub struct BotProcess {
     finished: bool,
     /// Inodes of the three pipes, to find processes that still hold them.
     pipe_inodes: Vec<u64>,
+    /// The sandbox's pids cgroup, removed once the bot is gone (fields drop after
+    /// `Drop::drop` has killed the group).
+    cgroup: Option<PidsCgroup>,
 }
 
 impl BotProcess {
-    /// Starts `spec` in a process group of its own, stdin/stdout piped, stderr appended
-    /// to `stderr_path`.
+    /// Starts `spec` under `limits` (sandboxed or not) in a process group of its own,
+    /// stdin/stdout piped, stderr appended to `stderr_path`.
     pub async fn spawn(spec: &BotSpec, stderr_path: &Path, limits: &Limits) -> io::Result<Self> {
         let stderr_file = tokio::fs::OpenOptions::new()
             .create(true)
@@ -106,22 +110,13 @@ impl BotProcess {
                     format!("cannot open {}: {e}", stderr_path.display()),
                 )
             })?;
-        // A relative program path with a slash (`./bot`, `bots/x`) means the referee's
-        // directory, also when the bot runs in another one (`--bot-dir`).
-        let program = Path::new(&spec.argv[0]);
-        let program = if program.is_relative() && spec.argv[0].contains('/') {
-            std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf())
-        } else {
-            program.to_path_buf()
-        };
-        let mut command = Command::new(program);
+        let prepared = limits.command(spec).map_err(io::Error::other)?;
+        let sandboxed = prepared.sandboxed;
+        let mut command = Command::from(prepared.command);
         command
-            .args(&spec.argv[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        limits.apply(&mut command)?;
+            .stderr(Stdio::piped());
         let mut child = command.spawn()?;
         let started = Instant::now();
         let pgid = child
@@ -147,7 +142,8 @@ impl BotProcess {
             // except as a process group id, which Linux does not recycle while any
             // member of the group lives.
             let status = child.wait().await.ok();
-            let _ = exit_tx.send(status);
+            let _ =
+                exit_tx.send(status.map(|s| if sandboxed { unwrap_bwrap_status(s) } else { s }));
         });
 
         let (tx, output) = mpsc::channel(OUTPUT_QUEUE);
@@ -163,6 +159,7 @@ impl BotProcess {
             started,
             finished: false,
             pipe_inodes,
+            cgroup: prepared.cgroup,
         })
     }
 
@@ -265,6 +262,9 @@ impl BotProcess {
         // The leader is gone; whatever is left of its group goes too.
         self.signal(Signal::SIGKILL);
         self.finished = true;
+        if let Some(cgroup) = self.cgroup.take() {
+            cgroup.remove(CGROUP_EMPTY_WAIT).await;
+        }
         let mut escaped = Vec::new();
         if !self.pipes_closed().await {
             // Something outside the group (it called setsid or setpgid) still holds the
@@ -319,6 +319,10 @@ pub const TERM_GRACE: Duration = Duration::from_millis(300);
 /// How long a message other than `turn` may take to be written: a bot that leaves this
 /// much of its input unread has stopped reading it.
 pub const WRITE_GRACE: Duration = Duration::from_secs(2);
+/// After a sandboxed bot is stopped, how long its pids cgroup may take to empty (its
+/// pid namespace's last processes die a moment after bubblewrap) before it is left to
+/// be removed in the background.
+const CGROUP_EMPTY_WAIT: Duration = Duration::from_secs(1);
 /// After the process exits, how long lines it wrote just before may take to arrive.
 const EXIT_FLUSH_WAIT: Duration = Duration::from_millis(100);
 
@@ -372,6 +376,16 @@ impl Drop for BotProcess {
         }
         self.reader.abort();
         self.stderr.abort();
+    }
+}
+
+/// The bot's own status from bubblewrap's: bubblewrap exits with 128 + N when the
+/// process it ran was killed by signal N, and that is shown as the signal, as a shell
+/// would (a bot that exits with such a status itself is shown the same way).
+fn unwrap_bwrap_status(status: ExitStatus) -> ExitStatus {
+    match status.code() {
+        Some(code @ 129..=192) => ExitStatus::from_raw(code - 128),
+        _ => status,
     }
 }
 

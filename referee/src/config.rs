@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use engine::{Preset, Rules};
 
 use crate::args::MatchArgs;
+use crate::limits::Limits;
 
 /// How long each move may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +86,11 @@ pub struct SetConfig {
 /// `hus match`, checked.
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
+    /// The commands to run (with --sandbox, a relative path that named a bot's
+    /// directory is made absolute).
     pub bots: [BotSpec; 2],
+    /// Each bot's limits and sandbox.
+    pub limits: [Limits; 2],
     pub set: SetConfig,
     pub log_dir: PathBuf,
     pub json: bool,
@@ -113,8 +118,20 @@ impl MatchConfig {
             Some(seed) => seed,
             None => fresh_seed(),
         };
+        let base = args.limits()?;
+        let mut bots = [BotSpec::parse(&args.bot_a)?, BotSpec::parse(&args.bot_b)?];
+        let mut limits = [base.clone(), base];
+        for b in 0..2 {
+            let (sandbox, spec) = args
+                .sandbox
+                .sandbox_for(&bots[b], args.bot_dir.as_deref())
+                .with_context(|| format!("--sandbox for bot {}", ["A", "B"][b]))?;
+            bots[b] = spec;
+            limits[b].sandbox = sandbox;
+        }
         Ok(MatchConfig {
-            bots: [BotSpec::parse(&args.bot_a)?, BotSpec::parse(&args.bot_b)?],
+            bots,
+            limits,
             set: SetConfig {
                 rules,
                 games: args.games,

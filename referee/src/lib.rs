@@ -11,6 +11,11 @@
 //! mover [`run_random_bot`]. Each command takes its raw arguments (the clap structs of
 //! this crate, e.g. [`MatchArgs`]) and validates them before doing anything.
 //!
+//! Each [`Entrant`] carries its own [`Limits`]: resource limits, and optionally a
+//! [`Sandbox`] (bubblewrap: no network, no other processes, only its own directory and
+//! the system's files, a bound on processes), which a caller checks once with
+//! [`Sandbox::probe`] before a set.
+//!
 //! ```
 //! use referee::{lots, parse_duration};
 //! // The lots of a set follow from its seed alone.
@@ -32,10 +37,12 @@ mod random_bot;
 mod records;
 mod replay;
 mod report;
+mod sandbox;
 mod set;
 
 pub use args::{
     parse_bytes, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs,
+    SandboxArgs,
 };
 pub use check_bot::run as run_check_bot;
 pub use config::{parse_clock, parse_duration, BotSpec, SetConfig, TimeControl};
@@ -47,4 +54,5 @@ pub use random_bot::run as run_random_bot;
 pub use records::{now_rfc3339, Aborted, Record};
 pub use replay::run as run_replay;
 pub use report::{Console, LogWriter};
+pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE};
 pub use set::{lots, play_set, Entrant, RecordSink};

@@ -1,12 +1,18 @@
 //! Per-bot limits a league operator can set: memory (address space), CPU time, open
-//! files, working directory, environment. They are set in the child between fork and
-//! exec, so they bind the bot and everything it starts. They are not a sandbox: see
-//! README.md, "Running untrusted bots".
+//! files, working directory, environment, and a sandbox. The resource limits are set in
+//! the child between fork and exec, so they bind the bot and everything it starts
+//! (bubblewrap and the sandbox's processes too). Without a sandbox they do not isolate
+//! the bot: see README.md, "Running untrusted bots".
 
+use std::ffi::OsString;
 use std::io;
-use std::path::PathBuf;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use tokio::process::Command;
+use crate::config::BotSpec;
+use crate::sandbox::{find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError};
 
 /// Limits for one bot process. `None` leaves the referee's own value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,7 +31,17 @@ pub struct Limits {
     /// The bot's nice value, when the referee changed its own (see
     /// [`raise_referee_priority`]): bots run at the priority the referee was started with.
     pub nice: Option<i32>,
+    /// `Some`: the bot runs in this sandbox (under bubblewrap; see [`Sandbox`]): it sees
+    /// only its own directory and the system's files, has no network, no view of other
+    /// processes and a bound on its own. Its working directory is then the sandbox's
+    /// directory (`cwd`, if given, must name the same), and its environment starts
+    /// empty but for `PATH` and `HOME=/tmp`, plus `env`. `None`: it runs directly.
+    pub sandbox: Option<Sandbox>,
 }
+
+/// Where the one-by-one marking of inherited descriptors stops, on kernels without
+/// close_range.
+const MAX_INHERITED_FD: RawFd = 4096;
 
 /// How much higher than its bots the referee runs, when it may.
 const REFEREE_PRIORITY_BOOST: i32 = 5;
@@ -48,26 +64,113 @@ pub fn raise_referee_priority() -> Option<i32> {
 }
 
 impl Limits {
-    /// Applies the limits to `command` before it is spawned.
-    pub fn apply(&self, command: &mut Command) -> io::Result<()> {
-        if let Some(dir) = &self.cwd {
-            command.current_dir(dir);
-        }
-        if let Some(vars) = &self.env {
-            command.env_clear();
-            for var in vars {
-                match var.split_once('=') {
-                    Some((name, value)) => {
-                        command.env(name, value);
+    /// The command that runs `spec` under these limits, in its sandbox if it has one.
+    /// Unsandboxed, the bot runs in a process group of its own; sandboxed, bubblewrap
+    /// runs in a session of its own (so no bot can reach the referee's terminal) whose
+    /// process group holds the sandbox's processes.
+    pub(crate) fn command(&self, spec: &BotSpec) -> Result<Prepared, SandboxError> {
+        let program = program_path(&spec.argv[0]);
+        let (mut command, parts) = match &self.sandbox {
+            None => {
+                let mut command = Command::new(&program);
+                command.args(&spec.argv[1..]).process_group(0);
+                if let Some(dir) = &self.cwd {
+                    command.current_dir(dir);
+                }
+                (command, None)
+            }
+            Some(sandbox) => {
+                if let Some(cwd) = &self.cwd {
+                    if std::fs::canonicalize(cwd).ok().as_deref() != Some(sandbox.bot_dir()) {
+                        return Err(SandboxError::WorkingDirectory {
+                            bot_dir: sandbox.bot_dir().to_path_buf(),
+                            cwd: cwd.clone(),
+                        });
                     }
-                    None => {
-                        if let Some(value) = std::env::var_os(var) {
-                            command.env(var, value);
-                        }
+                }
+                let bwrap = find_bwrap()?;
+                let bound = sandbox.process_bound()?;
+                let filter = seccomp_filter()?;
+                let argv: Vec<OsString> = std::iter::once(program.into_os_string())
+                    .chain(spec.argv[1..].iter().map(OsString::from))
+                    .collect();
+                let mut command = Command::new(bwrap);
+                command.args(sandbox.bwrap_args(&argv, &bound, filter.as_raw_fd()));
+                let cgroup = match bound {
+                    ProcessBound::Cgroup(cgroup) => Some(cgroup),
+                    ProcessBound::Rlimit => None,
+                };
+                (command, Some((cgroup, filter)))
+            }
+        };
+        self.set_env(&mut command);
+        let (cgroup, seccomp) = match parts {
+            Some((cgroup, filter)) => (cgroup, Some(filter)),
+            None => (None, None),
+        };
+        self.set_pre_exec(
+            &mut command,
+            cgroup.as_ref().map(|c| c.procs_fd()),
+            seccomp.as_ref().map(|f| f.as_raw_fd()),
+        );
+        Ok(Prepared {
+            command,
+            cgroup,
+            _seccomp: seccomp,
+            sandboxed: self.sandbox.is_some(),
+        })
+    }
+
+    /// The PATH the bot gets, if any.
+    pub(crate) fn bot_path(&self) -> Option<OsString> {
+        let given = self.env.as_ref().map(|vars| {
+            vars.iter().rev().find_map(|var| match var.split_once('=') {
+                Some(("PATH", value)) => Some(Some(OsString::from(value))),
+                None if var == "PATH" => Some(std::env::var_os("PATH")),
+                _ => None,
+            })
+        });
+        match given {
+            Some(Some(path)) => path,
+            Some(None) if self.sandbox.is_none() => None,
+            _ => std::env::var_os("PATH"),
+        }
+    }
+
+    fn set_env(&self, command: &mut Command) {
+        if self.sandbox.is_some() {
+            // Nothing of the referee's environment (tokens, say) but its PATH, and a
+            // HOME the bot can write in.
+            command.env_clear().env("HOME", "/tmp");
+            if let Some(path) = std::env::var_os("PATH") {
+                command.env("PATH", path);
+            }
+        } else if self.env.is_some() {
+            command.env_clear();
+        }
+        for var in self.env.iter().flatten() {
+            match var.split_once('=') {
+                Some((name, value)) => {
+                    command.env(name, value);
+                }
+                None => {
+                    if let Some(value) = std::env::var_os(var) {
+                        command.env(var, value);
                     }
                 }
             }
         }
+    }
+
+    /// What the child does between fork and exec: when sandboxed, a session of its own,
+    /// no inherited descriptor but the seccomp filter's (for bubblewrap), and the pids
+    /// cgroup; then the priority and the resource limits.
+    fn set_pre_exec(
+        &self,
+        command: &mut Command,
+        cgroup_procs: Option<RawFd>,
+        seccomp: Option<RawFd>,
+    ) {
         let rlimits: Vec<(libc::__rlimit_resource_t, u64)> = [
             (libc::RLIMIT_AS, self.memory),
             (libc::RLIMIT_CPU, self.cpu_seconds),
@@ -77,31 +180,92 @@ impl Limits {
         .filter_map(|(resource, value)| value.map(|v| (resource, v)))
         .collect();
         let nice = self.nice;
-        if !rlimits.is_empty() || nice.is_some() {
-            // SAFETY: the closure runs in the forked child before exec and only calls
-            // setpriority and setrlimit, which are async-signal-safe; it allocates
-            // nothing (the vector was built before the fork and is only read).
-            unsafe {
-                command.pre_exec(move || {
-                    if let Some(nice) = nice {
-                        // Lowering one's own priority is always allowed.
-                        if libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0 {
-                            return Err(io::Error::last_os_error());
-                        }
-                    }
-                    for &(resource, value) in &rlimits {
-                        let limit = libc::rlimit {
-                            rlim_cur: value as libc::rlim_t,
-                            rlim_max: value as libc::rlim_t,
-                        };
-                        if libc::setrlimit(resource, &limit) != 0 {
-                            return Err(io::Error::last_os_error());
-                        }
-                    }
-                    Ok(())
-                });
-            }
+        let new_session = self.sandbox.is_some();
+        if rlimits.is_empty() && nice.is_none() && !new_session {
+            return;
         }
-        Ok(())
+        // SAFETY: the closure runs in the forked child before exec and only calls
+        // setsid, close_range, fcntl, write, setpriority and setrlimit, which are
+        // async-signal-safe system calls; it
+        // allocates nothing (the vector was built before the fork and is only read).
+        unsafe {
+            command.pre_exec(move || {
+                if new_session {
+                    // No controlling terminal to read or type into. A session is also a
+                    // scheduling group of its own where the kernel's autogroup is on:
+                    // each sandboxed bot is one (README, "Time stays fair").
+                    if libc::setsid() == -1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    // Whatever the referee inherited without close-on-exec (a socket
+                    // from its own parent, say) must not reach the sandbox: bubblewrap
+                    // passes descriptors through. Before Linux 5.11, one by one.
+                    let all = libc::syscall(
+                        libc::SYS_close_range,
+                        3 as libc::c_uint,
+                        libc::c_uint::MAX,
+                        libc::CLOSE_RANGE_CLOEXEC,
+                    );
+                    if all != 0 {
+                        for fd in 3..MAX_INHERITED_FD {
+                            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                        }
+                    }
+                }
+                if let Some(fd) = seccomp {
+                    // Opened close-on-exec like every descriptor of the referee; this
+                    // one bubblewrap must inherit, to read the filter from it.
+                    if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                if let Some(fd) = cgroup_procs {
+                    // `0` is the writer itself: from here on, it and everything it
+                    // starts count against the cgroup's pids.max.
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                if let Some(nice) = nice {
+                    // Lowering one's own priority is always allowed.
+                    if libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                for &(resource, value) in &rlimits {
+                    let limit = libc::rlimit {
+                        rlim_cur: value as libc::rlim_t,
+                        rlim_max: value as libc::rlim_t,
+                    };
+                    if libc::setrlimit(resource, &limit) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// A command ready to be spawned, and what must live as long as its process.
+pub(crate) struct Prepared {
+    pub(crate) command: Command,
+    /// The sandbox's pids cgroup, removed when dropped (after the process is gone).
+    pub(crate) cgroup: Option<PidsCgroup>,
+    /// The pipe bubblewrap reads the seccomp filter from: open until the spawn.
+    pub(crate) _seccomp: Option<OwnedFd>,
+    /// Whether the command runs the bot in a sandbox (under bubblewrap).
+    pub(crate) sandboxed: bool,
+}
+
+/// The program to start for a command's first word: a relative path with a slash
+/// (`./bot`, `bots/x`) means the referee's directory, also when the bot runs in another
+/// one; anything else is taken as written (a bare name is looked up on PATH).
+pub(crate) fn program_path(argv0: &str) -> PathBuf {
+    let program = Path::new(argv0);
+    if program.is_relative() && argv0.contains('/') {
+        std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf())
+    } else {
+        program.to_path_buf()
     }
 }

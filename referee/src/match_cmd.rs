@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::args::MatchArgs;
-use crate::config::MatchConfig;
+use crate::config::{BotSpec, MatchConfig};
 use crate::limits::Limits;
 use crate::records::{self, Record};
 use crate::report::{Console, LogWriter, Tee};
@@ -19,9 +19,12 @@ pub fn referee_version() -> String {
 
 /// `hus match`: plays one set, logs it, prints the report; exit 0, or 130 when stopped.
 pub fn run(args: &MatchArgs) -> Result<ExitCode> {
-    let config = MatchConfig::from_args(args)?;
-    let mut limits = args.limits()?;
-    limits.nice = crate::limits::raise_referee_priority();
+    let mut config = MatchConfig::from_args(args)?;
+    probe_sandboxes(&config.bots, &config.limits)?;
+    let nice = crate::limits::raise_referee_priority();
+    for limits in &mut config.limits {
+        limits.nice = nice;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -30,13 +33,26 @@ pub fn run(args: &MatchArgs) -> Result<ExitCode> {
         // A spawned task rather than the future `block_on` drives: a bot's reader task
         // then wakes it through the scheduler's queue, without an extra poll of the OS
         // on every ply.
-        tokio::spawn(run_match(config, limits))
+        tokio::spawn(run_match(config))
             .await
             .context("the set's task failed")?
     })
 }
 
-async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
+/// Runs each bot's sandbox once, before any game: a machine that cannot sandbox is an
+/// error here, never a set played without isolation.
+pub fn probe_sandboxes(bots: &[BotSpec], limits: &[Limits]) -> Result<()> {
+    for (b, (spec, limits)) in bots.iter().zip(limits).enumerate() {
+        if let Some(sandbox) = &limits.sandbox {
+            sandbox.probe(spec, limits).with_context(|| {
+                format!("--sandbox: bot {} ({:?})", ["A", "B"][b], spec.command)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+async fn run_match(config: MatchConfig) -> Result<ExitCode> {
     let stamp = time::OffsetDateTime::now_utc();
     let stem = format!(
         "{:04}{:02}{:02}-{:02}{:02}{:02}-{}-{}-vs-{}",
@@ -59,7 +75,7 @@ async fn run_match(config: MatchConfig, limits: Limits) -> Result<ExitCode> {
     let entrants = [0, 1].map(|b| Entrant {
         spec: config.bots[b].clone(),
         stderr_path: stderr_paths[b].clone(),
-        limits: limits.clone(),
+        limits: config.limits[b].clone(),
     });
     let mut console = Console::new(
         config.quiet || config.json,
@@ -176,16 +192,15 @@ pub async fn stop_signal() -> &'static str {
     }
 }
 
-/// The referee's own peak resident memory, in KiB (bots not included).
-///
-/// `VmHWM` of /proc/self/status is the peak of this program's own memory since it was
-/// started. `getrusage`'s maximum is not: Linux carries it over `exec` from the process
-/// that forked us, so a referee started by a big process (a test harness) would report
-/// that process's size.
+/// The referee's own peak resident memory, in KiB (bots not included): `VmHWM`, the
+/// peak of this program's memory since its exec. Not getrusage's `ru_maxrss`: Linux
+/// carries that across exec, so a referee started by a big process (a test harness,
+/// a league server) would report its parent's peak as its own.
 fn max_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kib| kib.trim().parse().ok())
 }

@@ -27,5 +27,7 @@ mod rules_crosscheck;
 mod sample_bots;
 /// Sets between the sample bots: results, logs re-played with the engine.
 mod sample_sets;
+/// `--sandbox`: a hostile bot's every attempt fails; sample bots pass check-bot in it.
+mod sandbox;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;

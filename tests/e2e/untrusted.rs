@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 
 /// A unique marker for a test's bot processes, to look for survivors in /proc.
-fn tag(name: &str) -> String {
+pub fn tag(name: &str) -> String {
     format!("hus-test-{name}-{}", std::process::id())
 }
 
 /// The pids of live processes whose command line contains `marker`.
-fn alive_with(marker: &str) -> Vec<u32> {
+pub fn alive_with(marker: &str) -> Vec<u32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {

@@ -43,6 +43,8 @@ const MAX_GAMES: u32 = 1000;
 /// `hus check-bot`, checked.
 struct CheckConfig {
     bot: BotSpec,
+    /// The checked bot's working directory and sandbox (the random mover runs as is).
+    limits: Limits,
     /// The built-in random mover: this very binary, `random-bot --seed S`.
     opponent: BotSpec,
     set: SetConfig,
@@ -52,6 +54,20 @@ struct CheckConfig {
 impl CheckConfig {
     fn from_args(args: &CheckBotArgs) -> Result<CheckConfig> {
         let bot = BotSpec::parse(&args.bot)?;
+        if let Some(dir) = &args.bot_dir {
+            if !dir.is_dir() {
+                bail!("--bot-dir {} is not a directory", dir.display());
+            }
+        }
+        let (sandbox, bot) = args
+            .sandbox
+            .sandbox_for(&bot, args.bot_dir.as_deref())
+            .context("--sandbox")?;
+        let limits = Limits {
+            cwd: args.bot_dir.clone(),
+            sandbox,
+            ..Limits::default()
+        };
         let preset: Preset = args.rules.parse().context("invalid --rules")?;
         let rules = Rules::new(preset, args.width).context("invalid --width")?;
         if !(1..=MAX_GAMES).contains(&args.games) {
@@ -82,6 +98,7 @@ impl CheckConfig {
         };
         Ok(CheckConfig {
             bot,
+            limits,
             opponent,
             set: SetConfig {
                 rules,
@@ -218,6 +235,13 @@ impl RecordSink for Collect<'_> {
 /// `hus check-bot`: runs a bot through the protocol and explains what it does wrong.
 pub fn run(args: &CheckBotArgs) -> Result<ExitCode> {
     let config = CheckConfig::from_args(args)?;
+    if let Some(sandbox) = &config.limits.sandbox {
+        // Before anything runs: a machine that cannot sandbox is an error, never a
+        // check without isolation.
+        sandbox
+            .probe(&config.bot, &config.limits)
+            .context("--sandbox")?;
+    }
     let dir = LogDir::new(args.log_dir.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -317,8 +341,38 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
         config.set.ready_time.as_millis(),
         config.set.seed
     ))?;
+    if let Some(sandbox) = &config.limits.sandbox {
+        let mut seen = vec![format!(
+            "{} ({})",
+            sandbox.bot_dir().display(),
+            if sandbox.is_writable() {
+                "writable"
+            } else {
+                "read-only"
+            }
+        )];
+        seen.extend(
+            sandbox
+                .read_only_paths()
+                .iter()
+                .map(|p| format!("{} (read-only)", p.display())),
+        );
+        say(&format!(
+            "  in a sandbox: it sees the system's files, {}, a private /tmp; at most {} processes\n",
+            seen.join(", "),
+            sandbox.process_limit()
+        ))?;
+    }
     let hello = hello_line(&config.set, &referee);
-    let probe = probe::run(&config.bot, &stderr, &hello, &config.set, config.move_time).await?;
+    let probe = probe::run(
+        &config.bot,
+        &config.limits,
+        &stderr,
+        &hello,
+        &config.set,
+        config.move_time,
+    )
+    .await?;
     if !probe.games_can_run() {
         return Ok(Evidence {
             probe,
@@ -336,7 +390,7 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
         Entrant {
             spec: config.bot.clone(),
             stderr_path: dir.path.join(format!("{stem}.a.stderr")),
-            limits: Limits::default(),
+            limits: config.limits.clone(),
         },
         Entrant {
             spec: config.opponent.clone(),

@@ -100,12 +100,13 @@ impl Probe {
 /// stops it. An error only when the command cannot be started at all.
 pub async fn run(
     bot: &BotSpec,
+    limits: &Limits,
     stderr: &Path,
     hello: &str,
     config: &SetConfig,
     move_time: Duration,
 ) -> Result<Probe> {
-    let mut process = BotProcess::spawn(bot, stderr, &Limits::default())
+    let mut process = BotProcess::spawn(bot, stderr, limits)
         .await
         .map_err(|e| anyhow::anyhow!("{e}{}", spawn_hint(&e)))
         .with_context(|| format!("cannot start the bot {:?}", bot.command))?;

@@ -1,0 +1,1068 @@
+//! Sandboxed bots: each bot process runs under bubblewrap (`bwrap`), in namespaces of its
+//! own, seeing only what it needs.
+//!
+//! Why bubblewrap rather than our own system calls or crates: it is the small, audited
+//! tool that Flatpak and others build on, packaged by every distribution, and it sets up
+//! user, mount, pid, network, IPC and UTS namespaces, a fresh `/proc`, a minimal `/dev`,
+//! `PR_SET_NO_NEW_PRIVS` and dropped capabilities in the right order. Landlock would add
+//! nothing to its mount namespace (the bot cannot name a file that is not mounted) nor
+//! to its network namespace (there is no interface but an unconnected loopback). A
+//! seccomp filter does add something: namespaces leave the whole kernel reachable, and a
+//! few system calls that no bot needs are where kernel exploits most often start
+//! ([`DENIED_SYSCALLS`]); the filter, compiled by the `seccompiler` crate (Firecracker's),
+//! is handed to bubblewrap (`--seccomp FD`), which loads it last, just before the bot runs.
+//!
+//! The one thing bubblewrap cannot do is bound the number of processes: RLIMIT_NPROC
+//! does not bind processes of the kernel's root user, which is what the bot is, outside
+//! its user namespace, when `hus` runs as root. So the bound is a pids cgroup of its own
+//! per bot process when one can be made (as root), and otherwise (an ordinary user)
+//! RLIMIT_NPROC set inside the sandbox by util-linux's `prlimit`, where it counts only
+//! the sandbox's processes: set outside, it would count all of the user's processes.
+//!
+//! The layout a bot sees (README.md, "Running untrusted bots"): `/usr`, the `/bin`,
+//! `/sbin` and `/lib*` links or directories, a few files of `/etc` (see [`ETC_FILES`]),
+//! all read-only; a fresh `/proc` of its own pid namespace, a minimal `/dev`, an empty
+//! private `/tmp`; the read-only paths it was given; its own directory (read-only unless
+//! writable), where it runs; nothing else.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::config::BotSpec;
+use crate::limits::Limits;
+
+/// Processes and threads a sandbox may hold unless told otherwise. A JVM starts about 20
+/// threads on two cores and more on bigger machines; bubblewrap itself takes 2 or 3.
+pub const DEFAULT_MAX_PROCESSES: u32 = 128;
+/// The size of each of the sandbox's memory file systems (`/tmp`, `/dev/shm`) unless
+/// told otherwise: what a bot writes there is held in the machine's memory.
+pub const DEFAULT_TMP_SIZE: u64 = 64 << 20;
+/// Smaller file systems than this are refused.
+const MIN_TMP_SIZE: u64 = 1 << 20;
+/// Fewer than this leaves no room for bubblewrap and an interpreter.
+const MIN_PROCESSES: u32 = 8;
+/// The bot's user and group inside its sandbox (`nobody`).
+const SANDBOX_ID: &str = "65534";
+/// bubblewrap 0.8 brought `--disable-userns`.
+const BWRAP_MIN: (u32, u32) = (0, 8);
+/// Entries of `/etc` shown read-only when present: what dynamic linking, the
+/// alternatives links (`/usr/bin/java` -> `/etc/alternatives/java` -> ...) and time
+/// zones need. Nothing else of `/etc`: no passwords, keys or service configurations.
+const ETC_FILES: &[&str] = &[
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+];
+/// Entries of `/etc` shown when their name starts with one of these: the settings of
+/// Java (`/etc/java-17-openjdk`, which the JDK's `conf` links into) and of the system's
+/// Python.
+const ETC_PREFIXES: &[&str] = &["java", "python"];
+/// Top-level system directories: on a merged-/usr system they are links into `/usr` and
+/// are recreated as links; otherwise they are shown read-only.
+const TOP_DIRS: &[&str] = &["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+/// util-linux's `prlimit`, run inside the sandbox when the bound is RLIMIT_NPROC.
+const PRLIMIT: &str = "/usr/bin/prlimit";
+/// System calls refused inside the sandbox (EPERM), by name and number: io_uring, the
+/// kernel keyrings, userfaultfd, eBPF and perf events are open to unprivileged processes,
+/// needed by no bot, and the start of a large share of the kernel's privilege
+/// escalations; ptrace would only reach the sandbox's own processes, but is an exploit's
+/// tool too.
+const DENIED_SYSCALLS: &[(&str, libc::c_long)] = &[
+    ("io_uring_setup", libc::SYS_io_uring_setup),
+    ("io_uring_enter", libc::SYS_io_uring_enter),
+    ("io_uring_register", libc::SYS_io_uring_register),
+    ("keyctl", libc::SYS_keyctl),
+    ("add_key", libc::SYS_add_key),
+    ("request_key", libc::SYS_request_key),
+    ("userfaultfd", libc::SYS_userfaultfd),
+    ("bpf", libc::SYS_bpf),
+    ("perf_event_open", libc::SYS_perf_event_open),
+    ("ptrace", libc::SYS_ptrace),
+];
+/// On x86_64 the same calls also exist with this bit set (the x32 ABI): refused too,
+/// or the filter could be walked around.
+#[cfg(target_arch = "x86_64")]
+const X32_SYSCALL_BIT: libc::c_long = 0x4000_0000;
+
+/// The script of the start-up probe: is the bot's program there, inside the sandbox?
+const PROBE_SCRIPT: &str = "p=$(command -v -- \"$0\") || exit 127; printf %s \"$p\"";
+
+/// How one bot is sandboxed: its directory, whether it may write there, what else it
+/// sees (read-only), and how many processes it may have. Built with [`Sandbox::new`]
+/// (or [`Sandbox::for_command`]) and the checked setters; put into
+/// [`Limits::sandbox`](crate::Limits::sandbox). Call [`Sandbox::probe`] once before a
+/// set: it is the clear error, before any game, on a machine that cannot sandbox.
+///
+/// ```no_run
+/// use referee::{BotSpec, Limits, Sandbox};
+/// let spec = BotSpec::parse("python3 bot.py").unwrap();
+/// let sandbox = Sandbox::new("/srv/league/bots/alice")?
+///     .writable(true)
+///     .read_only("/opt/python3.12")?
+///     .max_processes(64)?;
+/// let limits = Limits { sandbox: Some(sandbox), ..Limits::default() };
+/// limits.sandbox.as_ref().unwrap().probe(&spec, &limits)?;
+/// # Ok::<(), referee::SandboxError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sandbox {
+    bot_dir: PathBuf,
+    writable: bool,
+    read_only: Vec<PathBuf>,
+    max_processes: u32,
+    tmp_size: u64,
+}
+
+/// Why a sandbox cannot be set up or used.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// A path given to the sandbox cannot be used.
+    #[error("{path}: {source}")]
+    Path {
+        /// The path as given.
+        path: PathBuf,
+        /// Why it cannot be used.
+        source: io::Error,
+    },
+    /// The bot's directory is not a directory.
+    #[error("the bot's directory {0} is not a directory")]
+    NotADirectory(PathBuf),
+    /// A path would show the bot the whole file system.
+    #[error("{0} is the root directory: the sandbox would show the bot everything")]
+    WholeFileSystem(PathBuf),
+    /// No argument of the command names a file or directory to take as the bot's.
+    #[error(
+        "cannot tell the bot's directory from its command {0:?}: no argument names an \
+         existing file or directory; give it (--bot-dir DIR)"
+    )]
+    NoBotDir(String),
+    /// Too small a `/tmp`.
+    #[error("the sandbox's /tmp needs at least 1 MiB, got {0} bytes")]
+    TmpTooSmall(u64),
+    /// Too small a bound on processes.
+    #[error("the sandbox needs room for at least {MIN_PROCESSES} processes, got {0}")]
+    TooFewProcesses(u32),
+    /// A working directory other than the bot's directory was asked for.
+    #[error("a sandboxed bot runs in its own directory {bot_dir}, not in {cwd}")]
+    WorkingDirectory {
+        /// The sandbox's bot directory.
+        bot_dir: PathBuf,
+        /// The working directory asked for.
+        cwd: PathBuf,
+    },
+    /// bubblewrap is not on PATH.
+    #[error(
+        "bubblewrap (bwrap) is not installed, and the sandbox runs bots under it \
+         (Debian and Ubuntu: apt-get install bubblewrap)"
+    )]
+    NoBubblewrap,
+    /// bubblewrap is there but too old.
+    #[error("{0} is too old: the sandbox needs bubblewrap 0.8 or later (for --disable-userns)")]
+    OldBubblewrap(String),
+    /// bubblewrap could not make a sandbox here (user namespaces disabled, ...).
+    #[error("bubblewrap cannot make a sandbox on this machine: {0}")]
+    Unusable(String),
+    /// Neither a pids cgroup nor RLIMIT_NPROC can bound the bot's processes.
+    #[error(
+        "cannot bound the number of processes: hus runs as root, where RLIMIT_NPROC does \
+         not bind, and no pids cgroup could be made for the bot ({0})"
+    )]
+    ProcessBound(String),
+    /// The bot's program cannot be found inside the sandbox.
+    #[error("the bot's program {program:?} cannot be found inside the sandbox{hint}")]
+    ProgramHidden {
+        /// The program as the command names it.
+        program: String,
+        /// Where it is outside, and the option that would show it.
+        hint: String,
+    },
+    /// Inside the sandbox the bot's program would be another one than outside (the
+    /// first on PATH is hidden, a later one is not).
+    #[error(
+        "the bot's program {program:?} is {outside} outside the sandbox, but would be \
+         {inside} inside it; show its installation read-only with --sandbox-ro {prefix}, \
+         or write {inside} in the command to use that one"
+    )]
+    ProgramDiffers {
+        /// The program as the command names it.
+        program: String,
+        /// What it is outside.
+        outside: PathBuf,
+        /// What it would be inside.
+        inside: PathBuf,
+        /// The installation to show.
+        prefix: PathBuf,
+    },
+}
+
+impl Sandbox {
+    /// A sandbox for a bot that lives in `bot_dir` (read-only, [`DEFAULT_MAX_PROCESSES`]).
+    /// The directory must exist; it is shown at its real (canonical) path, and the bot
+    /// runs there.
+    pub fn new(bot_dir: impl AsRef<Path>) -> Result<Sandbox, SandboxError> {
+        let bot_dir = visible_path(bot_dir.as_ref())?;
+        if !bot_dir.is_dir() {
+            return Err(SandboxError::NotADirectory(bot_dir));
+        }
+        Ok(Sandbox {
+            bot_dir,
+            writable: false,
+            read_only: Vec::new(),
+            max_processes: DEFAULT_MAX_PROCESSES,
+            tmp_size: DEFAULT_TMP_SIZE,
+        })
+    }
+
+    /// A sandbox whose directory is the one the command names: that of the first
+    /// argument after the program that is an existing file (the script), or an existing
+    /// directory (`java -cp DIR Main`), options (`-x`) aside; failing that, the
+    /// program's own, when it is written as a path (`./target/release/my-bot`). Returns
+    /// the command to run: since the bot runs in that directory, the argument, if
+    /// relative, is made absolute.
+    pub fn for_command(spec: &BotSpec) -> Result<(Sandbox, BotSpec), SandboxError> {
+        let arguments = (1..spec.argv.len()).filter(|&i| !spec.argv[i].starts_with('-'));
+        let program = std::iter::once(0).filter(|_| spec.argv[0].contains('/'));
+        for i in arguments.chain(program) {
+            let path = Path::new(&spec.argv[i]);
+            let Ok(meta) = std::fs::metadata(path) else {
+                continue;
+            };
+            let dir = if meta.is_dir() {
+                path
+            } else {
+                match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                }
+            };
+            let sandbox = Sandbox::new(dir)?;
+            let mut spec = spec.clone();
+            if path.is_relative() {
+                let absolute = std::fs::canonicalize(path)
+                    .map_err(|source| SandboxError::Path {
+                        path: path.to_path_buf(),
+                        source,
+                    })?
+                    .into_os_string()
+                    .into_string()
+                    .map_err(|_| SandboxError::Path {
+                        path: path.to_path_buf(),
+                        source: io::Error::other("its absolute path is not UTF-8"),
+                    })?;
+                spec.argv[i] = absolute;
+            }
+            return Ok((sandbox, spec));
+        }
+        Err(SandboxError::NoBotDir(spec.command.clone()))
+    }
+
+    /// Whether the bot may write in its directory (default: no).
+    pub fn writable(mut self, writable: bool) -> Sandbox {
+        self.writable = writable;
+        self
+    }
+
+    /// Also shows `path` (a file or directory, which must exist) read-only, at its real
+    /// path: an interpreter installed outside `/usr`, say.
+    pub fn read_only(mut self, path: impl AsRef<Path>) -> Result<Sandbox, SandboxError> {
+        let path = visible_path(path.as_ref())?;
+        if !self.read_only.contains(&path) {
+            self.read_only.push(path);
+        }
+        Ok(self)
+    }
+
+    /// At most `n` processes and threads in the sandbox, bubblewrap's own included.
+    pub fn max_processes(mut self, n: u32) -> Result<Sandbox, SandboxError> {
+        if n < MIN_PROCESSES {
+            return Err(SandboxError::TooFewProcesses(n));
+        }
+        self.max_processes = n;
+        Ok(self)
+    }
+
+    /// The size of its `/tmp` and of its `/dev/shm`, each (default [`DEFAULT_TMP_SIZE`]).
+    /// They live in memory: without a bound, a bot could fill half the machine's.
+    pub fn tmp_size(mut self, bytes: u64) -> Result<Sandbox, SandboxError> {
+        if bytes < MIN_TMP_SIZE {
+            return Err(SandboxError::TmpTooSmall(bytes));
+        }
+        self.tmp_size = bytes;
+        Ok(self)
+    }
+
+    /// The bot's directory (canonical): its working directory, and all it sees of the
+    /// file system besides the system's files.
+    pub fn bot_dir(&self) -> &Path {
+        &self.bot_dir
+    }
+
+    /// Whether the bot may write in its directory.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// The other paths it sees, read-only.
+    pub fn read_only_paths(&self) -> &[PathBuf] {
+        &self.read_only
+    }
+
+    /// The bound on its processes and threads.
+    pub fn process_limit(&self) -> u32 {
+        self.max_processes
+    }
+
+    /// The size of its `/tmp` and of its `/dev/shm`, each, in bytes.
+    pub fn tmp_limit(&self) -> u64 {
+        self.tmp_size
+    }
+
+    /// Checks, before any game, that this machine can run `spec` in this sandbox under
+    /// `limits`: bubblewrap is there and recent enough, it can make the namespaces, the
+    /// processes can be bounded, and the bot's program is visible inside. It runs the
+    /// sandbox once, exactly as the bot will run, with a shell that looks for the program.
+    pub fn probe(&self, spec: &BotSpec, limits: &Limits) -> Result<(), SandboxError> {
+        let bwrap = find_bwrap()?;
+        check_version(&bwrap)?;
+        let program = crate::limits::program_path(&spec.argv[0]);
+        let probe = BotSpec {
+            command: spec.command.clone(),
+            argv: vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                PROBE_SCRIPT.into(),
+                program.to_string_lossy().into_owned(),
+            ],
+        };
+        let mut prepared = limits.command(&probe)?;
+        let output = prepared
+            .command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| SandboxError::Unusable(format!("cannot run {}: {e}", bwrap.display())))?;
+        drop(prepared);
+        let outside = host_program(&program, &limits.bot_path());
+        match output.status.code() {
+            Some(0) => {
+                let inside = PathBuf::from(String::from_utf8_lossy(&output.stdout).into_owned());
+                match outside {
+                    Some(outside) if outside != inside => Err(SandboxError::ProgramDiffers {
+                        program: spec.argv[0].clone(),
+                        prefix: install_prefix(&outside),
+                        outside,
+                        inside,
+                    }),
+                    _ => Ok(()),
+                }
+            }
+            Some(127) => Err(SandboxError::ProgramHidden {
+                program: spec.argv[0].clone(),
+                hint: match outside {
+                    Some(found) => format!(
+                        " (outside it is {}; show its installation read-only with --sandbox-ro {})",
+                        found.display(),
+                        install_prefix(&found).display()
+                    ),
+                    None => " (nor outside it: is it installed, and on PATH?)".to_string(),
+                },
+            }),
+            _ => {
+                let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+                Err(SandboxError::Unusable(if stderr.is_empty() {
+                    format!("bwrap ended with {}", output.status)
+                } else {
+                    stderr
+                }))
+            }
+        }
+    }
+
+    /// The bubblewrap command line that runs `argv` in this sandbox, bounded by `bound`,
+    /// with the seccomp filter read from descriptor `seccomp` (see [`seccomp_filter`]).
+    pub(crate) fn bwrap_args(
+        &self,
+        argv: &[OsString],
+        bound: &ProcessBound,
+        seccomp: RawFd,
+    ) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        let mut push = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
+            args.extend(items.iter().map(|s| s.as_ref().to_os_string()));
+        };
+        push(&[
+            &"--unshare-user",
+            &"--uid",
+            &SANDBOX_ID,
+            &"--gid",
+            &SANDBOX_ID,
+            // No further user namespaces inside: they are where many kernel exploits
+            // start.
+            &"--disable-userns",
+            &"--unshare-pid",
+            &"--unshare-net",
+            &"--unshare-ipc",
+            &"--unshare-uts",
+            &"--unshare-cgroup-try",
+            &"--hostname",
+            &"hus-bot",
+            // The sandbox goes when the referee goes, even if it is killed outright.
+            &"--die-with-parent",
+            &"--cap-drop",
+            &"ALL",
+            &"--seccomp",
+            &seccomp.to_string(),
+            &"--ro-bind",
+            &"/usr",
+            &"/usr",
+        ]);
+        for dir in TOP_DIRS {
+            let host = Path::new("/").join(dir);
+            match std::fs::symlink_metadata(&host) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(&host) {
+                        push(&[&"--symlink", &target, &host]);
+                    }
+                }
+                Ok(meta) if meta.is_dir() => push(&[&"--ro-bind", &host, &host]),
+                _ => {}
+            }
+        }
+        for entry in etc_entries() {
+            push(&[&"--ro-bind", &entry, &entry]);
+        }
+        // /dev is a fresh memory file system: bounded memory for /dev/shm (shared memory,
+        // semaphores), and made read-only below, like the root.
+        let size = self.tmp_size.to_string();
+        push(&[
+            &"--proc",
+            &"/proc",
+            &"--dev",
+            &"/dev",
+            &"--size",
+            &size,
+            &"--tmpfs",
+            &"/dev/shm",
+            &"--size",
+            &size,
+            &"--tmpfs",
+            &"/tmp",
+        ]);
+        for path in &self.read_only {
+            push(&[&"--ro-bind", path, path]);
+        }
+        let bind = if self.writable { "--bind" } else { "--ro-bind" };
+        push(&[&bind, &self.bot_dir, &self.bot_dir]);
+        // Last, so that nothing can be created beside the mounts.
+        push(&[
+            &"--remount-ro",
+            &"/dev",
+            &"--remount-ro",
+            &"/",
+            &"--chdir",
+            &self.bot_dir,
+            &"--",
+        ]);
+        if let ProcessBound::Rlimit = bound {
+            let nproc = format!("--nproc={}", self.max_processes);
+            push(&[&PRLIMIT, &nproc, &"--"]);
+        }
+        args.extend(argv.iter().cloned());
+        args
+    }
+
+    /// How this sandbox's processes will be bounded: a fresh pids cgroup, or (not as
+    /// root) RLIMIT_NPROC inside the sandbox.
+    pub(crate) fn process_bound(&self) -> Result<ProcessBound, SandboxError> {
+        match PidsCgroup::create(self.max_processes) {
+            Ok(cgroup) => Ok(ProcessBound::Cgroup(cgroup)),
+            Err(_) if !nix::unistd::geteuid().is_root() => Ok(ProcessBound::Rlimit),
+            Err(e) => Err(SandboxError::ProcessBound(e.to_string())),
+        }
+    }
+}
+
+/// What bounds a sandbox's processes.
+pub(crate) enum ProcessBound {
+    /// A pids cgroup that the process joins before it runs bubblewrap.
+    Cgroup(PidsCgroup),
+    /// RLIMIT_NPROC, set inside the sandbox by `prlimit`.
+    Rlimit,
+}
+
+/// The canonical form of an existing path, refusing `/`.
+fn visible_path(path: &Path) -> Result<PathBuf, SandboxError> {
+    let canonical = std::fs::canonicalize(path).map_err(|source| SandboxError::Path {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if canonical == Path::new("/") {
+        return Err(SandboxError::WholeFileSystem(path.to_path_buf()));
+    }
+    Ok(canonical)
+}
+
+/// The entries of `/etc` a sandbox shows (those of [`ETC_FILES`] and [`ETC_PREFIXES`]
+/// that exist), sorted.
+fn etc_entries() -> Vec<PathBuf> {
+    let etc = Path::new("/etc");
+    let mut entries: Vec<PathBuf> = ETC_FILES
+        .iter()
+        .map(|name| etc.join(name))
+        .filter(|p| p.exists())
+        .collect();
+    if let Ok(dir) = std::fs::read_dir(etc) {
+        for entry in dir.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if ETC_PREFIXES.iter().any(|p| name.starts_with(p)) {
+                entries.push(entry.path());
+            }
+        }
+    }
+    entries.sort();
+    entries
+}
+
+/// The seccomp filter of every sandbox, as the bytes bubblewrap reads (an array of
+/// `struct sock_filter`), compiled once.
+// `i64::from(c_long)` is a conversion on 32-bit targets only.
+#[allow(clippy::useless_conversion)]
+fn seccomp_program() -> Result<&'static [u8], SandboxError> {
+    static PROGRAM: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    let program = PROGRAM.get_or_init(|| {
+        use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
+        let mut rules = std::collections::BTreeMap::new();
+        for &(_, nr) in DENIED_SYSCALLS {
+            rules.insert(i64::from(nr), Vec::new());
+            #[cfg(target_arch = "x86_64")]
+            rules.insert(i64::from(nr | X32_SYSCALL_BIT), Vec::new());
+        }
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EPERM as u32),
+            arch,
+        )
+        .map_err(|e| e.to_string())?;
+        let program: BpfProgram = filter
+            .try_into()
+            .map_err(|e: seccompiler::BackendError| e.to_string())?;
+        let mut bytes = Vec::with_capacity(program.len() * 8);
+        for instruction in program {
+            bytes.extend_from_slice(&instruction.code.to_ne_bytes());
+            bytes.push(instruction.jt);
+            bytes.push(instruction.jf);
+            bytes.extend_from_slice(&instruction.k.to_ne_bytes());
+        }
+        Ok(bytes)
+    });
+    program
+        .as_deref()
+        .map_err(|e| SandboxError::Unusable(format!("cannot build the seccomp filter: {e}")))
+}
+
+/// A pipe holding the seccomp filter, for bubblewrap to read: its read end (close-on-exec
+/// in the referee; the child clears the flag before it runs bubblewrap). The filter is a
+/// few hundred bytes, far less than a pipe holds, so writing it all never blocks.
+pub(crate) fn seccomp_filter() -> Result<std::os::fd::OwnedFd, SandboxError> {
+    use std::io::Write;
+    let program = seccomp_program()?;
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| SandboxError::Unusable(format!("cannot make a pipe: {e}")))?;
+    File::from(write)
+        .write_all(program)
+        .map_err(|e| SandboxError::Unusable(format!("cannot write the seccomp filter: {e}")))?;
+    Ok(read)
+}
+
+/// What `program` is outside the sandbox: itself if it is a path, else the first on
+/// `path_var` (the bot's PATH); `None` if there is no such program.
+fn host_program(program: &Path, path_var: &Option<OsString>) -> Option<PathBuf> {
+    if program.as_os_str().to_string_lossy().contains('/') {
+        Some(program.to_path_buf()).filter(|p| p.exists())
+    } else {
+        path_var
+            .as_ref()
+            .and_then(|paths| find_on_path(program.as_os_str(), paths))
+    }
+}
+
+/// The first executable `name` in the directories of `paths` (a PATH value).
+fn find_on_path(name: &std::ffi::OsStr, paths: &std::ffi::OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(paths)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The installation a program belongs to, to suggest showing it: the directory above
+/// its `bin`, `sbin` or `shims` directory (`/root/.pyenv/shims/python3` gives
+/// `/root/.pyenv`), else its own directory.
+fn install_prefix(program: &Path) -> PathBuf {
+    let dir = program.parent().unwrap_or(Path::new("/"));
+    let above = dir.parent().filter(|p| *p != Path::new("/"));
+    match (dir.file_name().and_then(|n| n.to_str()), above) {
+        (Some("bin" | "sbin" | "shims"), Some(above)) => above.to_path_buf(),
+        _ => dir.to_path_buf(),
+    }
+}
+
+/// bubblewrap on the referee's PATH (it runs outside the sandbox).
+pub(crate) fn find_bwrap() -> Result<PathBuf, SandboxError> {
+    std::env::var_os("PATH")
+        .and_then(|paths| find_on_path("bwrap".as_ref(), &paths))
+        .ok_or(SandboxError::NoBubblewrap)
+}
+
+fn check_version(bwrap: &Path) -> Result<(), SandboxError> {
+    let output = Command::new(bwrap)
+        .arg("--version")
+        .output()
+        .map_err(|e| SandboxError::Unusable(format!("cannot run {}: {e}", bwrap.display())))?;
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    match parse_version(&text) {
+        Some(version) if version >= BWRAP_MIN => Ok(()),
+        Some(_) => Err(SandboxError::OldBubblewrap(text)),
+        None => Err(SandboxError::Unusable(format!(
+            "{} --version printed {text:?}, not a bubblewrap version",
+            bwrap.display()
+        ))),
+    }
+}
+
+/// `bubblewrap 0.8.0` gives (0, 8).
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let version = text.strip_prefix("bubblewrap ")?;
+    let mut parts = version.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// A pids cgroup made for one bot process, removed when dropped (once it is empty).
+pub(crate) struct PidsCgroup {
+    dir: PathBuf,
+    /// Its `cgroup.procs`, opened for the child to write itself into before it runs
+    /// bubblewrap: joining before the exec, the bot cannot fork its way around the
+    /// bound. Opened close-on-exec, so the bot never holds it.
+    procs: File,
+    /// Set once the directory is gone.
+    removed: bool,
+}
+
+/// Numbers this referee's cgroups.
+static CGROUP_SEQ: AtomicU64 = AtomicU64::new(0);
+/// How long a dropped cgroup waits for its last processes to be gone before removal.
+const CGROUP_REMOVE_WAIT: Duration = Duration::from_secs(5);
+
+impl PidsCgroup {
+    fn create(max: u32) -> io::Result<PidsCgroup> {
+        let base = pids_hierarchy()?;
+        sweep_stale(&base);
+        let seq = CGROUP_SEQ.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!("hus-{}-{seq}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
+        })?;
+        let set_up = std::fs::write(dir.join("pids.max"), max.to_string()).and_then(|()| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))
+        });
+        match set_up {
+            Ok(procs) => Ok(PidsCgroup {
+                dir,
+                procs,
+                removed: false,
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_dir(&dir);
+                Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot set up {}: {e}", dir.display()),
+                ))
+            }
+        }
+    }
+
+    /// The descriptor of its `cgroup.procs`: writing `0` there moves the writer in.
+    pub(crate) fn procs_fd(&self) -> RawFd {
+        self.procs.as_raw_fd()
+    }
+
+    /// Removes it once its last process is gone, waiting up to `within`; past that,
+    /// dropping it goes on trying in the background.
+    pub(crate) async fn remove(mut self, within: Duration) {
+        let deadline = tokio::time::Instant::now() + within;
+        while std::fs::remove_dir(&self.dir).is_err() {
+            if tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.removed = true;
+    }
+}
+
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        // A cgroup can be removed only once its last process is gone, which may be a
+        // moment after the bot was reaped (the sandbox's other processes die with its
+        // pid namespace). Whatever is left when the referee exits is swept by the next
+        // referee (`sweep_stale`).
+        if self.removed || std::fs::remove_dir(&self.dir).is_ok() {
+            return;
+        }
+        let dir = self.dir.clone();
+        std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            while std::fs::remove_dir(&dir).is_err() && start.elapsed() < CGROUP_REMOVE_WAIT {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+    }
+}
+
+/// Where new pids cgroups can be made: under the referee's own cgroup of a cgroup v1
+/// hierarchy with the pids controller (so that a bound on the referee, a service's
+/// TasksMax say, binds its bots too), or at the root of the cgroup v2 hierarchy when it
+/// offers pids (enabled there for its children if it is not yet): v2 lets no cgroup
+/// hold both processes and children with controllers, so not under the referee's own.
+fn pids_hierarchy() -> io::Result<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")?;
+    let mut v2 = None;
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let Some(mount_point) = left.split(' ').nth(4) else {
+            continue;
+        };
+        let mut right = right.split(' ');
+        let (fstype, options) = (right.next(), right.nth(1));
+        match fstype {
+            Some("cgroup") if options.is_some_and(|o| o.split(',').any(|o| o == "pids")) => {
+                let own = own_v1_cgroup("pids").unwrap_or_default();
+                return Ok(Path::new(mount_point).join(own.trim_start_matches('/')));
+            }
+            Some("cgroup2") => v2 = Some(PathBuf::from(mount_point)),
+            _ => {}
+        }
+    }
+    let Some(root) = v2 else {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "no cgroup hierarchy with the pids controller is mounted",
+        ));
+    };
+    let has_pids = |file: &str| {
+        std::fs::read_to_string(root.join(file))
+            .is_ok_and(|text| text.split_whitespace().any(|c| c == "pids"))
+    };
+    if !has_pids("cgroup.controllers") {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "the cgroup v2 hierarchy {} has no pids controller",
+                root.display()
+            ),
+        ));
+    }
+    if !has_pids("cgroup.subtree_control") {
+        std::fs::write(root.join("cgroup.subtree_control"), "+pids")?;
+    }
+    Ok(root)
+}
+
+/// This process's cgroup in the v1 hierarchy of `controller`, from `/proc/self/cgroup`
+/// (`8:pids:/system.slice/x.service`).
+fn own_v1_cgroup(controller: &str) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    text.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| path.to_string())
+    })
+}
+
+/// Removes the empty cgroups of referees that are gone (`hus-PID-N`, no process PID).
+fn sweep_stale(base: &Path) {
+    let Ok(dir) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("hus-"))
+            .and_then(|n| n.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_command_line_shows_the_system_the_paths_given_and_the_bot_dir_last() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let bot = dir.path().join("bot");
+        let extra = dir.path().join("interp");
+        std::fs::create_dir_all(&bot).expect("mkdir");
+        std::fs::create_dir_all(&extra).expect("mkdir");
+        let sandbox = Sandbox::new(&bot)
+            .and_then(|s| s.read_only(&extra))
+            .and_then(|s| s.max_processes(40))
+            .and_then(|s| s.tmp_size(2 << 20))
+            .expect("sandbox");
+        let bot = std::fs::canonicalize(&bot).expect("canonical");
+        let extra = std::fs::canonicalize(&extra).expect("canonical");
+        let argv = ["python3".into(), "bot.py".into()];
+        let args = strings(&sandbox.bwrap_args(&argv, &ProcessBound::Rlimit, 7));
+        let start = [
+            "--unshare-user",
+            "--uid",
+            "65534",
+            "--gid",
+            "65534",
+            "--disable-userns",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--hostname",
+            "hus-bot",
+            "--die-with-parent",
+            "--cap-drop",
+            "ALL",
+            "--seccomp",
+            "7",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+        ];
+        assert_eq!(args[..start.len()], start);
+        let (bot, extra) = (bot.display().to_string(), extra.display().to_string());
+        let end = [
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            "2097152",
+            "--tmpfs",
+            "/dev/shm",
+            "--size",
+            "2097152",
+            "--tmpfs",
+            "/tmp",
+            "--ro-bind",
+            &extra,
+            &extra,
+            "--ro-bind",
+            &bot,
+            &bot,
+            "--remount-ro",
+            "/dev",
+            "--remount-ro",
+            "/",
+            "--chdir",
+            &bot,
+            "--",
+            "/usr/bin/prlimit",
+            "--nproc=40",
+            "--",
+            "python3",
+            "bot.py",
+        ];
+        assert_eq!(args[args.len() - end.len()..], end);
+        // Between them, only system paths, each shown at its own place.
+        let middle = &args[start.len()..args.len() - end.len()];
+        for triple in middle.chunks(3) {
+            match triple[0].as_str() {
+                "--ro-bind" => {
+                    assert_eq!(triple[1], triple[2]);
+                    let ok = ["/bin", "/sbin", "/lib", "/etc/"]
+                        .iter()
+                        .any(|p| triple[1].starts_with(p));
+                    assert!(ok, "{triple:?}");
+                }
+                "--symlink" => assert!(triple[1].starts_with("usr/"), "{triple:?}"),
+                other => panic!("unexpected {other} in {middle:?}"),
+            }
+        }
+        assert!(!middle
+            .iter()
+            .any(|a| a == "/etc/shadow" || a == "/etc/passwd"));
+        // Writable: the bot dir is bound read-write; with a cgroup, no prlimit.
+        let sandbox = sandbox.writable(true);
+        let args = strings(&sandbox.bwrap_args(&argv, &ProcessBound::Cgroup(fake_cgroup()), 7));
+        let tail = [
+            "--bind",
+            &bot,
+            &bot,
+            "--remount-ro",
+            "/dev",
+            "--remount-ro",
+            "/",
+            "--chdir",
+            &bot,
+            "--",
+            "python3",
+            "bot.py",
+        ];
+        assert_eq!(args[args.len() - tail.len()..], tail);
+    }
+
+    /// A cgroup value that is never created: dropping it removes nothing.
+    fn fake_cgroup() -> PidsCgroup {
+        PidsCgroup {
+            dir: PathBuf::from("/nonexistent/hus-test-cgroup"),
+            procs: File::open("/dev/null").expect("/dev/null"),
+            removed: true,
+        }
+    }
+
+    #[test]
+    fn the_bot_dir_is_taken_from_the_command_and_made_absolute() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let bots = dir.path().join("bots");
+        std::fs::create_dir_all(bots.join("alice")).expect("mkdir");
+        std::fs::write(bots.join("alice/bot.py"), "").expect("write");
+        let canonical = std::fs::canonicalize(bots.join("alice")).expect("canonical");
+        let script = canonical.join("bot.py").display().to_string();
+
+        let spec = BotSpec::parse(&format!("python3 -u {script} --level 3")).expect("spec");
+        let (sandbox, same) = Sandbox::for_command(&spec).expect("sandbox");
+        assert_eq!(sandbox.bot_dir(), canonical);
+        assert_eq!(same, spec);
+        assert!(!sandbox.is_writable());
+        assert_eq!(sandbox.process_limit(), DEFAULT_MAX_PROCESSES);
+
+        // An interpreter written as a path is not the bot: its script is.
+        let spec = BotSpec::parse(&format!("/usr/bin/python3 {script}")).expect("spec");
+        let (sandbox, _) = Sandbox::for_command(&spec).expect("sandbox");
+        assert_eq!(sandbox.bot_dir(), canonical);
+        // A program written as a path, with no file among its arguments, is.
+        let program = canonical.join("bot.py").display().to_string();
+        let spec = BotSpec::parse(&format!("{program} --depth 3")).expect("spec");
+        let (sandbox, _) = Sandbox::for_command(&spec).expect("sandbox");
+        assert_eq!(sandbox.bot_dir(), canonical);
+        // Relative paths are made absolute, since the bot runs in its directory.
+        let cwd = std::env::current_dir().expect("cwd");
+        let up = "../".repeat(cwd.components().count() - 1);
+        let relative = format!("{up}{}", &program[1..]);
+        let spec = BotSpec::parse(&format!("python3 {relative}")).expect("spec");
+        let (_, spec) = Sandbox::for_command(&spec).expect("sandbox");
+        assert_eq!(spec.argv, ["python3", program.as_str()]);
+
+        let spec = BotSpec::parse(&format!("java -cp {} Main", canonical.display())).expect("spec");
+        let (sandbox, _) = Sandbox::for_command(&spec).expect("sandbox");
+        assert_eq!(sandbox.bot_dir(), canonical);
+
+        let spec = BotSpec::parse("python3 -c pass").expect("spec");
+        assert!(matches!(
+            Sandbox::for_command(&spec),
+            Err(SandboxError::NoBotDir(c)) if c == "python3 -c pass"
+        ));
+    }
+
+    #[test]
+    fn bad_paths_and_bounds_are_refused_by_name() {
+        assert!(matches!(
+            Sandbox::new("/"),
+            Err(SandboxError::WholeFileSystem(_))
+        ));
+        let missing = Sandbox::new("/nonexistent/hus-bot").map_err(|e| e.to_string());
+        assert_eq!(
+            missing.err().as_deref(),
+            Some("/nonexistent/hus-bot: No such file or directory (os error 2)")
+        );
+        let file = tempfile::NamedTempFile::new().expect("file");
+        assert!(matches!(
+            Sandbox::new(file.path()),
+            Err(SandboxError::NotADirectory(_))
+        ));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sandbox = Sandbox::new(dir.path()).expect("sandbox");
+        assert!(matches!(
+            sandbox.clone().read_only("/"),
+            Err(SandboxError::WholeFileSystem(_))
+        ));
+        assert_eq!(
+            sandbox
+                .max_processes(3)
+                .map_err(|e| e.to_string())
+                .err()
+                .as_deref(),
+            Some("the sandbox needs room for at least 8 processes, got 3")
+        );
+    }
+
+    #[test]
+    fn the_seccomp_filter_compiles_for_this_machine() {
+        let program = seccomp_program().expect("a filter");
+        // Whole instructions, and room for a check of every refused call.
+        assert_eq!(program.len() % 8, 0);
+        assert!(
+            program.len() / 8 > DENIED_SYSCALLS.len(),
+            "{} bytes",
+            program.len()
+        );
+        let fd = seccomp_filter().expect("a pipe");
+        let mut read = Vec::new();
+        std::io::Read::read_to_end(&mut File::from(fd), &mut read).expect("read");
+        assert_eq!(read, program);
+    }
+
+    #[test]
+    fn a_hidden_program_gets_the_installation_to_show() {
+        assert_eq!(
+            install_prefix(Path::new("/root/.pyenv/shims/python3")),
+            Path::new("/root/.pyenv")
+        );
+        assert_eq!(
+            install_prefix(Path::new("/opt/jdk-21/bin/java")),
+            Path::new("/opt/jdk-21")
+        );
+        assert_eq!(
+            install_prefix(Path::new("/srv/tools/mybot")),
+            Path::new("/srv/tools")
+        );
+        assert_eq!(install_prefix(Path::new("/bin/sh")), Path::new("/bin"));
+        assert_eq!(parse_version("bubblewrap 0.8.0"), Some((0, 8)));
+        assert_eq!(parse_version("bubblewrap 0.11.1"), Some((0, 11)));
+        assert_eq!(parse_version("bwrap?"), None);
+    }
+}
