@@ -69,6 +69,15 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// A sandboxed bot cannot run in its sandbox on this machine (checked before any
+    /// set, as `hus match --sandbox` does).
+    #[error("bot {bot}: sandbox = true, but it cannot run in its sandbox: {source}")]
+    Sandbox {
+        /// The bot's name.
+        bot: String,
+        /// Why.
+        source: referee::SandboxError,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),

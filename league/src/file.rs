@@ -59,6 +59,13 @@ struct RawBot {
     memory: Option<Spanned<String>>,
     cpu: Option<Spanned<String>>,
     files: Option<Spanned<u64>>,
+    sandbox: Option<Spanned<bool>>,
+    #[serde(default)]
+    sandbox_writable: bool,
+    #[serde(default)]
+    sandbox_ro: Vec<Spanned<String>>,
+    sandbox_processes: Option<Spanned<u32>>,
+    sandbox_tmp: Option<Spanned<String>>,
 }
 
 /// Who plays whom in each round.
@@ -561,6 +568,7 @@ fn check_bot(file: &FileText, base: &Path, bot: &RawBot) -> Result<BotConfig> {
     } else {
         None
     };
+    let (sandbox, spec, cwd) = check_sandbox(file, base, bot, &name, spec, cwd)?;
     Ok(BotConfig {
         name,
         spec,
@@ -571,8 +579,79 @@ fn check_bot(file: &FileText, base: &Path, bot: &RawBot) -> Result<BotConfig> {
             cwd: Some(cwd),
             env,
             nice: None,
+            sandbox,
         },
     })
+}
+
+/// The bot's sandbox, as `hus match --sandbox` builds it (`referee::SandboxArgs`), with
+/// the paths of the file made relative to its directory: the sandbox's directory is the
+/// bot's `dir` if the file gives one, else the directory of the file its command names.
+/// The bot then runs in that directory.
+fn check_sandbox(
+    file: &FileText,
+    base: &Path,
+    bot: &RawBot,
+    name: &str,
+    spec: BotSpec,
+    cwd: PathBuf,
+) -> Result<(Option<referee::Sandbox>, BotSpec, PathBuf)> {
+    let on = bot.sandbox.as_ref().is_some_and(|s| *s.get_ref());
+    if !on {
+        let stray = [
+            (bot.sandbox_writable, "sandbox_writable"),
+            (!bot.sandbox_ro.is_empty(), "sandbox_ro"),
+            (bot.sandbox_processes.is_some(), "sandbox_processes"),
+            (bot.sandbox_tmp.is_some(), "sandbox_tmp"),
+        ];
+        if let Some((_, key)) = stray.iter().find(|(set, _)| *set) {
+            let span = bot
+                .sandbox
+                .as_ref()
+                .map(|s| s.span())
+                .or(Some(bot.name.span()));
+            return Err(file.error(
+                span,
+                format!("bot {name:?}: {key}: only with sandbox = true"),
+            ));
+        }
+        return Ok((None, spec, cwd));
+    }
+    let at = bot.sandbox.as_ref().map(|s| s.span());
+    // The command's paths mean the file's directory; the sandbox looks for the bot's
+    // directory among them, so they are made absolute first.
+    let mut absolute = spec.clone();
+    for arg in absolute.argv.iter_mut().skip(1) {
+        if arg.starts_with('-') || Path::new(arg.as_str()).is_absolute() {
+            continue;
+        }
+        let path = base.join(arg.as_str());
+        if path.exists() {
+            if let Ok(full) = std::fs::canonicalize(&path) {
+                *arg = full.to_string_lossy().into_owned();
+            }
+        }
+    }
+    let args = referee::SandboxArgs {
+        sandbox: true,
+        sandbox_writable: bot.sandbox_writable,
+        sandbox_ro: bot
+            .sandbox_ro
+            .iter()
+            .map(|p| base.join(p.get_ref()))
+            .collect(),
+        sandbox_processes: bot.sandbox_processes.as_ref().map(|n| *n.get_ref()),
+        sandbox_tmp: bot.sandbox_tmp.as_ref().map(|t| t.get_ref().clone()),
+    };
+    let dir = bot.dir.as_ref().map(|_| cwd.clone());
+    let (sandbox, spec) = args
+        .sandbox_for(&absolute, dir.as_deref())
+        .map_err(|e| file.error(at, format!("bot {name:?}: sandbox: {e:#}")))?;
+    let cwd = sandbox
+        .as_ref()
+        .map(|s| s.bot_dir().to_path_buf())
+        .unwrap_or(cwd);
+    Ok((sandbox, spec, cwd))
 }
 
 /// Names become parts of log file names and of the set's identity.

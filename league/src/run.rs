@@ -84,6 +84,17 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
             }
         ));
     }
+    // A machine that cannot sandbox is an error before any set, as in `hus match`.
+    for bot in &config.bots {
+        if let Some(sandbox) = &bot.limits.sandbox {
+            sandbox
+                .probe(&bot.spec, &bot.limits)
+                .map_err(|source| Error::Sandbox {
+                    bot: bot.name.clone(),
+                    source,
+                })?;
+        }
+    }
     if let Some(book) = &config.openings {
         eprintln!(
             "warning: {}: openings = {} is checked but not used yet: every game starts from the starting position",

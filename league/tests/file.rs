@@ -152,7 +152,8 @@ fn unknown_key_is_named_with_its_line() {
     assert_eq!(
         d.error(&format!("{TWO_BOTS}colour = \"red\"\n")),
         "L.toml line 9: unknown field `colour`, expected one of `name`, `command`, `dir`, \
-         `env`, `clean_env`, `memory`, `cpu`, `files`"
+         `env`, `clean_env`, `memory`, `cpu`, `files`, `sandbox`, `sandbox_writable`, \
+         `sandbox_ro`, `sandbox_processes`, `sandbox_tmp`"
     );
 }
 
@@ -283,6 +284,14 @@ fn bad_bots_are_named_with_their_line() {
         (
             "[[bot]]\nname = \"c\"\ncommand = \"x\"\nfiles = 0\n",
             "L.toml line 13: bot \"c\": files: must be at least 1",
+        ),
+        (
+            "[[bot]]\nname = \"c\"\ncommand = \"x\"\nsandbox_writable = true\n",
+            "L.toml line 11: bot \"c\": sandbox_writable: only with sandbox = true",
+        ),
+        (
+            "[[bot]]\nname = \"c\"\ncommand = \"x\"\nsandbox = false\nsandbox_tmp = \"1M\"\n",
+            "L.toml line 13: bot \"c\": sandbox_tmp: only with sandbox = true",
         ),
         (
             "[[bot]]\nname = \"c\"\ncommand = \"x\"\nenv = [\"=x\"]\n",

@@ -888,3 +888,68 @@ fn every_thread_of_the_league_runs_at_its_priority_and_the_bots_at_theirs() {
     assert!(threads.iter().all(|&n| n == threads[0]), "{threads:?}");
     assert_eq!(bot_nice, [Some(ours), Some(ours)]);
 }
+
+/// The installation of `python3`, when it lives outside /usr: what a sandboxed Python
+/// bot must be shown (`sandbox_ro`).
+fn python_install() -> Option<PathBuf> {
+    let out = Command::new("sh")
+        .args(["-c", "command -v python3"])
+        .output()
+        .expect("sh runs");
+    let python = PathBuf::from(text(&out.stdout).trim());
+    if python.starts_with("/usr") || python.starts_with("/bin") {
+        return None;
+    }
+    let dir = python.parent()?;
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some("bin" | "shims") => dir.parent().map(Path::to_path_buf),
+        _ => Some(dir.to_path_buf()),
+    }
+}
+
+#[test]
+fn a_sandboxed_bot_of_a_league_cannot_see_the_league() {
+    // Outside /tmp, which the sandbox replaces by its own.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let root = std::fs::canonicalize(tmp.path()).expect("canonical");
+    std::fs::create_dir_all(root.join("bots/hostile")).expect("mkdir");
+    std::fs::copy(
+        crate::common::root().join("tests/bots/hostile.py"),
+        root.join("bots/hostile/hostile.py"),
+    )
+    .expect("copy the hostile bot");
+    let db = root.join("league/league.sqlite");
+    let ro = python_install()
+        .map(|p| format!("sandbox_ro = [\"{}\"]\n", p.display()))
+        .unwrap_or_default();
+    let text_of_file = format!(
+        "games = 1\nmove_time = \"5s\"\nready_time = \"30s\"\nseed = 1\n\n\
+         [[bot]]\nname = \"hostile\"\ncommand = \"python3 bots/hostile/hostile.py league {}\"\nsandbox = true\n{ro}\n\
+         [[bot]]\nname = \"rnd\"\ncommand = \"{}\"\n",
+        db.display(),
+        hus_random(1)
+    );
+    let file = write_league(&root, &text_of_file);
+    let dir = root.join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = standings(&dir);
+    assert_eq!(s["games_played"], 1);
+    let stderr = std::fs::read_to_string(dir.join("logs/r1-hostile-vs-rnd.a.stderr"))
+        .expect("the hostile bot's stderr");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("hostile: "))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            format!("list {}: ['hostile']", root.join("bots").display()),
+            format!("list {}: ['bots']", root.display()),
+            format!(
+                "read {0}: failed: FileNotFoundError: [Errno 2] No such file or directory: '{0}'",
+                db.display()
+            ),
+        ]
+    );
+}
