@@ -9,7 +9,8 @@ use clap::Args;
 /// sowing, relays and captures, game ends, points and the set's result. Without
 /// options it prints a summary of the set; --game shows one game move by move, --ply
 /// one position with its notation, --follow a set while it is played, --html writes a
-/// self-contained viewer. The exit statuses are in the help of LOG.
+/// self-contained viewer (of the whole set, or of --game N or --games A-B). The exit
+/// statuses are in the help of LOG.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
     /// The log file (JSON Lines, LOGS.md).
@@ -20,17 +21,32 @@ pub struct ReplayArgs {
     /// what it holds is consistent.
     #[arg(value_name = "LOG")]
     pub log: std::path::PathBuf,
-    /// Show this game move by move (games count from 1).
+    /// Show this game move by move (games count from 1); with --html, the page holds
+    /// only this game.
     #[arg(long, value_name = "N")]
     pub game: Option<u32>,
+    /// With --html: the page holds only these games, a range such as 3-7 (for a log
+    /// too large for one page, see --max-page-moves).
+    #[arg(long, value_name = "A-B", requires = "html", conflicts_with = "game")]
+    pub games: Option<String>,
+    /// With --html: refuse to write a page of more moves than this (the page grows by
+    /// about 9 bytes a move; a browser copes with a few million).
+    #[arg(long, value_name = "N", default_value_t = 2_000_000, requires = "html")]
+    pub max_page_moves: u64,
     /// With --game: show only the position after K moves (0 = the start), with its
     /// notation (for `hus perft --position` or a bug report).
     #[arg(long, value_name = "K", requires = "game")]
     pub ply: Option<u32>,
     /// Follow a log that is still being written, checking and printing each move as it
-    /// arrives, until its set-end or aborted.
+    /// arrives, until its set-end or aborted, or until the referee writing it is gone
+    /// (exit status 3).
     #[arg(long)]
     pub follow: bool,
+    /// With --follow: also stop (exit status 3) when no new line has come for this
+    /// long, e.g. 30s or 5m. For logs whose writer cannot be watched from here (written
+    /// on another machine, in a container, or by an earlier hus).
+    #[arg(long, value_name = "DURATION", requires = "follow")]
+    pub idle_limit: Option<String>,
     /// Write a self-contained HTML viewer of the set to this file.
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<std::path::PathBuf>,
@@ -41,6 +57,7 @@ pub struct ReplayArgs {
 
 /// The raw arguments of `hus check-bot`.
 #[derive(Debug, Args)]
+#[command(args_override_self = true)]
 pub struct CheckBotArgs {
     /// The bot's command line, split like a shell would (no shell is run).
     #[arg(value_name = "BOT")]

@@ -528,7 +528,8 @@ mod tests {
             let waited = asked.elapsed();
             assert_eq!(result.map_err(|e| e.kind()), Err(io::ErrorKind::TimedOut));
             assert!(waited >= Duration::from_millis(200), "{waited:?}");
-            assert!(waited < Duration::from_secs(2), "{waited:?}");
+            // Not held much past it (what is tested is that it gives up at all).
+            assert!(waited < Duration::from_secs(10), "{waited:?}");
             let ending = bot.shutdown(Duration::ZERO).await;
             assert_eq!(ending.stopped_by, "sigterm");
             assert_eq!(

@@ -192,15 +192,36 @@ pub async fn stop_signal() -> &'static str {
     }
 }
 
-/// The referee's own peak resident memory, in KiB (bots not included): `VmHWM`, the
-/// peak of this program's memory since its exec. Not getrusage's `ru_maxrss`: Linux
-/// carries that across exec, so a referee started by a big process (a test harness,
-/// a league server) would report its parent's peak as its own.
+/// The referee's own peak resident memory, in KiB (bots not included): `VmHWM` of
+/// `/proc/self/status`, the high-water mark of the address space `exec` gave this
+/// process. Not `getrusage`'s `ru_maxrss`: on Linux that maximum survives `execve`, so
+/// it would report the peak of whatever process started `hus` when that was larger.
+/// `None` where there is no `/proc` (the summary then says `null`).
 fn max_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
+    vm_hwm_kib(&status)
+}
+
+/// The `VmHWM:   4244 kB` line of a `/proc/PID/status` text, in KiB.
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    let value = status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().strip_suffix("kB"))
-        .and_then(|kib| kib.trim().parse().ok())
+        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .trim();
+    value.strip_suffix("kB")?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_peak_is_read_from_vm_hwm() {
+        let status = "Name:\thus\nVmPeak:\t   12000 kB\nVmHWM:\t    4244 kB\nVmRSS:\t    4100 kB\n";
+        assert_eq!(vm_hwm_kib(status), Some(4244));
+        assert_eq!(vm_hwm_kib("Name:\thus\n"), None);
+        assert_eq!(vm_hwm_kib("VmHWM:\t lots kB\n"), None);
+        // This process has a /proc: its own figure is there and not zero.
+        assert!(max_rss_kib().is_some_and(|kib| kib > 0));
+    }
 }

@@ -58,6 +58,77 @@ pub struct Header {
     pub started: String,
     /// Bytes: the longest line a bot may send.
     pub line_limit: u64,
+    /// The process that writes the log, so that a reader following it can tell when it
+    /// is gone without `set-end`. Absent when the system has no `/proc`, and in logs
+    /// of earlier versions of hus.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<Box<Writer>>,
+}
+
+/// Which process writes a log: enough to tell, later and from another process, whether
+/// that very process still runs. A pid alone is not: pids are reused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Writer {
+    /// Its process id.
+    pub pid: u32,
+    /// When it started, in clock ticks after boot (field 22 of `/proc/PID/stat`): a
+    /// later process with the same pid started later.
+    pub start_time: u64,
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`): start times count
+    /// from this boot.
+    pub boot_id: String,
+    /// Its PID namespace (the link `/proc/self/ns/pid`, e.g. `pid:[4026531836]`): the
+    /// pid means this process only in this namespace.
+    pub pid_ns: String,
+    /// The machine's host name.
+    pub host: String,
+}
+
+impl Writer {
+    /// This process, or `None` where `/proc` does not tell.
+    pub fn this_process() -> Option<Box<Writer>> {
+        let pid = std::process::id();
+        Some(Box::new(Writer {
+            pid,
+            start_time: start_time(pid)?.0,
+            boot_id: boot_id()?,
+            pid_ns: pid_namespace()?,
+            host: host_name()?,
+        }))
+    }
+}
+
+/// The start time of process `pid` (field 22 of `/proc/PID/stat`, clock ticks after
+/// boot), and whether it is a zombie or dead (state `Z` or `X`): exited, only not yet
+/// reaped. `None` when there is no such process.
+pub(crate) fn start_time(pid: u32) -> Option<(u64, bool)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces and
+    // parentheses itself: the fields after it start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?;
+    // `rest` starts at field 3 (the state): field 22 is 19 further on.
+    let start = fields.nth(18)?.parse().ok()?;
+    Some((start, matches!(state, "Z" | "X")))
+}
+
+/// This boot of the kernel.
+pub(crate) fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(id.trim().to_string())
+}
+
+/// The PID namespace of this process.
+pub(crate) fn pid_namespace() -> Option<String> {
+    let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    Some(link.to_string_lossy().into_owned())
+}
+
+/// The host name (of this UTS namespace).
+pub(crate) fn host_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    Some(name.trim().to_string())
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

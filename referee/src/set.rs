@@ -227,6 +227,7 @@ impl Runner<'_> {
             }),
             started: records::now_rfc3339(),
             line_limit: MAX_LINE_LEN as u64,
+            writer: records::Writer::this_process(),
         }
     }
 
@@ -307,20 +308,23 @@ impl Runner<'_> {
                 faulted.push(b);
             }
         }
-        if faulted.is_empty() {
-            for b in 0..2 {
-                let me = player_of(&bot_of, b);
-                let pos = game.position();
-                let msg = RefereeMessage::Game(GameStart {
-                    game: game_no,
-                    first: b == first,
-                    you: pits(pos, me),
-                    opponent: pits(pos, me.other()),
-                });
-                if let Some(f) = self.send(b, &msg).await {
-                    self.fault(game_no, &game, b, f, sink).await?;
-                    faulted.push(b);
-                }
+        // Every bot still running hears `game`, even when its opponent has already lost
+        // this game: `game` precedes every `result` (PROTOCOL.md, "Message order").
+        for b in 0..2 {
+            if faulted.contains(&b) {
+                continue;
+            }
+            let me = player_of(&bot_of, b);
+            let pos = game.position();
+            let msg = RefereeMessage::Game(GameStart {
+                game: game_no,
+                first: b == first,
+                you: pits(pos, me),
+                opponent: pits(pos, me.other()),
+            });
+            if let Some(f) = self.send(b, &msg).await {
+                self.fault(game_no, &game, b, f, sink).await?;
+                faulted.push(b);
             }
         }
 

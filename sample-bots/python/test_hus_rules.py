@@ -756,9 +756,11 @@ class BotDriver(unittest.TestCase):
     """Runs a bot through a short set (hello, two games with real positions from
     hus_rules, results, bye) and checks every reply."""
 
-    FIRST_REPLY_S = 20.0  # the first line may wait for an interpreter or JVM to start
-    REPLY_S = 5.0
-    EXIT_S = 2.0
+    # Upper bounds only, waited in full only by a broken bot: a healthy bot on a loaded
+    # machine (an interpreter or a JVM starting, then stopping) never comes near them.
+    FIRST_REPLY_S = 30.0
+    REPLY_S = 10.0
+    EXIT_S = 10.0
 
     def run_set(self, cmd, preset="hus", width=8, seed=0, plies=12):
         rng = random.Random(seed)
@@ -889,8 +891,9 @@ class GreedyChoice(unittest.TestCase):
 
     def test_fast_enough_at_width_16(self):
         # The worst case is every legal move running into the 3000-seed stop. At
-        # width 16 that is at most 32 moves; time 32 such moves (best of 3 tries, as
-        # the machine may be busy) against the 100 ms a move may be given.
+        # width 16 that is at most 32 moves; time 32 such moves (best of 3 tries)
+        # against the 100 ms a move may be given. CPU time of this thread: what the
+        # computation costs, whatever else the machine is doing.
         w = 16
         p = R.Position("hus", w, (tuple(endless_pattern(w)), (0,) * w + (1,) * w), 0)
         self.assertTrue(R.play(p, w - 1)[1].truncated)
@@ -901,9 +904,9 @@ class GreedyChoice(unittest.TestCase):
 
     @staticmethod
     def time_it(f):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         f()
-        return time.perf_counter() - t0
+        return time.thread_time() - t0
 
 
 class OtherLanguageBots(BotDriver):

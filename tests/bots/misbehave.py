@@ -46,6 +46,10 @@ def answer(msg):
     line({"type": "move", "pit": msg["legal"][0]})
 
 
+if mode == "ignore-sigterm":
+    # From the start, so that the test never depends on how soon it reads bye.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
 turns = 0
 for raw in sys.stdin.buffer:
     raw = raw.strip()
@@ -66,19 +70,20 @@ for raw in sys.stdin.buffer:
         if mode == "ready-name":  # ARG: the name, as JSON (7, null, "x")
             send(b'{"type":"ready","name":%s}\n' % arg.encode())
             continue
-        line({"type": "ready", "name": "misbehave-" + mode})
+        ready = json.dumps({"type": "ready", "name": "misbehave-" + mode}).encode() + b"\n"
+        if mode == "early-move":
+            # A move nobody asked for, in the same write as ready: the referee has it
+            # before any turn, however the processes are scheduled.
+            send(ready + b'{"type":"move","pit":4}\n')
+            continue
+        send(ready)
         continue
     if kind == "bye":
         if mode == "after-bye":
             line({"type": "move", "pit": 4})
         if mode in ("no-exit-after-bye", "ignore-sigterm"):
-            if mode == "ignore-sigterm":
-                signal.signal(signal.SIGTERM, signal.SIG_IGN)
             hang()
         break
-    if kind == "game" and mode == "early-move":
-        line({"type": "move", "pit": 4})
-        continue
     if kind != "turn":
         continue
     if mode == "answer-all-at":  # every turn, at a fraction ARG of the time limit
@@ -130,9 +135,9 @@ for raw in sys.stdin.buffer:
     elif mode == "pit-too-few":
         small = [i for i, s in enumerate(msg["you"]) if s < 2]
         line({"type": "move", "pit": small[0] if small else 99})
-    elif mode == "two-moves":
-        answer(msg)
-        answer(msg)
+    elif mode == "two-moves":  # in one write: the second is there before the next turn
+        move = json.dumps({"type": "move", "pit": msg["legal"][0]}).encode() + b"\n"
+        send(move + move)
     elif mode == "huge-number":
         send(b'{"type":"move","pit":1e999}\n')
     elif mode == "big-int":
@@ -168,11 +173,11 @@ for raw in sys.stdin.buffer:
                 send(b'{"type":"move","pit":4}\n' * 1000)
         except BrokenPipeError:
             hang()
-    elif mode == "flood-stderr":
+    elif mode == "flood-stderr":  # ARG: mebibytes written to stderr, then the move
         block = b"e" * 65536
-        end = time.time() + float(arg or 3)
-        while time.time() < end:
+        for _ in range(int(arg or 3) * 16):
             sys.stderr.buffer.write(block)
+        sys.stderr.buffer.flush()
         answer(msg)
     elif mode == "fork-child":  # a child keeps the pipes open and outlives us
         if os.fork() == 0:
@@ -180,10 +185,14 @@ for raw in sys.stdin.buffer:
             os._exit(0)
         sys.exit(0)
     elif mode == "escape-group":  # a grandchild in its own group holds the pipes
+        ready_r, ready_w = os.pipe()
         if os.fork() == 0:
             os.setsid()
+            os.write(ready_w, b"x")
             time.sleep(30)
             os._exit(0)
+        # Exit only once it has left the group, however late it is scheduled.
+        os.read(ready_r, 1)
         sys.exit(0)
     elif mode == "memory":  # ARG: megabytes to allocate
         hog = bytearray(int(arg) << 20)

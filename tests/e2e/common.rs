@@ -1,5 +1,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use engine::{Game, Player, Position};
 use serde_json::Value;
@@ -27,6 +28,19 @@ pub fn greedy_bot() -> String {
     bot("sample-bots/python/greedy_bot.py")
 }
 
+/// The built-in random mover, `hus random-bot`: the healthy opponent of tests about the
+/// other bot. It starts in milliseconds and answers at once, so a test's verdict never
+/// hangs on how fast a healthy interpreter starts on a loaded machine.
+pub fn hus_random(seed: u64) -> String {
+    format!("'{}' random-bot --seed {seed}", env!("CARGO_BIN_EXE_hus"))
+}
+
+/// Allowances no healthy bot misses, even on a loaded 2-core machine. `play` puts them
+/// before the test's own arguments, which override them (a later `--move-time` wins):
+/// a test that is about time sets its own, and takes its margin from the misbehaving
+/// bot's delay against that deadline.
+pub const GENEROUS: [&str; 4] = ["--move-time", "10s", "--ready-time", "30s"];
+
 pub fn hus(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(args)
@@ -42,11 +56,12 @@ pub struct Played {
     pub _dir: tempfile::TempDir,
 }
 
-/// `hus match A B --json --log-dir TMP EXTRA...`, expecting exit status 0.
+/// `hus match A B --json --log-dir TMP [GENEROUS] EXTRA...`, expecting exit status 0.
 pub fn play(a: &str, b: &str, extra: &[&str]) -> Played {
     let dir = tempfile::tempdir().expect("temp dir");
     let log_dir = dir.path().to_str().expect("utf-8 path").to_string();
     let mut args = vec!["match", a, b, "--json", "--log-dir", &log_dir];
+    args.extend_from_slice(&GENEROUS);
     args.extend_from_slice(extra);
     let output = hus(&args);
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
@@ -194,4 +209,79 @@ pub fn file_ending(dir: &Path, suffix: &str) -> PathBuf {
         .find(|e| e.file_name().to_string_lossy().ends_with(suffix))
         .map(|e| e.path())
         .unwrap_or_else(|| panic!("no file ending in {suffix} in {}", dir.display()))
+}
+
+/// How long a process killed by the referee may take to disappear from /proc on a
+/// loaded machine (a SIGKILLed process dies when it is next scheduled).
+pub const DEATH_LIMIT: Duration = Duration::from_secs(10);
+
+/// The processes with `marker` still alive after waiting up to `DEATH_LIMIT` for them
+/// to be gone. The bots these tests look for hang for ever if not killed, so waiting
+/// cannot turn a survivor into a pass.
+pub fn survivors(marker: &str) -> Vec<u32> {
+    let deadline = Instant::now() + DEATH_LIMIT;
+    loop {
+        let alive = alive_with(marker);
+        if alive.is_empty() || Instant::now() > deadline {
+            return alive;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The pids of live processes whose command line contains `marker`.
+pub fn alive_with(marker: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        if String::from_utf8_lossy(&cmdline).contains(marker) && !zombie {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// A move in words, written here independently of hus.
+pub fn move_words(m: &Value) -> String {
+    let sown = m["sown"].as_u64().expect("sown");
+    let mut s = format!("pit {}: {} sown", m["pit"], plural(sown, "seed", "seeds"));
+    for e in m["events"].as_array().expect("events") {
+        if e["kind"] == "relay" {
+            let seeds = e["seeds"].as_u64().expect("seeds");
+            s += &format!(
+                "; relay from {} ({})",
+                e["pit"],
+                plural(seeds, "seed", "seeds")
+            );
+        } else {
+            let taken = e["taken"].as_array().expect("taken");
+            let total: u64 = taken.iter().map(|t| t["seeds"].as_u64().expect("n")).sum();
+            let pits: Vec<String> = taken.iter().map(|t| t["pit"].to_string()).collect();
+            s += &format!(
+                "; captured {total} from {} {} landing in {}",
+                if pits.len() == 1 { "pit" } else { "pits" },
+                pits.join(", "),
+                e["landing"]
+            );
+            if e["own"].as_u64() != Some(0) {
+                s += &format!(", lifting its own {}", e["own"]);
+            }
+        }
+    }
+    if m["truncated"] == true {
+        s += "; stopped by the 3000-seed rule";
+    }
+    s
+}
+
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -17,6 +17,8 @@ mod faults;
 /// `hus league` and `hus standings`: sample bots, resume after SIGKILL and SIGTERM,
 /// edits between runs, refused files and runners.
 mod league;
+/// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
+mod message_order;
 /// The places where the documents and the referee disagreed (issue 9), one test each.
 mod one_truth;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.

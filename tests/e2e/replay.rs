@@ -65,10 +65,6 @@ fn label(header: &Value, bot: u64) -> String {
     }
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// For every move record (by index in `records`): the position before it.
 fn positions_before(records: &[Value]) -> Vec<Option<Position>> {
     let mut current: Option<Position> = None;
@@ -111,39 +107,6 @@ fn engine_position(records: &[Value], game: u64, plies: usize) -> Position {
             .expect("a legal move");
     }
     *g.position()
-}
-
-/// A move in words, written here independently of hus.
-fn move_words(m: &Value) -> String {
-    let sown = m["sown"].as_u64().expect("sown");
-    let mut s = format!("pit {}: {} sown", m["pit"], plural(sown, "seed", "seeds"));
-    for e in m["events"].as_array().expect("events") {
-        if e["kind"] == "relay" {
-            let seeds = e["seeds"].as_u64().expect("seeds");
-            s += &format!(
-                "; relay from {} ({})",
-                e["pit"],
-                plural(seeds, "seed", "seeds")
-            );
-        } else {
-            let taken = e["taken"].as_array().expect("taken");
-            let total: u64 = taken.iter().map(|t| t["seeds"].as_u64().expect("n")).sum();
-            let pits: Vec<String> = taken.iter().map(|t| t["pit"].to_string()).collect();
-            s += &format!(
-                "; captured {total} from {} {} landing in {}",
-                if pits.len() == 1 { "pit" } else { "pits" },
-                pits.join(", "),
-                e["landing"]
-            );
-            if e["own"].as_u64() != Some(0) {
-                s += &format!(", lifting its own {}", e["own"]);
-            }
-        }
-    }
-    if m["truncated"] == true {
-        s += "; stopped by the 3000-seed rule";
-    }
-    s
 }
 
 /// Checks the summary of a verified log against its records.
@@ -239,7 +202,7 @@ fn logs_with_faults_and_restarts_verify() {
     let p = play(
         &misbehave("garbage"),
         &random_bot(),
-        &["--seed", "2", "--games", "3", "--move-time", "500ms"],
+        &["--seed", "2", "--games", "3"],
     );
     assert_eq!(of_type(&p.records, "restart").len(), 2);
     let (code, out, err) = replay(&[path_str(&p.log)]);
@@ -278,10 +241,11 @@ fn logs_with_faults_and_restarts_verify() {
         )
     );
 
-    // A time-out under rulebook: the opponent scores every seed on the board.
+    // A time-out under rulebook: the opponent scores every seed on the board. A moves
+    // first (seed 1), so 200 ms is its deadline alone.
     let p = play(
         &misbehave("never-answer"),
-        &random_bot(),
+        &hus_random(1),
         &[
             "--seed",
             "1",
@@ -888,14 +852,42 @@ fn spawn_hus(args: &[&str]) -> Child {
         .expect("hus starts")
 }
 
+/// This process as the `writer` of a log header (LOGS.md), read from /proc here,
+/// independently of hus.
+fn this_process_as_writer() -> Value {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    let after_name = &stat[stat.rfind(')').expect("(comm)") + 2..];
+    let fields: Vec<&str> = after_name.split(' ').collect();
+    // Fields are numbered from 1 and `after_name` starts at field 3.
+    let start_time: u64 = fields[22 - 3].parse().expect("start time");
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .expect(path)
+            .trim()
+            .to_string()
+    };
+    json!({
+        "pid": std::process::id(),
+        "start_time": start_time,
+        "boot_id": read("/proc/sys/kernel/random/boot_id"),
+        "pid_ns": std::fs::read_link("/proc/self/ns/pid").expect("pid namespace").to_str().expect("utf-8"),
+        "host": read("/proc/sys/kernel/hostname"),
+    })
+}
+
 #[test]
 fn follow_prints_a_log_as_it_is_written() {
     let b = base();
     let path = b.dir.path().join("growing.jsonl");
     std::fs::write(&path, "").expect("create");
     let follower = spawn_hus(&["replay", "--follow", path_str(&path)]);
-    // Copy the log line by line, some lines in two writes with a pause between.
-    let lines = b.lines.clone();
+    // Copy the log line by line, some lines in two writes with a pause between. The
+    // copier, this process, is now the log's writer: the referee that wrote it is gone.
+    let mut lines = b.lines.clone();
+    let mut header = b.records()[0].clone();
+    assert_eq!(header["writer"]["pid"].as_u64().map(|p| p > 0), Some(true));
+    header["writer"] = this_process_as_writer();
+    lines[0] = compact(&header);
     let target = path.clone();
     let writer = std::thread::spawn(move || {
         let mut file = std::fs::OpenOptions::new()
@@ -980,6 +972,157 @@ fn follow_watches_a_match_being_played() {
         out.lines().filter(|l| l.starts_with("  game ")).count(),
         of_type(&records, "move").len(),
         "one line per move: {out}"
+    );
+}
+
+/// The log `hus match` writes in `dir`, once it holds at least `moves` moves.
+fn wait_for_moves(dir: &Path, moves: usize) -> PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = std::fs::read_dir(dir)
+            .expect("log dir")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "jsonl"));
+        if let Some(log) = log {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if text.matches("\"type\":\"move\"").count() >= moves {
+                return log;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no log with {moves} moves appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A referee killed by SIGKILL mid-set: `--follow` sees it is gone and ends by itself,
+/// with status 3 and the reason, both while the dead referee is a zombie and after it
+/// was reaped.
+#[test]
+fn follow_ends_when_the_referee_is_killed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log_dir = path_str(dir.path()).to_string();
+    let marker = format!("hus-test-killed-{}", std::process::id());
+    // Half a second a move: the set is far from its end when it is killed.
+    let bot = format!("{} --tag {marker}", misbehave("answer-all-at 0.1"));
+    let mut matched = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args([
+            "match",
+            &bot,
+            &bot,
+            "--move-time",
+            "5s",
+            "--quiet",
+            "--log-dir",
+            &log_dir,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hus starts");
+    let referee = matched.id();
+    let log = wait_for_moves(dir.path(), 3);
+    let follower = spawn_hus(&["replay", "--follow", path_str(&log)]);
+    std::thread::sleep(Duration::from_millis(300));
+    matched.kill().expect("SIGKILL");
+    // Not reaped yet: a zombie.
+    let (code, out, err) = wait_bounded(follower, Duration::from_secs(60), "hus replay --follow");
+    assert_eq!(code, 3, "{out}{err}");
+    let records = read_log(&log);
+    assert!(of_type(&records, "set-end").is_empty());
+    let moves = of_type(&records, "move").len();
+    assert!(moves >= 3);
+    assert!(
+        err.starts_with(&format!(
+            "INCOMPLETE: stopped following: the referee writing it (pid {referee}) has exited, \
+             and the log ends without set-end or aborted (the referee was killed or the machine stopped)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "verified: 0 games, {moves} moves; game 1 has no game-end"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("  game ")).count(),
+        moves,
+        "{out}"
+    );
+
+    // Reaped: its pid is free (or another process's).
+    matched.wait().expect("reaped");
+    let (code, _, err) = replay(&["--follow", path_str(&log)]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "INCOMPLETE: stopped following: the referee writing it (pid {referee}) is gone"
+        )),
+        "{err}"
+    );
+    // Its bots read the end of their input and exit by themselves.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !alive_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "bots survive: {:?}",
+            alive_with(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A log whose writer cannot be watched (no `writer` in its header): `--idle-limit`
+/// ends the wait; without it, a note says the wait ends only with the set.
+#[test]
+fn follow_stops_at_the_idle_limit() {
+    let b = base();
+    let i = b.find("move", 0, |m| m["game"] == 2 && m["ply"] == 3);
+    let mut header = b.records()[0].clone();
+    header.as_object_mut().expect("object").remove("writer");
+    let mut lines = b.lines[..i].to_vec();
+    lines[0] = compact(&header);
+    let path = write_log(b.dir.path(), "stalled.jsonl", &lines);
+    let started = Instant::now();
+    let (code, out, err) = replay(&["--follow", "--idle-limit", "300ms", path_str(&path)]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let moves = of_type(&b.records()[..i], "move").len();
+    assert_eq!(
+        err,
+        format!(
+            "INCOMPLETE: stopped following: no new line for 300 ms (--idle-limit), and the log ends \
+             without set-end or aborted (the referee was killed or the machine stopped). What it \
+             holds is consistent: verified: 1 game, {moves} moves; game 2 has no game-end (3 of its \
+             moves verified)\n"
+        )
+    );
+    let (code, _, err) = replay(&["--idle-limit", "1s", path_str(&path)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--follow"), "{err}");
+
+    // Without a limit it would wait for ever, and says so.
+    let mut follower = spawn_hus(&["replay", "--follow", path_str(&path)]);
+    let stderr = follower.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stderr), &mut first);
+        let _ = tx.send(first);
+    });
+    let note = rx.recv_timeout(Duration::from_secs(30));
+    follower.kill().expect("kill");
+    follower.wait().expect("reaped");
+    assert_eq!(
+        note.expect("a note within 30 s"),
+        "note: the log does not name the process that writes it (an earlier hus wrote it): \
+         hus cannot tell when it is gone, and follows the log until its set-end or aborted \
+         (--idle-limit DURATION stops sooner)\n"
     );
 }
 
@@ -1212,6 +1355,250 @@ fn viewer_shows_the_engine_board_clockwise() {
 #[test]
 fn viewer_shows_the_engine_board_anticlockwise() {
     viewer_shows_the_engine_board("mancala-world");
+}
+
+#[test]
+fn viewer_shows_the_engine_board_rulebook() {
+    viewer_shows_the_engine_board("rulebook");
+}
+
+/// The data a viewer page holds (the JSON of its `hus-data` element).
+fn page_data(html: &Path) -> Value {
+    let page = std::fs::read_to_string(html).expect("viewer written");
+    let open = r#"<script type="application/json" id="hus-data">"#;
+    let start = page.find(open).expect("the data element") + open.len();
+    let end = start + page[start..].find("</script>").expect("its end");
+    serde_json::from_str(&page[start..end]).expect("the data is JSON")
+}
+
+/// Every position of the log, as `GAME PLY POSITION` lines: the starts and the position
+/// after each move, which the engine checked.
+fn log_positions(records: &[Value], games: &[u64]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut ply = 0;
+    for r in records {
+        let game = r["game"].as_u64().unwrap_or(0);
+        if !games.contains(&game) {
+            continue;
+        }
+        match r["type"].as_str() {
+            Some("game-start") => ply = 0,
+            Some("move") => ply += 1,
+            _ => continue,
+        }
+        lines.push(format!(
+            "{game} {ply} {}",
+            r["position"].as_str().expect("position")
+        ));
+    }
+    lines
+}
+
+/// The page computes every board from the moves alone (rules.js): opened with #check it
+/// lists every position of every game it holds, and each is the engine's, for every
+/// preset at several widths. It holds about 9 bytes a move.
+#[test]
+fn the_viewer_computes_every_position_as_the_engine_does() {
+    if !browser() {
+        return;
+    }
+    for (preset, width, games) in [
+        ("hus", "16", None),
+        ("rulebook", "9", None),
+        ("mancala-world", "13", None),
+        ("hus", "8", Some("2-3")),
+    ] {
+        let p = play(
+            &greedy_bot(),
+            &hus_random(4),
+            &[
+                "--seed", "6", "--games", "3", "--rules", preset, "--width", width,
+            ],
+        );
+        let html = p._dir.path().join("viewer.html");
+        let mut args = vec![path_str(&p.log), "--html", path_str(&html)];
+        if let Some(range) = games {
+            args.extend_from_slice(&["--games", range]);
+        }
+        let (code, out, err) = replay(&args);
+        assert_eq!(code, 0, "{err}");
+        let kept: Vec<u64> = match games {
+            Some(_) => vec![2, 3],
+            None => vec![1, 2, 3],
+        };
+        if games.is_some() {
+            assert!(
+                out.contains(&format!(
+                    "viewer: {} (games 2 to 3 of 3 games)",
+                    html.display()
+                )),
+                "{out}"
+            );
+        }
+        let data = page_data(&html);
+        let numbers: Vec<u64> = data["games"]
+            .as_array()
+            .expect("games")
+            .iter()
+            .map(|g| g["game"].as_u64().expect("game"))
+            .collect();
+        assert_eq!(numbers, kept, "{preset} {width}");
+        let url = format!("file://{}#check", html.display());
+        let dom = chromium(&url, &["--dump-dom"]);
+        assert!(
+            dom.contains("data-check=\"ok\""),
+            "{preset} {width}: the page's own check"
+        );
+        let listed = dom
+            .split("<pre id=\"positions\" hidden=\"\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</pre>").next())
+            .expect("the positions listed");
+        let expected = log_positions(&p.records, &kept);
+        assert!(
+            expected.len() > 3 * 10,
+            "{preset} {width}: {} positions",
+            expected.len()
+        );
+        assert_eq!(
+            listed.lines().collect::<Vec<_>>(),
+            expected,
+            "{preset} {width}: the viewer's positions are the engine's"
+        );
+    }
+}
+
+/// `--game N` and `--games A-B` choose the page's games; a page over --max-page-moves is
+/// refused with the way to choose games; a page's size per move.
+#[test]
+fn a_viewer_of_some_games() {
+    let b = base();
+    let log = path_str(&b.played.log);
+    let html = b.dir.path().join("some.html");
+    let out_html = path_str(&html);
+    let (code, out, err) = replay(&[log, "--html", out_html, "--game", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("viewer: {out_html} (game 2 of 3 games)")),
+        "{out}"
+    );
+    let data = page_data(&html);
+    assert_eq!(data["games"].as_array().map(Vec::len), Some(1));
+    assert_eq!(data["games"][0]["game"], 2);
+    assert_eq!(data["selection"], json!({"first": 2, "last": 2, "of": 3}));
+    // Per move, the page holds the pit and the time; the rest is computed.
+    let moves: Vec<&Value> = of_type(b.records(), "move")
+        .into_iter()
+        .filter(|m| m["game"] == 2)
+        .collect();
+    let pits: Vec<u64> = moves
+        .iter()
+        .map(|m| m["pit"].as_u64().expect("pit"))
+        .collect();
+    assert_eq!(data["games"][0]["pits"], json!(pits));
+    assert_eq!(
+        data["games"][0]["ms"].as_array().map(Vec::len),
+        Some(moves.len())
+    );
+    let end = b.find("game-end", 0, |e| e["game"] == 2);
+    assert_eq!(data["games"][0]["last"], b.records()[end]["position"]);
+
+    let (code, _, err) = replay(&[log, "--html", out_html, "--game", "4"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with("no viewer written: there is no game 4 (the log holds 3 games)\n"),
+        "{err}"
+    );
+    let (code, _, err) = replay(&[log, "--html", out_html, "--games", "5-9"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with("there is no game from 5 to 9 (the log holds 3 games)\n"),
+        "{err}"
+    );
+    let (code, _, err) = replay(&[log, "--html", out_html, "--games", "3-1"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--games \"3-1\": the first game is after the last"),
+        "{err}"
+    );
+    let (code, _, err) = replay(&[log, "--html", out_html, "--games", "0-2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("games are numbered from 1"), "{err}");
+    let (code, _, err) = replay(&[log, "--games", "1-2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--html"), "{err}");
+    let (code, _, err) = replay(&[log, "--html", out_html, "--game", "1", "--ply", "3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("#game=N&ply=K"), "{err}");
+
+    // Too many moves for a page: refused, with the way to choose games.
+    let all = of_type(b.records(), "move").len();
+    let limit = (all - 1).to_string();
+    let refused = b.dir.path().join("refused.html");
+    let (code, out, err) = replay(&[
+        log,
+        "--html",
+        path_str(&refused),
+        "--max-page-moves",
+        &limit,
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        err,
+        format!(
+            "error: no viewer written: the page would hold {all} moves (all 3 games), more than \
+             --max-page-moves {limit}; choose games with --game N or a range with --games A-B\n"
+        )
+    );
+    assert!(!refused.exists());
+    assert!(
+        out.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("verified: 3 games")),
+        "{out}"
+    );
+    let (code, _, err) = replay(&[
+        log,
+        "--html",
+        path_str(&refused),
+        "--max-page-moves",
+        &limit,
+        "--games",
+        "1-2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(refused.exists());
+
+    // A page whose rules disagreed with the engine would say so: here its data is
+    // altered to give game 2 another last position.
+    if !browser() {
+        return;
+    }
+    let page = std::fs::read_to_string(&html).expect("viewer");
+    let last = data["games"][0]["last"].as_str().expect("last");
+    // One seed moved from a pit of player 0 to its neighbour.
+    let mut setup = last.parse::<Position>().expect("notation").to_setup();
+    let from = (0..setup.pits[0].len())
+        .find(|&p| setup.pits[0][p] > 0)
+        .expect("a seed");
+    setup.pits[0][from] -= 1;
+    let next = (from + 1) % setup.pits[0].len();
+    setup.pits[0][next] += 1;
+    let other = setup.validate().expect("a position");
+    let altered = b.dir.path().join("altered.html");
+    std::fs::write(&altered, page.replacen(last, &other.to_string(), 1)).expect("write");
+    let dom = chromium(&format!("file://{}", altered.display()), &["--dump-dom"]);
+    assert!(
+        dom.contains("data-check=\"failed\""),
+        "the page's own check"
+    );
+    let plies = moves.len();
+    assert!(
+        dom.contains(&format!(
+            "The viewer’s rules disagree with the log in game 2 (after {plies} plies the viewer has {last} but the engine has {other})"
+        )),
+        "the disagreement is shown"
+    );
 }
 
 #[test]

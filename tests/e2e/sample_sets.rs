@@ -112,6 +112,8 @@ fn the_console_reports_each_game_and_the_table() {
         "9",
         "--log-dir",
         log_dir,
+        GENEROUS[0],
+        GENEROUS[1],
     ]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
@@ -186,6 +188,7 @@ fn a_relative_bot_path_is_the_referees_directory_even_with_bot_dir() {
             "--bot-dir",
         ])
         .arg(elsewhere.path())
+        .args(GENEROUS)
         .arg("--log-dir")
         .arg(elsewhere.path())
         .output()
@@ -211,6 +214,7 @@ fn a_closed_stdout_neither_panics_nor_stops_the_set() {
             "--log-dir",
         ])
         .arg(dir.path())
+        .args(GENEROUS)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -1,5 +1,10 @@
 //! Untrusted bots: every way a bot can misbehave is a precise fault, the set goes on, the
 //! referee's memory stays bounded, and no process started for a set outlives it.
+//!
+//! The misbehaving bot is A, the opponent the built-in random mover. Seed 1 makes A
+//! move first, so a fault on A's first turn comes before the opponent has anything to
+//! answer. Allowances are generous (`GENEROUS`) except where time is what is tested, and
+//! there the margin is the misbehaving bot's delay against the deadline.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,41 +16,18 @@ pub fn tag(name: &str) -> String {
     format!("hus-test-{name}-{}", std::process::id())
 }
 
-/// The pids of live processes whose command line contains `marker`.
-pub fn alive_with(marker: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        if String::from_utf8_lossy(&cmdline).contains(marker) && !zombie {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
-/// One game, A misbehaving with `mode` (tagged), B a random bot; returns A's faults.
+/// One game, A misbehaving with `mode` (tagged) and moving first, B the built-in random
+/// mover; returns A's faults.
 fn one_game(mode: &str, marker: &str, extra: &[&str]) -> (Vec<serde_json::Value>, Played) {
     let bot = format!("{} --tag {marker}", misbehave(mode));
-    let mut args = vec![
-        "--games",
-        "1",
-        "--seed",
-        "1",
-        "--move-time",
-        "400ms",
-        "--ready-time",
-        "3s",
-    ];
+    let mut args = vec!["--games", "1", "--seed", "1"];
     args.extend_from_slice(extra);
-    let p = play(&bot, &random_bot(), &args);
+    let p = play(&bot, &hus_random(1), &args);
+    assert_eq!(
+        of_type(&p.records, "game-start")[0]["first"],
+        0,
+        "A moves first"
+    );
     let faults = of_type(&p.records, "fault")
         .into_iter()
         .filter(|f| f["bot"] == 0)
@@ -67,22 +49,36 @@ fn rss_kib(p: &Played) -> u64 {
 
 #[test]
 fn answers_hello_after_the_allowance() {
-    let (f, _) = one_game("late-hello 3.0", &tag("late"), &["--ready-time", "1500ms"]);
+    // Ready 8 s after hello, 5 s past a 3 s allowance (which the opponent, a Rust
+    // program, meets with seconds to spare).
+    let (f, _) = one_game("late-hello 8.0", &tag("late"), &["--ready-time", "3s"]);
     assert_eq!(kinds(&f), ["start-up"]);
 }
 
 #[test]
-fn answers_just_before_and_just_after_the_deadline() {
-    let (f, p) = one_game("answer-at 0.9", &tag("before"), &["--move-time", "1s"]);
+fn answers_before_and_after_the_deadline() {
+    // A quarter of the allowance either side of the deadline: 500 ms of margin. How
+    // close to the deadline the referee is exact is measured by tests/bench/timing.py,
+    // not here.
+    let (f, p) = one_game("answer-at 0.75", &tag("before"), &["--move-time", "2s"]);
     assert!(f.is_empty(), "{f:?}");
     assert_eq!(p.summary["bots"][0]["faults"], 0);
-    let (f, _) = one_game("answer-at 1.1", &tag("after"), &["--move-time", "1s"]);
+    let (f, _) = one_game("answer-at 1.25", &tag("after"), &["--move-time", "2s"]);
     assert_eq!(kinds(&f), ["time-out"]);
+    // Declared at the deadline; or, had the referee itself been held up past the late
+    // move, with that move's time.
+    let detail = f[0]["detail"].as_str().expect("detail");
+    assert!(
+        detail == "no move within 2000 ms"
+            || (detail.starts_with("move read ")
+                && detail.ends_with(" ms after the turn, over the 2000 ms allowed")),
+        "{detail}"
+    );
 }
 
 #[test]
 fn keeps_stdout_open_without_a_newline() {
-    let (f, _) = one_game("no-newline", &tag("nonl"), &[]);
+    let (f, _) = one_game("no-newline", &tag("nonl"), &["--move-time", "1s"]);
     assert_eq!(kinds(&f), ["time-out"]);
 }
 
@@ -95,25 +91,16 @@ fn nul_byte_and_early_and_double_moves() {
         "{}",
         f[0]
     );
+    // A move sent with its ready, before any turn.
     let (f, _) = one_game("early-move", &tag("early"), &[]);
-    // Its early move may cross its first turn on the wire and be taken as the answer;
-    // its real answer is then one line too many. Found before its next turn, that line
-    // is unsolicited; crossing the next turn too (a slow bot on a loaded machine), it is
-    // taken as the answer there, and its pit, played already, is empty: illegal. Either
-    // way one fault, never a hang.
-    let early = kinds(&f);
-    assert!(
-        early == ["unsolicited-message"] || early == ["illegal-move"],
-        "{early:?}"
-    );
-    // The second move of its first turn is found when its next turn comes, or, if it
-    // crosses that turn on the wire, taken as its answer (the same race as above).
+    assert_eq!(kinds(&f), ["unsolicited-message"]);
+    assert_eq!(f[0]["ply"], 0, "{}", f[0]);
+    // Two moves for one turn, in one write: the second is found when its next turn
+    // comes. (Written apart, the second could cross that turn on the wire and be taken
+    // as its answer: PROTOCOL.md, unsolicited-message.)
     let (f, _) = one_game("two-moves", &tag("two"), &[]);
-    let twice = kinds(&f);
-    assert!(
-        twice == ["unsolicited-message"] || twice == ["illegal-move"],
-        "{twice:?}"
-    );
+    assert_eq!(kinds(&f), ["unsolicited-message"]);
+    assert_eq!(f[0]["ply"], 2, "{}", f[0]);
 }
 
 #[test]
@@ -147,8 +134,10 @@ fn an_endless_flood_on_stdout_is_a_fault_and_memory_stays_bounded() {
 }
 
 #[test]
-fn an_endless_flood_on_stderr_is_capped() {
-    let (f, p) = one_game("flood-stderr 2", &tag("stderr"), &["--move-time", "5s"]);
+fn a_flood_on_stderr_is_capped() {
+    // 16 MiB on stderr during its first move, then the move: all of it is read (the
+    // bot is never blocked by a full pipe), the first MiB kept.
+    let (f, p) = one_game("flood-stderr 16", &tag("stderr"), &[]);
     assert!(f.is_empty(), "{f:?}");
     let a = of_type(&p.records, "shutdown")
         .into_iter()
@@ -156,12 +145,7 @@ fn an_endless_flood_on_stderr_is_capped() {
         .expect("bot 0 shutdown")
         .clone();
     assert_eq!(a["stderr_cut"], true);
-    assert!(
-        a["stderr_bytes"]
-            .as_u64()
-            .is_some_and(|n| n > 2 * 1024 * 1024),
-        "{a}"
-    );
+    assert_eq!(a["stderr_bytes"], 16 << 20, "{a}");
     let stderr_file = p
         .log
         .with_file_name(p.records[0]["bots"][0]["stderr"].as_str().expect("name"));
@@ -172,7 +156,7 @@ fn an_endless_flood_on_stderr_is_capped() {
         text.contains("[hus: stderr cut here after 1048576 bytes"),
         "no cut note"
     );
-    assert!(rss_kib(&p) < 64 * 1024);
+    assert!(rss_kib(&p) < 64 * 1024, "referee used {} KiB", rss_kib(&p));
 }
 
 #[test]
@@ -194,7 +178,7 @@ fn ignoring_sigterm_and_not_exiting_after_bye() {
         .clone();
     assert_eq!(a["stopped_by"], "sigkill");
     assert_eq!(a["status"], "killed by signal 9 (SIGKILL)");
-    assert!(alive_with(&marker).is_empty());
+    assert_eq!(survivors(&marker), Vec::<u32>::new());
 }
 
 #[test]
@@ -208,19 +192,19 @@ fn a_child_that_keeps_the_pipes_open_is_killed_with_the_group() {
         "{}",
         f[0]
     );
-    // The fault came soon after the exit, not at the deadline.
-    assert!(f[0]["ms"].as_f64().is_some_and(|ms| ms < 390.0), "{}", f[0]);
+    // The fault came when it exited, not at the deadline (10 s).
+    assert!(
+        f[0]["ms"].as_f64().is_some_and(|ms| ms < 5000.0),
+        "{}",
+        f[0]
+    );
     let a = of_type(&p.records, "shutdown")
         .into_iter()
         .find(|s| s["bot"] == 0)
         .expect("shutdown")
         .clone();
     assert_eq!(a["escaped"], serde_json::json!([]));
-    assert!(
-        alive_with(&marker).is_empty(),
-        "survivors: {:?}",
-        alive_with(&marker)
-    );
+    assert_eq!(survivors(&marker), Vec::<u32>::new(), "survivors");
 }
 
 #[test]
@@ -235,11 +219,7 @@ fn a_grandchild_that_left_the_group_is_found_through_the_pipes_and_killed() {
         .clone();
     assert_eq!(a["leaked"], true);
     assert_eq!(a["escaped"].as_array().map(|e| e.len()), Some(1), "{a}");
-    assert!(
-        alive_with(&marker).is_empty(),
-        "survivors: {:?}",
-        alive_with(&marker)
-    );
+    assert_eq!(survivors(&marker), Vec::<u32>::new(), "survivors");
 }
 
 #[test]
@@ -253,21 +233,18 @@ fn memory_and_cpu_limits_bind_the_bot() {
         "{}",
         f[0]
     );
+    // 1 s of CPU time may take several seconds of wall time on a loaded machine: the
+    // 60 s deadline is far away, and a limit that did not bind would be a time-out.
     let (f, _) = one_game(
         "cpu",
         &tag("cpu"),
-        &["--bot-cpu", "1s", "--move-time", "10s"],
+        &["--bot-cpu", "1s", "--move-time", "60s"],
     );
     assert_eq!(kinds(&f), ["crash"]);
     assert!(
         f[0]["detail"]
             .as_str()
             .is_some_and(|d| d.contains("SIGXCPU") || d.contains("SIGKILL")),
-        "{}",
-        f[0]
-    );
-    assert!(
-        f[0]["ms"].as_f64().is_some_and(|ms| ms < 5000.0),
         "{}",
         f[0]
     );
@@ -305,7 +282,7 @@ fn a_clean_environment_and_a_working_directory() {
         .args([
             "match",
             &bot,
-            &random_bot(),
+            &hus_random(1),
             "--games",
             "1",
             "--quiet",
@@ -315,6 +292,7 @@ fn a_clean_environment_and_a_working_directory() {
             "--bot-dir",
             bot_dir,
         ])
+        .args(GENEROUS)
         .arg("--log-dir")
         .arg(log_dir.path())
         .env("HUS_SECRET", "hunter2")
@@ -356,12 +334,21 @@ fn stopping_the_referee_stops_the_bots_and_keeps_the_log() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("hus starts");
-        std::thread::sleep(Duration::from_millis(1500));
-        let bots = alive_with(&marker)
-            .into_iter()
-            .filter(|&p| p != child.id())
-            .count();
-        assert_eq!(bots, 2, "both bots run");
+        // Wait until both bots run (however long they take to start), and a little
+        // more for the referee to be in its first turn.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let bots = alive_with(&marker)
+                .into_iter()
+                .filter(|&p| p != child.id())
+                .count();
+            if bots == 2 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the bots did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(200));
         let sent = Instant::now();
         Command::new("kill")
             .arg(format!("-{signal}"))
@@ -369,18 +356,14 @@ fn stopping_the_referee_stops_the_bots_and_keeps_the_log() {
             .status()
             .expect("kill");
         let status = child.wait().expect("hus exits");
+        // Its bots would wait 60 s for a move: it stops them instead of waiting.
         assert!(
-            sent.elapsed() < Duration::from_secs(3),
+            sent.elapsed() < Duration::from_secs(20),
             "hus took {:?} to stop",
             sent.elapsed()
         );
         assert_eq!(status.code(), Some(130));
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(
-            alive_with(&marker).is_empty(),
-            "survivors: {:?}",
-            alive_with(&marker)
-        );
+        assert_eq!(survivors(&marker), Vec::<u32>::new(), "survivors");
         let records = read_log(&file_ending(dir.path(), ".jsonl"));
         let last = records.last().expect("records");
         assert_eq!(last["type"], "aborted");
@@ -393,14 +376,70 @@ fn stopping_the_referee_stops_the_bots_and_keeps_the_log() {
 #[test]
 fn writing_without_answering_still_times_out() {
     for mode in ["blank-flood", "slow-garbage"] {
-        let (f, p) = one_game(mode, &tag(mode), &[]);
+        let (f, p) = one_game(mode, &tag(mode), &["--move-time", "1s"]);
         assert_eq!(kinds(&f), ["time-out"], "{mode}");
         let ms = f[0]["ms"].as_f64().expect("ms");
-        // 400 ms allowed; the time-out comes right after (timing.py measures how soon).
+        // 1 s allowed: declared at the deadline, not held up by what it writes (it
+        // writes for ever). How soon after the deadline is measured by
+        // tests/bench/timing.py, not here.
         assert!(
-            (400.0..500.0).contains(&ms),
+            (1000.0..3000.0).contains(&ms),
             "{mode}: declared after {ms} ms"
         );
-        assert!(rss_kib(&p) < 64 * 1024);
+        assert!(rss_kib(&p) < 64 * 1024, "referee used {} KiB", rss_kib(&p));
     }
+}
+
+/// The memory figure is the referee's own, whatever started it: `hus match --json` run
+/// by a Python process that holds 150 MB reports a few MB (getrusage's ru_maxrss would
+/// report the parent's 150 MB: it survives exec).
+#[test]
+fn the_memory_figure_is_the_referees_own() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = dir.path().join("big_parent.py");
+    std::fs::write(
+        &script,
+        "import json, subprocess, sys\n\
+         hog = bytearray(150 << 20)\n\
+         for i in range(0, len(hog), 4096):\n\
+         \x20   hog[i] = 1  # touch every page: resident, not just reserved\n\
+         rss = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS:'))\n\
+         out = subprocess.run(sys.argv[1:], capture_output=True)\n\
+         sys.stderr.buffer.write(out.stderr)\n\
+         print(json.dumps({'parent_rss_kib': rss, 'status': out.returncode, 'summary': out.stdout.decode()}))\n",
+    )
+    .expect("write");
+    let log_dir = tempfile::tempdir().expect("temp dir");
+    let bot = hus_random(1);
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_hus"))
+        .args(["match", &bot, &bot, "--games", "2", "--json"])
+        .args(GENEROUS)
+        .arg("--log-dir")
+        .arg(log_dir.path())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        report["status"],
+        0,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parent = report["parent_rss_kib"].as_u64().expect("parent rss");
+    assert!(parent >= 150 << 10, "the parent holds {parent} KiB");
+    let summary: serde_json::Value =
+        serde_json::from_str(report["summary"].as_str().expect("summary")).expect("JSON");
+    let referee = summary["referee_max_rss_kib"].as_u64().expect("rss");
+    // A debug build of the referee peaks at about 8 MB.
+    assert!(
+        (1024..32 << 10).contains(&referee),
+        "the referee reported {referee} KiB, its parent holds {parent} KiB"
+    );
 }

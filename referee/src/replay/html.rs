@@ -1,16 +1,22 @@
 //! `hus replay LOG --html OUT.html`: one self-contained page (no network, inline CSS and
-//! JS) that replays the set. The viewer's source is in `viewer.html`, `viewer.css` and
-//! `viewer.js` beside this file; the set goes into the page as JSON in a
-//! `<script type="application/json">` element, with `<`, `>`, `&`, U+2028 and U+2029
-//! escaped so that nothing in a log (a bot named `</script><script>...`) can end that
-//! element. The script inserts every text from the log with `textContent`.
+//! JS) that replays the set, or the games chosen with `--game N` / `--games A-B`. The
+//! viewer's source is in `viewer.html`, `viewer.css`, `rules.js` and `viewer.js` beside
+//! this file; the set goes into the page as JSON in a `<script type="application/json">`
+//! element, with `<`, `>`, `&`, U+2028 and U+2029 escaped so that nothing in a log (a bot
+//! named `</script><script>...`) can end that element. The script inserts every text
+//! from the log with `textContent`.
 //!
-//! The boards in the page are the engine's positions, already checked against the log.
+//! The page holds, per move, only the pit played and the time taken: `rules.js`
+//! computes the boards, relays and captures from the starting position, so a page
+//! grows by about 9 bytes per move (README, "Replaying a log"). Every game also holds
+//! the last position the log has for it, already checked by the engine: the page
+//! compares its own last board with it and says so if they ever differ.
 
 use std::io;
+use std::ops::RangeInclusive;
 
 use anyhow::Result;
-use engine::{Event, Player, Position, Sowing};
+use engine::{Position, Sowing};
 use serde::Serialize;
 
 use crate::records::{Fault, GameEnd, Record, TimeRecord};
@@ -21,34 +27,15 @@ use super::{Observer, Verdict};
 
 const TEMPLATE: &str = include_str!("viewer.html");
 const CSS: &str = include_str!("viewer.css");
+const RULES_JS: &str = include_str!("rules.js");
 const JS: &str = include_str!("viewer.js");
 const CSS_SLOT: &str = "/*HUS-CSS*/";
 const JS_SLOT: &str = "/*HUS-JS*/";
 const DATA_SLOT: &str = "/*HUS-DATA*/";
 
-/// Both players' pits, in their own numbering.
-type Board = [Vec<u8>; 2];
-
-fn board(pos: &Position) -> Board {
-    [pos.pits(Player::Zero), pos.pits(Player::One)]
-}
-
-#[derive(Serialize)]
-struct MoveData {
-    ply: u32,
-    bot: usize,
-    player: usize,
-    pit: u32,
-    ms: f64,
-    sown: u32,
-    truncated: bool,
-    events: Vec<Event>,
-    /// The move in words.
-    text: String,
-    /// The position after it.
-    board: Board,
-    /// The player to move after it.
-    next: usize,
+/// Milliseconds to the hundredth, as the viewer shows them: one byte less per move.
+fn hundredths(ms: f64) -> f64 {
+    (ms * 100.0).round() / 100.0
 }
 
 #[derive(Serialize)]
@@ -108,54 +95,101 @@ struct GameData {
     game: u32,
     /// The bot that is player 0.
     first: usize,
-    start: Board,
-    to_move: usize,
-    moves: Vec<MoveData>,
+    /// The starting position, in the notation of RULES.md.
+    start: String,
+    /// The pit of each move, in order: the page plays them with `rules.js`.
+    pits: Vec<u8>,
+    /// The time each move took, in ms.
+    ms: Vec<f64>,
     faults: Vec<FaultData>,
     end: Option<EndData>,
+    /// The engine's position after the last move the log holds (or the start), for the
+    /// page to check its own against.
+    last: String,
 }
 
-/// Keeps every game as it is checked.
+/// Keeps the chosen games as they are checked.
 #[derive(Default)]
 pub struct Collector {
     games: Vec<GameData>,
+    /// The games to keep; all when `None`.
+    select: Option<RangeInclusive<u32>>,
+    /// The engine's position after the last move of each kept game.
+    last: Vec<Position>,
+    /// Whether the records being read belong to a kept game.
+    keeping: bool,
+    /// Games in the log, kept or not.
+    pub seen: u32,
+    /// Moves of the kept games.
+    pub moves: u64,
+    /// The most moves to keep: past that the page is refused (`--max-page-moves`).
+    max_moves: u64,
+}
+
+impl Collector {
+    /// A collector of the games in `select` (all when `None`), keeping at most
+    /// `max_moves` moves.
+    pub fn new(select: Option<RangeInclusive<u32>>, max_moves: u64) -> Collector {
+        Collector {
+            select,
+            max_moves,
+            ..Collector::default()
+        }
+    }
+
+    /// Whether the kept games hold more moves than a page may.
+    pub fn too_many_moves(&self) -> bool {
+        self.moves > self.max_moves
+    }
+
+    /// The numbers of the first and last game kept, if any.
+    pub fn kept(&self) -> Option<(u32, u32)> {
+        Some((self.games.first()?.game, self.games.last()?.game))
+    }
 }
 
 impl Observer for Collector {
     fn observe(&mut self, _v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()> {
         match (record, checked) {
-            (Record::GameStart(g), Checked::Started(start)) => self.games.push(GameData {
-                game: g.game,
-                first: g.first,
-                start: board(start),
-                to_move: start.to_move().index(),
-                moves: Vec::new(),
-                faults: Vec::new(),
-                end: None,
-            }),
-            (Record::Move(m), Checked::Moved(after, _)) => {
-                if let Some(game) = self.games.last_mut() {
-                    game.moves.push(MoveData {
-                        ply: m.ply,
-                        bot: m.bot,
-                        player: m.player,
-                        pit: m.pit,
-                        ms: m.ms,
-                        sown: m.sown,
-                        truncated: m.truncated,
-                        events: m.events.clone(),
-                        text: text::move_words(m),
-                        board: board(after),
-                        next: after.to_move().index(),
+            (Record::GameStart(g), Checked::Started(start)) => {
+                self.seen += 1;
+                self.keeping = match &self.select {
+                    Some(range) => range.contains(&g.game),
+                    None => true,
+                };
+                if self.keeping {
+                    self.games.push(GameData {
+                        game: g.game,
+                        first: g.first,
+                        start: start.to_string(),
+                        pits: Vec::new(),
+                        ms: Vec::new(),
+                        faults: Vec::new(),
+                        end: None,
+                        last: String::new(),
                     });
+                    self.last.push(*start);
                 }
             }
-            (Record::Fault(f), _) => {
+            (Record::Move(m), Checked::Moved(after, _)) if self.keeping => {
+                self.moves += 1;
+                // Past the limit the page is refused: count, but keep nothing more.
+                if self.too_many_moves() {
+                    return Ok(());
+                }
+                if let (Some(game), Some(last)) = (self.games.last_mut(), self.last.last_mut()) {
+                    // A pit is below 2W <= 32: it was checked by the engine.
+                    game.pits.push(m.pit as u8);
+                    game.ms.push(hundredths(m.ms));
+                    *last = *after;
+                }
+            }
+            (Record::Fault(f), _) if self.keeping => {
                 if let Some(game) = self.games.last_mut() {
                     game.faults.push(f.into());
                 }
             }
-            (Record::GameEnd(e), _) => {
+            (Record::GameEnd(e), _) if self.keeping => {
                 if let Some(game) = self.games.last_mut() {
                     game.end = Some(e.into());
                 }
@@ -178,6 +212,15 @@ struct RulesData {
     preset: String,
     width: u32,
     sowing: &'static str,
+}
+
+/// Which games of the log the page holds, when not all.
+#[derive(Serialize)]
+struct SelectionData {
+    first: u32,
+    last: u32,
+    /// Games in the log.
+    of: u32,
 }
 
 #[derive(Serialize)]
@@ -203,6 +246,8 @@ struct Data {
     /// The status in words.
     status_text: String,
     set: SetData,
+    /// Set when the page holds only some of the log's games.
+    selection: Option<SelectionData>,
     games: Vec<GameData>,
 }
 
@@ -224,7 +269,12 @@ fn script_safe(json: &str) -> String {
 }
 
 /// The whole page for a checked (complete, aborted or incomplete) log.
-pub fn page(v: &Verifier, collector: Collector, verdict: &Verdict, source: &str) -> Result<String> {
+pub fn page(
+    v: &Verifier,
+    mut collector: Collector,
+    verdict: &Verdict,
+    source: &str,
+) -> Result<String> {
     let Some(h) = v.header() else {
         anyhow::bail!("no header");
     };
@@ -280,16 +330,32 @@ pub fn page(v: &Verifier, collector: Collector, verdict: &Verdict, source: &str)
             faults: v.faults(),
             winner: score.leader(),
         },
-        games: collector.games,
+        selection: match (&collector.select, collector.kept()) {
+            (Some(_), Some((first, last))) => Some(SelectionData {
+                first,
+                last,
+                of: collector.seen,
+            }),
+            _ => None,
+        },
+        games: {
+            for (game, last) in collector.games.iter_mut().zip(&collector.last) {
+                game.last = last.to_string();
+            }
+            collector.games
+        },
     };
     let json = script_safe(&serde_json::to_string(&data)?);
     Ok(fill(&json))
 }
 
-/// The template with the style, the script and the data in their slots. The data goes
+/// The template with the style, the scripts and the data in their slots. The data goes
 /// in last, so nothing in it is ever taken for a slot.
 fn fill(json: &str) -> String {
-    let html = TEMPLATE.replacen(CSS_SLOT, CSS, 1).replacen(JS_SLOT, JS, 1);
+    let script = format!("{RULES_JS}\n{JS}");
+    let html = TEMPLATE
+        .replacen(CSS_SLOT, CSS, 1)
+        .replacen(JS_SLOT, &script, 1);
     match html.split_once(DATA_SLOT) {
         Some((before, after)) => {
             let mut page = String::with_capacity(html.len() + json.len());
@@ -311,13 +377,13 @@ mod tests {
         assert_eq!(TEMPLATE.matches(CSS_SLOT).count(), 1);
         assert_eq!(TEMPLATE.matches(JS_SLOT).count(), 1);
         assert_eq!(TEMPLATE.matches(DATA_SLOT).count(), 1);
-        for source in [CSS, JS] {
+        for source in [CSS, RULES_JS, JS] {
             assert!(!source.contains(DATA_SLOT));
             assert!(!source.to_ascii_lowercase().contains("</script"));
             assert!(!source.to_ascii_lowercase().contains("</style"));
         }
         // No network: nothing is loaded from anywhere.
-        for source in [TEMPLATE, CSS, JS] {
+        for source in [TEMPLATE, CSS, RULES_JS, JS] {
             // The SVG namespace is a name, not an address that is loaded.
             let source = source.replace("http://www.w3.org/2000/svg", "");
             for word in [

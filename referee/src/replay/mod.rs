@@ -17,9 +17,11 @@ mod html;
 mod source;
 pub(crate) mod text;
 mod verify;
+mod watch;
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::ops::RangeInclusive;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -30,7 +32,7 @@ use serde_json::Value;
 use crate::args::ReplayArgs;
 use crate::records::{MoveRecord, Record, LOG_VERSION};
 
-use source::{Next, Source};
+use source::{Follow, Next, Source};
 use text::Style;
 use verify::{Checked, Corrupt, Ending, Verifier};
 
@@ -63,8 +65,12 @@ pub enum Verdict {
     /// Ended by `aborted` (with its reason), every record checked.
     Aborted(String),
     /// No `set-end` or `aborted`: cut short. `cut` is the number of a last line that was
-    /// itself cut mid-way (and not read).
-    Incomplete { cut: Option<u64> },
+    /// itself cut mid-way (and not read); `stopped` why following stopped (the writer
+    /// is gone, or the idle limit).
+    Incomplete {
+        cut: Option<u64>,
+        stopped: Option<String>,
+    },
     /// The first record that disagrees.
     Corrupt(Corrupt),
 }
@@ -198,6 +204,7 @@ pub fn drive<R: io::Read>(
         if number == 1 {
             first_line(line, complete)?;
         }
+        let stopped = src.stopped().map(str::to_string);
         let record = match parse(line) {
             Ok(Parsed::Record(record)) => record,
             Ok(Parsed::Unknown(t)) => {
@@ -207,7 +214,12 @@ pub fn drive<R: io::Read>(
                 );
                 continue;
             }
-            Err(_) if !complete => return Ok(Verdict::Incomplete { cut: Some(number) }),
+            Err(_) if !complete => {
+                return Ok(Verdict::Incomplete {
+                    cut: Some(number),
+                    stopped,
+                })
+            }
             Err(message) => {
                 return Ok(Verdict::Corrupt(Corrupt {
                     line: number,
@@ -219,6 +231,11 @@ pub fn drive<R: io::Read>(
             Ok(checked) => checked,
             Err(corrupt) => return Ok(Verdict::Corrupt(corrupt)),
         };
+        if let Record::Header(h) = &record {
+            if let Some(note) = src.watch(h.writer.clone()) {
+                eprintln!("note: {note}");
+            }
+        }
         observer.observe(v, &record, &checked)?;
         if src.following() && *v.ending() != Ending::Open {
             break;
@@ -228,7 +245,10 @@ pub fn drive<R: io::Read>(
         bail!("the file is empty: no record at all, not even the header a hus log starts with");
     }
     Ok(match v.ending() {
-        Ending::Open => Verdict::Incomplete { cut: None },
+        Ending::Open => Verdict::Incomplete {
+            cut: None,
+            stopped: src.stopped().map(str::to_string),
+        },
         Ending::SetEnd => Verdict::Complete,
         Ending::Aborted(reason) => Verdict::Aborted(reason.clone()),
     })
@@ -277,10 +297,14 @@ fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool)
                 )?;
             }
         }
-        Verdict::Incomplete { cut } => {
+        Verdict::Incomplete { cut, stopped } => {
             out.flush()?;
             let cut = match cut {
                 Some(n) => format!("; its last line, {n}, is cut short mid-way and was not read"),
+                None => String::new(),
+            };
+            let why = match stopped {
+                Some(why) => format!("stopped following: {why}, and "),
                 None => String::new(),
             };
             if v.games_started() == 0 {
@@ -290,14 +314,14 @@ fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool)
                     "only its header and ready records"
                 };
                 eprintln!(
-                    "INCOMPLETE: the log holds {only}: it ends before its first game began, \
+                    "INCOMPLETE: {why}the log holds {only}: it ends before its first game began, \
                      without set-end or aborted (the referee was killed or the machine stopped){cut}"
                 );
                 return Ok(());
             }
             eprintln!(
-                "INCOMPLETE: the log ends without set-end or aborted (the referee was killed or the \
-                 machine stopped){cut}. What it holds is consistent: {}",
+                "INCOMPLETE: {why}the log ends without set-end or aborted (the referee was killed or \
+                 the machine stopped){cut}. What it holds is consistent: {}",
                 tally(v)
             );
         }
@@ -323,17 +347,31 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             "--follow cannot be combined with --game or --html (run those on the log afterwards)"
         );
     }
-    if args.game.is_some() && args.html.is_some() {
-        bail!("--html writes a viewer of the whole set: use it without --game (its URL takes #game=N)");
+    if args.ply.is_some() && args.html.is_some() {
+        bail!(
+            "--ply shows a position in the terminal; with --html, open the page at #game=N&ply=K"
+        );
     }
+    let select = match (args.game, args.games.as_deref()) {
+        (Some(n), _) => Some(n..=n),
+        (None, Some(range)) => Some(parse_games(range)?),
+        (None, None) => None,
+    };
     let path = &args.log;
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut src = Source::new(file, args.follow.then_some(POLL));
+    let idle_limit = match args.idle_limit.as_deref() {
+        Some(text) => Some(crate::config::check_positive(
+            crate::config::parse_duration(text).context("invalid --idle-limit")?,
+            "--idle-limit",
+        )?),
+        None => None,
+    };
+    let mut src = Source::new(file, args.follow.then(|| Follow::new(POLL, idle_limit)));
     let mut v = Verifier::new();
     let stdout = io::stdout();
     let context = || path.display().to_string();
 
-    if let Some(number) = args.game {
+    if let (Some(number), None) = (args.game, &args.html) {
         let mut view = text::GameView::new(BufWriter::new(stdout.lock()), style, number, args.ply);
         let verdict = drive(&mut src, &mut v, &mut view).with_context(context)?;
         view.flush()?;
@@ -369,7 +407,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         "log: {}",
         text::clean(&path.display().to_string(), 500)
     ))?;
-    let mut collector = html::Collector::default();
+    let mut collector = html::Collector::new(select.clone(), args.max_page_moves);
     let verdict = match &args.html {
         None => drive(&mut src, &mut v, &mut report),
         Some(_) => drive(&mut src, &mut v, &mut (&mut report, &mut collector)),
@@ -377,13 +415,48 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     .with_context(context)?;
     if let Some(out) = &args.html {
         if !matches!(verdict, Verdict::Corrupt(_)) {
+            let games = text::plural(collector.seen, "game", "games");
+            let kept = collector.kept();
+            if let (Some(range), None) = (&select, kept) {
+                report.flush()?;
+                bail!(
+                    "{}: no viewer written: there is no game {} (the log holds {games})",
+                    path.display(),
+                    if range.start() == range.end() {
+                        range.start().to_string()
+                    } else {
+                        format!("from {} to {}", range.start(), range.end())
+                    }
+                );
+            }
+            if collector.too_many_moves() {
+                announce(&verdict, &v, report.writer(), true)?;
+                report.flush()?;
+                bail!(
+                    "no viewer written: the page would hold {} moves ({}), more than \
+                     --max-page-moves {}; choose games with --game N or a range with --games A-B",
+                    collector.moves,
+                    match &select {
+                        Some(r) => format!("games {} to {}", r.start(), r.end()),
+                        None => format!("all {games}"),
+                    },
+                    args.max_page_moves,
+                );
+            }
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let page = html::page(&v, collector, &verdict, &name)?;
             write_file(out, &page)?;
-            report.line(&format!("viewer: {}", out.display()))?;
+            let part = match (&select, kept) {
+                (Some(_), Some((first, last))) if first == last => {
+                    format!(" (game {first} of {games})")
+                }
+                (Some(_), Some((first, last))) => format!(" (games {first} to {last} of {games})"),
+                _ => String::new(),
+            };
+            report.line(&format!("viewer: {}{part}", out.display()))?;
         }
     }
     announce(&verdict, &v, report.writer(), true)?;
@@ -392,6 +465,24 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     }
     report.flush()?;
     Ok(verdict.exit_code())
+}
+
+/// `--games A-B` (or `--games A`): the games of the page.
+fn parse_games(text: &str) -> Result<RangeInclusive<u32>> {
+    let number = |t: &str| -> Result<u32> {
+        match t.trim().parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => bail!("--games {text:?}: games are numbered from 1 (write a range as 3-7)"),
+        }
+    };
+    let (first, last) = match text.split_once('-') {
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => (number(text)?, number(text)?),
+    };
+    if first > last {
+        bail!("--games {text:?}: the first game is after the last");
+    }
+    Ok(first..=last)
 }
 
 fn write_file(path: &Path, content: &str) -> Result<()> {

@@ -1,9 +1,13 @@
 // The hus replay viewer. The set is the JSON in #hus-data (written by `hus replay
-// --html`): every board comes from the rules engine, already checked against the log.
-// Every text from the log is inserted with textContent, never parsed as HTML.
+// --html`): for each game its starting position, the pit and time of every move, and
+// the engine's last position. The boards, relays and captures are computed here with
+// HusRules (rules.js), and the last board of each game is checked against the
+// engine's: a disagreement is shown, never hidden. Every text from the log is inserted
+// with textContent, never parsed as HTML.
 //
 // The URL hash opens a position: #game=2&ply=5. For tests, #game=1&steps=5 presses the
-// "Next" button five times, through the same handler as a click.
+// "Next" button five times, through the same handler as a click, and #check computes
+// every game and lists every position in a hidden <pre id="positions">.
 (function () {
   'use strict';
 
@@ -85,6 +89,45 @@
     }
   }
 
+  // ---- the games, computed from their moves ---------------------------------------
+  // Adds to game `g` its moves in full (player, bot, sown, events, words), every board
+  // (boards[k] after k moves), and `error` when the rules here disagree with the log.
+  function expand(g) {
+    if (g.boards) return g;
+    const pos = HusRules.parse(g.start);
+    g.boards = [HusRules.copy(pos)];
+    g.moves = [];
+    g.error = null;
+    for (let k = 0; k < g.pits.length; k++) {
+      const player = pos.toMove;
+      const pit = g.pits[k];
+      let report;
+      try {
+        report = HusRules.play(pos, pit);
+      } catch (e) {
+        g.error = 'ply ' + k + ': ' + e.message;
+        break;
+      }
+      g.moves.push({
+        ply: k, player: player, bot: player === 0 ? g.first : 1 - g.first, pit: pit, ms: g.ms[k],
+        sown: report.sown, truncated: report.truncated, events: report.events, text: HusRules.words(pit, report),
+      });
+      g.boards.push(HusRules.copy(pos));
+    }
+    if (g.error === null && HusRules.format(pos) !== g.last) {
+      g.error = 'after ' + plural(g.moves.length, 'ply', 'plies') + ' the viewer has ' + HusRules.format(pos) +
+        ' but the engine has ' + g.last;
+    }
+    if (g.error !== null) {
+      document.body.dataset.check = 'failed';
+      const warning = $('check-error');
+      warning.hidden = false;
+      warning.textContent = 'The viewer\u2019s rules disagree with the log in game ' + g.game + ' (' + g.error +
+        '): the boards shown may be wrong. The log itself was checked by the engine; please report this.';
+    }
+    return g;
+  }
+
   // ---- state -----------------------------------------------------------------------
   let game = null;     // the game shown
   let ply = 0;         // moves played in the position shown
@@ -92,8 +135,8 @@
   const buttons = { first: $('first'), prev: $('prev'), play: $('play'), next: $('next'), last: $('last') };
   const slider = $('slider');
 
-  function boardAt(k) { return k === 0 ? game.start : game.moves[k - 1].board; }
-  function toMoveAt(k) { return k === 0 ? game.to_move : game.moves[k - 1].next; }
+  function boardAt(k) { return game.boards[k].pits; }
+  function toMoveAt(k) { return game.boards[k].toMove; }
   function botOf(player) { return player === 0 ? game.first : 1 - game.first; }
   const plies = () => game.moves.length;
 
@@ -177,7 +220,7 @@
 
   function selectGame(index) {
     stop();
-    game = data.games[index];
+    game = expand(data.games[index]);
     $('game-select').value = String(index);
     $('game-result').textContent = 'player 0 (moves first): ' + label(game.first) +
       ' \u00b7 player 1: ' + label(1 - game.first);
@@ -214,9 +257,14 @@
   // ---- the set ---------------------------------------------------------------------
   document.title = 'hus replay: ' + label(0) + ' vs ' + label(1);
   $('source').textContent = data.source;
+  const sel = data.selection;
+  const held = sel === null
+    ? data.games.length + ' of ' + data.games_planned + ' games'
+    : (sel.first === sel.last ? 'game ' + sel.first : 'games ' + sel.first + ' to ' + sel.last) + ' of the ' +
+      plural(sel.of, 'game', 'games') + ' in the log (' + data.games_planned + ' planned)';
   $('set-line').textContent = label(0) + ' vs ' + label(1) + ' \u00b7 ' + data.rules.preset + ', width ' + W +
     ' (' + data.rules.sowing + ') \u00b7 ' + data.time + ' \u00b7 seed ' + data.seed + ' \u00b7 ' +
-    data.games.length + ' of ' + data.games_planned + ' games \u00b7 ' + data.referee;
+    held + ' \u00b7 ' + data.referee;
   const s = data.set;
   $('set-result').textContent = 'Points A ' + s.points[0] + ' \u2013 ' + s.points[1] + ' B \u00b7 won ' +
     s.wins[0] + '\u2013' + s.wins[1] + ', drawn ' + s.draws + ', faults ' + s.faults[0] + '\u2013' + s.faults[1] +
@@ -274,4 +322,15 @@
   selectGame(0);
   applyHash(opening);
   window.addEventListener('hashchange', () => applyHash(location.hash));
+
+  // #check (for tests): every position of every game, `GAME PLY POSITION` a line.
+  if (new URLSearchParams(opening.replace(/^#/, '')).has('check')) {
+    const lines = [];
+    for (const g of data.games) {
+      expand(g);
+      g.boards.forEach((b, k) => lines.push(g.game + ' ' + k + ' ' + HusRules.format(b)));
+    }
+    if (document.body.dataset.check !== 'failed') document.body.dataset.check = 'ok';
+    document.body.appendChild(el('pre', { id: 'positions', hidden: '' }, lines.join('\n')));
+  }
 })();

@@ -402,8 +402,11 @@ mod tests {
                     let report = search(&pos, &Limits::timed(start, budget));
                     let took = start.elapsed();
                     assert!(pos.is_legal(report.best), "{pos}: {report:?}");
-                    // Generous: the tests share two cores with the build of others.
-                    assert!(took < budget * 3, "{pos}: {took:?}");
+                    // A search that ignored its deadline would go on to depth 64, far
+                    // beyond a second from these positions; a second leaves any loaded
+                    // machine room to schedule it. How close to the budget it stops is
+                    // for a benchmark (speed_at_100_ms_per_move), not for this test.
+                    assert!(took < Duration::from_secs(1), "{pos}: {took:?}");
                 }
             }
         }

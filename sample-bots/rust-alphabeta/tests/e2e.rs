@@ -131,7 +131,9 @@ fn played_pit(answer: &Value, legal: &[u32]) -> u32 {
 /// A game of `turns` bot moves against an opponent that plays its first legal pit,
 /// then `result` and `bye`; the bot must exit by itself right after `bye`.
 fn play_scripted(preset: Preset, width: u32, args: &[&str], turns: u32) -> Vec<u32> {
-    let time_ms = 150;
+    // It plans a third of the time: about 650 ms of margin for each answer to come back
+    // on a loaded machine.
+    let time_ms = 1000;
     let rules = Rules::new(preset, width as usize).expect("valid rules");
     let mut session = Session::start(args);
     session.send(&hello(preset.name(), width, time_ms));
@@ -181,7 +183,7 @@ fn play_scripted(preset: Preset, width: u32, args: &[&str], turns: u32) -> Vec<u
         .to_string(),
     );
     session.send(r#"{"type":"bye","points":{"you":0,"opponent":0},"outcome":"draw"}"#);
-    let status = session.exit_status(false, Duration::from_secs(2));
+    let status = session.exit_status(false, Duration::from_secs(10));
     assert!(status.success(), "{status}");
     played
 }
