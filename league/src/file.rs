@@ -107,6 +107,32 @@ pub struct BotConfig {
     pub limits: Limits,
 }
 
+/// The book of openings a league's sets start their games from (docs/openings.md).
+#[derive(Clone, Debug)]
+pub struct Openings {
+    /// The path as the league file writes it (relative to the file's directory).
+    pub written: String,
+    /// The path, resolved against the league file's directory.
+    pub path: PathBuf,
+    /// The book's openings, checked against the league's rules, in the file's order.
+    pub book: Vec<engine::Position>,
+}
+
+impl Openings {
+    /// A hash of the book's content (its positions in order, in notation: comments and
+    /// layout do not count), as 16 hexadecimal digits: SipHash-1-3 with fixed keys, the
+    /// same with every build.
+    pub fn hash(&self) -> String {
+        use std::hash::Hasher;
+        let mut h = siphasher::sip::SipHasher13::new_with_keys(0x6f70_656e, 0x696e_6773);
+        for p in &self.book {
+            h.write(p.to_string().as_bytes());
+            h.write_u8(b'\n');
+        }
+        format!("{:016x}", h.finish())
+    }
+}
+
 /// A league file, checked: what the rest of the league sees instead of raw TOML.
 #[derive(Clone, Debug)]
 pub struct LeagueConfig {
@@ -130,8 +156,8 @@ pub struct LeagueConfig {
     pub concurrency: usize,
     /// The league's seed, when the file gives one.
     pub seed: Option<u64>,
-    /// A file of openings (checked to exist; not yet used by the referee).
-    pub openings: Option<PathBuf>,
+    /// The league's openings, when the file names a book of them.
+    pub openings: Option<Openings>,
     /// Where the ratings are pinned.
     pub anchor: Anchor,
     /// The bots, in the file's order.
@@ -260,6 +286,7 @@ impl LeagueConfig {
         }
         let openings = match &raw.openings {
             Some(o) => {
+                line_of("openings", o.span());
                 let p = base.join(o.get_ref());
                 if !p.is_file() {
                     return Err(file.error(
@@ -267,7 +294,13 @@ impl LeagueConfig {
                         format!("openings: {} is not a file", p.display()),
                     ));
                 }
-                Some(p)
+                let book = referee::read_openings(&p, rules)
+                    .map_err(|e| file.error(Some(o.span()), format!("openings: {e}")))?;
+                Some(Openings {
+                    written: o.get_ref().clone(),
+                    path: p,
+                    book,
+                })
             }
             None => None,
         };

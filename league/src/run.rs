@@ -95,13 +95,6 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
                 })?;
         }
     }
-    if let Some(book) = &config.openings {
-        eprintln!(
-            "warning: {}: openings = {} is checked but not used yet: every game starts from the starting position",
-            config.path.display(),
-            book.display()
-        );
-    }
     if config.concurrency > cores() {
         eprintln!(
             "warning: concurrency {} exceeds the {} cores of this machine: bots will wait for a core, and may lose on time",
@@ -180,7 +173,7 @@ fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> 
         referee::TimeControl::PerMove(_) => "move_time",
         referee::TimeControl::Clock { .. } => "clock",
     };
-    let fixed: [(&str, &str, String); 4] = [
+    let fixed: [(&str, &str, String); 5] = [
         (
             "rules",
             "rules",
@@ -193,10 +186,16 @@ fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> 
         ),
         ("time", time_key, show_time(&config.time)),
         ("games", "games", format!("games = {}", config.games)),
+        ("openings", "openings", shown("openings", &raw_value("openings", config))),
     ];
     let mut settings = BTreeMap::new();
     for (key, file_key, now) in fixed {
-        if let Some(before) = stored.get(key) {
+        // A league played before openings were stored played none.
+        let before = match (key, stored.get(key)) {
+            ("openings", None) if stored.contains_key("rules") => Some(""),
+            (_, before) => before.map(String::as_str),
+        };
+        if let Some(before) = before {
             let before = shown(key, before);
             if before != now {
                 return Err(Error::Incompatible {
@@ -242,12 +241,18 @@ fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> 
     Ok(seed)
 }
 
-/// The stored form of a compared setting: the same text the messages show.
+/// The stored form of a compared setting: the same text the messages show. Openings
+/// are stored as the path the file writes, the number of openings and a hash of them
+/// (`book.txt 64 0123456789abcdef`), or empty for none.
 fn raw_value(key: &str, config: &LeagueConfig) -> String {
     match key {
         "rules" => config.rules.preset().name().to_string(),
         "width" => config.rules.width().to_string(),
         "time" => show_time(&config.time),
+        "openings" => match &config.openings {
+            Some(o) => format!("{} {} {}", o.book.len(), o.hash(), o.written),
+            None => String::new(),
+        },
         _ => config.games.to_string(),
     }
 }
@@ -257,8 +262,23 @@ fn shown(key: &str, value: &str) -> String {
     match key {
         "rules" => format!("rules = \"{value}\""),
         "time" => value.to_string(),
+        "openings" => {
+            let mut parts = value.splitn(3, ' ');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(count), Some(hash), Some(path)) => format!(
+                    "openings = {} ({count} openings, content hash {hash})",
+                    toml_string(path)
+                ),
+                _ => "no openings".to_string(),
+            }
+        }
         _ => format!("{key} = {value}"),
     }
+}
+
+/// A string as TOML writes it (a basic string, escaped).
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
 }
 
 /// Renames the files an interrupted attempt of a set left (its log and the bots'
@@ -456,6 +476,14 @@ async fn play_one_inner(
         time: c.time,
         ready_time: c.ready_time,
         early_stop: false,
+        // From the set's seed, itself from the league's seed and the set's key: adding
+        // a bot changes no other set's openings.
+        openings: c
+            .openings
+            .as_ref()
+            .map(|o| referee::openings_for_set(&o.book, set.seed, c.games))
+            .unwrap_or_default(),
+        sprt: None,
     };
     let mut sink = Collector {
         log,
