@@ -16,12 +16,12 @@ use rand_chacha::ChaCha8Rng;
 #[derive(Debug, thiserror::Error)]
 pub enum OpeningsError {
     /// The file cannot be read.
-    #[error("cannot read the openings file {}: {source}", path.display())]
+    #[error("cannot read the openings file {}: {error}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (in the message, not a source of its own: it would be said twice).
+        error: std::io::Error,
     },
     /// The file is not UTF-8.
     #[error("{}: the openings file is not UTF-8 text", path.display())]
@@ -102,9 +102,9 @@ pub enum LineProblem {
 /// Reads an openings file and checks every opening against `rules` (docs/openings.md).
 /// The positions come in the file's order, duplicates kept.
 pub fn read_openings(path: &Path, rules: Rules) -> Result<Vec<Position>, OpeningsError> {
-    let bytes = std::fs::read(path).map_err(|source| OpeningsError::Read {
+    let bytes = std::fs::read(path).map_err(|error| OpeningsError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     let text = String::from_utf8(bytes).map_err(|_| OpeningsError::NotText {
         path: path.to_path_buf(),

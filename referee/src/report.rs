@@ -227,20 +227,20 @@ impl Console {
         );
         let decision = match (st.decision, stopped) {
             (ratings::Decision::AcceptH1, _) => format!(
-                "H1 accepted after {} ({games}): the LLR {:.2} reached the upper bound; \
-                 A is elo1 = {} Elo stronger than B rather than elo0 = {}",
+                "H1 accepted after {} ({games}): the LLR {:.2} reached the upper bound: the Elo \
+                 difference of A over B is elo1 = {} or more rather than elo0 = {} or less",
                 plural(pairs, "pair", "pairs"),
                 st.llr,
                 t.elo1(),
                 t.elo0()
             ),
             (ratings::Decision::AcceptH0, _) => format!(
-                "H0 accepted after {} ({games}): the LLR {:.2} reached the lower bound; \
-                 A is not elo1 = {} Elo stronger than B (elo0 = {} holds)",
+                "H0 accepted after {} ({games}): the LLR {:.2} reached the lower bound: the Elo \
+                 difference of A over B is elo0 = {} or less rather than elo1 = {} or more",
                 plural(pairs, "pair", "pairs"),
                 st.llr,
-                t.elo1(),
-                t.elo0()
+                t.elo0(),
+                t.elo1()
             ),
             (ratings::Decision::Continue, Some(signal)) => format!(
                 "no decision: stopped by {signal} after {} ({games}), the LLR {:.2} between the bounds",

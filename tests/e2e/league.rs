@@ -953,3 +953,176 @@ fn a_sandboxed_bot_of_a_league_cannot_see_the_league() {
         ]
     );
 }
+
+// ---- openings -----------------------------------------------------------------------
+
+/// A book of five openings, three with player 1 to move.
+const LEAGUE_BOOK: &str = "# a small book\n\
+    moves 7\n\
+    moves 7 4\n\
+    moves 6  # player 1 to move\n\
+    moves 5\n\
+    moves 6 5\n";
+
+/// The paced league with `openings = "book.txt"`, and the book beside the file.
+fn paced_league_with_openings(dir: &Path) -> PathBuf {
+    std::fs::write(dir.join("book.txt"), LEAGUE_BOOK).expect("write the book");
+    write_league(
+        dir,
+        &paced_league().replacen("games = 3\n", "games = 3\nopenings = \"book.txt\"\n", 1),
+    )
+}
+
+/// Every complete log of a league with [`LEAGUE_BOOK`]: its header lists the openings
+/// the set's seed picks from the book, and its games go in pairs from them.
+fn check_openings_of_logs(dir: &Path, book_dir: &Path) {
+    let rules = engine::Rules::default();
+    let book = referee::read_openings(&book_dir.join("book.txt"), rules).expect("the book");
+    for log in complete_logs(dir) {
+        let records = read_log(&log);
+        let seed = records[0]["seed"].as_u64().expect("seed");
+        let expected: Vec<String> = referee::openings_for_set(&book, seed, 3)
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(records[0]["openings"], serde_json::json!(expected), "{}", log.display());
+        let starts = of_type(&records, "game-start");
+        assert_eq!(starts.len(), 3);
+        assert_eq!(starts[0]["position"], expected[0].as_str());
+        assert_eq!(starts[1]["position"], expected[0].as_str());
+        assert_eq!(starts[2]["position"], expected[1].as_str());
+        assert_ne!(starts[0]["first"], starts[1]["first"], "{}", log.display());
+    }
+}
+
+/// The paced league with openings, played without interruption (once per test run).
+fn uninterrupted_with_openings() -> &'static Value {
+    static RESULT: OnceLock<Value> = OnceLock::new();
+    RESULT.get_or_init(|| {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let file = paced_league_with_openings(tmp.path());
+        let dir = tmp.path().join("league");
+        let out = league(&file, &dir, &["--quiet"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let s = standings(&dir);
+        check_logs_against_standings(&dir, &s, 6, 3);
+        check_openings_of_logs(&dir, tmp.path());
+        comparable(s)
+    })
+}
+
+#[test]
+fn a_league_with_openings_killed_with_sigkill_resumes_to_the_same_standings() {
+    let expected = uninterrupted_with_openings();
+    // The openings change the games: the table differs from that of the same league
+    // without them (the same bots and seed).
+    assert_ne!(expected["bots"], uninterrupted()["bots"]);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = paced_league_with_openings(tmp.path());
+    let dir = tmp.path().join("league");
+    let mut child = start_and_wait_part_way(&file, &dir);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let killed = standings(&dir);
+    assert!(
+        killed["progress"]["sets_running"].as_u64() >= Some(1),
+        "{}",
+        killed["progress"]
+    );
+    let out = league(&file, &dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = standings(&dir);
+    check_logs_against_standings(&dir, &s, 6, 3);
+    check_openings_of_logs(&dir, tmp.path());
+    assert_eq!(&comparable(s), expected);
+}
+
+#[test]
+fn the_openings_of_a_league_cannot_change_between_runs() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [("a", hus_random(1)), ("b", hus_random(2))];
+    let head = "games = 2\nmove_time = \"5s\"\nseed = 3\nopenings = \"book.txt\"";
+    std::fs::write(tmp.path().join("book.txt"), LEAGUE_BOOK).expect("write");
+    let file = write_league(tmp.path(), &league_text(head, &bots));
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let hash = |book: &str| {
+        let p = tmp.path().join("hash-me.txt");
+        std::fs::write(&p, book).expect("write");
+        let book = referee::read_openings(&p, engine::Rules::default()).expect("valid");
+        league::Openings {
+            written: String::new(),
+            path: p,
+            book,
+        }
+        .hash()
+    };
+    let before = format!(
+        "openings = \"book.txt\" (5 openings, content hash {})",
+        hash(LEAGUE_BOOK)
+    );
+    let refused = |head: &str, line: Option<u32>, now: &str| {
+        write_league(tmp.path(), &league_text(head, &bots));
+        let out = league(&file, &dir, &["--quiet"]);
+        let place = match line {
+            Some(n) => format!("{} line {n}", file.display()),
+            None => file.display().to_string(),
+        };
+        assert_eq!(out.status.code(), Some(2), "{head}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "error: {place}: {now}, but the league in {} was played with {before}; results \
+                 under other settings cannot be compared: restore {before}, or start a new \
+                 league in another directory (--dir)\n",
+                dir.display()
+            ),
+            "{head}"
+        );
+    };
+    // The book's openings changed (one line less).
+    let shorter = LEAGUE_BOOK.replace("moves 5\n", "");
+    std::fs::write(tmp.path().join("book.txt"), &shorter).expect("write");
+    refused(
+        head,
+        Some(4),
+        &format!("openings = \"book.txt\" (4 openings, content hash {})", hash(&shorter)),
+    );
+    // The same openings in another file: the path is part of the setting.
+    std::fs::write(tmp.path().join("book.txt"), LEAGUE_BOOK).expect("write");
+    std::fs::write(tmp.path().join("other.txt"), LEAGUE_BOOK).expect("write");
+    refused(
+        &head.replace("book.txt", "other.txt"),
+        Some(4),
+        &format!(
+            "openings = \"other.txt\" (5 openings, content hash {})",
+            hash(LEAGUE_BOOK)
+        ),
+    );
+    // No openings any more.
+    refused(&head.replace("\nopenings = \"book.txt\"", ""), None, "no openings");
+    // Comments and layout may change: the same openings.
+    std::fs::write(
+        tmp.path().join("book.txt"),
+        format!("# edited\n\n{LEAGUE_BOOK}   \n# the end\n"),
+    )
+    .expect("write");
+    write_league(tmp.path(), &league_text(head, &bots));
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // A bad book is refused before anything, naming the league file's key and the
+    // book's line.
+    std::fs::write(tmp.path().join("book.txt"), "moves 7\nmoves 7 0\n").expect("write");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {} line 4: openings: {}: line 2: moves: pit 0 cannot be played at ply 1: pit 0 holds 0 seeds, a move needs at least 2\n",
+            file.display(),
+            tmp.path().join("book.txt").display()
+        )
+    );
+}

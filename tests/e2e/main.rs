@@ -21,6 +21,9 @@ mod league;
 mod message_order;
 /// The places where the documents and the referee disagreed (issue 9), one test each.
 mod one_truth;
+/// Openings: games in pairs, seats by side to move, logs checked by `hus replay`, bad
+/// files, the viewer, the shipped books.
+mod openings;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.
@@ -31,5 +34,7 @@ mod sample_bots;
 mod sample_sets;
 /// `--sandbox`: a hostile bot's every attempt fails; sample bots pass check-bot in it.
 mod sandbox;
+/// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
+mod sprt;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;
