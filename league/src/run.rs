@@ -186,7 +186,11 @@ fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> 
         ),
         ("time", time_key, show_time(&config.time)),
         ("games", "games", format!("games = {}", config.games)),
-        ("openings", "openings", shown("openings", &raw_value("openings", config))),
+        (
+            "openings",
+            "openings",
+            shown("openings", &raw_value("openings", config)),
+        ),
     ];
     let mut settings = BTreeMap::new();
     for (key, file_key, now) in fixed {

@@ -179,7 +179,9 @@ impl MatchConfig {
                 bail!("--games must be even with --sprt (games are played in pairs), got {games}");
             }
             if args.early_stop {
-                bail!("--early-stop cannot be combined with --sprt (the test decides when to stop)");
+                bail!(
+                    "--early-stop cannot be combined with --sprt (the test decides when to stop)"
+                );
             }
         }
         let move_time = parse_duration(&args.move_time).context("invalid --move-time")?;

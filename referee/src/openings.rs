@@ -90,7 +90,9 @@ pub enum LineProblem {
         reason: String,
     },
     /// The line's moves end the game.
-    #[error("moves: the game ends after ply {ply} ({reason}): an opening must leave a game to play")]
+    #[error(
+        "moves: the game ends after ply {ply} ({reason}): an opening must leave a game to play"
+    )]
     Ends {
         /// The ply (from 0) of the move that ended it.
         ply: usize,

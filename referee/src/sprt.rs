@@ -147,19 +147,24 @@ mod tests {
     use super::*;
 
     fn err(text: &str) -> String {
-        parse_sprt(text).err().unwrap_or_else(|| panic!("{text:?} accepted"))
+        parse_sprt(text)
+            .err()
+            .unwrap_or_else(|| panic!("{text:?} accepted"))
     }
 
     #[test]
     fn settings_and_their_errors() {
         let s = parse_sprt("elo0=0,elo1=5,alpha=0.05,beta=0.1").expect("valid");
-        assert_eq!((s.elo0(), s.elo1(), s.alpha(), s.beta()), (0.0, 5.0, 0.05, 0.1));
-        let s = parse_sprt(" elo1 = 10 , elo0=-5").expect("valid");
-        assert_eq!((s.elo0(), s.elo1(), s.alpha(), s.beta()), (-5.0, 10.0, 0.05, 0.05));
         assert_eq!(
-            err("elo0=0,elo1=abc"),
-            "elo1=abc: \"abc\" is not a number"
+            (s.elo0(), s.elo1(), s.alpha(), s.beta()),
+            (0.0, 5.0, 0.05, 0.1)
         );
+        let s = parse_sprt(" elo1 = 10 , elo0=-5").expect("valid");
+        assert_eq!(
+            (s.elo0(), s.elo1(), s.alpha(), s.beta()),
+            (-5.0, 10.0, 0.05, 0.05)
+        );
+        assert_eq!(err("elo0=0,elo1=abc"), "elo1=abc: \"abc\" is not a number");
         assert_eq!(
             err("elo0=0,elo2=5"),
             "unknown key \"elo2\" (the keys are elo0, elo1, alpha and beta)"
@@ -171,7 +176,11 @@ mod tests {
         assert_eq!(err("elo0=0,elo0=1,elo1=5"), "elo0 is given twice");
         assert_eq!(err("elo1=5"), "elo0 is missing (e.g. elo0=0,elo1=5)");
         assert_eq!(err("elo0=nan,elo1=5"), "elo0=nan: \"nan\" is not a number");
-        assert!(err("elo0=5,elo1=0").contains("elo0"), "{}", err("elo0=5,elo1=0"));
+        assert!(
+            err("elo0=5,elo1=0").contains("elo0"),
+            "{}",
+            err("elo0=5,elo1=0")
+        );
         assert!(err("elo0=0,elo1=5,alpha=1.5").contains("alpha"));
     }
 

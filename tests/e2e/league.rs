@@ -985,7 +985,12 @@ fn check_openings_of_logs(dir: &Path, book_dir: &Path) {
             .iter()
             .map(|p| p.to_string())
             .collect();
-        assert_eq!(records[0]["openings"], serde_json::json!(expected), "{}", log.display());
+        assert_eq!(
+            records[0]["openings"],
+            serde_json::json!(expected),
+            "{}",
+            log.display()
+        );
         let starts = of_type(&records, "game-start");
         assert_eq!(starts.len(), 3);
         assert_eq!(starts[0]["position"], expected[0].as_str());
@@ -1087,7 +1092,10 @@ fn the_openings_of_a_league_cannot_change_between_runs() {
     refused(
         head,
         Some(4),
-        &format!("openings = \"book.txt\" (4 openings, content hash {})", hash(&shorter)),
+        &format!(
+            "openings = \"book.txt\" (4 openings, content hash {})",
+            hash(&shorter)
+        ),
     );
     // The same openings in another file: the path is part of the setting.
     std::fs::write(tmp.path().join("book.txt"), LEAGUE_BOOK).expect("write");
@@ -1101,7 +1109,11 @@ fn the_openings_of_a_league_cannot_change_between_runs() {
         ),
     );
     // No openings any more.
-    refused(&head.replace("\nopenings = \"book.txt\"", ""), None, "no openings");
+    refused(
+        &head.replace("\nopenings = \"book.txt\"", ""),
+        None,
+        "no openings",
+    );
     // Comments and layout may change: the same openings.
     std::fs::write(
         tmp.path().join("book.txt"),

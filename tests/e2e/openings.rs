@@ -72,10 +72,17 @@ fn games_go_in_pairs_from_the_openings_seated_by_the_side_to_move() {
             .map(|o| o.as_str().expect("notation").parse().expect("a position"))
             .collect();
         assert_eq!(listed.len(), 3);
-        let offset = book.iter().position(|b| *b == listed[0]).expect("from the book");
+        let offset = book
+            .iter()
+            .position(|b| *b == listed[0])
+            .expect("from the book");
         starts_seen.insert(offset);
         for (k, o) in listed.iter().enumerate() {
-            assert_eq!(*o, book[(offset + k) % 3], "seed {seed}: consecutive, cycling");
+            assert_eq!(
+                *o,
+                book[(offset + k) % 3],
+                "seed {seed}: consecutive, cycling"
+            );
         }
         let lots = referee::lots(seed.parse().expect("seed"), 5);
         let starts = of_type(&p.records, "game-start");
@@ -92,7 +99,11 @@ fn games_go_in_pairs_from_the_openings_seated_by_the_side_to_move() {
             let first = g["first"].as_u64().expect("first") as usize;
             // A lot for the first game of each pair (and the odd last game), the other
             // bot in the second.
-            let expected = if game % 2 == 0 { 1 - lots[i - 1] } else { lots[i] };
+            let expected = if game % 2 == 0 {
+                1 - lots[i - 1]
+            } else {
+                lots[i]
+            };
             assert_eq!(first, expected, "seed {seed}: first mover of game {game}");
             // The first bot is the opening's side to move: it makes the first move.
             let first_move = p
@@ -101,7 +112,11 @@ fn games_go_in_pairs_from_the_openings_seated_by_the_side_to_move() {
                 .find(|r| r["type"] == "move" && r["game"] == game as u64)
                 .expect("a move");
             assert_eq!(first_move["ply"], 0);
-            assert_eq!(first_move["bot"].as_u64(), Some(first as u64), "seed {seed}");
+            assert_eq!(
+                first_move["bot"].as_u64(),
+                Some(first as u64),
+                "seed {seed}"
+            );
             assert_eq!(
                 first_move["player"].as_u64(),
                 Some(opening.to_move().index() as u64),
@@ -110,10 +125,16 @@ fn games_go_in_pairs_from_the_openings_seated_by_the_side_to_move() {
             // The summary says the same: who began, and from where.
             let summary = &p.summary["games"][i];
             assert_eq!(summary["first"].as_u64(), Some(first as u64));
-            assert_eq!(summary["start"].as_str(), Some(opening.to_string().as_str()));
+            assert_eq!(
+                summary["start"].as_str(),
+                Some(opening.to_string().as_str())
+            );
         }
     }
-    assert!(starts_seen.len() >= 2, "the seed draws the first opening: {starts_seen:?}");
+    assert!(
+        starts_seen.len() >= 2,
+        "the seed draws the first opening: {starts_seen:?}"
+    );
 }
 
 #[test]
@@ -139,16 +160,26 @@ fn the_second_player_to_move_in_an_opening_is_seated_as_the_first_mover() {
         // Plies alternate from the opening: even plies are player 1, the first bot.
         for m in &moves {
             let ply = m["ply"].as_u64().expect("ply");
-            let (player, bot) = if ply % 2 == 0 { (1, first) } else { (0, 1 - first) };
+            let (player, bot) = if ply % 2 == 0 {
+                (1, first)
+            } else {
+                (0, 1 - first)
+            };
             assert_eq!(m["player"].as_u64(), Some(player), "{m}");
             assert_eq!(m["bot"].as_u64(), Some(bot), "{m}");
         }
         // Points by bot: player 0 of the final position is the bot that moved second.
         let end = ends[i];
-        let last: Position = end["position"].as_str().expect("final").parse().expect("pos");
+        let last: Position = end["position"]
+            .as_str()
+            .expect("final")
+            .parse()
+            .expect("pos");
         let mut replayed = Game::new(opening);
         for m in &moves {
-            replayed.play(m["pit"].as_u64().expect("pit") as usize).expect("legal");
+            replayed
+                .play(m["pit"].as_u64().expect("pit") as usize)
+                .expect("legal");
         }
         assert_eq!(*replayed.position(), last);
         if let Some(e) = replayed.end() {
@@ -208,7 +239,10 @@ fn replay_refuses_a_game_started_from_another_opening() {
         listed[0],
         listed[1]
     );
-    assert!(err.starts_with(&expected), "{err}\nshould start with\n{expected}");
+    assert!(
+        err.starts_with(&expected),
+        "{err}\nshould start with\n{expected}"
+    );
 
     // The header's second opening changed: game 3 no longer starts from it.
     let mut altered = lines.clone();
@@ -244,7 +278,9 @@ fn replay_refuses_a_game_started_from_another_opening() {
 
     // The second game of a pair begun by the same bot as the first.
     let i = index("game-start", 2);
-    let first = p.records[index("game-start", 1)]["first"].as_u64().expect("first");
+    let first = p.records[index("game-start", 1)]["first"]
+        .as_u64()
+        .expect("first");
     let mut altered = lines.clone();
     let mut record = p.records[i].clone();
     record["first"] = Value::from(first);
@@ -286,7 +322,10 @@ fn bad_openings_files_are_refused_with_exact_messages() {
         let file = path.display();
         assert_eq!(
             err.trim_end(),
-            format!("error: invalid --openings: {}", message.replace("FILE", &file.to_string())),
+            format!(
+                "error: invalid --openings: {}",
+                message.replace("FILE", &file.to_string())
+            ),
         );
         assert!(!logs.exists(), "no log for a refused file");
     };
@@ -350,7 +389,16 @@ fn replay_shows_each_game_from_its_opening() {
             None => letter.to_string(),
         }
     };
-    let out = hus(&["replay", s(&p.log), "--game", &game, "--ply", "0", "--color", "never"]);
+    let out = hus(&[
+        "replay",
+        s(&p.log),
+        "--game",
+        &game,
+        "--ply",
+        "0",
+        "--color",
+        "never",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -358,7 +406,10 @@ fn replay_shows_each_game_from_its_opening() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("position: {}", g["position"].as_str().expect("position"))),
+        text.contains(&format!(
+            "position: {}",
+            g["position"].as_str().expect("position")
+        )),
         "{text}"
     );
     let out = hus(&["replay", s(&p.log), "--game", &game, "--color", "never"]);
@@ -396,7 +447,11 @@ fn replay_shows_each_game_from_its_opening() {
         &format!("file://{}#game={game}&ply=0", html.display()),
         &["--dump-dom"],
     );
-    let escaped = |t: String| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let escaped = |t: String| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
     assert!(
         dom.contains(&format!(
             "player 1: {}  \u{2190} to move</text>",
@@ -433,7 +488,9 @@ fn the_shipped_books_are_valid_and_made_by_their_command() {
         // The command, from the header.
         let command = text
             .lines()
-            .find_map(|l| l.strip_prefix("#   cargo run --release -p alphabeta-bot --bin make-book -- "))
+            .find_map(|l| {
+                l.strip_prefix("#   cargo run --release -p alphabeta-bot --bin make-book -- ")
+            })
             .expect("the command that made it");
         let (args, target) = command.split_once(" > ").expect("its output file");
         assert_eq!(target, format!("openings/{preset}-8.txt"));
@@ -457,7 +514,11 @@ fn the_shipped_books_are_valid_and_made_by_their_command() {
             .args(&args)
             .output()
             .expect("make-book runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             out.stdout == text.as_bytes(),
             "{preset}: make-book {command} does not make the shipped book again"

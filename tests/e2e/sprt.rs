@@ -38,19 +38,42 @@ fn pairs_after_each(games: &[Outcome]) -> Vec<Pentanomial> {
 
 /// `hus match A B --sprt SPEC EXTRA... --log-dir TMP` in text mode: its stdout and
 /// the log's records.
-fn sprt_match(a: &str, b: &str, spec: &str, extra: &[&str]) -> (String, Vec<Value>, tempfile::TempDir) {
+fn sprt_match(
+    a: &str,
+    b: &str,
+    spec: &str,
+    extra: &[&str],
+) -> (String, Vec<Value>, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut args = vec!["match", a, b, "--sprt", spec, "--log-dir", dir.path().to_str().expect("utf-8")];
+    let mut args = vec![
+        "match",
+        a,
+        b,
+        "--sprt",
+        spec,
+        "--log-dir",
+        dir.path().to_str().expect("utf-8"),
+    ];
     args.extend_from_slice(&GENEROUS);
     args.extend_from_slice(extra);
     let out = hus(&args);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let log = file_ending(dir.path(), ".jsonl");
     let records = read_log(&log);
     verify_log(&records);
     let replay = hus(&["replay", log.to_str().expect("utf-8")]);
-    assert_eq!(replay.status.code(), Some(0), "{}", String::from_utf8_lossy(&replay.stderr));
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
     (stdout, records, dir)
 }
 
@@ -63,7 +86,10 @@ fn check_printed_llrs(stdout: &str, records: &[Value], sprt: &Sprt) {
     assert_eq!(printed.len(), expected.len(), "{stdout}");
     for (k, (line, pairs)) in printed.iter().zip(&expected).enumerate() {
         let status = sprt.pentanomial(pairs);
-        let a: f64 = [games[2 * k], games[2 * k + 1]].iter().map(|o| o.score()).sum();
+        let a: f64 = [games[2 * k], games[2 * k + 1]]
+            .iter()
+            .map(|o| o.score())
+            .sum();
         let c = pairs.counts;
         assert_eq!(
             *line,
@@ -104,7 +130,10 @@ fn a_strong_bot_against_a_weak_one_accepts_h1() {
     check_printed_llrs(&stdout, &records, &sprt);
     let header = &records[0];
     assert_eq!(header["games"], 100);
-    assert_eq!(header["sprt"], serde_json::json!({"elo0": 0.0, "elo1": 200.0, "alpha": 0.05, "beta": 0.05}));
+    assert_eq!(
+        header["sprt"],
+        serde_json::json!({"elo0": 0.0, "elo1": 200.0, "alpha": 0.05, "beta": 0.05})
+    );
     let end = records.last().expect("set-end");
     assert_eq!(end["type"], "set-end");
     assert_eq!(end["sprt"]["decision"], "accept-h1");
@@ -146,7 +175,11 @@ fn a_strong_bot_against_a_weak_one_accepts_h1() {
     );
 
     // --json: the same set (deterministic bots, same seed), its figures in the summary.
-    let p = play(&strong, &weak, &["--sprt", spec, "--games", "100", "--seed", "3", "--json"]);
+    let p = play(
+        &strong,
+        &weak,
+        &["--sprt", spec, "--games", "100", "--seed", "3", "--json"],
+    );
     let j = &p.summary["sprt"];
     assert_eq!(j["decision"], "accept-h1");
     assert_eq!(j["pairs"].as_u64(), Some(played / 2));
@@ -189,7 +222,11 @@ fn bad_sprt_values_are_exact_errors() {
     let d = dir.path().to_str().expect("utf-8");
     let r = random_bot();
     for (spec, extra, message) in [
-        ("elo0=0,elo1=abc", &[][..], "invalid --sprt: elo1=abc: \"abc\" is not a number"),
+        (
+            "elo0=0,elo1=abc",
+            &[][..],
+            "invalid --sprt: elo1=abc: \"abc\" is not a number",
+        ),
         (
             "elo0=0,elo2=5",
             &[][..],
@@ -205,8 +242,16 @@ fn bad_sprt_values_are_exact_errors() {
             &[][..],
             "invalid --sprt: elo0=0;elo1=5: \"0;elo1=5\" is not a number",
         ),
-        ("elo1=5", &[][..], "invalid --sprt: elo0 is missing (e.g. elo0=0,elo1=5)"),
-        ("elo0=0,elo1=5,elo1=6", &[][..], "invalid --sprt: elo1 is given twice"),
+        (
+            "elo1=5",
+            &[][..],
+            "invalid --sprt: elo0 is missing (e.g. elo0=0,elo1=5)",
+        ),
+        (
+            "elo0=0,elo1=5,elo1=6",
+            &[][..],
+            "invalid --sprt: elo1 is given twice",
+        ),
         (
             "elo0=0,elo1=5",
             &["--games", "7"][..],
@@ -229,13 +274,23 @@ fn bad_sprt_values_are_exact_errors() {
         );
     }
     // The test's own checks (ratings::Sprt::new) come through with their words.
-    for (spec, word) in [("elo0=5,elo1=0", "elo0"), ("elo0=0,elo1=5,alpha=1.5", "alpha")] {
+    for (spec, word) in [
+        ("elo0=5,elo1=0", "elo0"),
+        ("elo0=0,elo1=5,alpha=1.5", "alpha"),
+    ] {
         let out = hus(&["match", &r, &r, "--sprt", spec, "--log-dir", d]);
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("error: invalid --sprt: ") && err.contains(word), "{err}");
+        assert!(
+            err.starts_with("error: invalid --sprt: ") && err.contains(word),
+            "{err}"
+        );
     }
-    assert_eq!(std::fs::read_dir(d).expect("dir").count(), 0, "no log written");
+    assert_eq!(
+        std::fs::read_dir(d).expect("dir").count(),
+        0,
+        "no log written"
+    );
 }
 
 /// `hus replay` checks the stop: a set-end whose decision the games do not support,
@@ -253,14 +308,19 @@ fn replay_checks_the_sprt_stop() {
         let path = dir.path().join("altered.jsonl");
         std::fs::write(&path, lines.join("\n") + "\n").expect("write");
         let out = hus(&["replay", path.to_str().expect("utf-8")]);
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).trim_end().to_string())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
+        )
     };
     let last = lines.len() - 1;
     let mut end = records[last].clone();
     end["sprt"]["decision"] = Value::from("none");
     let mut altered = lines.clone();
     altered[last] = end.to_string();
-    let counts = records[last]["sprt"]["pentanomial"].to_string().replace(',', ", ");
+    let counts = records[last]["sprt"]["pentanomial"]
+        .to_string()
+        .replace(',', ", ");
     assert_eq!(
         run(&altered),
         (
@@ -280,7 +340,9 @@ fn replay_checks_the_sprt_stop() {
     let (code, err) = run(&altered);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains(&format!("set-end after {played} of 100 games, but the set was not stopped early")),
+        err.contains(&format!(
+            "set-end after {played} of 100 games, but the set was not stopped early"
+        )),
         "{err}"
     );
 }
@@ -290,10 +352,21 @@ fn replay_checks_the_sprt_stop() {
 fn ctrl_c_stops_with_the_figures_so_far() {
     let dir = tempfile::tempdir().expect("temp dir");
     let paced = |seed: u32| {
-        format!("python3 {} {seed} 20", root().join("tests/bots/paced.py").display())
+        format!(
+            "python3 {} {seed} 20",
+            root().join("tests/bots/paced.py").display()
+        )
     };
     let child = Command::new(env!("CARGO_BIN_EXE_hus"))
-        .args(["match", &paced(1), &paced(2), "--sprt", "elo0=0,elo1=5", "--seed", "1"])
+        .args([
+            "match",
+            &paced(1),
+            &paced(2),
+            "--sprt",
+            "elo0=0,elo1=5",
+            "--seed",
+            "1",
+        ])
         .args(GENEROUS)
         .arg("--log-dir")
         .arg(dir.path())
@@ -308,7 +381,12 @@ fn ctrl_c_stops_with_the_figures_so_far() {
             .expect("log dir")
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
-            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().matches("\"game-end\"").count())
+            .map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .matches("\"game-end\"")
+                    .count()
+            })
             .sum::<usize>();
         if ends >= 4 {
             break;
@@ -322,7 +400,10 @@ fn ctrl_c_stops_with_the_figures_so_far() {
     assert_eq!(out.status.code(), Some(130));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let records = read_log(&file_ending(dir.path(), ".jsonl"));
-    assert_eq!(records.last().map(|r| r["type"].clone()), Some("aborted".into()));
+    assert_eq!(
+        records.last().map(|r| r["type"].clone()),
+        Some("aborted".into())
+    );
     let games = outcomes(&records);
     let pairs = pairs_after_each(&games);
     let sprt = Sprt::new(0.0, 5.0, 0.05, 0.05).expect("valid");

@@ -229,7 +229,11 @@ impl Verifier {
             Rules::new(preset, h.rules.width as usize).map_err(|e| format!("header: {e}"))?;
         for (k, text) in h.openings.iter().enumerate() {
             let opening: Position = text.parse().map_err(|e| {
-                format!("header: opening {} {} is not a position: {e}", k + 1, json(text))
+                format!(
+                    "header: opening {} {} is not a position: {e}",
+                    k + 1,
+                    json(text)
+                )
             })?;
             if opening.rules() != self.rules {
                 return Err(format!(
@@ -357,7 +361,7 @@ impl Verifier {
             ));
         }
         // The second game of a pair goes to the other bot.
-        if self.paired && g.game % 2 == 0 && g.first == self.last_first {
+        if self.paired && g.game.is_multiple_of(2) && g.first == self.last_first {
             return Err(format!(
                 "game-start of game {}: first is bot {}, as in game {}, but the games of a pair \
                  (openings or an SPRT) swap the first mover",
@@ -701,7 +705,9 @@ impl Verifier {
                 return Err("set-end: the log has sprt figures but the header runs no SPRT".into())
             }
             (Some(_), None) => {
-                return Err("set-end: the header runs an SPRT but set-end has no sprt figures".into())
+                return Err(
+                    "set-end: the header runs an SPRT but set-end has no sprt figures".into(),
+                )
             }
             (Some(tally), Some(logged)) => {
                 let actual = tally.end_record();
@@ -720,7 +726,8 @@ impl Verifier {
                     ("upper", logged.upper, actual.upper),
                 ] {
                     // The same formula; a later hus may round the last bits differently.
-                    if !((a - b).abs() <= 1e-9 * b.abs().max(1.0)) {
+                    let close = (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+                    if !close {
                         return Err(format!(
                             "set-end: the log says sprt {what} {a} but the games give {b}"
                         ));

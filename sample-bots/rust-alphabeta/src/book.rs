@@ -289,7 +289,11 @@ mod tests {
         let book = make_book(&options(2, 10, 5)).expect("a book");
         assert_eq!(book, make_book(&options(2, 10, 5)).expect("again"));
         assert_eq!(book.entries.len(), 10);
-        let notations: Vec<String> = book.entries.iter().map(|e| e.position.to_string()).collect();
+        let notations: Vec<String> = book
+            .entries
+            .iter()
+            .map(|e| e.position.to_string())
+            .collect();
         let mut sorted = notations.clone();
         sorted.sort();
         sorted.dedup();
@@ -307,7 +311,10 @@ mod tests {
             assert_eq!(e.position.to_move(), engine::Player::Zero);
         }
         // Another seed draws other openings.
-        assert_ne!(book.entries, make_book(&options(2, 10, 6)).expect("a book").entries);
+        assert_ne!(
+            book.entries,
+            make_book(&options(2, 10, 6)).expect("a book").entries
+        );
     }
 
     #[test]

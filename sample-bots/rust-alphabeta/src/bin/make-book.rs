@@ -72,7 +72,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if std::io::stdout().write_all(book.to_text().as_bytes()).is_err() {
+    if std::io::stdout()
+        .write_all(book.to_text().as_bytes())
+        .is_err()
+    {
         return ExitCode::FAILURE;
     }
     eprintln!(
