@@ -349,6 +349,36 @@ mod tests {
     }
 
     #[test]
+    fn pairs_share_an_opening_and_swap_the_first_mover() {
+        let openings = ["a", "b", "c"];
+        let of: Vec<&str> = (1..=9)
+            .map(|g| *opening_of(&openings, g).expect("one"))
+            .collect();
+        assert_eq!(of, ["a", "a", "b", "b", "c", "c", "a", "a", "b"]);
+        assert_eq!(opening_of::<&str>(&[], 1), None);
+        for seed in 0..20 {
+            let lots = crate::set::lots(seed, 7);
+            // Without pairs: the lots themselves, as before openings.
+            assert_eq!(first_movers(seed, 7, false), lots);
+            let paired = first_movers(seed, 7, true);
+            for g in 0..7 {
+                let expected = if g % 2 == 1 { 1 - lots[g - 1] } else { lots[g] };
+                assert_eq!(paired[g], expected, "seed {seed}, game {}", g + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_mover_is_seated_as_the_side_to_move() {
+        use crate::set::bots_by_player;
+        use engine::Player;
+        assert_eq!(bots_by_player(0, Player::Zero), [0, 1]);
+        assert_eq!(bots_by_player(1, Player::Zero), [1, 0]);
+        assert_eq!(bots_by_player(0, Player::One), [1, 0]);
+        assert_eq!(bots_by_player(1, Player::One), [0, 1]);
+    }
+
+    #[test]
     fn clocks() {
         assert_eq!(
             parse_clock("60s+1s").ok(),
