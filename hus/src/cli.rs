@@ -2,6 +2,7 @@
 //! arguments are defined, and validated, by the crate that runs it.
 
 use clap::{Parser, Subcommand};
+use league::{LeagueArgs, StandingsArgs};
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
@@ -36,6 +37,13 @@ pub enum Command {
     /// Exit status 0 without problems (warnings allowed), 1 with problems, 2 for bad
     /// arguments or a bot command that cannot be started.
     CheckBot(CheckBotArgs),
+    /// Play a league (round-robin or gauntlet) from a league file; resumable.
+    ///
+    /// Exit status 0 when every set is played, 130 when stopped by Ctrl-C or SIGTERM (run
+    /// the same command to continue), 2 for a bad league file or an unusable setup.
+    League(LeagueArgs),
+    /// Print the standings of a league directory, running or not.
+    Standings(StandingsArgs),
     /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
     #[command(hide = true)]
     RandomBot(RandomBotArgs),

@@ -22,6 +22,8 @@ fn main() -> ExitCode {
         cli::Command::Replay(args) => referee::run_replay(&args),
         cli::Command::CheckBot(args) => referee::run_check_bot(&args),
         cli::Command::RandomBot(args) => referee::run_random_bot(&args),
+        cli::Command::League(args) => league::run_league(&args).map_err(anyhow::Error::from),
+        cli::Command::Standings(args) => league::run_standings(&args).map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => code,

@@ -240,13 +240,25 @@ pub struct MatchArgs {
     /// Row width, 8 to 16.
     #[arg(long, default_value_t = 8)]
     pub width: usize,
-    /// Games in the set.
-    #[arg(long, default_value_t = 7)]
-    pub games: u32,
-    /// Seed for the lots (who begins each game); printed and logged so a set can be
-    /// re-run. Random when not given.
+    /// Games in the set (default 7); with --sprt, the most to play (default 20000, an
+    /// even number).
+    #[arg(long, value_name = "N")]
+    pub games: Option<u32>,
+    /// Seed for the lots (who begins each game) and for the first opening; printed and
+    /// logged so a set can be re-run. Random when not given.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Start the games from the openings of this file (docs/openings.md), in pairs:
+    /// both games of a pair from the same opening, the first mover swapped. The set
+    /// takes the file's openings in order from one drawn from the seed, going round the
+    /// file.
+    #[arg(long, value_name = "FILE")]
+    pub openings: Option<std::path::PathBuf>,
+    /// Play game pairs until a sequential probability ratio test decides whether bot A
+    /// is elo0 or elo1 Elo stronger than bot B: elo0=0,elo1=5,alpha=0.05,beta=0.05
+    /// (alpha and beta default to 0.05). --games is then the most games to play.
+    #[arg(long, value_name = "elo0=E0,elo1=E1[,alpha=A,beta=B]")]
+    pub sprt: Option<String>,
     /// Time for each move: 250ms, 1.5s, 2m, or a number of milliseconds.
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub move_time: String,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use engine::{Preset, Rules};
+use engine::{Position, Preset, Rules};
 
 use crate::args::MatchArgs;
 use crate::limits::Limits;
@@ -81,6 +81,61 @@ pub struct SetConfig {
     pub ready_time: Duration,
     /// Stop once the set is decided (off by default: all games are played).
     pub early_stop: bool,
+    /// The set's openings (docs/openings.md), in order: games 2k-1 and 2k start from
+    /// opening k, going round the list when the set has more pairs. Empty: every game
+    /// starts from the preset's starting position, with a lot for each game.
+    pub openings: Vec<Position>,
+    /// Play until this test decides, `games` being the most to play: bot A's results
+    /// in game pairs (pentanomial), checked after each pair.
+    pub sprt: Option<ratings::Sprt>,
+}
+
+/// The default `--games` of `hus match`, and with `--sprt` (the most to play).
+pub const DEFAULT_GAMES: u32 = 7;
+/// The default most games of `hus match --sprt`.
+pub const DEFAULT_SPRT_GAMES: u32 = 20_000;
+
+impl SetConfig {
+    /// Whether games go in pairs (2k-1, 2k) with the first mover swapped: with openings
+    /// (both games of a pair start from the same one) or an SPRT.
+    pub fn paired(&self) -> bool {
+        !self.openings.is_empty() || self.sprt.is_some()
+    }
+
+    /// The position game `game` (from 1) starts from.
+    pub fn start_of(&self, game: u32) -> Position {
+        opening_of(&self.openings, game)
+            .copied()
+            .unwrap_or_else(|| Position::start(self.rules))
+    }
+
+    /// The bot that moves first in each game, from the seed: a lot for each game, or
+    /// with pairs a lot for the first game of each pair and the other bot in the second.
+    pub fn first_movers(&self) -> Vec<usize> {
+        first_movers(self.seed, self.games, self.paired())
+    }
+}
+
+/// The opening of game `game` (from 1) in a set's list of openings: pairs of games
+/// share one, in order, going round the list. `None` when there is none.
+pub fn opening_of<T>(openings: &[T], game: u32) -> Option<&T> {
+    if openings.is_empty() {
+        return None;
+    }
+    let pair = game.saturating_sub(1) as usize / 2;
+    openings.get(pair % openings.len())
+}
+
+/// The first movers of a set's games: the lots of [`crate::lots`], with, in a paired
+/// set, the second game of each pair given to the other bot.
+pub fn first_movers(seed: u64, games: u32, paired: bool) -> Vec<usize> {
+    let mut firsts = crate::set::lots(seed, games);
+    if paired {
+        for k in (1..firsts.len()).step_by(2) {
+            firsts[k] = 1 - firsts[k - 1];
+        }
+    }
+    firsts
 }
 
 /// `hus match`, checked.
@@ -101,11 +156,33 @@ impl MatchConfig {
     pub fn from_args(args: &MatchArgs) -> Result<MatchConfig> {
         let preset: Preset = args.rules.parse().context("invalid --rules")?;
         let rules = Rules::new(preset, args.width).context("invalid --width")?;
-        if args.games == 0 {
+        let sprt = match &args.sprt {
+            Some(text) => Some(
+                crate::sprt::parse_sprt(text)
+                    .map_err(|e| anyhow::anyhow!("invalid --sprt: {e}"))?,
+            ),
+            None => None,
+        };
+        let games = args.games.unwrap_or(if sprt.is_some() {
+            DEFAULT_SPRT_GAMES
+        } else {
+            DEFAULT_GAMES
+        });
+        if games == 0 {
             bail!("--games must be at least 1");
         }
-        if args.games > 100_000 {
-            bail!("--games must be at most 100000, got {}", args.games);
+        if games > 100_000 {
+            bail!("--games must be at most 100000, got {games}");
+        }
+        if sprt.is_some() {
+            if games % 2 == 1 {
+                bail!("--games must be even with --sprt (games are played in pairs), got {games}");
+            }
+            if args.early_stop {
+                bail!(
+                    "--early-stop cannot be combined with --sprt (the test decides when to stop)"
+                );
+            }
         }
         let move_time = parse_duration(&args.move_time).context("invalid --move-time")?;
         let time = match &args.clock {
@@ -117,6 +194,14 @@ impl MatchConfig {
         let seed = match args.seed {
             Some(seed) => seed,
             None => fresh_seed(),
+        };
+        let openings = match &args.openings {
+            Some(path) => crate::openings::openings_for_set(
+                &crate::openings::read_openings(path, rules).context("invalid --openings")?,
+                seed,
+                games,
+            ),
+            None => Vec::new(),
         };
         let base = args.limits()?;
         let mut bots = [BotSpec::parse(&args.bot_a)?, BotSpec::parse(&args.bot_b)?];
@@ -134,11 +219,13 @@ impl MatchConfig {
             limits,
             set: SetConfig {
                 rules,
-                games: args.games,
+                games,
                 seed,
                 time,
                 ready_time,
                 early_stop: args.early_stop,
+                openings,
+                sprt,
             },
             log_dir: args.log_dir.clone(),
             json: args.json,
@@ -259,6 +346,36 @@ mod tests {
                 "\"3 weeks\" is not a duration: unknown unit \"weeks\" (use ms, s, m or h)".into()
             )
         );
+    }
+
+    #[test]
+    fn pairs_share_an_opening_and_swap_the_first_mover() {
+        let openings = ["a", "b", "c"];
+        let of: Vec<&str> = (1..=9)
+            .map(|g| *opening_of(&openings, g).expect("one"))
+            .collect();
+        assert_eq!(of, ["a", "a", "b", "b", "c", "c", "a", "a", "b"]);
+        assert_eq!(opening_of::<&str>(&[], 1), None);
+        for seed in 0..20 {
+            let lots = crate::set::lots(seed, 7);
+            // Without pairs: the lots themselves, as before openings.
+            assert_eq!(first_movers(seed, 7, false), lots);
+            let paired = first_movers(seed, 7, true);
+            for g in 0..7 {
+                let expected = if g % 2 == 1 { 1 - lots[g - 1] } else { lots[g] };
+                assert_eq!(paired[g], expected, "seed {seed}, game {}", g + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_mover_is_seated_as_the_side_to_move() {
+        use crate::set::bots_by_player;
+        use engine::Player;
+        assert_eq!(bots_by_player(0, Player::Zero), [0, 1]);
+        assert_eq!(bots_by_player(1, Player::Zero), [1, 0]);
+        assert_eq!(bots_by_player(0, Player::One), [1, 0]);
+        assert_eq!(bots_by_player(1, Player::One), [0, 1]);
     }
 
     #[test]

@@ -11,6 +11,12 @@
 //! mover [`run_random_bot`]. Each command takes its raw arguments (the clap structs of
 //! this crate, e.g. [`MatchArgs`]) and validates them before doing anything.
 //!
+//! A set's games start from the preset's starting position, or from openings
+//! ([`SetConfig::openings`], read from a file with [`read_openings`] and chosen for a
+//! set with [`openings_for_set`]), in pairs with the first mover swapped; a set can
+//! also run a sequential probability ratio test ([`SetConfig::sprt`], [`parse_sprt`])
+//! and stop when it decides.
+//!
 //! Each [`Entrant`] carries its own [`Limits`]: resource limits, and optionally a
 //! [`Sandbox`] (bubblewrap: no network, no other processes, only its own directory and
 //! the system's files, a bound on processes), which a caller checks once with
@@ -32,6 +38,7 @@ mod config;
 mod limits;
 mod line_cmd;
 mod match_cmd;
+mod openings;
 mod perft_cmd;
 mod random_bot;
 mod records;
@@ -39,19 +46,26 @@ mod replay;
 mod report;
 mod sandbox;
 mod set;
+mod sprt;
 
 pub use args::{
-    CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs, SandboxArgs,
+    parse_bytes, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs,
+    SandboxArgs,
 };
 pub use check_bot::run as run_check_bot;
-pub use config::{parse_clock, parse_duration, BotSpec, SetConfig, TimeControl};
-pub use limits::Limits;
+pub use config::{
+    first_movers, parse_clock, parse_duration, BotSpec, SetConfig, TimeControl, DEFAULT_GAMES,
+    DEFAULT_SPRT_GAMES,
+};
+pub use limits::{raise_referee_priority, Limits};
 pub use line_cmd::run as run_line;
 pub use match_cmd::{referee_version, run as run_match, stop_signal};
+pub use openings::{openings_for_set, read_openings, LineProblem, OpeningsError};
 pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;
-pub use records::Record;
+pub use records::{now_rfc3339, Aborted, Record};
 pub use replay::run as run_replay;
 pub use report::{Console, LogWriter};
 pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE};
-pub use set::{lots, play_set, Entrant, RecordSink};
+pub use set::{bots_by_player, lots, play_set, Entrant, RecordSink};
+pub use sprt::parse_sprt;

@@ -105,6 +105,10 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                 finished: records::now_rfc3339(),
             });
             let _ = log.record(&aborted);
+            if !config.json {
+                // An SPRT stopped part-way still tells what its pairs say so far.
+                console.print_sprt(Some(signal));
+            }
             eprintln!(
                 "hus: stopped by {signal}; the games played so far are in {}",
                 log.path().display()
@@ -160,8 +164,13 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
             "faults": console.faults,
             "referee_max_rss_kib": max_rss_kib(),
         });
+        let mut summary = summary;
+        if config.set.sprt.is_some() {
+            summary["sprt"] = console.sprt_json();
+        }
         writeln!(std::io::stdout(), "{summary}")?;
     } else {
+        console.print_sprt(None);
         console.print_table(log.path());
     }
     Ok(ExitCode::SUCCESS)

@@ -63,6 +63,41 @@ pub struct Header {
     /// of earlier versions of hus.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer: Option<Box<Writer>>,
+    /// The set's openings, in notation: games 2k-1 and 2k start from opening k
+    /// (cycling). Absent (empty) when every game starts from the starting position.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub openings: Vec<String>,
+    /// The SPRT the set runs until it decides (`games` is then the most it plays).
+    /// Absent for other sets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<SprtRecord>,
+}
+
+/// The hypotheses and error rates of a set's SPRT (`hus match --sprt`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SprtRecord {
+    /// H0: bot A is elo0 Elo stronger than bot B.
+    pub elo0: f64,
+    /// H1: bot A is elo1 Elo stronger.
+    pub elo1: f64,
+    /// The false-positive rate.
+    pub alpha: f64,
+    /// The false-negative rate.
+    pub beta: f64,
+}
+
+/// Where a set's SPRT stood when the set ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SprtEnd {
+    /// `accept-h0`, `accept-h1`, or `none` (the set reached its most games first).
+    pub decision: String,
+    /// The log-likelihood ratio after the last whole pair.
+    pub llr: f64,
+    /// The bounds: at or below `lower` H0 is accepted, at or above `upper` H1.
+    pub lower: f64,
+    pub upper: f64,
+    /// Pairs of games by bot A's points in the pair: 0, 1/2, 1, 3/2, 2.
+    pub pentanomial: [u64; 5],
 }
 
 /// Which process writes a log: enough to tell, later and from another process, whether
@@ -162,9 +197,10 @@ pub struct Ready {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameStart {
     pub game: u32,
-    /// The bot that moves first (player 0), drawn by lot.
+    /// The bot that moves first (the player to move in `position`: player 0 from the
+    /// preset's starting position), drawn by lot.
     pub first: usize,
-    /// Starting position, in the notation of RULES.md.
+    /// Starting position, in the notation of RULES.md: the preset's, or the opening.
     pub position: String,
 }
 
@@ -271,7 +307,7 @@ pub struct Shutdown {
     pub stderr_cut: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SetEnd {
     pub games_played: u32,
     pub points: [u32; 2],
@@ -282,12 +318,18 @@ pub struct SetEnd {
     pub faults: [u32; 2],
     /// UTC, RFC 3339.
     pub finished: String,
+    /// With an SPRT (`header.sprt`): where it stood, and so why the set ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<SprtEnd>,
 }
 
-/// The referee was stopped (Ctrl-C, SIGTERM) before the set ended.
+/// The referee was stopped (Ctrl-C, SIGTERM) before the set ended: the last line of
+/// an interrupted log. Whoever stops a set writes it (`hus match`, `hus league`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Aborted {
+    /// Why, in plain words: `stopped by SIGINT`.
     pub reason: String,
+    /// When, UTC, RFC 3339.
     pub finished: String,
 }
 

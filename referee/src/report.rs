@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::records::{self, Record};
 use crate::set::RecordSink;
+use crate::sprt::{decision_name, sprt_of_record, SprtTally};
 
 /// The log of one set: one JSON object per line, each written and flushed as it
 /// happens, so a crash of the referee loses nothing already played.
@@ -126,13 +127,15 @@ impl BotStats {
 }
 
 /// One game in the `--json` summary: its `game-end` record (LOGS.md) with the bot that
-/// moved first, which says how the player order of `position` maps to the bot order of
-/// `winner`, `points` and `faulted`.
+/// moved first and the start, which say how the player order of `position` maps to the
+/// bot order of `winner`, `points` and `faulted`.
 #[derive(Clone, Debug, Serialize)]
 pub struct GameSummary {
     pub game: u32,
-    /// The bot that moved first: player 0 of `position`.
+    /// The bot that moved first: the player to move in `start`.
     pub first: usize,
+    /// The position the game started from (the preset's, or an opening).
+    pub start: String,
     pub reason: String,
     /// A bot, or `null` for a draw.
     pub winner: Option<usize>,
@@ -141,7 +144,8 @@ pub struct GameSummary {
     /// By bot: A, B.
     pub points: [u32; 2],
     pub plies: u32,
-    /// The final position, in notation: player 0 (the bot `first`) first.
+    /// The final position, in notation: player 0 first (the bot `first` when `start`
+    /// has player 0 to move).
     pub position: String,
 }
 
@@ -160,8 +164,13 @@ pub struct Console {
     pub header: Option<records::Header>,
     /// The set's end, once written.
     pub set_end: Option<records::SetEnd>,
+    /// With an SPRT (from the header): the pairs so far.
+    pub sprt: Option<SprtTally>,
     game_ms: [f64; 2],
     first: usize,
+    start: String,
+    /// The winner of the first game of a pair still open.
+    pair_opened: Option<Option<usize>>,
 }
 
 impl Console {
@@ -184,9 +193,110 @@ impl Console {
             faults: Vec::new(),
             header: None,
             set_end: None,
+            sprt: None,
             game_ms: [0.0; 2],
             first: 0,
+            start: String::new(),
+            pair_opened: None,
         }
+    }
+
+    /// The SPRT's figures, for the end of the set (or of a set stopped part-way): the
+    /// decision, the LLR and its bounds, the pairs, and the Elo difference of A over B
+    /// with its 95% interval and the likelihood of superiority.
+    pub fn print_sprt(&self, stopped: Option<&str>) {
+        let Some(tally) = &self.sprt else {
+            return;
+        };
+        if self.quiet {
+            return;
+        }
+        let t = tally.sprt();
+        let st = tally.status();
+        let pairs = tally.pairs().pairs().unwrap_or(0);
+        let games = plural(self.games.len() as u64, "game", "games");
+        say!();
+        say!(
+            "SPRT elo0 = {}, elo1 = {}, alpha = {}, beta = {}; LLR bounds {:.2} and {:.2}",
+            t.elo0(),
+            t.elo1(),
+            t.alpha(),
+            t.beta(),
+            st.lower_bound,
+            st.upper_bound
+        );
+        let decision = match (st.decision, stopped) {
+            (ratings::Decision::AcceptH1, _) => format!(
+                "H1 accepted after {} ({games}): the LLR {:.2} reached the upper bound: the Elo \
+                 difference of A over B is elo1 = {} or more rather than elo0 = {} or less",
+                plural(pairs, "pair", "pairs"),
+                st.llr,
+                t.elo1(),
+                t.elo0()
+            ),
+            (ratings::Decision::AcceptH0, _) => format!(
+                "H0 accepted after {} ({games}): the LLR {:.2} reached the lower bound: the Elo \
+                 difference of A over B is elo0 = {} or less rather than elo1 = {} or more",
+                plural(pairs, "pair", "pairs"),
+                st.llr,
+                t.elo0(),
+                t.elo1()
+            ),
+            (ratings::Decision::Continue, Some(signal)) => format!(
+                "no decision: stopped by {signal} after {} ({games}), the LLR {:.2} between the bounds",
+                plural(pairs, "pair", "pairs"),
+                st.llr
+            ),
+            (ratings::Decision::Continue, None) => format!(
+                "no decision after {} ({games}, the most --games allows): the LLR {:.2} between the bounds",
+                plural(pairs, "pair", "pairs"),
+                st.llr
+            ),
+        };
+        say!("{decision}");
+        let c = tally.pairs().counts;
+        say!(
+            "pentanomial (pairs in which A scored 0, 0.5, 1, 1.5, 2 points): [{}, {}, {}, {}, {}]",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4]
+        );
+        match tally.pairs().elo(0.95) {
+            Ok(e) => say!(
+                "Elo difference of A over B: {:+.1}, 95% interval [{:+.1}, {:+.1}]; likelihood of superiority {:.1}%",
+                e.elo,
+                e.low,
+                e.high,
+                100.0 * e.los
+            ),
+            Err(_) => say!("Elo difference of A over B: no whole pair played"),
+        }
+    }
+
+    /// The SPRT's figures for the `--json` summary (`null` without an SPRT).
+    pub fn sprt_json(&self) -> serde_json::Value {
+        let Some(tally) = &self.sprt else {
+            return serde_json::Value::Null;
+        };
+        let t = tally.sprt();
+        let st = tally.status();
+        let elo = tally.pairs().elo(0.95).ok();
+        serde_json::json!({
+            "elo0": t.elo0(),
+            "elo1": t.elo1(),
+            "alpha": t.alpha(),
+            "beta": t.beta(),
+            "decision": decision_name(st.decision),
+            "llr": st.llr,
+            "lower": st.lower_bound,
+            "upper": st.upper_bound,
+            "pairs": tally.pairs().pairs(),
+            "pentanomial": tally.pairs().counts,
+            "elo": elo.map(|e| serde_json::json!({"value": e.elo, "low": e.low, "high": e.high})),
+            "los": elo.map(|e| e.los),
+        })
     }
 
     /// `A (greedy)`.
@@ -258,12 +368,37 @@ impl RecordSink for Console {
                         say!("  {}: {}", self.label(b), h.bots[b].command);
                     }
                 }
+                self.sprt = h
+                    .sprt
+                    .as_ref()
+                    .and_then(|r| sprt_of_record(r).ok())
+                    .map(SprtTally::new);
+                if !self.quiet {
+                    if let Some(t) = &self.sprt {
+                        let t = t.sprt();
+                        say!(
+                            "  SPRT: elo0 = {}, elo1 = {}, alpha = {}, beta = {}; at most {} games, in pairs",
+                            t.elo0(),
+                            t.elo1(),
+                            t.alpha(),
+                            t.beta(),
+                            h.games
+                        );
+                    }
+                    if !h.openings.is_empty() {
+                        say!(
+                            "  openings: {} of them, each for a pair of games with the first mover swapped",
+                            h.openings.len()
+                        );
+                    }
+                }
                 self.header = Some(h.clone());
             }
             Record::Ready(r) => self.bots[r.bot].name = r.name.clone(),
             Record::GameStart(g) => {
                 self.game_ms = [0.0; 2];
                 self.first = g.first;
+                self.start.clone_from(&g.position);
             }
             Record::Move(m) => {
                 let s = &mut self.bots[m.bot];
@@ -298,7 +433,41 @@ impl RecordSink for Console {
                         None => self.bots[b].draws += 1,
                     }
                 }
-                if !self.quiet {
+                if let Some(tally) = self.sprt.as_mut() {
+                    // One line per pair, not per game: an SPRT may play thousands.
+                    let opened = self.pair_opened.take();
+                    if let Some(status) = tally.add_game(g.game, g.winner) {
+                        if !self.quiet {
+                            let a = [opened.flatten(), g.winner]
+                                .iter()
+                                .map(|w| match w {
+                                    Some(0) => 1.0,
+                                    Some(_) => 0.0,
+                                    None => 0.5,
+                                })
+                                .sum::<f64>();
+                            let c = tally.pairs().counts;
+                            say!(
+                                "pair {} (games {}-{}): A {}-{} B; LLR {:.2} (bounds {:.2}, {:.2}); pentanomial [{}, {}, {}, {}, {}]",
+                                g.game / 2,
+                                g.game - 1,
+                                g.game,
+                                a,
+                                2.0 - a,
+                                status.llr,
+                                status.lower_bound,
+                                status.upper_bound,
+                                c[0],
+                                c[1],
+                                c[2],
+                                c[3],
+                                c[4]
+                            );
+                        }
+                    } else {
+                        self.pair_opened = Some(g.winner);
+                    }
+                } else if !self.quiet {
                     let result = match g.winner {
                         Some(w) => format!("{} won", self.label(w)),
                         None => "draw".to_string(),
@@ -319,6 +488,7 @@ impl RecordSink for Console {
                 self.games.push(GameSummary {
                     game: g.game,
                     first: self.first,
+                    start: self.start.clone(),
                     reason: g.reason.clone(),
                     winner: g.winner,
                     faulted: g.faulted.clone(),
@@ -365,4 +535,8 @@ impl RecordSink for Tee<'_> {
         self.log.record(record)?;
         self.console.record(record)
     }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

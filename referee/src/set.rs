@@ -20,6 +20,7 @@ use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::limits::Limits;
 use crate::records::{self, Record};
+use crate::sprt::{sprt_record, SprtTally};
 
 /// How long a bot has to exit by itself after `bye` before it is terminated.
 pub const BYE_GRACE: Duration = Duration::from_secs(2);
@@ -148,19 +149,28 @@ impl Runner<'_> {
             self.after_handshake(b, r, sink)?;
         }
 
-        let firsts = lots(self.config.seed, self.config.games);
+        let firsts = self.config.first_movers();
         let mut score = SetScore::default();
+        let mut tally = self.config.sprt.map(SprtTally::new);
         let mut played = 0;
         for (game_no, &first) in (1..=self.config.games).zip(&firsts) {
             self.restart_faulted(game_no, sink).await?;
-            let end = self.play_game(game_no, first, sink).await?;
+            let start = self.config.start_of(game_no);
+            let end = self.play_game(game_no, first, start, sink).await?;
             played += 1;
             score.record(end.points, end.winner);
+            if let Some(tally) = tally.as_mut() {
+                tally.add_game(game_no, end.winner);
+            }
             sink.record(&Record::GameEnd(end))?;
             let left = self.config.games - game_no;
             if self.config.early_stop
                 && score.decided(left, self.config.rules.max_points_per_game())
             {
+                break;
+            }
+            // The test is looked at after each whole pair: it decides only then.
+            if tally.as_ref().is_some_and(SprtTally::decided) {
                 break;
             }
         }
@@ -197,6 +207,7 @@ impl Runner<'_> {
             winner: score.leader(),
             faults: [self.seats[0].faults, self.seats[1].faults],
             finished: records::now_rfc3339(),
+            sprt: tally.as_ref().map(SprtTally::end_record),
         };
         sink.record(&Record::SetEnd(end.clone()))?;
         Ok(end)
@@ -228,6 +239,8 @@ impl Runner<'_> {
             started: records::now_rfc3339(),
             line_limit: MAX_LINE_LEN as u64,
             writer: records::Writer::this_process(),
+            openings: c.openings.iter().map(|p| p.to_string()).collect(),
+            sprt: c.sprt.as_ref().map(sprt_record),
         }
     }
 
@@ -284,16 +297,18 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// Plays game `game_no` from `start`, the bot `first` being its side to move.
     async fn play_game(
         &mut self,
         game_no: u32,
         first: usize,
+        start: Position,
         sink: &mut dyn RecordSink,
     ) -> Result<records::GameEnd> {
         let rules = self.config.rules;
-        let mut game = Game::new(Position::start(rules));
-        // seat_of[player] = bot
-        let bot_of = [first, 1 - first];
+        // A fresh history: the start is its own first occurrence (RULES.md, section 7).
+        let mut game = Game::new(start);
+        let bot_of = bots_by_player(first, start.to_move());
         sink.record(&Record::GameStart(records::GameStart {
             game: game_no,
             first,
@@ -630,6 +645,16 @@ impl Runner<'_> {
 pub fn lots(seed: u64, games: u32) -> Vec<usize> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     (0..games).map(|_| rng.gen_range(0..2usize)).collect()
+}
+
+/// The bot that is each player (`[bot of player 0, bot of player 1]`) in a game whose
+/// start has `to_move` to move and that bot `first` begins: player 0 from the preset's
+/// starting position, either player from an opening.
+pub fn bots_by_player(first: usize, to_move: Player) -> [usize; 2] {
+    match to_move {
+        Player::Zero => [first, 1 - first],
+        Player::One => [1 - first, first],
+    }
 }
 
 fn by_bot(bot_of: &[usize; 2], by_player: [u32; 2]) -> [u32; 2] {

@@ -121,15 +121,23 @@ pub fn verify_log(records: &[Value]) {
                     .expect("position")
                     .parse()
                     .expect("notation");
-                game = Some((Game::new(pos), r["first"].as_u64().expect("first")));
+                // The bot `first` is the side to move at the start (player 0 from the
+                // starting position, either from an opening): `player0` is player 0's.
+                let first = r["first"].as_u64().expect("first");
+                let player0 = if pos.to_move() == Player::Zero {
+                    first
+                } else {
+                    1 - first
+                };
+                game = Some((Game::new(pos), player0));
             }
             "move" => {
-                let (g, first) = game.as_mut().expect("a move inside a game");
+                let (g, player0) = game.as_mut().expect("a move inside a game");
                 let player = g.position().to_move();
                 let bot = if player == Player::Zero {
-                    *first
+                    *player0
                 } else {
-                    1 - *first
+                    1 - *player0
                 };
                 assert_eq!(r["bot"].as_u64(), Some(bot), "record {i}: bot to move");
                 assert_eq!(r["ply"].as_u64(), Some(g.plies() as u64), "record {i}: ply");
@@ -150,6 +158,7 @@ pub fn verify_log(records: &[Value]) {
             }
             "game-end" => {
                 let (g, first) = game.take().expect("an end inside a game");
+                // From here on `first` is the bot that is player 0.
                 let faulted: Vec<u64> = r["faulted"]
                     .as_array()
                     .expect("faulted")

@@ -223,7 +223,7 @@ print(game.end.reason if game.end else "none", hus_rules.to_notation(game.positi
 
 /// README `sh` lines that no test runs, and why. Any other line of a `sh` block must
 /// run.
-const NOT_RUN: [(&str, &str); 6] = [
+const NOT_RUN: [(&str, &str); 7] = [
     ("bash tests/run.sh", "the test suite itself"),
     ("hus match BOT_A BOT_B [options]", "a synopsis, not a command"),
     (
@@ -236,6 +236,10 @@ const NOT_RUN: [(&str, &str); 6] = [
         "the benchmark's viewer pages",
     ),
     ("hus match \"bwrap ", "needs bubblewrap and a stranger's bot in bots/stranger"),
+    (
+        "hus match \"./my_bot --v2\"",
+        "two versions of your own bot until the SPRT decides (thousands of games); the console example after it runs",
+    ),
 ];
 
 /// The commands of README's `sh` blocks: continuation lines joined, comments dropped.
@@ -345,6 +349,21 @@ fn readme_commands_run() {
             }
             "perft" if command.contains("--position") => has("1 12\n2 144\n3 1320\n"),
             "perft" => has("1 12\n2 144\n3 1320\n4 10910\n5 77770\n6 508939\n"),
+            "league" => {
+                has("12 of 12 sets played (84 games)");
+                has("likelihood of superiority");
+                assert!(sandbox
+                    .dir
+                    .path()
+                    .join("leagues/sample/league.sqlite")
+                    .exists());
+            }
+            "standings" if command.contains("--format json") => {
+                let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+                assert_eq!(v["games_played"], 84);
+                assert_eq!(v["bots"].as_array().map(Vec::len), Some(4));
+            }
+            "standings" => has("12 of 12 sets played (84 games)"),
             other => panic!("README: no shape is known for `hus {other}`: `{command}`"),
         }
         ran += 1;

@@ -401,6 +401,14 @@ impl Sandbox {
             std::os::unix::fs::symlink(target, &place).expect("symlink");
         };
         link(&root().join("sample-bots"), "sample-bots");
+        link(&root().join("openings"), "openings");
+        // A copy, not a link: the league README runs keeps its directory beside the file.
+        std::fs::create_dir_all(at.join("leagues")).expect("mkdir leagues");
+        std::fs::copy(
+            root().join("leagues/sample.toml"),
+            at.join("leagues/sample.toml"),
+        )
+        .expect("copy the sample league");
         link(&root().join("tests"), "tests");
         let hus = PathBuf::from(env!("CARGO_BIN_EXE_hus"));
         link(&hus, "target/release/hus");

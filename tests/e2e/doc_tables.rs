@@ -1,6 +1,7 @@
 //! The field tables of PROTOCOL.md, LOGS.md and README.md against what the referee
 //! really sends and writes. A corpus of sets is played once (faults, restarts, a bot that
-//! fails to start, both time controls, every preset, a set stopped by SIGINT), with one
+//! fails to start, both time controls, every preset, openings with an SPRT, a set
+//! stopped by SIGINT), with one
 //! bot's session recorded line by line; then every message, record and summary must
 //! have each of its fields in its table, and each documented field must turn up.
 //! Adding a field to a message without its row, or leaving a row for a field that is
@@ -76,6 +77,23 @@ pub fn corpus() -> &'static Corpus {
                     "mancala-world",
                     "--width",
                     "9",
+                ],
+            ),
+            // Openings and an SPRT: header.openings and header.sprt, games in pairs,
+            // set-end.sprt and the summary's sprt figures (wide hypotheses and error
+            // rates, so that the test decides in a few pairs).
+            record_set(
+                &greedy(5),
+                &hus_random(6),
+                &[
+                    "--seed",
+                    "6",
+                    "--openings",
+                    &root().join("openings/hus-8.txt").display().to_string(),
+                    "--sprt",
+                    "elo0=0,elo1=400,alpha=0.2,beta=0.2",
+                    "--games",
+                    "40",
                 ],
             ),
         ];

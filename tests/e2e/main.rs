@@ -14,10 +14,16 @@ mod doc_support;
 mod doc_tables;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
+/// `hus league` and `hus standings`: sample bots, resume after SIGKILL and SIGTERM,
+/// edits between runs, refused files and runners.
+mod league;
 /// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
 mod message_order;
 /// The places where the documents and the referee disagreed (issue 9), one test each.
 mod one_truth;
+/// Openings: games in pairs, seats by side to move, logs checked by `hus replay`, bad
+/// files, the viewer, the shipped books.
+mod openings;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.
@@ -28,5 +34,7 @@ mod sample_bots;
 mod sample_sets;
 /// `--sandbox`: a hostile bot's every attempt fails; sample bots pass check-bot in it.
 mod sandbox;
+/// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
+mod sprt;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;

@@ -311,7 +311,10 @@ fn readme_check_bot_example_is_what_a_clean_bot_sees() {
 fn match_json_summary_is_documented_and_says_which_order_each_field_uses() {
     let readme = doc("README.md");
     let summary_doc = section(&readme, "### The `--json` summary");
-    assert!(summary_doc.contains("`games[].first` is the bot that was player 0"));
+    // Since openings, the first mover may be player 1: README says how to tell.
+    assert!(summary_doc.contains(
+        "`games[].first` is the bot that moved first: the player to move in\n  `games[].start`, which is player 0 from the starting position"
+    ));
     let rows = field_rows(summary_doc);
     row(&rows, "games[].first");
     let p = play(

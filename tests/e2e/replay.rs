@@ -1132,7 +1132,7 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Whether to run the browser tests: Chromium must be installed (tests/setup.sh does
 /// it), unless HUS_SKIP_BROWSER=1 says to skip them.
-fn browser() -> bool {
+pub fn browser() -> bool {
     if std::env::var("HUS_SKIP_BROWSER").as_deref() == Ok("1") {
         eprintln!("HUS_SKIP_BROWSER=1: the browser test is skipped");
         return false;
@@ -1146,7 +1146,7 @@ fn browser() -> bool {
 
 /// Headless Chromium on `url`, with these extra arguments; returns its stdout. One at a
 /// time: a browser is heavy, and other tests run timed sets at the same time.
-fn chromium(url: &str, extra: &[&str]) -> String {
+pub fn chromium(url: &str, extra: &[&str]) -> String {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = ONE_AT_A_TIME
         .lock()
@@ -1373,7 +1373,7 @@ fn page_data(html: &Path) -> Value {
 
 /// Every position of the log, as `GAME PLY POSITION` lines: the starts and the position
 /// after each move, which the engine checked.
-fn log_positions(records: &[Value], games: &[u64]) -> Vec<String> {
+pub fn log_positions(records: &[Value], games: &[u64]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut ply = 0;
     for r in records {

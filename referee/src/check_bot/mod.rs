@@ -107,6 +107,8 @@ impl CheckConfig {
                 time: TimeControl::PerMove(move_time),
                 ready_time,
                 early_stop: false,
+                openings: Vec::new(),
+                sprt: None,
             },
             move_time,
         })

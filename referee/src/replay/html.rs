@@ -93,7 +93,7 @@ impl From<&GameEnd> for EndData {
 #[derive(Serialize)]
 struct GameData {
     game: u32,
-    /// The bot that is player 0.
+    /// The bot that moves first: the player to move in `start`.
     first: usize,
     /// The starting position, in the notation of RULES.md.
     start: String,
@@ -212,6 +212,9 @@ struct RulesData {
     preset: String,
     width: u32,
     sowing: &'static str,
+    /// The preset's starting position, in notation: a game that starts elsewhere
+    /// starts from an opening.
+    start: String,
 }
 
 /// Which games of the log the page holds, when not all.
@@ -304,6 +307,7 @@ pub fn page(
                 Sowing::Clockwise => "clockwise",
                 Sowing::Anticlockwise => "anticlockwise",
             },
+            start: Position::start(rules).to_string(),
         },
         time: match h.time {
             TimeRecord::PerMove { move_ms, .. } => format!("{move_ms} ms per move"),

@@ -316,6 +316,20 @@ fn header_lines(out: &mut String, h: &Header, style: &Style) {
     for b in 0..2 {
         let _ = writeln!(out, "  {}: {}", label(h, b), clean(&h.bots[b].command, 200));
     }
+    if !h.openings.is_empty() {
+        let _ = writeln!(
+            out,
+            "openings: {}, each for a pair of games with the first mover swapped",
+            h.openings.len()
+        );
+    }
+    if let Some(t) = &h.sprt {
+        let _ = writeln!(
+            out,
+            "SPRT: elo0 = {}, elo1 = {}, alpha = {}, beta = {}; games in pairs, at most {}",
+            t.elo0, t.elo1, t.alpha, t.beta, h.games
+        );
+    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -419,9 +433,13 @@ impl<W: Write> Observer for Report<W> {
                 self.first = g.first;
                 self.game_ms = [0.0; 2];
                 if self.follow {
+                    let player = match _checked {
+                        Checked::Started(start) => start.to_move().index(),
+                        _ => 0,
+                    };
                     let _ = writeln!(
                         self.buf,
-                        "game {} begins: {} moves first (player 0)",
+                        "game {} begins: {} moves first (player {player})",
                         g.game, self.labels[g.first]
                     );
                 }
@@ -491,7 +509,30 @@ impl<W: Write> Observer for Report<W> {
                     self.game_ms[1]
                 );
             }
-            Record::SetEnd(e) => self.table(v, e.winner, true),
+            Record::SetEnd(e) => {
+                if let Some(t) = &e.sprt {
+                    let c = t.pentanomial;
+                    let _ = writeln!(
+                        self.buf,
+                        "SPRT: {} after {} games: LLR {:.2} (bounds {:.2}, {:.2}); pentanomial [{}, {}, {}, {}, {}]",
+                        match t.decision.as_str() {
+                            "accept-h1" => "H1 accepted",
+                            "accept-h0" => "H0 accepted",
+                            _ => "no decision",
+                        },
+                        e.games_played,
+                        t.llr,
+                        t.lower,
+                        t.upper,
+                        c[0],
+                        c[1],
+                        c[2],
+                        c[3],
+                        c[4]
+                    );
+                }
+                self.table(v, e.winner, true)
+            }
             Record::Aborted(a) => {
                 let _ = writeln!(
                     self.buf,
@@ -571,10 +612,8 @@ impl<W: Write> Observer for GameView<W> {
             (Record::Header(h), _) => self.labels = [label(h, 0), label(h, 1)],
             (Record::GameStart(g), Checked::Started(start)) if g.game == self.number => {
                 self.found = true;
-                self.names = [
-                    self.labels[g.first].clone(),
-                    self.labels[1 - g.first].clone(),
-                ];
+                self.names = crate::set::bots_by_player(g.first, start.to_move())
+                    .map(|b| self.labels[b].clone());
                 if self.ply.is_none() {
                     let rules = start.rules();
                     let _ = writeln!(

@@ -13,6 +13,9 @@ use crate::records::{
 };
 
 use super::text;
+use crate::config::opening_of;
+use crate::set::bots_by_player;
+use crate::sprt::{sprt_of_record, SprtTally};
 
 /// The first disagreement: the record's line number and what differs, in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,8 +47,8 @@ pub enum Checked {
 /// The game in progress.
 struct InGame {
     number: u32,
-    /// The bot that is player 0.
-    first: usize,
+    /// The bot of each player: `first` is the player to move at the start.
+    bots: [usize; 2],
     game: Game,
     /// Faults recorded in this game, in order: (bot, kind).
     faults: Vec<(usize, String)>,
@@ -53,15 +56,11 @@ struct InGame {
 
 impl InGame {
     fn bot_of(&self, player: Player) -> usize {
-        if player == Player::Zero {
-            self.first
-        } else {
-            1 - self.first
-        }
+        self.bots[player.index()]
     }
 
     fn player_of(&self, bot: usize) -> Player {
-        if bot == self.first {
+        if bot == self.bots[0] {
             Player::Zero
         } else {
             Player::One
@@ -71,8 +70,8 @@ impl InGame {
     /// Points by player, turned into points by bot.
     fn by_bot(&self, by_player: [u32; 2]) -> [u32; 2] {
         let mut points = [0; 2];
-        points[self.first] = by_player[0];
-        points[1 - self.first] = by_player[1];
+        points[self.bots[0]] = by_player[0];
+        points[self.bots[1]] = by_player[1];
         points
     }
 }
@@ -91,6 +90,16 @@ pub struct Verifier {
     moves: u64,
     /// With `early_stop`: the game after which the set was decided.
     decided_after: Option<u32>,
+    /// The header's openings, checked.
+    openings: Vec<Position>,
+    /// The header's SPRT and the pairs so far.
+    sprt: Option<SprtTally>,
+    /// With an SPRT: the game after which it decided.
+    sprt_decided_after: Option<u32>,
+    /// Whether games go in pairs with the first mover swapped (openings or an SPRT).
+    paired: bool,
+    /// The first mover of the last game started.
+    last_first: usize,
     ending: Ending,
     ready_seen: [bool; 2],
     /// Records checked, of every type.
@@ -113,6 +122,11 @@ impl Verifier {
             faults: [0; 2],
             moves: 0,
             decided_after: None,
+            openings: Vec::new(),
+            sprt: None,
+            sprt_decided_after: None,
+            paired: false,
+            last_first: 0,
             ending: Ending::Open,
             ready_seen: [false; 2],
             records: 0,
@@ -213,6 +227,38 @@ impl Verifier {
         let preset: Preset = h.rules.preset.parse().map_err(|e| format!("header: {e}"))?;
         self.rules =
             Rules::new(preset, h.rules.width as usize).map_err(|e| format!("header: {e}"))?;
+        for (k, text) in h.openings.iter().enumerate() {
+            let opening: Position = text.parse().map_err(|e| {
+                format!(
+                    "header: opening {} {} is not a position: {e}",
+                    k + 1,
+                    json(text)
+                )
+            })?;
+            if opening.rules() != self.rules {
+                return Err(format!(
+                    "header: opening {} {} is a position of {}, but the set plays {}",
+                    k + 1,
+                    json(text),
+                    opening.rules(),
+                    self.rules
+                ));
+            }
+            if opening.legal_moves().is_empty() {
+                return Err(format!(
+                    "header: opening {} {} is a finished game: player {} to move has no move",
+                    k + 1,
+                    json(text),
+                    opening.to_move()
+                ));
+            }
+            self.openings.push(opening);
+        }
+        if let Some(r) = &h.sprt {
+            let sprt = sprt_of_record(r).map_err(|e| format!("header: sprt: {e}"))?;
+            self.sprt = Some(SprtTally::new(sprt));
+        }
+        self.paired = !self.openings.is_empty() || self.sprt.is_some();
         self.header = Some(h.clone());
         Ok(Checked::Other)
     }
@@ -302,28 +348,55 @@ impl Verifier {
                 g.game
             ));
         }
+        if let Some(after) = self.sprt_decided_after {
+            return Err(format!(
+                "game-start of game {}, but the set's SPRT decided after game {after}",
+                g.game
+            ));
+        }
         if g.first > 1 {
             return Err(format!(
                 "game-start of game {}: first is {}, not a bot (0 or 1)",
                 g.game, g.first
             ));
         }
-        let start = Position::start(self.rules);
+        // The second game of a pair goes to the other bot.
+        if self.paired && g.game.is_multiple_of(2) && g.first == self.last_first {
+            return Err(format!(
+                "game-start of game {}: first is bot {}, as in game {}, but the games of a pair \
+                 (openings or an SPRT) swap the first mover",
+                g.game,
+                g.first,
+                g.game - 1
+            ));
+        }
+        let start = match opening_of(&self.openings, g.game) {
+            Some(opening) => *opening,
+            None => Position::start(self.rules),
+        };
         self.notation.clear();
         let _ = write!(self.notation, "{start}");
         if g.position != self.notation {
+            let expected = match self.openings.len() {
+                0 => format!("the rules ({}) give", self.rules),
+                n => format!(
+                    "the header gives it opening {} of {n}",
+                    (g.game as usize - 1) / 2 % n + 1
+                ),
+            };
             return Err(format!(
-                "game-start of game {}: the log says starting position {} but the rules ({}) give {}",
+                "game-start of game {}: the log says starting position {} but {expected} {}{}",
                 g.game,
                 json(&g.position),
-                self.rules,
-                json(&self.notation)
+                json(&self.notation),
+                position_difference(&g.position, &start)
             ));
         }
         self.last_game = g.game;
+        self.last_first = g.first;
         self.game = Some(InGame {
             number: g.game,
-            first: g.first,
+            bots: bots_by_player(g.first, start.to_move()),
             game: Game::new(start),
             faults: Vec::new(),
         });
@@ -595,6 +668,12 @@ impl Verifier {
                 self.decided_after = Some(e.game);
             }
         }
+        if let Some(tally) = self.sprt.as_mut() {
+            tally.add_game(e.game, winner);
+            if tally.decided() && self.sprt_decided_after.is_none() {
+                self.sprt_decided_after = Some(e.game);
+            }
+        }
         Ok(Checked::Other)
     }
 
@@ -610,11 +689,51 @@ impl Verifier {
             ));
         }
         let games = self.header.as_ref().map_or(0, |h| h.games);
-        if e.games_played < games && self.decided_after.is_none() {
+        if e.games_played < games
+            && self.decided_after.is_none()
+            && self.sprt_decided_after.is_none()
+        {
             return Err(format!(
-                "set-end after {} of {games} games, but the set was not stopped early (decided with early_stop)",
+                "set-end after {} of {games} games, but the set was not stopped early \
+                 (decided with early_stop, or by its SPRT)",
                 e.games_played
             ));
+        }
+        match (&self.sprt, &e.sprt) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err("set-end: the log has sprt figures but the header runs no SPRT".into())
+            }
+            (Some(_), None) => {
+                return Err(
+                    "set-end: the header runs an SPRT but set-end has no sprt figures".into(),
+                )
+            }
+            (Some(tally), Some(logged)) => {
+                let actual = tally.end_record();
+                if logged.decision != actual.decision || logged.pentanomial != actual.pentanomial {
+                    return Err(format!(
+                        "set-end: the log says sprt decision {} with pairs {:?} but the games give {} with {:?}",
+                        json(&logged.decision),
+                        logged.pentanomial,
+                        json(&actual.decision),
+                        actual.pentanomial
+                    ));
+                }
+                for (what, a, b) in [
+                    ("llr", logged.llr, actual.llr),
+                    ("lower", logged.lower, actual.lower),
+                    ("upper", logged.upper, actual.upper),
+                ] {
+                    // The same formula; a later hus may round the last bits differently.
+                    let close = (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+                    if !close {
+                        return Err(format!(
+                            "set-end: the log says sprt {what} {a} but the games give {b}"
+                        ));
+                    }
+                }
+            }
         }
         let checks: [(&str, String, String); 5] = [
             ("points", pair(e.points), pair(s.points)),

@@ -89,12 +89,18 @@
     }
   }
 
+  // The bot that is `player` in game `g` (expanded, or being expanded).
+  function botOfIn(g, player) { return player === g.startToMove ? g.first : 1 - g.first; }
+
   // ---- the games, computed from their moves ---------------------------------------
   // Adds to game `g` its moves in full (player, bot, sown, events, words), every board
   // (boards[k] after k moves), and `error` when the rules here disagree with the log.
   function expand(g) {
     if (g.boards) return g;
     const pos = HusRules.parse(g.start);
+    // The bot `first` is the player to move at the start: player 0 from the starting
+    // position, either player from an opening.
+    g.startToMove = pos.toMove;
     g.boards = [HusRules.copy(pos)];
     g.moves = [];
     g.error = null;
@@ -109,7 +115,7 @@
         break;
       }
       g.moves.push({
-        ply: k, player: player, bot: player === 0 ? g.first : 1 - g.first, pit: pit, ms: g.ms[k],
+        ply: k, player: player, bot: botOfIn(g, player), pit: pit, ms: g.ms[k],
         sown: report.sown, truncated: report.truncated, events: report.events, text: HusRules.words(pit, report),
       });
       g.boards.push(HusRules.copy(pos));
@@ -137,7 +143,7 @@
 
   function boardAt(k) { return game.boards[k].pits; }
   function toMoveAt(k) { return game.boards[k].toMove; }
-  function botOf(player) { return player === 0 ? game.first : 1 - game.first; }
+  function botOf(player) { return botOfIn(game, player); }
   const plies = () => game.moves.length;
 
   function endText(g) {
@@ -178,8 +184,8 @@
       info.textContent = 'Ply ' + m.ply + ': ' + label(m.bot) + ', player ' + m.player +
         ', played in ' + ms(m.ms) + ' \u2014 ' + m.text + '.';
     } else {
-      info.textContent = 'Start of game ' + game.game + '. Player 0 (' + label(game.first) +
-        ') moves first.';
+      info.textContent = 'Start of game ' + game.game + (game.start === data.rules.start ? '' : ', from an opening') +
+        '. Player ' + game.startToMove + ' (' + label(game.first) + ') moves first.';
     }
     if (over) {
       const faults = game.faults.map((f) => label(f.bot) + ' ' + f.kind).join(', ');
@@ -222,8 +228,8 @@
     stop();
     game = expand(data.games[index]);
     $('game-select').value = String(index);
-    $('game-result').textContent = 'player 0 (moves first): ' + label(game.first) +
-      ' \u00b7 player 1: ' + label(1 - game.first);
+    $('game-result').textContent = [0, 1].map((p) => 'player ' + p +
+      (p === game.startToMove ? ' (moves first): ' : ': ') + label(botOf(p))).join(' \u00b7 ');
     const list = $('moves');
     list.replaceChildren();
     for (const m of game.moves) {

@@ -52,8 +52,6 @@
 //! (seeds that are exposed to capture, mobility), a transposition table that also
 //! stores scores, or thinking on the opponent's time are the obvious next steps.
 
-mod search;
-
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -64,7 +62,7 @@ use protocol::{
 };
 use serde_json::Value;
 
-use search::{Limits, Searcher};
+use alphabeta_bot::{Limits, Searcher, MAX_DEPTH};
 
 const USAGE: &str = "usage: alphabeta-bot [--first-legal] [--depth N] [--name NAME]";
 
@@ -94,8 +92,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>,
                 let depth: u32 = value
                     .parse()
                     .map_err(|_| format!("--depth {value:?} is not a number"))?;
-                if !(1..=search::MAX_DEPTH).contains(&depth) {
-                    return Err(format!("--depth must be 1 to {}", search::MAX_DEPTH));
+                if !(1..=MAX_DEPTH).contains(&depth) {
+                    return Err(format!("--depth must be 1 to {}", MAX_DEPTH));
                 }
                 options.depth = Some(depth);
             }

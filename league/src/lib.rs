@@ -1,0 +1,51 @@
+//! `league`: leagues of Hus bots, played, stored and ranked.
+//!
+//! A league is described by a TOML file ([`LeagueConfig`]): the bots, the rules, the
+//! time control, games per set, round-robin or gauntlet, rounds, concurrency and seed.
+//! The [`schedule`] follows from the file and the seed alone; each set is known by its
+//! [`SetKey`] (round and seats) and its seed derives from the league's seed and that
+//! key. A [`Store`] (SQLite: [`SqliteStore`]) keeps the settings, the bots, every set's
+//! status and every finished set's games and faults; each change is one transaction.
+//! [`run_league`] (`hus league`) plays the pending sets through `referee::play_set`,
+//! several at once, and resumes after any interruption without losing or repeating a
+//! result; [`run_standings`] (`hus standings`) prints the table ([`Standings`]), with
+//! ratings fitted by the `ratings` crate to every game at once ([`pair_counts`] gives
+//! the fit its input: results per ordered pair of first and second mover).
+//!
+//! ```
+//! use league::{schedule, Format};
+//! let bots = ["alpha".to_string(), "greedy".to_string(), "random".to_string()];
+//! let sets = schedule(&bots, &Format::RoundRobin, 2, 42);
+//! // Every pair once per round; the seats swap in the second round.
+//! assert_eq!(sets.len(), 6);
+//! assert_eq!(sets[0].key.stem(), "r1-alpha-vs-greedy");
+//! assert_eq!(sets[3].key.stem(), "r2-greedy-vs-alpha");
+//! ```
+
+#![deny(missing_docs)]
+
+mod args;
+mod error;
+mod file;
+mod lock;
+mod progress;
+mod run;
+mod schedule;
+mod standings;
+mod store;
+
+pub use args::{LeagueArgs, StandingsArgs};
+pub use error::{Error, Result};
+pub use file::{Anchor, BotConfig, Format, LeagueConfig, Openings};
+pub use lock::DirLock;
+pub use run::{read_standings, run_league, run_standings};
+pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
+pub use standings::{
+    compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,
+    OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView, Record3,
+    Standings,
+};
+pub use store::{
+    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
+    SetOutcome, SetStatus, SqliteStore, Store, StoreError, SyncReport,
+};

@@ -1,0 +1,625 @@
+//! `hus league LEAGUE.toml`: checks the file, takes the directory's lock, brings the
+//! store in line with the file, puts interrupted sets back, then plays the pending sets,
+//! up to `concurrency` at once, each through `referee::play_set` exactly as `hus match`
+//! plays it, and records each finished set in one transaction.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use referee::{play_set, Entrant, LogWriter, Record, RecordSink, SetConfig};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::args::{LeagueArgs, StandingsArgs};
+use crate::error::{Error, Result};
+use crate::file::{cores, show_time, Anchor, BotConfig, LeagueConfig};
+use crate::lock::DirLock;
+use crate::progress::Reporter;
+use crate::schedule::schedule;
+use crate::standings::{compute, LeagueInfo, Standings};
+use crate::store::{BotEntry, ClaimedSet, FaultRow, GameRow, SetOutcome, SqliteStore, Store};
+
+/// The store's file in the league's directory.
+pub const STORE_FILE: &str = "league.sqlite";
+/// The logs' directory in the league's directory.
+pub const LOGS_DIR: &str = "logs";
+
+/// `hus league`: plays a league to its end; exit 0, or 130 when stopped by Ctrl-C or
+/// SIGTERM (the same command then continues it).
+pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
+    let config = LeagueConfig::load(&args.file)?;
+    let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
+    let logs = dir.join(LOGS_DIR);
+    std::fs::create_dir_all(&logs).map_err(|source| Error::Io {
+        what: "cannot create the league's directory",
+        path: logs.clone(),
+        source,
+    })?;
+    let _lock = DirLock::acquire(&dir)?;
+    let mut store = SqliteStore::open(&dir.join(STORE_FILE), true)?;
+    let seed = settle_settings(&config, &mut store, &dir)?;
+
+    let names: Vec<String> = config.bots.iter().map(|b| b.name.clone()).collect();
+    let plan = schedule(&names, &config.format, config.rounds, seed);
+    let entries: Vec<BotEntry> = config
+        .bots
+        .iter()
+        .map(|b| BotEntry {
+            name: b.name.clone(),
+            command: b.spec.command.clone(),
+        })
+        .collect();
+    let sync = store.sync(&entries, &plan)?;
+    drop(plan);
+    let say = |line: String| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    for name in &sync.removed_bots {
+        say(format!(
+            "hus league: {name} is no longer in {}: its finished sets still count, it plays no more",
+            config.path.display()
+        ));
+    }
+    for name in &sync.returned_bots {
+        say(format!("hus league: {name} is back in the league"));
+    }
+    for (name, before, now) in &sync.changed_commands {
+        say(format!(
+            "hus league: {name}'s command changed from {before:?} to {now:?}; its finished sets keep their results"
+        ));
+    }
+    let requeued = store.requeue_running()?;
+    for r in &requeued {
+        let kept = set_aside(&logs, &r.key.stem())?;
+        say(format!(
+            "hus league: {} was interrupted; it will be played again from its start{}",
+            r.key,
+            match kept.first() {
+                Some(log) => format!(" (its partial log is kept as {})", log.display()),
+                None => String::new(),
+            }
+        ));
+    }
+    // A machine that cannot sandbox is an error before any set, as in `hus match`.
+    for bot in &config.bots {
+        if let Some(sandbox) = &bot.limits.sandbox {
+            sandbox
+                .probe(&bot.spec, &bot.limits)
+                .map_err(|source| Error::Sandbox {
+                    bot: bot.name.clone(),
+                    source,
+                })?;
+        }
+    }
+    if config.concurrency > cores() {
+        eprintln!(
+            "warning: concurrency {} exceeds the {} cores of this machine: bots will wait for a core, and may lose on time",
+            config.concurrency,
+            cores()
+        );
+    }
+    let progress = store.progress()?;
+    say(format!(
+        "hus league: {} in {}: {} of {} sets played, {} to play, {} at a time; seed {seed}",
+        config.path.display(),
+        dir.display(),
+        progress.done,
+        progress.scheduled,
+        progress.pending,
+        config.concurrency
+    ));
+
+    // The referee runs a little above its bots when the system allows it, so that its
+    // timing is not at the mercy of busy bots (as in `hus match`). A nice value belongs
+    // to a thread and is inherited by the threads it creates: it is raised before the
+    // runtime starts its worker threads, which play the sets.
+    let nice = referee::raise_referee_priority();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    let stopped = runtime.block_on(play_pending(&config, &dir, &mut store, nice, args.quiet))?;
+    drop(runtime);
+    if let Some(signal) = stopped {
+        eprintln!(
+            "hus league: stopped by {signal}; finished sets are kept, and the same command continues the league"
+        );
+        return Ok(ExitCode::from(130));
+    }
+    let standings = read_standings(&store)?;
+    print(&standings.render(args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hus standings DIR`: the table of a league, running or not.
+pub fn run_standings(args: &StandingsArgs) -> Result<ExitCode> {
+    let path = args.dir.join(STORE_FILE);
+    if !path.is_file() {
+        return Err(Error::NoLeague {
+            dir: args.dir.clone(),
+        });
+    }
+    let store = SqliteStore::open(&path, false)?;
+    let standings = read_standings(&store)?;
+    print(&standings.render(args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The standings from everything in a store.
+pub fn read_standings(store: &dyn Store) -> Result<Standings> {
+    let info = LeagueInfo::from_settings(&store.settings()?);
+    let progress = store.progress()?;
+    let bots = store.bots()?;
+    let sets = store.finished()?;
+    Ok(compute(info, progress, &bots, &sets))
+}
+
+fn print(text: &str) {
+    use std::io::Write;
+    // A closed stdout (`hus standings DIR | head`) is a normal end.
+    let _ = std::io::stdout().write_all(text.as_bytes());
+}
+
+/// Compares the file's settings with those the league was played with (refusing a
+/// change that makes results incomparable), stores them at the first run, and returns
+/// the league's seed: the file's, else the stored one, else a fresh one.
+fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> Result<u64> {
+    let stored = store.settings()?;
+    let time_key = match config.time {
+        referee::TimeControl::PerMove(_) => "move_time",
+        referee::TimeControl::Clock { .. } => "clock",
+    };
+    let fixed: [(&str, &str, String); 5] = [
+        (
+            "rules",
+            "rules",
+            format!("rules = \"{}\"", config.rules.preset().name()),
+        ),
+        (
+            "width",
+            "width",
+            format!("width = {}", config.rules.width()),
+        ),
+        ("time", time_key, show_time(&config.time)),
+        ("games", "games", format!("games = {}", config.games)),
+        (
+            "openings",
+            "openings",
+            shown("openings", &raw_value("openings", config)),
+        ),
+    ];
+    let mut settings = BTreeMap::new();
+    for (key, file_key, now) in fixed {
+        // A league played before openings were stored played none.
+        let before = match (key, stored.get(key)) {
+            ("openings", None) if stored.contains_key("rules") => Some(""),
+            (_, before) => before.map(String::as_str),
+        };
+        if let Some(before) = before {
+            let before = shown(key, before);
+            if before != now {
+                return Err(Error::Incompatible {
+                    place: config.place(file_key),
+                    now,
+                    before,
+                    dir: dir.to_path_buf(),
+                });
+            }
+        }
+        settings.insert(key.to_string(), raw_value(key, config));
+    }
+    let stored_seed = stored.get("seed").and_then(|s| s.parse::<u64>().ok());
+    let seed = match (config.seed, stored_seed) {
+        (Some(file), Some(before)) if file != before => {
+            return Err(Error::Incompatible {
+                place: config.place("seed"),
+                now: format!("seed = {file}"),
+                before: format!("seed = {before}"),
+                dir: dir.to_path_buf(),
+            })
+        }
+        (Some(file), _) => file,
+        (None, Some(before)) => before,
+        (None, None) => {
+            let fresh = rand::random::<u64>() % 1_000_000_000;
+            eprintln!(
+                "hus league: the file gives no seed; this league's seed is {fresh} (kept in {})",
+                dir.join(STORE_FILE).display()
+            );
+            fresh
+        }
+    };
+    settings.insert("seed".into(), seed.to_string());
+    let (anchor, rating) = match &config.anchor {
+        Anchor::PoolAverage(r) => (String::new(), *r),
+        Anchor::Bot { name, rating } => (name.clone(), *rating),
+    };
+    settings.insert("anchor".into(), anchor);
+    settings.insert("anchor_rating".into(), rating.to_string());
+    settings.insert("file".into(), config.path.display().to_string());
+    store.save_settings(&settings)?;
+    Ok(seed)
+}
+
+/// The stored form of a compared setting: the same text the messages show. Openings
+/// are stored as the path the file writes, the number of openings and a hash of them
+/// (`book.txt 64 0123456789abcdef`), or empty for none.
+fn raw_value(key: &str, config: &LeagueConfig) -> String {
+    match key {
+        "rules" => config.rules.preset().name().to_string(),
+        "width" => config.rules.width().to_string(),
+        "time" => show_time(&config.time),
+        "openings" => match &config.openings {
+            Some(o) => format!("{} {} {}", o.book.len(), o.hash(), o.written),
+            None => String::new(),
+        },
+        _ => config.games.to_string(),
+    }
+}
+
+/// A stored setting as the file would write it.
+fn shown(key: &str, value: &str) -> String {
+    match key {
+        "rules" => format!("rules = \"{value}\""),
+        "time" => value.to_string(),
+        "openings" => {
+            let mut parts = value.splitn(3, ' ');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(count), Some(hash), Some(path)) => format!(
+                    "openings = {} ({count} openings, content hash {hash})",
+                    toml_string(path)
+                ),
+                _ => "no openings".to_string(),
+            }
+        }
+        _ => format!("{key} = {value}"),
+    }
+}
+
+/// A string as TOML writes it (a basic string, escaped).
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
+
+/// Renames the files an interrupted attempt of a set left (its log and the bots'
+/// stderr) to `STEM.partial-N.*`, so the next attempt starts afresh and nothing is
+/// deleted. Returns the new names, the log first.
+pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
+    let suffixes = ["jsonl", "a.stderr", "b.stderr"];
+    if !suffixes
+        .iter()
+        .any(|s| logs.join(format!("{stem}.{s}")).exists())
+    {
+        return Ok(Vec::new());
+    }
+    let n = (1..)
+        .find(|n| {
+            suffixes
+                .iter()
+                .all(|s| !logs.join(format!("{stem}.partial-{n}.{s}")).exists())
+        })
+        .unwrap_or(1);
+    let mut kept = Vec::new();
+    for s in suffixes {
+        let from = logs.join(format!("{stem}.{s}"));
+        if from.exists() {
+            let to = logs.join(format!("{stem}.partial-{n}.{s}"));
+            std::fs::rename(&from, &to).map_err(|source| Error::Io {
+                what: "cannot keep a partial log",
+                path: from.clone(),
+                source,
+            })?;
+            kept.push(to);
+        }
+    }
+    Ok(kept)
+}
+
+/// What one set's task ends with.
+enum Ending {
+    /// Played to its end.
+    Finished(SetOutcome),
+    /// Cut off by a stop; its log ends with `aborted`.
+    Stopped,
+    /// Could not be played (a bot that cannot start, a log that cannot be written).
+    Failed(anyhow::Error),
+}
+
+/// What every set of this run shares.
+struct Shared {
+    config: LeagueConfig,
+    logs: PathBuf,
+    bots: HashMap<String, BotConfig>,
+    referee: String,
+}
+
+/// Plays pending sets until none is left; returns the signal's name when stopped.
+async fn play_pending(
+    config: &LeagueConfig,
+    dir: &Path,
+    store: &mut SqliteStore,
+    nice: Option<i32>,
+    quiet: bool,
+) -> Result<Option<&'static str>> {
+    let shared = Arc::new(Shared {
+        config: config.clone(),
+        logs: dir.join(LOGS_DIR),
+        bots: config
+            .bots
+            .iter()
+            .map(|b| {
+                let mut b = b.clone();
+                b.limits.nice = nice;
+                (b.name.clone(), b)
+            })
+            .collect(),
+        referee: referee::referee_version(),
+    });
+    let progress = store.progress()?;
+    let start = read_standings(store)?;
+    let points = start
+        .bots
+        .iter()
+        .filter(|b| b.active)
+        .map(|b| (b.name.clone(), b.points))
+        .collect();
+    let mut reporter = Reporter::new(progress.scheduled, progress.done, points, quiet);
+
+    // The name of the signal that stops the league (or of the failure), once there is one.
+    let (stop_tx, stop_rx) = watch::channel(None::<&'static str>);
+    let mut tasks: JoinSet<(ClaimedSet, Ending)> = JoinSet::new();
+    let signal = referee::stop_signal();
+    tokio::pin!(signal);
+    let mut stopped: Option<&'static str> = None;
+    let mut failure: Option<Error> = None;
+    let mut interrupted: Vec<ClaimedSet> = Vec::new();
+    loop {
+        while stopped.is_none() && failure.is_none() && tasks.len() < config.concurrency {
+            let Some(set) = store.claim_next()? else {
+                break;
+            };
+            set_aside(&shared.logs, &set.key.stem())?;
+            store.set_log(set.id, &format!("{LOGS_DIR}/{}.jsonl", set.key.stem()))?;
+            tasks.spawn(play_one(set, shared.clone(), stop_rx.clone()));
+        }
+        if tasks.is_empty() {
+            break;
+        }
+        tokio::select! {
+            name = &mut signal, if stopped.is_none() => {
+                stopped = Some(name);
+                let _ = stop_tx.send(Some(name));
+                reporter.note(&format!("hus league: {name}: stopping the running sets"));
+            }
+            joined = tasks.join_next() => {
+                let Some(joined) = joined else { continue };
+                let (set, ending) = joined.map_err(|e| Error::Runtime(format!("a set's task failed: {e}")))?;
+                match ending {
+                    Ending::Finished(outcome) => {
+                        store.record(set.id, &outcome)?;
+                        reporter.finished(&set.key, &outcome);
+                    }
+                    Ending::Stopped => interrupted.push(set),
+                    Ending::Failed(source) => {
+                        if failure.is_none() {
+                            failure = Some(Error::Set { set: set.key.to_string(), source });
+                            let _ = stop_tx.send(Some("the failure of another set"));
+                        }
+                        interrupted.push(set);
+                    }
+                }
+            }
+        }
+    }
+    reporter.finish();
+    if !interrupted.is_empty() {
+        let ids: Vec<_> = interrupted.iter().map(|s| s.id).collect();
+        store.requeue(&ids)?;
+        for set in &interrupted {
+            if let Some(log) = set_aside(&shared.logs, &set.key.stem())?.first() {
+                if !quiet {
+                    eprintln!(
+                        "hus league: {} was stopped; its partial log is kept as {}",
+                        set.key,
+                        log.display()
+                    );
+                }
+            }
+        }
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(stopped),
+    }
+}
+
+/// Plays one set through `play_set`, exactly as `hus match` does, writing its log and
+/// collecting what the store keeps; a stop cuts it off and ends its log with `aborted`.
+async fn play_one(
+    set: ClaimedSet,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<Option<&'static str>>,
+) -> (ClaimedSet, Ending) {
+    let ending = play_one_inner(&set, &shared, &mut stop).await;
+    (set, ending)
+}
+
+async fn play_one_inner(
+    set: &ClaimedSet,
+    shared: &Shared,
+    stop: &mut watch::Receiver<Option<&'static str>>,
+) -> Ending {
+    let stem = set.key.stem();
+    let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
+        Ok(created) => created,
+        Err(e) => return Ending::Failed(e),
+    };
+    let mut entrants = Vec::with_capacity(2);
+    for (name, letter) in [(&set.key.a, "a"), (&set.key.b, "b")] {
+        let Some(bot) = shared.bots.get(name) else {
+            return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
+        };
+        entrants.push(Entrant {
+            spec: bot.spec.clone(),
+            stderr_path: shared.logs.join(format!("{stem}.{letter}.stderr")),
+            limits: bot.limits.clone(),
+        });
+    }
+    let Ok(entrants) = <[Entrant; 2]>::try_from(entrants) else {
+        return Ending::Failed(anyhow::anyhow!("a set needs two bots"));
+    };
+    let c = &shared.config;
+    let set_config = SetConfig {
+        rules: c.rules,
+        games: c.games,
+        seed: set.seed,
+        time: c.time,
+        ready_time: c.ready_time,
+        early_stop: false,
+        // From the set's seed, itself from the league's seed and the set's key: adding
+        // a bot changes no other set's openings.
+        openings: c
+            .openings
+            .as_ref()
+            .map(|o| referee::openings_for_set(&o.book, set.seed, c.games))
+            .unwrap_or_default(),
+        sprt: None,
+    };
+    let mut sink = Collector {
+        log,
+        outcome: SetOutcome {
+            log: format!("{LOGS_DIR}/{stem}.jsonl"),
+            ..SetOutcome::default()
+        },
+        first: 0,
+    };
+    let result = tokio::select! {
+        result = play_set(&set_config, entrants, &shared.referee, &mut sink) => Some(result),
+        _ = stop.wait_for(|stop| stop.is_some()) => None,
+    };
+    match result {
+        None => {
+            // The set's future is gone, and with it both bots (dropping a bot process
+            // kills its process group).
+            let why = stop.borrow().unwrap_or("hus league");
+            let aborted = Record::Aborted(referee::Aborted {
+                reason: format!("stopped by {why}"),
+                finished: referee::now_rfc3339(),
+            });
+            let _ = sink.log.record(&aborted);
+            Ending::Stopped
+        }
+        Some(Err(e)) => Ending::Failed(e),
+        Some(Ok(end)) => {
+            let mut outcome = sink.outcome;
+            outcome.points = end.points;
+            outcome.winner = end.winner.map(|w| w as u8);
+            Ending::Finished(outcome)
+        }
+    }
+}
+
+/// The sink of a league's set: the log first (as `hus match` writes it), then what the
+/// store keeps.
+struct Collector {
+    log: LogWriter,
+    outcome: SetOutcome,
+    first: u8,
+}
+
+impl RecordSink for Collector {
+    fn record(&mut self, record: &Record) -> anyhow::Result<()> {
+        self.log.record(record)?;
+        let o = &mut self.outcome;
+        match record {
+            Record::GameStart(g) => self.first = g.first as u8,
+            Record::Move(m) => {
+                let seat = m.bot & 1;
+                o.moves[seat] += 1;
+                o.move_ms[seat] += m.ms;
+            }
+            Record::Fault(f) => o.faults.push(FaultRow {
+                game: f.game,
+                ply: f.ply,
+                bot: (f.bot & 1) as u8,
+                kind: f.kind.clone(),
+                detail: f.detail.clone(),
+            }),
+            Record::GameEnd(g) => o.games.push(GameRow {
+                game: g.game,
+                first: self.first,
+                winner: g.winner.map(|w| w as u8),
+                points: g.points,
+                reason: g.reason.clone(),
+                plies: g.plies,
+                double: g.double,
+                faulted: g.faulted.iter().map(|&b| b as u8).collect(),
+            }),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn partial_logs_are_renamed_never_overwritten() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let logs = dir.path();
+        assert_eq!(
+            set_aside(logs, "r1-a-vs-b").expect("nothing to do"),
+            Vec::<PathBuf>::new()
+        );
+        for attempt in 1..=2 {
+            for s in ["jsonl", "a.stderr", "b.stderr"] {
+                std::fs::write(
+                    logs.join(format!("r1-a-vs-b.{s}")),
+                    format!("attempt {attempt}"),
+                )
+                .expect("write");
+            }
+            let kept = set_aside(logs, "r1-a-vs-b").expect("set aside");
+            assert_eq!(
+                kept[0],
+                logs.join(format!("r1-a-vs-b.partial-{attempt}.jsonl"))
+            );
+        }
+        // Only a log (the bots never started): it is kept alone.
+        std::fs::write(logs.join("r1-a-vs-b.jsonl"), "attempt 3").expect("write");
+        set_aside(logs, "r1-a-vs-b").expect("set aside");
+        assert_eq!(
+            names(logs),
+            [
+                "r1-a-vs-b.partial-1.a.stderr",
+                "r1-a-vs-b.partial-1.b.stderr",
+                "r1-a-vs-b.partial-1.jsonl",
+                "r1-a-vs-b.partial-2.a.stderr",
+                "r1-a-vs-b.partial-2.b.stderr",
+                "r1-a-vs-b.partial-2.jsonl",
+                "r1-a-vs-b.partial-3.jsonl",
+            ]
+        );
+        let first = std::fs::read_to_string(logs.join("r1-a-vs-b.partial-1.jsonl")).expect("read");
+        assert_eq!(first, "attempt 1");
+    }
+}

@@ -1,0 +1,1126 @@
+//! Standings: the table of a league, computed from the store's finished sets alone, and
+//! printed as text, JSON, CSV or Markdown. The JSON fields are documented in
+//! docs/league.md and are stable.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::store::{BotRow, FinishedSet, Progress};
+
+/// Most rated bots whose likelihood of superiority is printed as a matrix in the text
+/// table.
+const MAX_LOS_MATRIX: usize = 12;
+
+/// Won, drawn, lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Record3 {
+    /// Played: the sum of the three.
+    pub played: u64,
+    /// Won.
+    pub won: u64,
+    /// Drawn.
+    pub drawn: u64,
+    /// Lost.
+    pub lost: u64,
+}
+
+impl Record3 {
+    fn add(&mut self, mine: Option<bool>) {
+        self.played += 1;
+        match mine {
+            Some(true) => self.won += 1,
+            Some(false) => self.lost += 1,
+            None => self.drawn += 1,
+        }
+    }
+
+    fn show(&self) -> String {
+        format!("{}-{}-{}", self.won, self.drawn, self.lost)
+    }
+}
+
+/// A bot's faults.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Faults {
+    /// All of them.
+    pub total: u64,
+    /// By fault kind (PROTOCOL.md): `time-out`, `crash`, ...
+    pub by_kind: BTreeMap<String, u64>,
+}
+
+/// One line of the table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BotStanding {
+    /// 1 for the leader; bots with equal figures share no rank (ties are broken by
+    /// games won, then name).
+    pub rank: usize,
+    /// The bot's name.
+    pub name: String,
+    /// Its command, as last in the file.
+    pub command: String,
+    /// Still in the league file; a removed bot's finished sets still count.
+    pub active: bool,
+    /// Game points over all its sets.
+    pub points: u64,
+    /// Sets won (more points than the opponent), drawn, lost.
+    pub sets: Record3,
+    /// Games won, drawn, lost.
+    pub games: Record3,
+    /// Its faults.
+    pub faults: Faults,
+    /// Moves it made.
+    pub moves: u64,
+    /// Mean time per move in milliseconds (`null` before its first move).
+    pub mean_move_ms: Option<f64>,
+    /// Its rating (Elo scale) with the interval, from the fit of every game; `null` for
+    /// a bot without games, or when fewer than two bots have played.
+    pub rating: Option<RatingView>,
+}
+
+/// A fitted value with its standard error and 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RatingView {
+    /// The estimate.
+    pub value: f64,
+    /// Its standard error (0 for the anchor bot).
+    pub std_error: f64,
+    /// Lower end of the 95% interval.
+    pub low: f64,
+    /// Upper end of the 95% interval.
+    pub high: f64,
+}
+
+impl From<ratings::Estimate> for RatingView {
+    fn from(e: ratings::Estimate) -> Self {
+        RatingView {
+            value: e.value,
+            std_error: e.std_error,
+            low: e.low,
+            high: e.high,
+        }
+    }
+}
+
+/// The rating fit as a whole: its anchor, the first-move advantage, and the likelihood
+/// of superiority of each pair.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RatingsView {
+    /// The bot whose rating is held fixed, or `null` when the pool's average is.
+    pub anchor: Option<String>,
+    /// The anchor's rating (the pool average's when `anchor` is `null`).
+    pub anchor_rating: f64,
+    /// Confidence level of the intervals: 0.95.
+    pub confidence: f64,
+    /// Elo added to the first mover's rating difference, with its interval.
+    pub first_move_advantage: RatingView,
+    /// Every pair of rated bots, the better-rated first.
+    pub pairs: Vec<PairComparison>,
+}
+
+/// Two rated bots compared.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PairComparison {
+    /// The better-rated bot.
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// rating(a) − rating(b), with its interval (from the fit's covariance).
+    pub difference: RatingView,
+    /// The likelihood of superiority: the probability that a is stronger than b.
+    pub los: f64,
+}
+
+/// Games decided between the bot that moved first and the one that moved second: the
+/// input of a rating fit with a first-move advantage.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PairCounts {
+    /// The bot that moved first.
+    pub first: String,
+    /// The bot that moved second.
+    pub second: String,
+    /// Games the first mover won.
+    pub first_won: u64,
+    /// Drawn games.
+    pub drawn: u64,
+    /// Games the second mover won.
+    pub second_won: u64,
+}
+
+/// The league's settings, as shown above the table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LeagueInfo {
+    /// The rules preset.
+    pub rules: String,
+    /// The row width.
+    pub width: u32,
+    /// The time control, as the file writes it: `move_time = "100ms"`.
+    pub time: String,
+    /// Games per set.
+    pub games_per_set: u32,
+    /// The league's seed.
+    pub seed: u64,
+    /// The bot the ratings are anchored at; `null`: the pool's average.
+    pub anchor: Option<String>,
+    /// The anchor's rating.
+    pub anchor_rating: f64,
+}
+
+impl LeagueInfo {
+    /// From the store's settings (missing values stay empty or zero).
+    pub fn from_settings(settings: &BTreeMap<String, String>) -> LeagueInfo {
+        let get = |k: &str| settings.get(k).cloned().unwrap_or_default();
+        LeagueInfo {
+            rules: get("rules"),
+            width: get("width").parse().unwrap_or(0),
+            time: get("time"),
+            games_per_set: get("games").parse().unwrap_or(0),
+            seed: get("seed").parse().unwrap_or(0),
+            anchor: settings.get("anchor").filter(|a| !a.is_empty()).cloned(),
+            anchor_rating: get("anchor_rating")
+                .parse()
+                .unwrap_or(crate::file::DEFAULT_ANCHOR_RATING),
+        }
+    }
+}
+
+/// The whole table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Standings {
+    /// The league's settings.
+    pub league: LeagueInfo,
+    /// How far it is.
+    pub progress: ProgressView,
+    /// Games in the finished sets.
+    pub games_played: u64,
+    /// Games won by the bot that moved first, drawn, and won by the second.
+    pub first_mover: FirstMover,
+    /// One line per bot, best first.
+    pub bots: Vec<BotStanding>,
+    /// The rating fit: anchor, first-move advantage, likelihood of superiority of each
+    /// pair; `null` until two bots have played, or if the fit fails (`ratings_error`).
+    pub ratings: Option<RatingsView>,
+    /// Why there are no ratings although games were played, if the fit failed.
+    pub ratings_error: Option<String>,
+    /// Results by ordered pair (first mover, second mover): what the ratings are
+    /// fitted to.
+    pub pairs: Vec<PairCounts>,
+}
+
+/// Games by who moved first, over the whole league.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FirstMover {
+    /// Won by the bot that moved first.
+    pub won: u64,
+    /// Drawn.
+    pub drawn: u64,
+    /// Won by the bot that moved second.
+    pub lost: u64,
+}
+
+/// [`Progress`] as the standings show it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProgressView {
+    /// Sets of the current schedule.
+    pub sets_scheduled: u64,
+    /// Of those, finished.
+    pub sets_done: u64,
+    /// Being played now (or interrupted, when no league runs).
+    pub sets_running: u64,
+    /// Still to play.
+    pub sets_pending: u64,
+    /// Finished sets outside the current schedule (removed bots): they count.
+    pub sets_done_elsewhere: u64,
+}
+
+impl From<Progress> for ProgressView {
+    fn from(p: Progress) -> Self {
+        ProgressView {
+            sets_scheduled: p.scheduled,
+            sets_done: p.done,
+            sets_running: p.running,
+            sets_pending: p.pending,
+            sets_done_elsewhere: p.done_elsewhere,
+        }
+    }
+}
+
+/// Per ordered pair (first mover, second mover), the games' results: what a rating fit
+/// with a first-move advantage takes. Sorted by names.
+pub fn pair_counts(sets: &[FinishedSet]) -> Vec<PairCounts> {
+    let mut map: BTreeMap<(&str, &str), PairCounts> = BTreeMap::new();
+    for set in sets {
+        let names = [set.key.a.as_str(), set.key.b.as_str()];
+        for g in &set.outcome.games {
+            let first = names[usize::from(g.first & 1)];
+            let second = names[usize::from(1 - (g.first & 1))];
+            let entry = map.entry((first, second)).or_insert_with(|| PairCounts {
+                first: first.to_string(),
+                second: second.to_string(),
+                ..PairCounts::default()
+            });
+            match g.winner {
+                None => entry.drawn += 1,
+                Some(w) if w == g.first => entry.first_won += 1,
+                Some(_) => entry.second_won += 1,
+            }
+        }
+    }
+    map.into_values().collect()
+}
+
+/// Computes the table from every bot and every finished set.
+pub fn compute(
+    league: LeagueInfo,
+    progress: Progress,
+    bots: &[BotRow],
+    sets: &[FinishedSet],
+) -> Standings {
+    let mut lines: Vec<BotStanding> = bots
+        .iter()
+        .map(|b| BotStanding {
+            rank: 0,
+            name: b.name.clone(),
+            command: b.command.clone(),
+            active: b.active,
+            points: 0,
+            sets: Record3::default(),
+            games: Record3::default(),
+            faults: Faults::default(),
+            moves: 0,
+            mean_move_ms: None,
+            rating: None,
+        })
+        .collect();
+    let index: HashMap<String, usize> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name.clone(), i))
+        .collect();
+    let mut move_ms = vec![0.0f64; lines.len()];
+    let mut games_played = 0;
+    let mut first_mover = FirstMover::default();
+    for set in sets {
+        let (Some(&ia), Some(&ib)) = (index.get(&set.key.a), index.get(&set.key.b)) else {
+            continue;
+        };
+        let seats = [ia, ib];
+        let o = &set.outcome;
+        for seat in 0..2 {
+            let line = &mut lines[seats[seat]];
+            line.points += u64::from(o.points[seat]);
+            line.sets.add(o.winner.map(|w| usize::from(w) == seat));
+            line.moves += o.moves[seat];
+            move_ms[seats[seat]] += o.move_ms[seat];
+        }
+        for g in &o.games {
+            games_played += 1;
+            for (seat, &i) in seats.iter().enumerate() {
+                lines[i].games.add(g.winner.map(|w| usize::from(w) == seat));
+            }
+            match g.winner {
+                None => first_mover.drawn += 1,
+                Some(w) if w == g.first => first_mover.won += 1,
+                Some(_) => first_mover.lost += 1,
+            }
+        }
+        for f in &o.faults {
+            let line = &mut lines[seats[usize::from(f.bot & 1)]];
+            line.faults.total += 1;
+            *line.faults.by_kind.entry(f.kind.clone()).or_insert(0) += 1;
+        }
+    }
+    for (line, ms) in lines.iter_mut().zip(&move_ms) {
+        line.mean_move_ms = (line.moves > 0).then(|| ms / line.moves as f64);
+    }
+    let pairs = pair_counts(sets);
+    let (ratings, ratings_error) = match fit(&league, &pairs, &mut lines) {
+        Ok(view) => (view, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    // Best rating first; bots without one (no games) after, by points.
+    lines.sort_by(|x, y| {
+        let rating = |b: &BotStanding| b.rating.map(|r| r.value);
+        match (rating(x), rating(y)) {
+            (Some(rx), Some(ry)) => ry.total_cmp(&rx),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
+        .then(y.points.cmp(&x.points))
+        .then(y.games.won.cmp(&x.games.won))
+        .then(x.name.cmp(&y.name))
+    });
+    for (i, line) in lines.iter_mut().enumerate() {
+        line.rank = i + 1;
+    }
+    let ratings = ratings.map(|mut r| {
+        // Pairs in rank order, the better-rated first.
+        let rank: HashMap<&str, usize> = lines.iter().map(|l| (l.name.as_str(), l.rank)).collect();
+        r.pairs.sort_by_key(|p| {
+            (
+                rank.get(p.a.as_str()).copied(),
+                rank.get(p.b.as_str()).copied(),
+            )
+        });
+        r
+    });
+    Standings {
+        league,
+        progress: progress.into(),
+        games_played,
+        first_mover,
+        bots: lines,
+        ratings,
+        ratings_error,
+        pairs,
+    }
+}
+
+/// Fits ratings to every game at once (the `ratings` crate: Bradley-Terry on the Elo
+/// scale with a first-move advantage and a weak prior that keeps a bot that won or lost
+/// everything finite; docs/ratings.md), over the bots that have played, and writes each
+/// bot's rating into its line. `None` until two bots have played.
+fn fit(
+    league: &LeagueInfo,
+    pairs: &[PairCounts],
+    lines: &mut [BotStanding],
+) -> Result<Option<RatingsView>, ratings::Error> {
+    let rated: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].games.played > 0)
+        .collect();
+    if rated.len() < 2 {
+        return Ok(None);
+    }
+    let index: HashMap<&str, usize> = rated
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (lines[i].name.as_str(), k))
+        .collect();
+    let mut table = ratings::GameTable::new(rated.len());
+    for p in pairs {
+        if let (Some(&f), Some(&s)) = (index.get(p.first.as_str()), index.get(p.second.as_str())) {
+            table.add_games(f, s, ratings::Wdl::new(p.first_won, p.drawn, p.second_won))?;
+        }
+    }
+    // A bot anchor that has not played yet cannot hold the scale: the pool average
+    // does, at the same rating, and the view says so.
+    let anchor_bot = league
+        .anchor
+        .as_ref()
+        .and_then(|name| index.get(name.as_str()).map(|&k| (name.clone(), k)));
+    let anchor = match &anchor_bot {
+        Some((_, k)) => ratings::Anchor::Bot {
+            bot: *k,
+            rating: league.anchor_rating,
+        },
+        None => ratings::Anchor::Average(league.anchor_rating),
+    };
+    let options = ratings::FitOptions {
+        anchor,
+        ..ratings::FitOptions::default()
+    };
+    let fitted = ratings::Ratings::fit(&table, &options)?;
+    for (k, &i) in rated.iter().enumerate() {
+        lines[i].rating = Some(fitted.rating(k)?.into());
+    }
+    let mut comparisons = Vec::new();
+    for a in 0..rated.len() {
+        for b in a + 1..rated.len() {
+            let c = fitted.compare(a, b)?;
+            let (a, b, c) = if c.difference.value >= 0.0 {
+                (a, b, c)
+            } else {
+                (b, a, fitted.compare(b, a)?)
+            };
+            comparisons.push(PairComparison {
+                a: lines[rated[a]].name.clone(),
+                b: lines[rated[b]].name.clone(),
+                difference: c.difference.into(),
+                los: c.los,
+            });
+        }
+    }
+    Ok(Some(RatingsView {
+        anchor: anchor_bot.map(|(name, _)| name),
+        anchor_rating: league.anchor_rating,
+        confidence: fitted.confidence(),
+        first_move_advantage: fitted.advantage().into(),
+        pairs: comparisons,
+    }))
+}
+
+/// How standings are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// A table for people.
+    Text,
+    /// One JSON object with every figure (docs/league.md).
+    Json,
+    /// One line per bot, with a header line.
+    Csv,
+    /// A Markdown table.
+    Markdown,
+}
+
+impl Standings {
+    /// The standings in `format`, ending with a newline.
+    pub fn render(&self, format: OutputFormat) -> String {
+        match format {
+            OutputFormat::Text => self.text(),
+            OutputFormat::Json => {
+                let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+                s.push('\n');
+                s
+            }
+            OutputFormat::Csv => self.csv(),
+            OutputFormat::Markdown => self.markdown(),
+        }
+    }
+
+    fn label(b: &BotStanding) -> String {
+        if b.active {
+            b.name.clone()
+        } else {
+            format!("{} (removed)", b.name)
+        }
+    }
+
+    fn rating(b: &BotStanding) -> String {
+        b.rating
+            .map(|r| format!("{:.0}", r.value))
+            .unwrap_or_else(|| "-".to_string())
+    }
+
+    fn interval(b: &BotStanding) -> String {
+        b.rating
+            .map(|r| format!("[{:.0}, {:.0}]", r.low, r.high))
+            .unwrap_or_else(|| "-".to_string())
+    }
+
+    /// The probability that `a` is stronger than `b`, from the fit.
+    fn los(&self, a: &str, b: &str) -> Option<f64> {
+        let r = self.ratings.as_ref()?;
+        r.pairs.iter().find_map(|p| {
+            if p.a == a && p.b == b {
+                Some(p.los)
+            } else if p.a == b && p.b == a {
+                Some(1.0 - p.los)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Below the table: how the ratings were fitted, and the likelihood of superiority
+    /// of each pair as a matrix (up to `MAX_LOS_MATRIX` bots; the JSON has every pair).
+    fn ratings_text(&self, s: &mut String) {
+        let Some(r) = &self.ratings else {
+            if let Some(e) = &self.ratings_error {
+                let _ = writeln!(
+                    s,
+                    "
+no ratings: {e}"
+                );
+            }
+            return;
+        };
+        let anchor = match &r.anchor {
+            Some(bot) => format!("{bot} held at {:.0}", r.anchor_rating),
+            None => format!("pool average {:.0}", r.anchor_rating),
+        };
+        let a = r.first_move_advantage;
+        let _ = writeln!(
+            s,
+            "
+ratings: Elo scale, fitted to all {} games at once, {anchor}, {:.0}% intervals; first-move advantage {:+.0} [{:+.0}, {:+.0}]",
+            self.games_played,
+            r.confidence * 100.0,
+            a.value,
+            a.low,
+            a.high
+        );
+        let rated: Vec<&BotStanding> = self.bots.iter().filter(|b| b.rating.is_some()).collect();
+        if rated.len() > MAX_LOS_MATRIX {
+            return;
+        }
+        let width = rated.iter().map(|b| b.name.len()).max().unwrap_or(0);
+        let _ = writeln!(s, "likelihood of superiority (row over column):");
+        let _ = write!(s, "  {:<width$}", "");
+        for b in &rated {
+            let _ = write!(s, "  {:>w$}", b.name, w = b.name.len().max(4));
+        }
+        s.push('\n');
+        for row in &rated {
+            let _ = write!(s, "  {:<width$}", row.name);
+            for col in &rated {
+                let cell = match self.los(&row.name, &col.name) {
+                    Some(p) if row.name != col.name => format!("{p:.2}"),
+                    _ => "-".to_string(),
+                };
+                let _ = write!(s, "  {:>w$}", cell, w = col.name.len().max(4));
+            }
+            s.push('\n');
+        }
+    }
+
+    fn ms(b: &BotStanding) -> String {
+        b.mean_move_ms
+            .map(|m| format!("{m:.2}"))
+            .unwrap_or_else(|| "-".to_string())
+    }
+
+    /// The header of the table for people: settings and progress.
+    pub fn summary_line(&self) -> String {
+        let l = &self.league;
+        let p = &self.progress;
+        let mut s = format!(
+            "{} at width {}, {}, {} games per set, seed {}\n{} of {} sets played ({} games)",
+            l.rules,
+            l.width,
+            l.time,
+            l.games_per_set,
+            l.seed,
+            p.sets_done,
+            p.sets_scheduled,
+            self.games_played
+        );
+        if p.sets_done_elsewhere > 0 {
+            let _ = write!(
+                s,
+                ", and {} sets of bots no longer scheduled",
+                p.sets_done_elsewhere
+            );
+        }
+        s
+    }
+
+    fn text(&self) -> String {
+        let mut s = self.summary_line();
+        s.push_str("\n\n");
+        let width = self
+            .bots
+            .iter()
+            .map(|b| Self::label(b).len())
+            .max()
+            .unwrap_or(3)
+            .max(3);
+        let _ = writeln!(
+            s,
+            "{:>4}  {:<width$}  {:>6}  {:>14}  {:>6}  {:>10}  {:>11}  {:>6}  {:>9}",
+            "rank",
+            "bot",
+            "rating",
+            "95% interval",
+            "points",
+            "sets w-d-l",
+            "games w-d-l",
+            "faults",
+            "ms/move"
+        );
+        for b in &self.bots {
+            let _ = writeln!(
+                s,
+                "{:>4}  {:<width$}  {:>6}  {:>14}  {:>6}  {:>10}  {:>11}  {:>6}  {:>9}",
+                b.rank,
+                Self::label(b),
+                Self::rating(b),
+                Self::interval(b),
+                b.points,
+                b.sets.show(),
+                b.games.show(),
+                b.faults.total,
+                Self::ms(b)
+            );
+        }
+        let faulty: Vec<&BotStanding> = self.bots.iter().filter(|b| b.faults.total > 0).collect();
+        if !faulty.is_empty() {
+            s.push_str("\nfaults:\n");
+            for b in faulty {
+                let kinds: Vec<String> = b
+                    .faults
+                    .by_kind
+                    .iter()
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect();
+                let _ = writeln!(s, "  {}: {}", b.name, kinds.join(", "));
+            }
+        }
+        let f = &self.first_mover;
+        if self.games_played > 0 {
+            let _ = writeln!(
+                s,
+                "\nthe first mover won {}, drew {} and lost {} of {} games",
+                f.won, f.drawn, f.lost, self.games_played
+            );
+        }
+        self.ratings_text(&mut s);
+        s
+    }
+
+    fn csv(&self) -> String {
+        let mut s = String::from(
+            "rank,name,active,rating,rating_low,rating_high,points,sets_played,sets_won,sets_drawn,sets_lost,games_played,games_won,games_drawn,games_lost,faults,faults_by_kind,moves,mean_move_ms\n",
+        );
+        for b in &self.bots {
+            let kinds: Vec<String> = b
+                .faults
+                .by_kind
+                .iter()
+                .map(|(k, n)| format!("{k}={n}"))
+                .collect();
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                b.rank,
+                b.name,
+                b.active,
+                b.rating
+                    .map(|r| format!("{:.1}", r.value))
+                    .unwrap_or_default(),
+                b.rating
+                    .map(|r| format!("{:.1}", r.low))
+                    .unwrap_or_default(),
+                b.rating
+                    .map(|r| format!("{:.1}", r.high))
+                    .unwrap_or_default(),
+                b.points,
+                b.sets.played,
+                b.sets.won,
+                b.sets.drawn,
+                b.sets.lost,
+                b.games.played,
+                b.games.won,
+                b.games.drawn,
+                b.games.lost,
+                b.faults.total,
+                kinds.join(";"),
+                b.moves,
+                b.mean_move_ms
+                    .map(|m| format!("{m:.3}"))
+                    .unwrap_or_default()
+            );
+        }
+        s
+    }
+
+    fn markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "{}\n", self.summary_line().replace('\n', "; "));
+        s.push_str(
+            "| rank | bot | rating | 95% interval | points | sets w-d-l | games w-d-l | faults | ms/move |\n",
+        );
+        s.push_str("|---:|---|---:|---:|---:|---:|---:|---|---:|\n");
+        for b in &self.bots {
+            let kinds: Vec<String> = b
+                .faults
+                .by_kind
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect();
+            let faults = if kinds.is_empty() {
+                "0".to_string()
+            } else {
+                kinds.join(", ")
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                b.rank,
+                Self::label(b),
+                Self::rating(b),
+                Self::interval(b),
+                b.points,
+                b.sets.show(),
+                b.games.show(),
+                faults,
+                Self::ms(b)
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::SetKey;
+    use crate::store::{FaultRow, GameRow, SetOutcome};
+
+    fn game(n: u32, first: u8, winner: Option<u8>, points: [u32; 2]) -> GameRow {
+        GameRow {
+            game: n,
+            first,
+            winner,
+            points,
+            reason: "no-moves".into(),
+            plies: 40,
+            double: false,
+            faulted: Vec::new(),
+        }
+    }
+
+    fn bot(name: &str, active: bool) -> BotRow {
+        BotRow {
+            name: name.into(),
+            command: format!("./{name}"),
+            active,
+        }
+    }
+
+    fn sample() -> Vec<FinishedSet> {
+        vec![
+            FinishedSet {
+                key: SetKey {
+                    round: 1,
+                    a: "x".into(),
+                    b: "y".into(),
+                },
+                seed: 1,
+                outcome: SetOutcome {
+                    games: vec![
+                        game(1, 0, Some(0), [2, 0]),
+                        game(2, 1, Some(1), [0, 1]),
+                        game(3, 0, None, [0, 0]),
+                    ],
+                    faults: vec![FaultRow {
+                        game: 2,
+                        ply: 3,
+                        bot: 0,
+                        kind: "time-out".into(),
+                        detail: "late".into(),
+                    }],
+                    points: [2, 1],
+                    winner: Some(0),
+                    moves: [30, 29],
+                    move_ms: [60.0, 29.0],
+                    log: "logs/r1-x-vs-y.jsonl".into(),
+                },
+            },
+            FinishedSet {
+                key: SetKey {
+                    round: 1,
+                    a: "y".into(),
+                    b: "z".into(),
+                },
+                seed: 2,
+                outcome: SetOutcome {
+                    games: vec![game(1, 1, Some(1), [0, 2])],
+                    faults: Vec::new(),
+                    points: [0, 2],
+                    winner: Some(1),
+                    moves: [10, 10],
+                    move_ms: [10.0, 10.0],
+                    log: "logs/r1-y-vs-z.jsonl".into(),
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn the_table_adds_up_every_set_game_and_fault() {
+        let bots = [bot("x", true), bot("y", true), bot("z", false)];
+        let s = compute(LeagueInfo::default(), Progress::default(), &bots, &sample());
+        let by_name = |n: &str| s.bots.iter().find(|b| b.name == n).cloned();
+        let x = by_name("x").expect("x");
+        assert_eq!(x.points, 2);
+        assert_eq!(
+            x.sets,
+            Record3 {
+                played: 1,
+                won: 1,
+                drawn: 0,
+                lost: 0
+            }
+        );
+        assert_eq!(
+            x.games,
+            Record3 {
+                played: 3,
+                won: 1,
+                drawn: 1,
+                lost: 1
+            }
+        );
+        assert_eq!(x.faults.total, 1);
+        assert_eq!(x.faults.by_kind.get("time-out"), Some(&1));
+        assert_eq!(x.mean_move_ms, Some(2.0));
+        let y = by_name("y").expect("y");
+        assert_eq!(y.points, 1);
+        assert_eq!(
+            y.sets,
+            Record3 {
+                played: 2,
+                won: 0,
+                drawn: 0,
+                lost: 2
+            }
+        );
+        assert_eq!(
+            y.games,
+            Record3 {
+                played: 4,
+                won: 1,
+                drawn: 1,
+                lost: 2
+            }
+        );
+        assert_eq!(y.mean_move_ms, Some(1.0));
+        let z = by_name("z").expect("z");
+        assert_eq!((z.points, z.active), (2, false));
+        assert_eq!(s.games_played, 4);
+        assert_eq!(
+            s.first_mover,
+            FirstMover {
+                won: 3,
+                drawn: 1,
+                lost: 0
+            }
+        );
+    }
+
+    #[test]
+    fn pair_counts_are_by_first_and_second_mover() {
+        let pairs = pair_counts(&sample());
+        let show: Vec<(String, String, u64, u64, u64)> = pairs
+            .into_iter()
+            .map(|p| (p.first, p.second, p.first_won, p.drawn, p.second_won))
+            .collect();
+        assert_eq!(
+            show,
+            [
+                ("x".into(), "y".into(), 1, 1, 0),
+                ("y".into(), "x".into(), 1, 0, 0),
+                ("z".into(), "y".into(), 1, 0, 0),
+            ]
+        );
+    }
+
+    fn info(anchor: Option<&str>) -> LeagueInfo {
+        LeagueInfo {
+            rules: "hus".into(),
+            width: 8,
+            time: "move_time = \"100ms\"".into(),
+            games_per_set: 3,
+            seed: 9,
+            anchor: anchor.map(String::from),
+            anchor_rating: 1500.0,
+        }
+    }
+
+    #[test]
+    fn ratings_are_the_fit_of_every_game_by_first_mover() {
+        let bots = [
+            bot("x", true),
+            bot("y", true),
+            bot("z", false),
+            bot("new", true),
+        ];
+        let s = compute(info(None), Progress::default(), &bots, &sample());
+        // The same fit, made by hand from the games: x-y 1 win and 1 draw for the
+        // first mover x, y-x 1 win for the first mover y, z-y 1 win for z.
+        let mut table = ratings::GameTable::new(3);
+        let [x, y, z] = [0, 1, 2];
+        table
+            .add_games(x, y, ratings::Wdl::new(1, 1, 0))
+            .expect("cell");
+        table
+            .add_games(y, x, ratings::Wdl::new(1, 0, 0))
+            .expect("cell");
+        table
+            .add_games(z, y, ratings::Wdl::new(1, 0, 0))
+            .expect("cell");
+        let fit = ratings::Ratings::fit(&table, &ratings::FitOptions::default()).expect("fit");
+        let rating = |name: &str| {
+            s.bots
+                .iter()
+                .find(|b| b.name == name)
+                .and_then(|b| b.rating)
+        };
+        for (name, k) in [("x", x), ("y", y), ("z", z)] {
+            let expected = RatingView::from(fit.rating(k).expect("rating"));
+            assert_eq!(rating(name), Some(expected), "{name}");
+        }
+        // A bot without games has no rating and comes last, after the rated ones in
+        // rating order.
+        assert_eq!(rating("new"), None);
+        let order: Vec<&str> = s.bots.iter().map(|b| b.name.as_str()).collect();
+        let mut rated: Vec<(&str, f64)> = ["x", "y", "z"]
+            .iter()
+            .map(|n| (*n, rating(n).map_or(0.0, |r| r.value)))
+            .collect();
+        rated.sort_by(|a, b| b.1.total_cmp(&a.1));
+        assert_eq!(
+            order[..3],
+            rated.iter().map(|r| r.0).collect::<Vec<_>>()[..]
+        );
+        assert_eq!(order[3], "new");
+        let mean: f64 = rated.iter().map(|r| r.1).sum::<f64>() / 3.0;
+        assert!((mean - 1500.0).abs() < 1e-6, "{mean}");
+        let view = s.ratings.as_ref().expect("ratings");
+        assert_eq!(view.anchor, None);
+        assert_eq!(view.first_move_advantage, RatingView::from(fit.advantage()));
+        // Every pair once, the better-rated first, with the fit's LOS.
+        assert_eq!(view.pairs.len(), 3);
+        for p in &view.pairs {
+            assert!(p.difference.value >= 0.0 && p.los >= 0.5, "{p:?}");
+            assert!(rating(&p.a).map(|r| r.value) >= rating(&p.b).map(|r| r.value));
+        }
+        let (xi, zi) = (x, z);
+        let c = fit.compare(zi, xi).expect("compare");
+        let pair = view
+            .pairs
+            .iter()
+            .find(|p| (p.a == "z" && p.b == "x") || (p.a == "x" && p.b == "z"))
+            .expect("x-z");
+        let los_z_over_x = if pair.a == "z" {
+            pair.los
+        } else {
+            1.0 - pair.los
+        };
+        assert!((los_z_over_x - c.los).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_bot_anchor_holds_its_rating_until_then_the_pool_average_does() {
+        let bots = [
+            bot("x", true),
+            bot("y", true),
+            bot("z", true),
+            bot("w", true),
+        ];
+        let mut league = info(Some("y"));
+        league.anchor_rating = 2000.0;
+        let s = compute(league.clone(), Progress::default(), &bots, &sample());
+        let y = s.bots.iter().find(|b| b.name == "y").and_then(|b| b.rating);
+        assert_eq!(y.map(|r| (r.value, r.std_error)), Some((2000.0, 0.0)));
+        assert_eq!(
+            s.ratings.as_ref().and_then(|r| r.anchor.clone()),
+            Some("y".into())
+        );
+        // w has not played: the pool's average holds the scale at its rating.
+        league.anchor = Some("w".into());
+        let s = compute(league, Progress::default(), &bots, &sample());
+        let view = s.ratings.as_ref().expect("ratings");
+        assert_eq!((view.anchor.clone(), view.anchor_rating), (None, 2000.0));
+        let mean: f64 = s
+            .bots
+            .iter()
+            .filter_map(|b| b.rating)
+            .map(|r| r.value)
+            .sum::<f64>()
+            / 3.0;
+        assert!((mean - 2000.0).abs() < 1e-6, "{mean}");
+    }
+
+    #[test]
+    fn no_ratings_before_two_bots_have_played() {
+        let bots = [bot("x", true), bot("y", true)];
+        let s = compute(info(None), Progress::default(), &bots, &[]);
+        assert_eq!(s.ratings, None);
+        assert_eq!(s.ratings_error, None);
+        assert!(s.bots.iter().all(|b| b.rating.is_none()));
+        assert!(!s.render(OutputFormat::Text).contains("ratings:"));
+    }
+
+    #[test]
+    fn formats() {
+        let bots = [bot("x", true), bot("y", true), bot("z", false)];
+        let progress = Progress {
+            scheduled: 2,
+            done: 1,
+            running: 0,
+            pending: 1,
+            done_elsewhere: 1,
+        };
+        let s = compute(info(None), progress, &bots, &sample());
+        let r = |name: &str| -> RatingView {
+            s.bots
+                .iter()
+                .find(|b| b.name == name)
+                .and_then(|b| b.rating)
+                .expect("rated")
+        };
+        let (x, y, z) = (r("x"), r("y"), r("z"));
+        // The figures of this data are tested above; here, the layout. In rating order:
+        // y above x, since x's draw came with the first move.
+        let order: Vec<&str> = s.bots.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(order, ["z", "y", "x"]);
+        let adv = s.ratings.as_ref().expect("ratings").first_move_advantage;
+        let los = |a: &str, b: &str| s.los(a, b).map(|p| format!("{p:.2}")).unwrap_or_default();
+        let iv = |v: RatingView| format!("[{:.0}, {:.0}]", v.low, v.high);
+        assert_eq!(
+            s.render(OutputFormat::Text),
+            format!(
+                "hus at width 8, move_time = \"100ms\", 3 games per set, seed 9
+1 of 2 sets played (4 games), and 1 sets of bots no longer scheduled
+
+rank  bot          rating    95% interval  points  sets w-d-l  games w-d-l  faults    ms/move
+   1  z (removed)  {:>6}  {:>14}       2       1-0-0        1-0-0       0       1.00
+   2  y            {:>6}  {:>14}       1       0-0-2        1-1-2       0       1.00
+   3  x            {:>6}  {:>14}       2       1-0-0        1-1-1       1       2.00
+
+faults:
+  x: 1 time-out
+
+the first mover won 3, drew 1 and lost 0 of 4 games
+
+ratings: Elo scale, fitted to all 4 games at once, pool average 1500, 95% intervals; first-move advantage {:+.0} [{:+.0}, {:+.0}]
+likelihood of superiority (row over column):
+        z     y     x
+  z     -  {:>4}  {:>4}
+  y  {:>4}     -  {:>4}
+  x  {:>4}  {:>4}     -
+",
+                format!("{:.0}", z.value),
+                iv(z),
+                format!("{:.0}", y.value),
+                iv(y),
+                format!("{:.0}", x.value),
+                iv(x),
+                adv.value,
+                adv.low,
+                adv.high,
+                los("z", "y"),
+                los("z", "x"),
+                los("y", "z"),
+                los("y", "x"),
+                los("x", "z"),
+                los("x", "y"),
+            )
+        );
+        assert_eq!(
+            s.render(OutputFormat::Csv),
+            format!(
+                "rank,name,active,rating,rating_low,rating_high,points,sets_played,sets_won,sets_drawn,sets_lost,games_played,games_won,games_drawn,games_lost,faults,faults_by_kind,moves,mean_move_ms
+1,z,false,{:.1},{:.1},{:.1},2,1,1,0,0,1,1,0,0,0,,10,1.000
+2,y,true,{:.1},{:.1},{:.1},1,2,0,0,2,4,1,1,2,0,,39,1.000
+3,x,true,{:.1},{:.1},{:.1},2,1,1,0,0,3,1,1,1,1,time-out=1,30,2.000
+",
+                z.value, z.low, z.high, y.value, y.low, y.high, x.value, x.low, x.high
+            )
+        );
+        let md = s.render(OutputFormat::Markdown);
+        assert!(
+            md.contains(&format!(
+                "| 3 | x | {:.0} | {} | 2 | 1-0-0 | 1-1-1 | 1 time-out | 2.00 |",
+                x.value,
+                iv(x)
+            )),
+            "{md}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&s.render(OutputFormat::Json)).expect("json");
+        assert_eq!(json["bots"][2]["name"], "x");
+        assert_eq!(json["bots"][2]["games"]["won"], 1);
+        assert_eq!(json["bots"][2]["faults"]["by_kind"]["time-out"], 1);
+        assert_eq!(json["bots"][2]["rating"]["value"], x.value);
+        assert_eq!(json["progress"]["sets_pending"], 1);
+        assert_eq!(json["league"]["seed"], 9);
+        assert_eq!(json["league"]["anchor"], serde_json::Value::Null);
+        assert_eq!(json["ratings"]["pairs"][0]["a"], "z");
+        assert_eq!(json["ratings"]["first_move_advantage"]["value"], adv.value);
+        assert_eq!(json["pairs"][0]["first"], "x");
+    }
+}

@@ -1,0 +1,258 @@
+//! The store: everything a league remembers between runs. [`Store`] is the set of
+//! operations the league needs; [`SqliteStore`] implements it in one SQLite file in the
+//! league's directory. Each operation that changes more than one row is one
+//! transaction, so a crash leaves the store as it was before the operation or after
+//! it, never in between.
+
+mod sqlite;
+
+use std::collections::BTreeMap;
+
+pub use sqlite::SqliteStore;
+
+use crate::schedule::{PlannedSet, SetKey};
+
+/// A set's place in its life: `pending` (to be played), `running` (being played, or
+/// interrupted if no league runs), `done` (its result is recorded and final).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetStatus {
+    /// Not played yet, or interrupted and put back.
+    Pending,
+    /// Claimed by a runner.
+    Running,
+    /// Finished: its games are recorded and it is never played again.
+    Done,
+}
+
+impl SetStatus {
+    /// As stored: `pending`, `running`, `done`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetStatus::Pending => "pending",
+            SetStatus::Running => "running",
+            SetStatus::Done => "done",
+        }
+    }
+}
+
+/// The store's number for a set.
+pub type SetId = i64;
+
+/// A bot as the league file currently describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BotEntry {
+    /// Its unique name.
+    pub name: String,
+    /// Its command line as written in the file.
+    pub command: String,
+}
+
+/// A bot as the store knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BotRow {
+    /// Its unique name.
+    pub name: String,
+    /// Its command when it was last in the file.
+    pub command: String,
+    /// In the league file of the latest run; an inactive bot plays no more sets, and
+    /// its finished sets still count.
+    pub active: bool,
+}
+
+/// What a schedule sync changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Bots seen for the first time.
+    pub added_bots: Vec<String>,
+    /// Bots that were active and are no longer in the file.
+    pub removed_bots: Vec<String>,
+    /// Bots back in the file after a run without them.
+    pub returned_bots: Vec<String>,
+    /// Bots whose command changed: (name, before, now).
+    pub changed_commands: Vec<(String, String, String)>,
+    /// Sets new to the store.
+    pub added_sets: usize,
+}
+
+/// A set claimed to be played.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimedSet {
+    /// The store's number for it.
+    pub id: SetId,
+    /// Round and seats.
+    pub key: SetKey,
+    /// Its seed.
+    pub seed: u64,
+    /// How many times it has been started, this time included.
+    pub attempts: u32,
+}
+
+/// A set that was interrupted (its runner was killed or stopped) and put back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Requeued {
+    /// The set.
+    pub key: SetKey,
+    /// The log of the interrupted attempt, if one was started.
+    pub log: Option<String>,
+}
+
+/// One game of a finished set. Seats: 0 is bot A, 1 is bot B.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameRow {
+    /// Games count from 1.
+    pub game: u32,
+    /// The seat that moved first.
+    pub first: u8,
+    /// The winning seat; `None` for a draw.
+    pub winner: Option<u8>,
+    /// Points of A and B.
+    pub points: [u32; 2],
+    /// `no-moves`, `repetition`, `no-capture-limit`, or a fault kind.
+    pub reason: String,
+    /// Moves played.
+    pub plies: u32,
+    /// The loser had no seeds at all.
+    pub double: bool,
+    /// The seats that faulted in the game.
+    pub faulted: Vec<u8>,
+}
+
+/// A fault of a finished set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultRow {
+    /// The game it cost.
+    pub game: u32,
+    /// The ply at which it happened.
+    pub ply: u32,
+    /// The seat that faulted.
+    pub bot: u8,
+    /// A fault kind of PROTOCOL.md.
+    pub kind: String,
+    /// In plain words.
+    pub detail: String,
+}
+
+/// Everything recorded about a finished set.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SetOutcome {
+    /// Every game, in order.
+    pub games: Vec<GameRow>,
+    /// Every fault, in order.
+    pub faults: Vec<FaultRow>,
+    /// Points of A and B over the set.
+    pub points: [u32; 2],
+    /// The seat with more points; `None` for a drawn set.
+    pub winner: Option<u8>,
+    /// Moves made by A and by B.
+    pub moves: [u64; 2],
+    /// Total time A and B took over their moves, in milliseconds.
+    pub move_ms: [f64; 2],
+    /// The log, relative to the league's directory.
+    pub log: String,
+}
+
+/// A finished set with its key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinishedSet {
+    /// Round and seats.
+    pub key: SetKey,
+    /// Its seed.
+    pub seed: u64,
+    /// What happened.
+    pub outcome: SetOutcome,
+}
+
+/// How far the league is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Sets of the current schedule, whatever their status.
+    pub scheduled: u64,
+    /// Sets of the current schedule that are done.
+    pub done: u64,
+    /// Sets running now (or interrupted, when no league runs).
+    pub running: u64,
+    /// Sets of the current schedule still to play (their bots are in the file).
+    pub pending: u64,
+    /// Finished sets outside the current schedule (a removed bot's, an earlier round
+    /// count's): they still count in the standings.
+    pub done_elsewhere: u64,
+}
+
+/// The store's errors.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed.
+    #[error("the league store {place}: {what}: {source}")]
+    Backend {
+        /// The store (a file path, a database name).
+        place: String,
+        /// What was being done.
+        what: String,
+        /// The database's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The store was written by a newer `hus`.
+    #[error(
+        "the league store {place} has schema version {found}, newer than the {known} this hus \
+         knows: use the hus that made it, or a newer one"
+    )]
+    NewerSchema {
+        /// The store.
+        place: String,
+        /// Its version.
+        found: i64,
+        /// The newest this build knows.
+        known: i64,
+    },
+    /// A row holds something this code never writes.
+    #[error("the league store {place} is inconsistent: {what}")]
+    Invalid {
+        /// The store.
+        place: String,
+        /// What was found.
+        what: String,
+    },
+}
+
+/// The operations a league needs from its store. Each is atomic.
+pub trait Store {
+    /// The league's settings (rules, width, time, games, seed, anchor), as strings.
+    fn settings(&self) -> Result<BTreeMap<String, String>, StoreError>;
+
+    /// Writes these settings (others keep their values), in one transaction.
+    fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError>;
+
+    /// Makes the store agree with the file: `bots` are the active bots (others become
+    /// inactive, new ones are added), `sets` the current schedule (new sets are added as
+    /// pending; sets no longer in it are kept, and a pending one is not played). One
+    /// transaction.
+    fn sync(&mut self, bots: &[BotEntry], sets: &[PlannedSet]) -> Result<SyncReport, StoreError>;
+
+    /// Puts every `running` set back to `pending` (at the start of a run, a running set
+    /// is one whose runner died). One transaction; returns the sets.
+    fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError>;
+
+    /// Puts these sets back to `pending` (they were stopped part-way). One transaction.
+    fn requeue(&mut self, ids: &[SetId]) -> Result<(), StoreError>;
+
+    /// Takes the next pending set of the current schedule whose bots are both active,
+    /// marks it `running` and counts the attempt; `None` when there is none.
+    fn claim_next(&mut self) -> Result<Option<ClaimedSet>, StoreError>;
+
+    /// Notes where the running set's log is written (relative to the league's
+    /// directory).
+    fn set_log(&mut self, id: SetId, log: &str) -> Result<(), StoreError>;
+
+    /// Records a finished set: its games, faults and move times, and marks it `done`,
+    /// all in one transaction. A set that is not `running` is refused.
+    fn record(&mut self, id: SetId, outcome: &SetOutcome) -> Result<(), StoreError>;
+
+    /// Every bot ever in the league.
+    fn bots(&self) -> Result<Vec<BotRow>, StoreError>;
+
+    /// Every finished set with its games and faults, in the order they finished.
+    fn finished(&self) -> Result<Vec<FinishedSet>, StoreError>;
+
+    /// Counts of sets by status.
+    fn progress(&self) -> Result<Progress, StoreError>;
+}

@@ -1,0 +1,1140 @@
+//! `hus league` and `hus standings`: a league of the sample bots, resume after SIGKILL
+//! and SIGTERM with the same final standings as an uninterrupted run, edits of the file
+//! between runs, refused files and a refused second runner.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::sample_bots::alphabeta;
+
+fn hus_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_hus")
+}
+
+/// A deterministic bot that sleeps `delay_ms` before each move.
+fn paced(seed: u32, delay_ms: u32) -> String {
+    format!(
+        "python3 {} {seed} {delay_ms}",
+        root().join("tests/bots/paced.py").display()
+    )
+}
+
+/// The built-in random mover with a seed: deterministic and instant.
+fn hus_random(seed: u32) -> String {
+    format!("{} random-bot --seed {seed}", hus_bin())
+}
+
+/// A league file's text: `head` (top-level keys), then one [[bot]] per (name, command).
+fn league_text(head: &str, bots: &[(&str, String)]) -> String {
+    let mut text = format!("{head}\n");
+    for (name, command) in bots {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = \"{command}\"\n"
+        ));
+    }
+    text
+}
+
+/// Writes `L.toml` into `dir` and returns its path.
+fn write_league(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("L.toml");
+    std::fs::write(&path, text).expect("write league file");
+    path
+}
+
+fn league(file: &Path, dir: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "league".to_string(),
+        file.display().to_string(),
+        "--dir".into(),
+        dir.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Command::new(hus_bin())
+        .args(&args)
+        .output()
+        .expect("hus league runs")
+}
+
+fn spawn_league(file: &Path, dir: &Path) -> Child {
+    Command::new(hus_bin())
+        .args(["league", &file.display().to_string(), "--dir"])
+        .arg(dir)
+        .arg("--quiet")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus league starts")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `hus standings DIR --format json`.
+fn standings(dir: &Path) -> Value {
+    let out = Command::new(hus_bin())
+        .args(["standings", &dir.display().to_string(), "--format", "json"])
+        .output()
+        .expect("hus standings runs");
+    assert!(out.status.success(), "hus standings: {}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("standings are JSON")
+}
+
+/// The standings without what depends on the machine's speed (time per move).
+fn comparable(mut v: Value) -> Value {
+    if let Some(bots) = v["bots"].as_array_mut() {
+        for b in bots {
+            if let Some(o) = b.as_object_mut() {
+                o.remove("mean_move_ms");
+            }
+        }
+    }
+    v
+}
+
+/// The logs in `dir/logs` whose names end with `suffix`, sorted.
+fn logs(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir.join("logs"))
+        .expect("logs directory")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    found.sort();
+    found
+}
+
+fn complete_logs(dir: &Path) -> Vec<PathBuf> {
+    logs(dir, ".jsonl")
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains(".partial-"))
+        .collect()
+}
+
+fn replay_status(log: &Path) -> Option<i32> {
+    hus(&["replay", log.to_str().expect("utf-8 path")])
+        .status
+        .code()
+}
+
+/// Every complete log is a whole set, checked with the engine and by `hus replay`; and
+/// the store holds exactly one finished set per log, with the same points.
+fn check_logs_against_standings(dir: &Path, s: &Value, sets: usize, games_per_set: u64) {
+    let complete = complete_logs(dir);
+    assert_eq!(
+        complete.len(),
+        sets,
+        "one complete log per set: {complete:?}"
+    );
+    let mut points: std::collections::BTreeMap<String, u64> = Default::default();
+    for log in &complete {
+        let records = read_log(log);
+        verify_log(&records);
+        assert_eq!(replay_status(log), Some(0), "hus replay {}", log.display());
+        let end = records.last().expect("records");
+        assert_eq!(end["type"], "set-end", "{}", log.display());
+        assert_eq!(end["games_played"].as_u64(), Some(games_per_set));
+        // r1-A-vs-B.jsonl: the seats' names are in the file name.
+        let stem = log
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let (_, pair) = stem.split_once('-').expect("round prefix");
+        let (a, b) = pair.split_once("-vs-").expect("A-vs-B");
+        *points.entry(a.to_string()).or_default() += end["points"][0].as_u64().expect("points");
+        *points.entry(b.to_string()).or_default() += end["points"][1].as_u64().expect("points");
+    }
+    assert_eq!(s["progress"]["sets_done"].as_u64(), Some(sets as u64));
+    assert_eq!(
+        s["games_played"].as_u64(),
+        Some(sets as u64 * games_per_set)
+    );
+    for bot in s["bots"].as_array().expect("bots") {
+        let name = bot["name"].as_str().expect("name");
+        assert_eq!(
+            bot["points"].as_u64(),
+            Some(points.get(name).copied().unwrap_or(0)),
+            "{name}: standings against the logs"
+        );
+    }
+}
+
+#[test]
+fn a_league_of_the_sample_bots_at_concurrency_2() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [
+        ("alphabeta", format!("{} --depth 2", alphabeta())),
+        (
+            "greedy",
+            format!(
+                "python3 {}",
+                root().join("sample-bots/python/greedy_bot.py").display()
+            ),
+        ),
+        (
+            "random",
+            format!(
+                "python3 {} 5",
+                root().join("sample-bots/python/random_bot.py").display()
+            ),
+        ),
+        ("hus-random", hus_random(3)),
+    ];
+    // Generous time: healthy bots never come near it, even on a loaded machine.
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 2\nmove_time = \"5s\"\nseed = 11\nconcurrency = 2",
+            &bots,
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let printed: Value = serde_json::from_slice(&out.stdout).expect("JSON standings");
+    let s = standings(&dir);
+    assert_eq!(comparable(printed), comparable(s.clone()));
+    check_logs_against_standings(&dir, &s, 6, 2);
+    assert_eq!(s["progress"]["sets_scheduled"], 6);
+    assert_eq!(s["league"]["seed"], 11);
+    for bot in s["bots"].as_array().expect("bots") {
+        assert_eq!(bot["games"]["played"], 6, "{bot}");
+        assert_eq!(bot["sets"]["played"], 3, "{bot}");
+        assert_eq!(bot["faults"]["total"], 0, "{bot}");
+        assert!(bot["rating"]["value"].is_f64(), "{bot}");
+    }
+    // Ranked by rating; the pool's average is 1500.
+    let ratings: Vec<f64> = s["bots"]
+        .as_array()
+        .expect("bots")
+        .iter()
+        .map(|b| b["rating"]["value"].as_f64().expect("rating"))
+        .collect();
+    assert!(ratings.windows(2).all(|w| w[0] >= w[1]), "{ratings:?}");
+    assert!((ratings.iter().sum::<f64>() / 4.0 - 1500.0).abs() < 1e-6);
+    assert_eq!(s["ratings"]["pairs"].as_array().map(Vec::len), Some(6));
+    // Non-terminal stderr: one plain line per finished set.
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with('[')).count(),
+        6,
+        "{stderr}"
+    );
+
+    // A set of the league is exactly the set `hus match` plays with the same seed.
+    let log = dir.join("logs/r1-alphabeta-vs-hus-random.jsonl");
+    let records = read_log(&log);
+    let seed = records[0]["seed"].as_u64().expect("seed").to_string();
+    let again = play(
+        &bots[0].1,
+        &bots[3].1,
+        &["--games", "2", "--move-time", "5s", "--seed", &seed],
+    );
+    let end = records.last().expect("set-end");
+    assert_eq!(again.summary["points"], end["points"]);
+    let moves = |r: &[Value]| -> Vec<u64> {
+        of_type(r, "move")
+            .iter()
+            .map(|m| m["pit"].as_u64().expect("pit"))
+            .collect()
+    };
+    assert_eq!(moves(&again.records), moves(&records));
+
+    // Other formats of the same table.
+    let csv = Command::new(hus_bin())
+        .args(["standings", &dir.display().to_string(), "--format", "csv"])
+        .output()
+        .expect("runs");
+    let csv = text(&csv.stdout);
+    assert!(
+        csv.starts_with("rank,name,active,rating,rating_low,rating_high,points,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+}
+
+/// The league the interruption tests play: six sets of three games between four
+/// deterministic bots that take 10 ms per move, two at a time.
+fn paced_league() -> String {
+    league_text(
+        "games = 3\nmove_time = \"5s\"\nseed = 2024\nconcurrency = 2",
+        &[
+            ("p1", paced(1, 10)),
+            ("p2", paced(2, 10)),
+            ("p3", paced(3, 10)),
+            ("p4", paced(4, 10)),
+        ],
+    )
+}
+
+/// The standings of the paced league played without interruption (once per test run).
+fn uninterrupted() -> &'static Value {
+    static RESULT: OnceLock<Value> = OnceLock::new();
+    RESULT.get_or_init(|| {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let file = write_league(tmp.path(), &paced_league());
+        let dir = tmp.path().join("league");
+        let out = league(&file, &dir, &["--quiet"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let s = standings(&dir);
+        check_logs_against_standings(&dir, &s, 6, 3);
+        assert!(logs(&dir, ".jsonl")
+            .iter()
+            .all(|p| !p.to_string_lossy().contains("partial")));
+        comparable(s)
+    })
+}
+
+/// Starts the paced league and waits until some sets are done and others are being
+/// played (with their logs begun).
+fn start_and_wait_part_way(file: &Path, dir: &Path) -> Child {
+    let mut child = spawn_league(file, dir);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the league ended before it was interrupted: {status:?}");
+        }
+        if dir.join("league.sqlite").exists() {
+            let s = standings(dir);
+            let done = s["progress"]["sets_done"].as_u64().unwrap_or(0);
+            let running = s["progress"]["sets_running"].as_u64().unwrap_or(0);
+            if done >= 2 && running >= 1 {
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "the league made no progress");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The running sets have had time to start their logs, and most likely to play some
+    // moves.
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
+/// A partial log is what `hus replay` calls `status` (3: cut short, 0: aborted) when
+/// its set got past the bots' start-up; a set stopped during the start-up has no header,
+/// and its log holds at most the `aborted` line (`hus replay`: not a hus log).
+fn check_partial(log: &Path, status: Option<i32>) {
+    let records = read_log(log);
+    if records.first().is_some_and(|r| r["type"] == "header") {
+        assert_eq!(replay_status(log), status, "hus replay {}", log.display());
+    } else {
+        assert!(records.len() <= 1, "{}: {records:?}", log.display());
+        assert!(
+            records.iter().all(|r| r["type"] == "aborted"),
+            "{records:?}"
+        );
+        assert_eq!(replay_status(log), Some(2), "hus replay {}", log.display());
+    }
+}
+
+#[test]
+fn a_league_killed_with_sigkill_resumes_to_the_same_standings() {
+    let expected = uninterrupted();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(tmp.path(), &paced_league());
+    let dir = tmp.path().join("league");
+    let mut child = start_and_wait_part_way(&file, &dir);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+
+    // The store still shows the sets that were being played as running.
+    let killed = standings(&dir);
+    let running = killed["progress"]["sets_running"]
+        .as_u64()
+        .expect("running");
+    let done_before = killed["progress"]["sets_done"].as_u64().expect("done");
+    assert!(running >= 1 && done_before >= 2, "{}", killed["progress"]);
+    let logs_before = logs(&dir, ".jsonl").len() as u64;
+    // A log per finished set and per running set that has begun its log.
+    assert!(
+        (done_before + 1..=done_before + running).contains(&logs_before),
+        "{logs_before} logs"
+    );
+
+    let out = league(&file, &dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches("was interrupted; it will be played again from its start")
+            .count() as u64,
+        running,
+        "{stderr}"
+    );
+    let s = standings(&dir);
+    check_logs_against_standings(&dir, &s, 6, 3);
+    assert_eq!(&comparable(s), expected);
+
+    // Each interrupted set's log was kept, renamed, and is a consistent but incomplete
+    // log (its referee was killed: no set-end, no aborted line).
+    let partial = logs(&dir, ".partial-1.jsonl");
+    assert_eq!(
+        partial.len() as u64,
+        logs_before - done_before,
+        "{partial:?}"
+    );
+    for log in &partial {
+        check_partial(log, Some(3));
+        let stem = log.to_string_lossy().replace(".partial-1.jsonl", "");
+        assert!(
+            PathBuf::from(format!("{stem}.jsonl")).exists(),
+            "{stem} played again"
+        );
+        assert!(PathBuf::from(format!("{stem}.partial-1.a.stderr")).exists());
+    }
+    assert_eq!(logs(&dir, ".jsonl").len(), 6 + partial.len());
+}
+
+#[test]
+fn a_league_stopped_with_sigterm_resumes_to_the_same_standings() {
+    let expected = uninterrupted();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(tmp.path(), &paced_league());
+    let dir = tmp.path().join("league");
+    let child = start_and_wait_part_way(&file, &dir);
+    // SAFETY: a signal to our own child, which has not been reaped yet.
+    let sent = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(sent, 0, "SIGTERM");
+    let out = child.wait_with_output().expect("reaped");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("hus league: stopped by SIGTERM; finished sets are kept, and the same command continues the league"),
+        "{stderr}"
+    );
+
+    // Stopped cleanly: nothing is left running, and each cut-off set's log was renamed
+    // and ends with `aborted` (a complete log for `hus replay`).
+    let stopped = standings(&dir);
+    assert_eq!(stopped["progress"]["sets_running"], 0);
+    let partial = logs(&dir, ".partial-1.jsonl");
+    assert!(!partial.is_empty());
+    for log in &partial {
+        let records = read_log(log);
+        assert_eq!(
+            records.last().map(|r| r["type"].clone()),
+            Some("aborted".into())
+        );
+        assert_eq!(
+            records.last().map(|r| r["reason"].clone()),
+            Some("stopped by SIGTERM".into())
+        );
+        check_partial(log, Some(0));
+    }
+    assert_eq!(
+        stderr
+            .matches("was stopped; its partial log is kept as")
+            .count(),
+        0,
+        "--quiet hides it"
+    );
+
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = standings(&dir);
+    check_logs_against_standings(&dir, &s, 6, 3);
+    assert_eq!(&comparable(s), expected);
+    assert_eq!(logs(&dir, ".jsonl").len(), 6 + partial.len());
+}
+
+#[test]
+fn a_bot_added_gets_its_sets_and_a_bot_removed_keeps_its_results() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let head = "games = 2\nmove_time = \"5s\"\nseed = 7";
+    let abc = [
+        ("a", hus_random(1)),
+        ("b", hus_random(2)),
+        ("c", hus_random(3)),
+    ];
+    let file = write_league(tmp.path(), &league_text(head, &abc));
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let first = standings(&dir);
+    check_logs_against_standings(&dir, &first, 3, 2);
+    let old_logs: Vec<(PathBuf, Vec<u8>)> = complete_logs(&dir)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).expect("read");
+            (p, bytes)
+        })
+        .collect();
+
+    // d joins: its three sets are played, nothing else.
+    let abcd = [
+        ("a", hus_random(1)),
+        ("b", hus_random(2)),
+        ("c", hus_random(3)),
+        ("d", hus_random(4)),
+    ];
+    write_league(tmp.path(), &league_text(head, &abcd));
+    let out = league(&file, &dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let second = standings(&dir);
+    check_logs_against_standings(&dir, &second, 6, 2);
+    for (path, bytes) in &old_logs {
+        assert_eq!(
+            &std::fs::read(path).expect("read"),
+            bytes,
+            "{} untouched",
+            path.display()
+        );
+    }
+    let new_logs: Vec<String> = complete_logs(&dir)
+        .iter()
+        .filter(|p| !old_logs.iter().any(|(q, _)| q == *p))
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        new_logs,
+        ["r1-a-vs-d.jsonl", "r1-b-vs-d.jsonl", "r1-c-vs-d.jsonl"]
+    );
+    // The sets of a, b, c kept their results.
+    let figures = |s: &Value, name: &str| -> Value {
+        s["pairs"]
+            .as_array()
+            .expect("pairs")
+            .iter()
+            .filter(|p| {
+                p["first"] != "d"
+                    && p["second"] != "d"
+                    && (p["first"] == name || p["second"] == name)
+            })
+            .cloned()
+            .collect()
+    };
+    assert_eq!(figures(&first, "a"), figures(&second, "a"));
+
+    // a leaves: nothing is played; its finished sets still count.
+    let bcd = [
+        ("b", hus_random(2)),
+        ("c", hus_random(3)),
+        ("d", hus_random(4)),
+    ];
+    write_league(tmp.path(), &league_text(head, &bcd));
+    let out = league(&file, &dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("hus league: a is no longer in"),
+        "{}",
+        text(&out.stderr)
+    );
+    let third = standings(&dir);
+    assert_eq!(complete_logs(&dir).len(), 6);
+    assert_eq!(third["progress"]["sets_scheduled"], 3);
+    assert_eq!(third["progress"]["sets_done"], 3);
+    assert_eq!(third["progress"]["sets_done_elsewhere"], 3);
+    assert_eq!(third["games_played"], 12);
+    let a = |s: &Value| -> Value {
+        let mut bot = s["bots"]
+            .as_array()
+            .expect("bots")
+            .iter()
+            .find(|b| b["name"] == "a")
+            .cloned()
+            .expect("a is in the table");
+        if let Some(o) = bot.as_object_mut() {
+            o.remove("rank");
+            o.remove("active");
+        }
+        bot
+    };
+    assert_eq!(a(&third), a(&second));
+    let a_row = third["bots"]
+        .as_array()
+        .expect("bots")
+        .iter()
+        .find(|b| b["name"] == "a")
+        .cloned()
+        .expect("a");
+    assert_eq!(a_row["active"], false);
+}
+
+#[test]
+fn a_change_that_makes_results_incomparable_is_refused() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [("a", hus_random(1)), ("b", hus_random(2))];
+    let file = write_league(
+        tmp.path(),
+        &league_text("games = 1\nmove_time = \"5s\"\nseed = 3", &bots),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let refused = |head: &str, line: Option<u32>, now: &str, before: &str| {
+        write_league(tmp.path(), &league_text(head, &bots));
+        let out = league(&file, &dir, &["--quiet"]);
+        let place = match line {
+            Some(n) => format!("{} line {n}", file.display()),
+            None => file.display().to_string(),
+        };
+        assert_eq!(out.status.code(), Some(2), "{head}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "error: {place}: {now}, but the league in {} was played with {before}; results \
+                 under other settings cannot be compared: restore {before}, or start a new \
+                 league in another directory (--dir)\n",
+                dir.display()
+            ),
+            "{head}"
+        );
+    };
+    refused(
+        "games = 2\nmove_time = \"5s\"\nseed = 3",
+        Some(1),
+        "games = 2",
+        "games = 1",
+    );
+    refused(
+        "games = 1\nmove_time = \"500ms\"\nseed = 3",
+        Some(2),
+        "move_time = \"500ms\"",
+        "move_time = \"5s\"",
+    );
+    refused(
+        "games = 1\nclock = \"5s+1s\"\nseed = 3",
+        Some(2),
+        "clock = \"5s+1s\"",
+        "move_time = \"5s\"",
+    );
+    refused(
+        "games = 1\nmove_time = \"5s\"\nseed = 3\nwidth = 9",
+        Some(4),
+        "width = 9",
+        "width = 8",
+    );
+    refused(
+        "games = 1\nmove_time = \"5s\"\nseed = 3\nrules = \"rulebook\"",
+        Some(4),
+        "rules = \"rulebook\"",
+        "rules = \"hus\"",
+    );
+    refused(
+        "games = 1\nmove_time = \"5s\"\nseed = 4",
+        Some(3),
+        "seed = 4",
+        "seed = 3",
+    );
+    // A default counts as a value: leaving games out means games = 7.
+    refused(
+        "move_time = \"5s\"\nseed = 3",
+        None,
+        "games = 7",
+        "games = 1",
+    );
+    // Equal values written another way are the same setting; the seed may be left out
+    // once stored.
+    write_league(
+        tmp.path(),
+        &league_text("games = 1\nmove_time = \"5000ms\"", &bots),
+    );
+    let out = league(&file, &dir, &["--format", "json", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(s["league"]["seed"], 3);
+    assert_eq!(s["progress"]["sets_done"], 1);
+}
+
+#[test]
+fn a_second_runner_on_the_same_directory_is_refused() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    // Slow bots: the first league is certainly still running when the second starts.
+    let bots = [("a", paced(1, 200)), ("b", paced(2, 200))];
+    let file = write_league(
+        tmp.path(),
+        &league_text("games = 5\nmove_time = \"5s\"\nseed = 1", &bots),
+    );
+    let dir = tmp.path().join("league");
+    let mut first = spawn_league(&file, &dir);
+    let lock = dir.join("league.lock");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.ends_with('\n')) {
+        assert!(
+            Instant::now() < deadline,
+            "the first league never took its lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = league(&file, &dir, &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let expected_start = format!(
+        "error: {} is in use by another hus league (pid {} on host ",
+        dir.display(),
+        first.id()
+    );
+    assert!(stderr.starts_with(&expected_start), "{stderr}");
+    assert!(
+        stderr.contains(&format!(": hus league {} --dir {} --quiet); wait for it to finish or stop it (Ctrl-C), then run this command again", file.display(), dir.display())),
+        "{stderr}"
+    );
+    first.kill().expect("kill");
+    first.wait().expect("reaped");
+    // A killed runner's lock file is not a lock.
+    let mut second = spawn_league(&file, &dir);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&lock)
+        .is_ok_and(|t| t.contains(&format!("pid {} ", second.id())))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the second league never took the lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    second.kill().expect("kill");
+    second.wait().expect("reaped");
+}
+
+#[test]
+fn a_bad_league_file_is_refused_with_its_line() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 3\nconcurency = 2",
+            &[("a", hus_random(1)), ("b", hus_random(2))],
+        ),
+    );
+    let out = league(&file, &tmp.path().join("league"), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {} line 2: unknown field `concurency`, expected one of `rules`, `width`, \
+             `games`, `move_time`, `clock`, `ready_time`, `format`, `challengers`, `rounds`, \
+             `concurrency`, `seed`, `openings`, `anchor`, `anchor_rating`, `bot`\n",
+            file.display()
+        )
+    );
+    assert!(!tmp.path().join("league").exists(), "nothing is created");
+    let out = hus(&["standings", &tmp.path().display().to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {0} holds no league (no {0}/league.sqlite); give the directory `hus league` used\n",
+            tmp.path().display()
+        )
+    );
+}
+
+#[test]
+fn a_bot_that_cannot_start_stops_the_league_and_its_set_stays_to_play() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 1\nmove_time = \"5s\"\nseed = 1\nconcurrency = 1",
+            &[
+                ("a", hus_random(1)),
+                ("b", "no-such-bot-program-anywhere".to_string()),
+            ],
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "error: the set round 1, a vs b could not be played: cannot start bot B (\"no-such-bot-program-anywhere\"): "
+        ),
+        "{stderr}"
+    );
+    let s = standings(&dir);
+    assert_eq!(s["progress"]["sets_done"], 0);
+    assert_eq!(s["progress"]["sets_running"], 0);
+    assert_eq!(s["progress"]["sets_pending"], 1);
+}
+
+#[test]
+fn a_generated_seed_is_stored_and_kept_and_too_much_concurrency_is_warned_of() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [("a", hus_random(1)), ("b", hus_random(2))];
+    let file = write_league(
+        tmp.path(),
+        &league_text("games = 1\nmove_time = \"5s\"\nconcurrency = 1024", &bots),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let seed = standings(&dir)["league"]["seed"].as_u64().expect("a seed");
+    assert!(
+        stderr.contains(&format!(
+            "hus league: the file gives no seed; this league's seed is {seed} (kept in {})",
+            dir.join("league.sqlite").display()
+        )),
+        "{stderr}"
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(
+        stderr.contains(&format!(
+            "warning: concurrency 1024 exceeds the {cores} cores of this machine: bots will wait for a core, and may lose on time"
+        )),
+        "{stderr}"
+    );
+    // The next run uses the stored seed and says nothing about it.
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("gives no seed"));
+    assert_eq!(standings(&dir)["league"]["seed"].as_u64(), Some(seed));
+}
+
+#[test]
+fn a_gauntlet_plays_its_challengers_against_the_others_only() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 1\nmove_time = \"5s\"\nseed = 5\nformat = \"gauntlet\"\nchallengers = [\"new\"]\nrounds = 2",
+            &[
+                ("old", hus_random(1)),
+                ("new", hus_random(2)),
+                ("base", hus_random(3)),
+            ],
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let names: Vec<String> = complete_logs(&dir)
+        .iter()
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "r1-new-vs-base.jsonl",
+            "r1-new-vs-old.jsonl",
+            "r2-base-vs-new.jsonl",
+            "r2-old-vs-new.jsonl"
+        ]
+    );
+    check_logs_against_standings(&dir, &standings(&dir), 4, 1);
+}
+
+/// The nice value of a process or thread, from its `stat` file.
+fn nice_of(stat: &Path) -> Option<i64> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    // Fields after the command name (which may hold spaces) start with the state, the
+    // third field; the nice value is the nineteenth.
+    let after = &text[text.rfind(')')? + 2..];
+    after.split_whitespace().nth(16)?.parse().ok()
+}
+
+fn parent_of(stat: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    let after = &text[text.rfind(')')? + 2..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Regression: the referee's priority was raised on the main thread only, after the
+/// runtime's worker threads (which play the sets) had started at the bots' priority.
+#[test]
+fn every_thread_of_the_league_runs_at_its_priority_and_the_bots_at_theirs() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [("a", paced(1, 100)), ("b", paced(2, 100))];
+    let file = write_league(
+        tmp.path(),
+        &league_text("games = 5\nmove_time = \"5s\"\nseed = 1", &bots),
+    );
+    let dir = tmp.path().join("league");
+    let mut child = spawn_league(&file, &dir);
+    let pid = child.id();
+    let ours = nice_of(Path::new("/proc/self/stat")).expect("own nice value");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let bot_pids = loop {
+        let found: Vec<u32> = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|p| parent_of(&PathBuf::from(format!("/proc/{p}/stat"))) == Some(pid))
+            .collect();
+        if found.len() == 2 {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "the bots never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let threads: Vec<i64> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("threads")
+        .flatten()
+        .filter_map(|t| nice_of(&t.path().join("stat")))
+        .collect();
+    let bot_nice: Vec<Option<i64>> = bot_pids
+        .iter()
+        .map(|p| nice_of(&PathBuf::from(format!("/proc/{p}/stat"))))
+        .collect();
+    child.kill().expect("kill");
+    child.wait().expect("reaped");
+    assert!(threads.len() >= 2, "{threads:?}");
+    // Raised by 5 where the system allows it (root, CAP_SYS_NICE), else unchanged; the
+    // same for every thread.
+    assert!(
+        threads[0] == ours - 5 || threads[0] == ours,
+        "{threads:?}, ours {ours}"
+    );
+    assert!(threads.iter().all(|&n| n == threads[0]), "{threads:?}");
+    assert_eq!(bot_nice, [Some(ours), Some(ours)]);
+}
+
+/// The installation of `python3`, when it lives outside /usr: what a sandboxed Python
+/// bot must be shown (`sandbox_ro`).
+fn python_install() -> Option<PathBuf> {
+    let out = Command::new("sh")
+        .args(["-c", "command -v python3"])
+        .output()
+        .expect("sh runs");
+    let python = PathBuf::from(text(&out.stdout).trim());
+    if python.starts_with("/usr") || python.starts_with("/bin") {
+        return None;
+    }
+    let dir = python.parent()?;
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some("bin" | "shims") => dir.parent().map(Path::to_path_buf),
+        _ => Some(dir.to_path_buf()),
+    }
+}
+
+#[test]
+fn a_sandboxed_bot_of_a_league_cannot_see_the_league() {
+    // Outside /tmp, which the sandbox replaces by its own.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let root = std::fs::canonicalize(tmp.path()).expect("canonical");
+    std::fs::create_dir_all(root.join("bots/hostile")).expect("mkdir");
+    std::fs::copy(
+        crate::common::root().join("tests/bots/hostile.py"),
+        root.join("bots/hostile/hostile.py"),
+    )
+    .expect("copy the hostile bot");
+    let db = root.join("league/league.sqlite");
+    let ro = python_install()
+        .map(|p| format!("sandbox_ro = [\"{}\"]\n", p.display()))
+        .unwrap_or_default();
+    let text_of_file = format!(
+        "games = 1\nmove_time = \"5s\"\nready_time = \"30s\"\nseed = 1\n\n\
+         [[bot]]\nname = \"hostile\"\ncommand = \"python3 bots/hostile/hostile.py league {}\"\nsandbox = true\n{ro}\n\
+         [[bot]]\nname = \"rnd\"\ncommand = \"{}\"\n",
+        db.display(),
+        hus_random(1)
+    );
+    let file = write_league(&root, &text_of_file);
+    let dir = root.join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = standings(&dir);
+    assert_eq!(s["games_played"], 1);
+    let stderr = std::fs::read_to_string(dir.join("logs/r1-hostile-vs-rnd.a.stderr"))
+        .expect("the hostile bot's stderr");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("hostile: "))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            format!("list {}: ['hostile']", root.join("bots").display()),
+            format!("list {}: ['bots']", root.display()),
+            format!(
+                "read {0}: failed: FileNotFoundError: [Errno 2] No such file or directory: '{0}'",
+                db.display()
+            ),
+        ]
+    );
+}
+
+// ---- openings -----------------------------------------------------------------------
+
+/// A book of five openings, three with player 1 to move.
+const LEAGUE_BOOK: &str = "# a small book\n\
+    moves 7\n\
+    moves 7 4\n\
+    moves 6  # player 1 to move\n\
+    moves 5\n\
+    moves 6 5\n";
+
+/// The paced league with `openings = "book.txt"`, and the book beside the file.
+fn paced_league_with_openings(dir: &Path) -> PathBuf {
+    std::fs::write(dir.join("book.txt"), LEAGUE_BOOK).expect("write the book");
+    write_league(
+        dir,
+        &paced_league().replacen("games = 3\n", "games = 3\nopenings = \"book.txt\"\n", 1),
+    )
+}
+
+/// Every complete log of a league with [`LEAGUE_BOOK`]: its header lists the openings
+/// the set's seed picks from the book, and its games go in pairs from them.
+fn check_openings_of_logs(dir: &Path, book_dir: &Path) {
+    let rules = engine::Rules::default();
+    let book = referee::read_openings(&book_dir.join("book.txt"), rules).expect("the book");
+    for log in complete_logs(dir) {
+        let records = read_log(&log);
+        let seed = records[0]["seed"].as_u64().expect("seed");
+        let expected: Vec<String> = referee::openings_for_set(&book, seed, 3)
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(
+            records[0]["openings"],
+            serde_json::json!(expected),
+            "{}",
+            log.display()
+        );
+        let starts = of_type(&records, "game-start");
+        assert_eq!(starts.len(), 3);
+        assert_eq!(starts[0]["position"], expected[0].as_str());
+        assert_eq!(starts[1]["position"], expected[0].as_str());
+        assert_eq!(starts[2]["position"], expected[1].as_str());
+        assert_ne!(starts[0]["first"], starts[1]["first"], "{}", log.display());
+    }
+}
+
+/// The paced league with openings, played without interruption (once per test run).
+fn uninterrupted_with_openings() -> &'static Value {
+    static RESULT: OnceLock<Value> = OnceLock::new();
+    RESULT.get_or_init(|| {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let file = paced_league_with_openings(tmp.path());
+        let dir = tmp.path().join("league");
+        let out = league(&file, &dir, &["--quiet"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let s = standings(&dir);
+        check_logs_against_standings(&dir, &s, 6, 3);
+        check_openings_of_logs(&dir, tmp.path());
+        comparable(s)
+    })
+}
+
+#[test]
+fn a_league_with_openings_killed_with_sigkill_resumes_to_the_same_standings() {
+    let expected = uninterrupted_with_openings();
+    // The openings change the games: the table differs from that of the same league
+    // without them (the same bots and seed).
+    assert_ne!(expected["bots"], uninterrupted()["bots"]);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = paced_league_with_openings(tmp.path());
+    let dir = tmp.path().join("league");
+    let mut child = start_and_wait_part_way(&file, &dir);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let killed = standings(&dir);
+    assert!(
+        killed["progress"]["sets_running"].as_u64() >= Some(1),
+        "{}",
+        killed["progress"]
+    );
+    let out = league(&file, &dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = standings(&dir);
+    check_logs_against_standings(&dir, &s, 6, 3);
+    check_openings_of_logs(&dir, tmp.path());
+    assert_eq!(&comparable(s), expected);
+}
+
+#[test]
+fn the_openings_of_a_league_cannot_change_between_runs() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [("a", hus_random(1)), ("b", hus_random(2))];
+    let head = "games = 2\nmove_time = \"5s\"\nseed = 3\nopenings = \"book.txt\"";
+    std::fs::write(tmp.path().join("book.txt"), LEAGUE_BOOK).expect("write");
+    let file = write_league(tmp.path(), &league_text(head, &bots));
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let hash = |book: &str| {
+        let p = tmp.path().join("hash-me.txt");
+        std::fs::write(&p, book).expect("write");
+        let book = referee::read_openings(&p, engine::Rules::default()).expect("valid");
+        league::Openings {
+            written: String::new(),
+            path: p,
+            book,
+        }
+        .hash()
+    };
+    let before = format!(
+        "openings = \"book.txt\" (5 openings, content hash {})",
+        hash(LEAGUE_BOOK)
+    );
+    let refused = |head: &str, line: Option<u32>, now: &str| {
+        write_league(tmp.path(), &league_text(head, &bots));
+        let out = league(&file, &dir, &["--quiet"]);
+        let place = match line {
+            Some(n) => format!("{} line {n}", file.display()),
+            None => file.display().to_string(),
+        };
+        assert_eq!(out.status.code(), Some(2), "{head}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "error: {place}: {now}, but the league in {} was played with {before}; results \
+                 under other settings cannot be compared: restore {before}, or start a new \
+                 league in another directory (--dir)\n",
+                dir.display()
+            ),
+            "{head}"
+        );
+    };
+    // The book's openings changed (one line less).
+    let shorter = LEAGUE_BOOK.replace("moves 5\n", "");
+    std::fs::write(tmp.path().join("book.txt"), &shorter).expect("write");
+    refused(
+        head,
+        Some(4),
+        &format!(
+            "openings = \"book.txt\" (4 openings, content hash {})",
+            hash(&shorter)
+        ),
+    );
+    // The same openings in another file: the path is part of the setting.
+    std::fs::write(tmp.path().join("book.txt"), LEAGUE_BOOK).expect("write");
+    std::fs::write(tmp.path().join("other.txt"), LEAGUE_BOOK).expect("write");
+    refused(
+        &head.replace("book.txt", "other.txt"),
+        Some(4),
+        &format!(
+            "openings = \"other.txt\" (5 openings, content hash {})",
+            hash(LEAGUE_BOOK)
+        ),
+    );
+    // No openings any more.
+    refused(
+        &head.replace("\nopenings = \"book.txt\"", ""),
+        None,
+        "no openings",
+    );
+    // Comments and layout may change: the same openings.
+    std::fs::write(
+        tmp.path().join("book.txt"),
+        format!("# edited\n\n{LEAGUE_BOOK}   \n# the end\n"),
+    )
+    .expect("write");
+    write_league(tmp.path(), &league_text(head, &bots));
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // A bad book is refused before anything, naming the league file's key and the
+    // book's line.
+    std::fs::write(tmp.path().join("book.txt"), "moves 7\nmoves 7 0\n").expect("write");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {} line 4: openings: {}: line 2: moves: pit 0 cannot be played at ply 1: pit 0 holds 0 seeds, a move needs at least 2\n",
+            file.display(),
+            tmp.path().join("book.txt").display()
+        )
+    );
+}
