@@ -2,6 +2,7 @@
 //! arguments are defined, and validated, by the crate that runs it.
 
 use clap::{Parser, Subcommand};
+use ladder::RateArgs;
 use league::{LeagueArgs, StandingsArgs};
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 
@@ -44,6 +45,12 @@ pub enum Command {
     League(LeagueArgs),
     /// Print the standings of a league directory, running or not.
     Standings(StandingsArgs),
+    /// Rate a bot on the hus ladder (the random mover at 0, the Rust bot's levels 1 to
+    /// 10 above it): "your bot is 1240 ± 45 on the hus ladder".
+    ///
+    /// Exit status 0 when every game was played, 130 when stopped by Ctrl-C or
+    /// SIGTERM, 2 for bad arguments or a bot command that cannot be started.
+    Rate(RateArgs),
     /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
     #[command(hide = true)]
     RandomBot(RandomBotArgs),

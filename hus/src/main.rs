@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         cli::Command::RandomBot(args) => referee::run_random_bot(&args),
         cli::Command::League(args) => league::run_league(&args).map_err(anyhow::Error::from),
         cli::Command::Standings(args) => league::run_standings(&args).map_err(anyhow::Error::from),
+        cli::Command::Rate(args) => ladder::run_rate(&args),
     };
     match result {
         Ok(code) => code,

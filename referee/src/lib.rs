@@ -54,13 +54,15 @@ pub use args::{
 };
 pub use check_bot::run as run_check_bot;
 pub use config::{
-    first_movers, parse_clock, parse_duration, BotSpec, SetConfig, TimeControl, DEFAULT_GAMES,
-    DEFAULT_SPRT_GAMES,
+    first_movers, fresh_seed, parse_clock, parse_duration, BotSpec, SetConfig, TimeControl,
+    DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
 };
 pub use limits::{raise_referee_priority, Limits};
 pub use line_cmd::run as run_line;
 pub use match_cmd::{referee_version, run as run_match, stop_signal};
-pub use openings::{openings_for_set, read_openings, LineProblem, OpeningsError};
+pub use openings::{
+    openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,
+};
 pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;
 pub use records::{now_rfc3339, Aborted, Record};

@@ -111,7 +111,17 @@ pub fn read_openings(path: &Path, rules: Rules) -> Result<Vec<Position>, Opening
     let text = String::from_utf8(bytes).map_err(|_| OpeningsError::NotText {
         path: path.to_path_buf(),
     })?;
-    parse_openings(&text, rules).map_err(|e| match e {
+    openings_from_text(path, &text, rules)
+}
+
+/// [`read_openings`] of a text already in memory (a book built into a program, say);
+/// `path` names it in errors.
+pub fn openings_from_text(
+    path: &Path,
+    text: &str,
+    rules: Rules,
+) -> Result<Vec<Position>, OpeningsError> {
+    parse_openings(text, rules).map_err(|e| match e {
         ParseError::Line { line, problem } => OpeningsError::Line {
             path: path.to_path_buf(),
             line,

@@ -223,7 +223,7 @@ print(game.end.reason if game.end else "none", hus_rules.to_notation(game.positi
 
 /// README `sh` lines that no test runs, and why. Any other line of a `sh` block must
 /// run.
-const NOT_RUN: [(&str, &str); 7] = [
+const NOT_RUN: [(&str, &str); 9] = [
     ("bash tests/run.sh", "the test suite itself"),
     ("hus match BOT_A BOT_B [options]", "a synopsis, not a command"),
     (
@@ -236,6 +236,14 @@ const NOT_RUN: [(&str, &str); 7] = [
         "the benchmark's viewer pages",
     ),
     ("hus match \"bwrap ", "needs bubblewrap and a stranger's bot in bots/stranger"),
+    (
+        "cargo build --release --workspace && ./target/release/hus league leagues/ladder.toml",
+        "the ladder's league (1,760 games); ladder's unit tests check the list it made",
+    ),
+    (
+        "./target/release/hus standings leagues/ladder",
+        "the standings of the ladder's league, not played here",
+    ),
     (
         "hus match \"./my_bot --v2\"",
         "two versions of your own bot until the SPRT decides (thousands of games); the console example after it runs",
@@ -272,12 +280,13 @@ fn readme_sh_commands() -> Vec<String> {
 fn readme_commands_run() {
     let sandbox = Sandbox::new();
     // The Rust bot searches to a fixed depth: with the generous move time it would
-    // otherwise think for seconds a move.
+    // otherwise think for seconds a move (a level has a depth of its own).
     let wrapper = sandbox.dir.path().join("target/release/alphabeta-bot");
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\nexec '{}' --depth 4 \"$@\"\n",
+            // A level sets its own depth (`--level` refuses `--depth`).
+            "#!/bin/sh\ncase \" $* \" in *\" --level \"*) exec '{0}' \"$@\";; esac\nexec '{0}' --depth 4 \"$@\"\n",
             crate::sample_bots::alphabeta()
         ),
     )
@@ -364,6 +373,12 @@ fn readme_commands_run() {
                 assert_eq!(v["bots"].as_array().map(Vec::len), Some(4));
             }
             "standings" => has("12 of 12 sets played (84 games)"),
+            "rate" if command.contains("--list") => {
+                has("level-10");
+                has("(the anchor)");
+            }
+            // README shows this seeded set's output: every bot in it is seeded.
+            "rate" => has("\nyour bot is 397 ± 93 on the hus ladder\n"),
             other => panic!("README: no shape is known for `hus {other}`: `{command}`"),
         }
         ran += 1;

@@ -17,6 +17,9 @@ mod faults;
 /// `hus league` and `hus standings`: sample bots, resume after SIGKILL and SIGTERM,
 /// edits between runs, refused files and runners.
 mod league;
+/// The ladder: the Rust bot's levels in a league, `hus rate` on the random mover and
+/// on level 5 against the shipped ratings.
+mod levels;
 /// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
 mod message_order;
 /// The places where the documents and the referee disagreed (issue 9), one test each.

@@ -6,6 +6,9 @@
 //!   [`Limits`] (a deadline, or a fixed depth) and returns a [`Report`]: the best pit,
 //!   its score (seeds, or [`WIN`] per game point for a proven result) and the depth
 //!   reached. A fixed-depth search is deterministic.
+//! - [`Level`] is a level of play (`--level 1..10`): a fixed depth, a share of random
+//!   moves and a margin of seeds within which any move will do, every random choice
+//!   from a seed ([`LEVELS`] lists them).
 //! - [`make_book`] lists the positions a few plies from the start, draws them in an
 //!   order fixed by a seed, and keeps those a fixed-depth search scores near even
 //!   ([`BookOptions`]); [`Book::to_text`] writes the openings file (docs/openings.md).
@@ -24,7 +27,9 @@
 #![deny(missing_docs)]
 
 mod book;
+mod levels;
 mod search;
 
 pub use book::{make_book, Book, BookEntry, BookError, BookOptions};
+pub use levels::{Level, LEVELS};
 pub use search::{material, Limits, Report, Searcher, MAX_DEPTH, WIN};

@@ -46,7 +46,12 @@
 //!   (for throughput tests of the referee; accepts any rules).
 //! - `--depth N`: search exactly N plies deep instead of by time (for tests). The bot
 //!   still stops at three quarters of `time_ms`, so it never loses on time.
-//! - `--name NAME`: the name sent in `ready` (default `alphabeta`).
+//! - `--level N`: play at level N, 1 (a beginner can beat it) to 10: a fixed depth, a
+//!   share of random moves and a margin within which any move will do, each level with
+//!   a time cap (see `levels.rs`). Their ratings are in `leagues/ladder.json`.
+//! - `--seed S`: with `--level`, the seed of its random choices (default: drawn from the
+//!   clock, and written to stderr); the same seed plays the same games again.
+//! - `--name NAME`: the name sent in `ready` (default `alphabeta`, or `alphabeta-level-N`).
 //!
 //! To write your own bot, copy this crate and change `search.rs`: a better evaluation
 //! (seeds that are exposed to capture, mobility), a transposition table that also
@@ -62,19 +67,24 @@ use protocol::{
 };
 use serde_json::Value;
 
-use alphabeta_bot::{Limits, Searcher, MAX_DEPTH};
+use alphabeta_bot::{Level, Limits, Searcher, MAX_DEPTH};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
-const USAGE: &str = "usage: alphabeta-bot [--first-legal] [--depth N] [--name NAME]";
+const USAGE: &str =
+    "usage: alphabeta-bot [--first-legal] [--depth N | --level 1..10 [--seed S]] [--name NAME]";
 
 /// `time_ms` values above this (about 2.8 hours) are treated as this, so that no
 /// deadline arithmetic can overflow.
 const MAX_TIME_MS: u64 = 10_000_000;
 
 /// The command-line options.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 struct Options {
     first_legal: bool,
     depth: Option<u32>,
+    level: Option<Level>,
+    seed: Option<u64>,
     name: String,
 }
 
@@ -82,7 +92,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>,
     let mut options = Options {
         first_legal: false,
         depth: None,
-        name: "alphabeta".to_string(),
+        level: None,
+        seed: None,
+        name: String::new(),
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -97,10 +109,41 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>,
                 }
                 options.depth = Some(depth);
             }
+            "--level" => {
+                let value = args.next().ok_or("--level needs a number, 1 to 10")?;
+                let level = value
+                    .parse()
+                    .ok()
+                    .and_then(Level::get)
+                    .ok_or_else(|| format!("--level {value:?} is not a level: 1 to 10"))?;
+                options.level = Some(level);
+            }
+            "--seed" => {
+                let value = args.next().ok_or("--seed needs a number")?;
+                let seed = value
+                    .parse()
+                    .map_err(|_| format!("--seed {value:?} is not a whole number"))?;
+                options.seed = Some(seed);
+            }
             "--name" => options.name = args.next().ok_or("--name needs a name")?,
             "-h" | "--help" => return Ok(None),
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if options.level.is_some() && (options.depth.is_some() || options.first_legal) {
+        return Err(
+            "--level sets the depth itself: give --level alone, without --depth or --first-legal"
+                .into(),
+        );
+    }
+    if options.seed.is_some() && options.level.is_none() {
+        return Err("--seed is the seed of a level's random choices: it needs --level".into());
+    }
+    if options.name.is_empty() {
+        options.name = match options.level {
+            Some(level) => format!("alphabeta-level-{}", level.level),
+            None => "alphabeta".to_string(),
+        };
     }
     Ok(Some(options))
 }
@@ -155,16 +198,31 @@ struct Bot {
     clock_increment: Option<u64>,
     /// Created at `hello` (not in `--first-legal` mode).
     searcher: Option<Searcher>,
+    /// The random choices of a level.
+    rng: ChaCha8Rng,
 }
 
 impl Bot {
     fn new(options: Options) -> Bot {
-        Bot {
+        let seed = options.seed.unwrap_or_else(clock_seed);
+        let bot = Bot {
+            rng: ChaCha8Rng::seed_from_u64(seed),
             options,
             rules: None,
             clock_increment: None,
             searcher: None,
+        };
+        if let Some(level) = bot.options.level {
+            bot.log(&format!(
+                "level {}: depth {}, random moves {:.0}%, margin {} seeds, at most {} ms a move; seed {seed}",
+                level.level,
+                level.depth,
+                level.blunder * 100.0,
+                level.margin,
+                level.think.as_millis()
+            ));
         }
+        bot
     }
 
     fn log(&self, message: &str) {
@@ -281,6 +339,39 @@ impl Bot {
         };
         let time_ms = turn.time_ms.min(MAX_TIME_MS);
         let clock = self.clock_increment.or(turn.opponent_time_ms.map(|_| 0));
+        if let Some(level) = self.options.level {
+            let limit = match clock {
+                Some(_) => move_budget(time_ms, clock),
+                None => hard_limit(time_ms),
+            };
+            let chosen = level.choose(searcher, &mut self.rng, &pos, received, received + limit);
+            return match chosen {
+                Some((pit, Some(report))) => {
+                    let note = format!(
+                        "game {} ply {}: pit {pit} (best {} score {} depth {}) nodes {} in {:.1} ms",
+                        turn.game,
+                        turn.ply,
+                        report.best,
+                        report.score,
+                        report.depth,
+                        report.nodes,
+                        report.elapsed.as_secs_f64() * 1000.0
+                    );
+                    (pit as u64, Some(note))
+                }
+                Some((pit, None)) => (
+                    pit as u64,
+                    Some(format!(
+                        "game {} ply {}: pit {pit} at random",
+                        turn.game, turn.ply
+                    )),
+                ),
+                None => (
+                    first,
+                    Some("the engine finds no move: first legal pit".into()),
+                ),
+            };
+        }
         let limits = match self.options.depth {
             Some(depth) => Limits::depth(depth, received + hard_limit(time_ms)),
             None => Limits::timed(received, move_budget(time_ms, clock)),
@@ -305,6 +396,16 @@ impl Bot {
             ),
         }
     }
+}
+
+/// A seed for a level when `--seed` gives none: the clock's nanoseconds and the
+/// process id.
+fn clock_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ u64::from(std::process::id()).rotate_left(32)
 }
 
 /// The rules announced by a `hello` line, and the clock increment in clock mode.
@@ -403,6 +504,24 @@ mod tests {
         assert!(args(&["--depth", "x"]).is_err());
         assert!(args(&["--frist-legal"]).is_err());
         assert_eq!(args(&["--help"]), Ok(None));
+        assert_eq!(args(&[]).expect("valid").expect("run").name, "alphabeta");
+        let level = args(&["--level", "3", "--seed", "9"])
+            .expect("valid")
+            .expect("not --help");
+        assert_eq!(level.level, Level::get(3));
+        assert_eq!(level.seed, Some(9));
+        assert_eq!(level.name, "alphabeta-level-3");
+        for bad in [
+            &["--level", "0"][..],
+            &["--level", "11"],
+            &["--level", "x"],
+            &["--level"],
+            &["--level", "2", "--depth", "3"],
+            &["--seed", "4"],
+            &["--level", "2", "--seed", "-1"],
+        ] {
+            assert!(args(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
@@ -472,6 +591,8 @@ mod tests {
         let mut bot = Bot::new(Options {
             first_legal: false,
             depth: None,
+            level: None,
+            seed: None,
             name: "t".into(),
         });
         let mut out = Vec::new();

@@ -157,6 +157,33 @@ impl Searcher {
 
     /// Searches `pos` for its side to move. `None` when that side has no move.
     pub fn search(&mut self, pos: &Position, limits: &Limits) -> Option<Report> {
+        self.search_root(pos, limits, None)
+            .map(|(report, _)| report)
+    }
+
+    /// Like [`Searcher::search`], and also every root move that scored within `margin`
+    /// of the best in the last completed depth (the best included, ties too; in the
+    /// order of the root's legal moves). Each of those scores is exact: the root
+    /// searches the other moves with a window lowered by `margin`, so this costs a
+    /// little more than a plain search. The levels of the bot choose among them.
+    pub fn search_choices(
+        &mut self,
+        pos: &Position,
+        limits: &Limits,
+        margin: u32,
+    ) -> Option<(Report, Vec<usize>)> {
+        let margin = i32::try_from(margin)
+            .unwrap_or(WIN_THRESHOLD)
+            .min(WIN_THRESHOLD);
+        self.search_root(pos, limits, Some(margin))
+    }
+
+    fn search_root(
+        &mut self,
+        pos: &Position,
+        limits: &Limits,
+        margin: Option<i32>,
+    ) -> Option<(Report, Vec<usize>)> {
         let start = Instant::now();
         self.scoring = pos.rules().preset().scoring();
         self.nodes = 0;
@@ -187,6 +214,8 @@ impl Searcher {
             nodes: 0,
             elapsed: Duration::ZERO,
         };
+        // The moves within the margin of the best, at the last completed depth.
+        let mut choices = vec![first];
         if root.len() > 1 {
             for depth in 1..=limits.max_depth.min(MAX_DEPTH) {
                 if depth > 1 && limits.soft.is_some_and(|soft| Instant::now() >= soft) {
@@ -196,7 +225,13 @@ impl Searcher {
                 let mut alpha = -INF;
                 let mut best = 0;
                 for (i, mv) in root.iter_mut().enumerate() {
-                    let score = -self.negamax(&mv.pos, depth - 1, -INF, -alpha, 1);
+                    // Without a margin, the plain window; with one, every move that
+                    // scores at least `alpha - margin` gets its exact score.
+                    let floor = match margin {
+                        None => alpha,
+                        Some(m) => alpha.saturating_sub(m + 1).max(-INF),
+                    };
+                    let score = -self.negamax(&mv.pos, depth - 1, -INF, -floor, 1);
                     if self.stopped {
                         break;
                     }
@@ -212,6 +247,15 @@ impl Searcher {
                 report.best = root[best].pit;
                 report.score = alpha;
                 report.depth = depth;
+                if let Some(m) = margin {
+                    let mut within: Vec<usize> = root
+                        .iter()
+                        .filter(|mv| mv.score >= alpha.saturating_sub(m))
+                        .map(|mv| mv.pit)
+                        .collect();
+                    within.sort_unstable();
+                    choices = within;
+                }
                 // Best first, then the others by score; the sort is stable and the best
                 // is the first move with the top score.
                 root.sort_by_key(|mv| Reverse(mv.score));
@@ -222,7 +266,11 @@ impl Searcher {
         }
         report.nodes = self.nodes;
         report.elapsed = start.elapsed();
-        Some(report)
+        if margin.is_some() && report.depth == 0 {
+            // One legal move, or not even depth 1 completed: the report's move only.
+            choices = vec![report.best];
+        }
+        Some((report, choices))
     }
 
     fn negamax(
