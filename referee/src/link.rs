@@ -134,7 +134,9 @@ mod tests {
                         Behaviour::Slow(d) => tokio::time::sleep(d).await,
                         _ => {}
                     }
-                    BotMessage::Move { pit: u64::from(t.legal[0]) }
+                    BotMessage::Move {
+                        pit: u64::from(t.legal[0]),
+                    }
                 }
                 Ok(RefereeMessage::Bye(_)) => return,
                 _ => continue,

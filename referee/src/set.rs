@@ -670,7 +670,9 @@ impl Runner<'_> {
             player: me.index(),
             pit: pit as u32,
             ms,
-            rtt_ms: lag.and_then(|l| l.rtt).map(|d| d.as_micros() as f64 / 1000.0),
+            rtt_ms: lag
+                .and_then(|l| l.rtt)
+                .map(|d| d.as_micros() as f64 / 1000.0),
             lag_ms: lag.map(|l| l.allowance.as_micros() as f64 / 1000.0),
             sown: report.summary.sown,
             events: report.events,
