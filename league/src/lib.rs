@@ -36,7 +36,7 @@ mod store;
 
 pub use args::{LeagueArgs, StandingsArgs};
 pub use error::{Error, Result};
-pub use file::{Anchor, BotConfig, Format, LeagueConfig, Openings};
+pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
 pub use run::{read_standings, run_league, run_standings};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};

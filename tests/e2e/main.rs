@@ -24,6 +24,9 @@ mod one_truth;
 /// Openings: games in pairs, seats by side to move, logs checked by `hus replay`, bad
 /// files, the viewer, the shipped books.
 mod openings;
+
+/// Remote bots: `hus connect`, raw TCP, refused logins, disconnects (the bot port in-process).
+mod remote;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.
