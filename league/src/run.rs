@@ -508,6 +508,7 @@ pub(crate) async fn play_one_inner(
             spec: bot.spec.clone(),
             stderr_path: shared.logs.join(format!("{stem}.{letter}.stderr")),
             limits: bot.limits.clone(),
+            link: None,
         });
     }
     let Ok(entrants) = <[Entrant; 2]>::try_from(entrants) else {
