@@ -57,9 +57,10 @@ pub struct StandingsArgs {
 /// The raw arguments of `hus worker`.
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// The league's PostgreSQL store (postgres://USER@HOST:PORT/DB), where `hus league
-    /// LEAGUE.toml --store URL` put the league.
-    #[arg(long, value_name = "URL")]
+    /// The league's PostgreSQL store (postgres://USER:PASSWORD@HOST:PORT/DB), where `hus
+    /// league LEAGUE.toml --store URL` put the league. Or the environment variable
+    /// HUS_STORE, which keeps a password out of the process list.
+    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
     pub store: String,
     /// Sets played at once (each takes two bots: at most half the machine's cores for
     /// timed games).
@@ -84,8 +85,8 @@ pub struct WorkerArgs {
 /// The raw arguments of `hus workers`.
 #[derive(Debug, Args)]
 pub struct WorkersArgs {
-    /// The league's PostgreSQL store.
-    #[arg(long, value_name = "URL")]
+    /// The league's PostgreSQL store (or the environment variable HUS_STORE).
+    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
     pub store: String,
     /// text or json.
     #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
@@ -95,8 +96,8 @@ pub struct WorkersArgs {
 /// The raw arguments of `hus export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The league's PostgreSQL store.
-    #[arg(long, value_name = "URL")]
+    /// The league's PostgreSQL store (or the environment variable HUS_STORE).
+    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
     pub store: String,
     /// The set's number (as `hus workers` and the store number them); without it, every
     /// finished set.
