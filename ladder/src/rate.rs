@@ -367,11 +367,13 @@ async fn rate(config: &RateConfig) -> Result<ExitCode> {
                 spec: config.bot.clone(),
                 stderr_path: config.log_dir.join(format!("{stem}.a.stderr")),
                 limits: Limits::default(),
+                link: None,
             },
             Entrant {
                 spec: config.rung_command(rung.bot, seed),
                 stderr_path: config.log_dir.join(format!("{stem}.b.stderr")),
                 limits: Limits::default(),
+                link: None,
             },
         ];
         let set = SetConfig {
