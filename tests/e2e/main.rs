@@ -38,3 +38,5 @@ mod sandbox;
 mod sprt;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;
+/// Long boards (widths 17 to 32): sets, replays, perft.
+mod wide;
