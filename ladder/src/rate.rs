@@ -31,7 +31,7 @@ struct RateConfig {
     allowed: Vec<usize>,
     ladder_bot: PathBuf,
     hus: PathBuf,
-    book: Vec<engine::Position>,
+    book: Vec<engine::AnyPosition>,
     games: u32,
     set_games: u32,
     move_time: Duration,

@@ -15,7 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-use engine::Position;
+use engine::Board;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -71,11 +71,11 @@ impl Level {
     /// Chooses a move in `pos` (whose side to move must have a legal move), thinking
     /// until `received + self.think` at the latest, and never past `deadline`. Returns
     /// the pit, and the search's report when it searched (`None`: a blunder).
-    pub fn choose(
+    pub fn choose<B: Board>(
         &self,
-        searcher: &mut Searcher,
+        searcher: &mut Searcher<B>,
         rng: &mut ChaCha8Rng,
-        pos: &Position,
+        pos: &B,
         received: Instant,
         deadline: Instant,
     ) -> Option<(usize, Option<Report>)> {
@@ -101,7 +101,7 @@ impl Level {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::{Game, Player, Rules};
+    use engine::{Game, Player, Position, Rules};
     use rand::SeedableRng;
 
     #[test]

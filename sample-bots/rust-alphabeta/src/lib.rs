@@ -32,4 +32,4 @@ mod search;
 
 pub use book::{make_book, Book, BookEntry, BookError, BookOptions};
 pub use levels::{Level, LEVELS};
-pub use search::{material, Limits, Report, Searcher, MAX_DEPTH, WIN};
+pub use search::{material, AnySearcher, Limits, Report, Searcher, MAX_DEPTH, WIN};
