@@ -163,7 +163,8 @@ impl<B: Board> Searcher<B> {
 
     /// Searches `pos` for its side to move. `None` when that side has no move.
     pub fn search(&mut self, pos: &B, limits: &Limits) -> Option<Report> {
-        self.search_root(pos, limits, None).map(|(report, _)| report)
+        self.search_root(pos, limits, None)
+            .map(|(report, _)| report)
     }
 
     /// Like [`Searcher::search`], and also every root move that scored within `margin`
