@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use referee::{play_set, Entrant, LogWriter, Record, RecordSink, SetConfig};
+use referee::{play_set, Entrant, Lineup, LogWriter, Record, RecordSink, SetConfig};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -498,7 +498,7 @@ async fn play_one_inner(
         first: 0,
     };
     let result = tokio::select! {
-        result = play_set(&set_config, entrants, &shared.referee, &mut sink) => Some(result),
+        result = play_set(&set_config, entrants.map(Lineup::from), &shared.referee, &mut sink) => Some(result),
         _ = stop.wait_for(|stop| stop.is_some()) => None,
     };
     match result {

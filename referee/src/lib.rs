@@ -67,5 +67,7 @@ pub use records::{now_rfc3339, Aborted, Record};
 pub use replay::run as run_replay;
 pub use report::{Console, LogWriter};
 pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE};
-pub use set::{bots_by_player, lots, play_set, Entrant, RecordSink};
+pub use set::{
+    bots_by_player, lots, play_set, team_orders, Entrant, Lineup, Member, RecordSink, Team,
+};
 pub use sprt::parse_sprt;
