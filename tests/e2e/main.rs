@@ -36,5 +36,8 @@ mod sample_sets;
 mod sandbox;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
+/// Team matches: who plays each move, hello.team, game.order, turn.last, a member's
+/// fault, replay of team logs.
+mod teams;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;
