@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use referee::{play_set, Entrant, Lineup, LogWriter, Record, RecordSink, SetConfig};
+use referee::{play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Team};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -41,15 +41,13 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     let mut store = SqliteStore::open(&dir.join(STORE_FILE), true)?;
     let seed = settle_settings(&config, &mut store, &dir)?;
 
-    let names: Vec<String> = config.bots.iter().map(|b| b.name.clone()).collect();
+    // The entrants: the bots, or the teams when the file declares them.
+    let entrants = config.entrants();
+    let names: Vec<String> = entrants.iter().map(|(name, _)| name.clone()).collect();
     let plan = schedule(&names, &config.format, config.rounds, seed);
-    let entries: Vec<BotEntry> = config
-        .bots
-        .iter()
-        .map(|b| BotEntry {
-            name: b.name.clone(),
-            command: b.spec.command.clone(),
-        })
+    let entries: Vec<BotEntry> = entrants
+        .into_iter()
+        .map(|(name, command)| BotEntry { name, command })
         .collect();
     let sync = store.sync(&entries, &plan)?;
     drop(plan);
@@ -241,6 +239,11 @@ fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> 
     settings.insert("anchor".into(), anchor);
     settings.insert("anchor_rating".into(), rating.to_string());
     settings.insert("file".into(), config.path.display().to_string());
+    // Not compared: a league of teams names them in its standings.
+    settings.insert(
+        "teams".into(),
+        crate::standings::teams_setting(&config.teams),
+    );
     store.save_settings(&settings)?;
     Ok(seed)
 }
@@ -458,19 +461,41 @@ async fn play_one_inner(
         Ok(created) => created,
         Err(e) => return Ending::Failed(e),
     };
-    let mut entrants = Vec::with_capacity(2);
+    // Each side: a bot, or a team of the file's bots (each member its own process and
+    // stderr file, `STEM.a1.stderr`...), exactly as `hus match --team-a` builds them.
+    let mut lineups = Vec::with_capacity(2);
     for (name, letter) in [(&set.key.a, "a"), (&set.key.b, "b")] {
-        let Some(bot) = shared.bots.get(name) else {
-            return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
-        };
-        entrants.push(Entrant {
+        let entrant = |bot: &BotConfig, suffix: String| Entrant {
             spec: bot.spec.clone(),
-            stderr_path: shared.logs.join(format!("{stem}.{letter}.stderr")),
+            stderr_path: shared.logs.join(format!("{stem}.{suffix}.stderr")),
             limits: bot.limits.clone(),
-        });
+        };
+        if let Some(team) = shared.config.team(name) {
+            let mut members = Vec::with_capacity(team.members.len());
+            for (i, m) in team.members.iter().enumerate() {
+                let Some(bot) = shared.bots.get(m) else {
+                    return Ending::Failed(anyhow::anyhow!(
+                        "no bot named {m} (of team {name}) in the league file"
+                    ));
+                };
+                members.push(Member {
+                    name: m.clone(),
+                    entrant: entrant(bot, format!("{letter}{}", i + 1)),
+                });
+            }
+            lineups.push(Lineup::Team(Team {
+                name: name.clone(),
+                members,
+            }));
+        } else {
+            let Some(bot) = shared.bots.get(name) else {
+                return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
+            };
+            lineups.push(Lineup::Bot(entrant(bot, letter.to_string())));
+        }
     }
-    let Ok(entrants) = <[Entrant; 2]>::try_from(entrants) else {
-        return Ending::Failed(anyhow::anyhow!("a set needs two bots"));
+    let Ok(lineups) = <[Lineup; 2]>::try_from(lineups) else {
+        return Ending::Failed(anyhow::anyhow!("a set needs two sides"));
     };
     let c = &shared.config;
     let set_config = SetConfig {
@@ -498,7 +523,7 @@ async fn play_one_inner(
         first: 0,
     };
     let result = tokio::select! {
-        result = play_set(&set_config, entrants.map(Lineup::from), &shared.referee, &mut sink) => Some(result),
+        result = play_set(&set_config, lineups, &shared.referee, &mut sink) => Some(result),
         _ = stop.wait_for(|stop| stop.is_some()) => None,
     };
     match result {

@@ -379,3 +379,240 @@ fn a_team_match_needs_two_bots_a_side() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_viewer_shows_who_played_each_move() {
+    if !crate::replay::browser() {
+        return;
+    }
+    let a = vec![hus_random(1), hus_random(2)];
+    let b = vec![hus_random(3), hus_random(4)];
+    let set = play_teams(
+        &a,
+        &b,
+        &["--games", "1", "--seed", "9", "--team-names", "red", "blue"],
+    );
+    let html = set.dir.path().join("teams.html");
+    let out = hus(&[
+        "replay",
+        set.log.to_str().expect("utf-8"),
+        "--html",
+        html.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let dom = crate::replay::chromium(
+        &format!("file://{}#game=1&ply=1", html.display()),
+        &["--dump-dom"],
+    );
+    let names = ["hus", "hus-2"];
+    for m in of_type(&set.records, "move").iter().take(4) {
+        let side = u(&m["bot"]);
+        let want = format!(
+            "{}. {} {} pit {}",
+            m["ply"],
+            ["A", "B"][side],
+            names[u(&m["mate"])],
+            m["pit"]
+        );
+        assert!(dom.contains(&want), "the viewer should list {want:?}");
+    }
+}
+
+#[test]
+fn a_league_of_teams_plays_team_sets_and_ranks_the_teams() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let hus_bin = env!("CARGO_BIN_EXE_hus");
+    let random_py = root_path("sample-bots/python/random_bot.py");
+    // Deterministic bots only (seeded random movers and a fixed-depth search): the
+    // standings below are exact.
+    let bots = [
+        (
+            "alphabeta",
+            format!("{} --depth 2", crate::sample_bots::alphabeta()),
+        ),
+        ("py-random", format!("python3 {random_py} 5")),
+        ("hus-1", format!("{hus_bin} random-bot --seed 1")),
+        ("hus-2", format!("{hus_bin} random-bot --seed 2")),
+        ("hus-3", format!("{hus_bin} random-bot --seed 3")),
+        ("hus-4", format!("{hus_bin} random-bot --seed 4")),
+    ];
+    let mut text =
+        "games = 2\nmove_time = \"5s\"\nready_time = \"30s\"\nseed = 5\nconcurrency = 2\n"
+            .to_string();
+    for (name, command) in &bots {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = \"{command}\"\n"
+        ));
+    }
+    text.push_str(
+        "\n[[team]]\nname = \"search\"\nmembers = [\"alphabeta\", \"hus-1\"]\n\
+         \n[[team]]\nname = \"python\"\nmembers = [\"py-random\", \"hus-2\"]\n\
+         \n[[team]]\nname = \"builtin\"\nmembers = [\"hus-3\", \"hus-4\"]\n",
+    );
+    let file = tmp.path().join("teams.toml");
+    std::fs::write(&file, text).expect("write league");
+    let dir = tmp.path().join("league");
+    let out = hus(&[
+        "league",
+        file.to_str().expect("utf-8"),
+        "--dir",
+        dir.to_str().expect("utf-8"),
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Three teams, round robin: three team sets, each logged with its teams and
+    // verified by hus replay.
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir.join("logs"))
+        .expect("logs")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    logs.sort();
+    assert_eq!(logs.len(), 3, "{logs:?}");
+    let mut points = std::collections::BTreeMap::<String, u64>::new();
+    for log in &logs {
+        let records = read_log(log);
+        verify_log(&records);
+        let replay = hus(&["replay", log.to_str().expect("utf-8")]);
+        assert_eq!(replay.status.code(), Some(0), "{}", log.display());
+        let teams = &records[0]["teams"];
+        let members = |s: usize| -> Vec<String> {
+            teams[s]["members"]
+                .as_array()
+                .expect("members")
+                .iter()
+                .map(|m| m["name"].as_str().expect("name").to_string())
+                .collect()
+        };
+        for s in 0..2 {
+            let name = teams[s]["name"].as_str().expect("team name").to_string();
+            let expected = match name.as_str() {
+                "search" => ["alphabeta", "hus-1"],
+                "python" => ["py-random", "hus-2"],
+                "builtin" => ["hus-3", "hus-4"],
+                other => panic!("unknown team {other}"),
+            };
+            assert_eq!(members(s), expected);
+            // Each member has its own stderr file.
+            for i in 1..=2 {
+                let stderr = teams[s]["members"][i - 1]["stderr"]
+                    .as_str()
+                    .expect("stderr");
+                assert!(stderr.ends_with(&format!(".{}{i}.stderr", ["a", "b"][s])));
+            }
+            let end = of_type(&records, "set-end")[0];
+            *points.entry(name).or_default() += end["points"][s].as_u64().expect("points");
+        }
+        assert!(of_type(&records, "move").iter().all(|m| m["mate"].is_u64()));
+    }
+    // The standings rank the teams and name their members.
+    let json = hus(&[
+        "standings",
+        dir.to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    let s: Value = serde_json::from_slice(&json.stdout).expect("JSON standings");
+    let ranked = s["bots"].as_array().expect("entrants");
+    let mut names: Vec<&str> = ranked
+        .iter()
+        .map(|b| b["name"].as_str().expect("name"))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["builtin", "python", "search"]);
+    for b in ranked {
+        let name = b["name"].as_str().expect("name");
+        assert_eq!(b["points"].as_u64(), points.get(name).copied(), "{name}");
+        assert_eq!(b["games"]["played"], 4, "{name}");
+        assert_eq!(b["sets"]["played"], 2, "{name}");
+        assert!(b["rating"]["value"].is_f64(), "{name} is rated");
+    }
+    assert_eq!(s["league"]["teams"][0]["name"], "search");
+    assert_eq!(
+        s["league"]["teams"][0]["members"],
+        serde_json::json!(["alphabeta", "hus-1"])
+    );
+    let table = hus(&["standings", dir.to_str().expect("utf-8")]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("teams:\n  search: alphabeta, hus-1\n  python: py-random, hus-2\n  builtin: hus-3, hus-4\n"),
+        "{table}"
+    );
+    // The same league again gives the same table: team orders come from the seed.
+    let again_dir = tmp.path().join("again");
+    let out = hus(&[
+        "league",
+        file.to_str().expect("utf-8"),
+        "--dir",
+        again_dir.to_str().expect("utf-8"),
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let again = hus(&[
+        "standings",
+        again_dir.to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    let again: Value = serde_json::from_slice(&again.stdout).expect("JSON");
+    let pts = |v: &Value| -> Vec<(String, u64)> {
+        v["bots"]
+            .as_array()
+            .expect("bots")
+            .iter()
+            .map(|b| {
+                (
+                    b["name"].as_str().expect("name").to_string(),
+                    b["points"].as_u64().expect("points"),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(pts(&again), pts(&s));
+}
+
+#[test]
+fn a_league_file_s_teams_are_checked() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let head = "games = 1\n[[bot]]\nname = \"a\"\ncommand = \"x\"\n[[bot]]\nname = \"b\"\ncommand = \"y\"\n[[bot]]\nname = \"c\"\ncommand = \"z\"\n";
+    for (teams, error) in [
+        (
+            "[[team]]\nname = \"t\"\nmembers = [\"a\", \"b\"]\n[[team]]\nname = \"u\"\nmembers = [\"c\"]\n",
+            "line 16: members: a team needs two or more bots, team \"u\" has 1",
+        ),
+        (
+            "[[team]]\nname = \"t\"\nmembers = [\"a\", \"nobody\"]\n",
+            "line 13: members: no bot is named \"nobody\"",
+        ),
+        (
+            "[[team]]\nname = \"a\"\nmembers = [\"a\", \"b\"]\n",
+            "line 12: name: \"a\" is already the name of a bot",
+        ),
+        (
+            "[[team]]\nname = \"t\"\nmembers = [\"a\", \"b\"]\n",
+            "a league of teams needs at least two teams",
+        ),
+    ] {
+        let file = tmp.path().join("bad.toml");
+        std::fs::write(&file, format!("{head}{teams}")).expect("write");
+        let out = hus(&[
+            "league",
+            file.to_str().expect("utf-8"),
+            "--dir",
+            tmp.path().join("d").to_str().expect("utf-8"),
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(error), "want {error:?} in {err}");
+    }
+}
+
+fn root_path(rel: &str) -> String {
+    crate::common::root().join(rel).display().to_string()
+}
