@@ -615,7 +615,10 @@ impl FileText<'_> {
         ] {
             message = message.replace(rust, words);
         }
-        // Only bots have required keys.
+        // Only bots and teams have required keys.
+        if message.starts_with("missing field `members`") {
+            return format!("[[team]]: {message} (every team needs a name and members)");
+        }
         if message.starts_with("missing field") {
             return format!("[[bot]]: {message} (every bot needs a name and a command)");
         }
