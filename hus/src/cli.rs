@@ -2,7 +2,7 @@
 //! arguments are defined, and validated, by the crate that runs it.
 
 use clap::{Parser, Subcommand};
-use league::{LeagueArgs, StandingsArgs};
+use league::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
@@ -42,8 +42,20 @@ pub enum Command {
     /// Exit status 0 when every set is played, 130 when stopped by Ctrl-C or SIGTERM (run
     /// the same command to continue), 2 for a bad league file or an unusable setup.
     League(LeagueArgs),
-    /// Print the standings of a league directory, running or not.
+    /// Print the standings of a league directory (or PostgreSQL store), running or not.
     Standings(StandingsArgs),
+    /// Play the sets of a league kept in PostgreSQL (`hus league FILE --store URL`), on
+    /// this machine, beside any number of workers on others.
+    ///
+    /// Exit status 0 when done (--until-done), 130 when stopped by Ctrl-C or SIGTERM (its
+    /// sets in play are given back), 2 for an unusable store or league.
+    Worker(WorkerArgs),
+    /// List the workers of a PostgreSQL store: last heartbeat, sets in flight, sets per
+    /// hour.
+    Workers(WorkersArgs),
+    /// Write the logs a PostgreSQL store keeps to files (or one to stdout), for `hus
+    /// replay`.
+    Export(ExportArgs),
     /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
     #[command(hide = true)]
     RandomBot(RandomBotArgs),

@@ -24,6 +24,9 @@ fn main() -> ExitCode {
         cli::Command::RandomBot(args) => referee::run_random_bot(&args),
         cli::Command::League(args) => league::run_league(&args).map_err(anyhow::Error::from),
         cli::Command::Standings(args) => league::run_standings(&args).map_err(anyhow::Error::from),
+        cli::Command::Worker(args) => league::run_worker(&args).map_err(anyhow::Error::from),
+        cli::Command::Workers(args) => league::run_workers(&args).map_err(anyhow::Error::from),
+        cli::Command::Export(args) => league::run_export(&args).map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => code,

@@ -30,6 +30,9 @@ pub const LOGS_DIR: &str = "logs";
 /// SIGTERM (the same command then continues it).
 pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     let config = LeagueConfig::load(&args.file)?;
+    if let Some(url) = &args.store {
+        return crate::worker::run_league_on_store(args, &config, url);
+    }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(LOGS_DIR);
     std::fs::create_dir_all(&logs).map_err(|source| Error::Io {
@@ -40,36 +43,12 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     let _lock = DirLock::acquire(&dir)?;
     let mut store = SqliteStore::open(&dir.join(STORE_FILE), true)?;
     let seed = settle_settings(&config, &mut store, &dir)?;
-
-    // The entrants: the bots, or the teams when the file declares them.
-    let entrants = config.entrants();
-    let names: Vec<String> = entrants.iter().map(|(name, _)| name.clone()).collect();
-    let plan = schedule(&names, &config.format, config.rounds, seed);
-    let entries: Vec<BotEntry> = entrants
-        .into_iter()
-        .map(|(name, command)| BotEntry { name, command })
-        .collect();
-    let sync = store.sync(&entries, &plan)?;
-    drop(plan);
+    sync_with_file(&config, &mut store, seed, args.quiet)?;
     let say = |line: String| {
         if !args.quiet {
             eprintln!("{line}");
         }
     };
-    for name in &sync.removed_bots {
-        say(format!(
-            "hus league: {name} is no longer in {}: its finished sets still count, it plays no more",
-            config.path.display()
-        ));
-    }
-    for name in &sync.returned_bots {
-        say(format!("hus league: {name} is back in the league"));
-    }
-    for (name, before, now) in &sync.changed_commands {
-        say(format!(
-            "hus league: {name}'s command changed from {before:?} to {now:?}; its finished sets keep their results"
-        ));
-    }
     let requeued = store.requeue_running()?;
     for r in &requeued {
         let kept = set_aside(&logs, &r.key.stem())?;
@@ -133,13 +112,61 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `hus standings DIR`: the table of a league, running or not.
+/// Brings the store in line with the file: the bots and the schedule from `seed`, with
+/// a line on stderr for each bot that left, came back or changed its command.
+pub(crate) fn sync_with_file(
+    config: &LeagueConfig,
+    store: &mut dyn Store,
+    seed: u64,
+    quiet: bool,
+) -> Result<()> {
+    // The entrants: the bots, or the teams when the file declares them.
+    let entrants = config.entrants();
+    let names: Vec<String> = entrants.iter().map(|(name, _)| name.clone()).collect();
+    let plan = schedule(&names, &config.format, config.rounds, seed);
+    let entries: Vec<BotEntry> = entrants
+        .into_iter()
+        .map(|(name, command)| BotEntry { name, command })
+        .collect();
+    let sync = store.sync(&entries, &plan)?;
+    let say = |line: String| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+    for name in &sync.removed_bots {
+        say(format!(
+            "hus league: {name} is no longer in {}: its finished sets still count, it plays no more",
+            config.path.display()
+        ));
+    }
+    for name in &sync.returned_bots {
+        say(format!("hus league: {name} is back in the league"));
+    }
+    for (name, before, now) in &sync.changed_commands {
+        say(format!(
+            "hus league: {name}'s command changed from {before:?} to {now:?}; its finished sets keep their results"
+        ));
+    }
+    Ok(())
+}
+
+/// `hus standings DIR` (or `--store URL`): the table of a league, running or not.
 pub fn run_standings(args: &StandingsArgs) -> Result<ExitCode> {
-    let path = args.dir.join(STORE_FILE);
+    if let Some(url) = &args.store {
+        let store = crate::store::PgStore::connect(url)?;
+        let standings = read_standings(&store)?;
+        print(&standings.render(args.format));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(dir) = &args.dir else {
+        return Err(Error::Usage(
+            "hus standings needs the league's directory (DIR) or --store URL".to_string(),
+        ));
+    };
+    let path = dir.join(STORE_FILE);
     if !path.is_file() {
-        return Err(Error::NoLeague {
-            dir: args.dir.clone(),
-        });
+        return Err(Error::NoLeague { dir: dir.clone() });
     }
     let store = SqliteStore::open(&path, false)?;
     let standings = read_standings(&store)?;
@@ -156,7 +183,7 @@ pub fn read_standings(store: &dyn Store) -> Result<Standings> {
     Ok(compute(info, progress, &bots, &sets))
 }
 
-fn print(text: &str) {
+pub(crate) fn print(text: &str) {
     use std::io::Write;
     // A closed stdout (`hus standings DIR | head`) is a normal end.
     let _ = std::io::stdout().write_all(text.as_bytes());
@@ -165,7 +192,11 @@ fn print(text: &str) {
 /// Compares the file's settings with those the league was played with (refusing a
 /// change that makes results incomparable), stores them at the first run, and returns
 /// the league's seed: the file's, else the stored one, else a fresh one.
-fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> Result<u64> {
+pub(crate) fn settle_settings(
+    config: &LeagueConfig,
+    store: &mut dyn Store,
+    dir: &Path,
+) -> Result<u64> {
     let stored = store.settings()?;
     let time_key = match config.time {
         referee::TimeControl::PerMove(_) => "move_time",
@@ -323,21 +354,44 @@ pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
 }
 
 /// What one set's task ends with.
-enum Ending {
+pub(crate) enum Ending {
     /// Played to its end.
     Finished(SetOutcome),
     /// Cut off by a stop; its log ends with `aborted`.
     Stopped,
-    /// Could not be played (a bot that cannot start, a log that cannot be written).
+    /// A bot could not be started: nothing was played, no record written.
+    CannotStart(anyhow::Error),
+    /// Could not be played (a log that cannot be written, a set that broke off).
     Failed(anyhow::Error),
 }
 
 /// What every set of this run shares.
-struct Shared {
-    config: LeagueConfig,
-    logs: PathBuf,
-    bots: HashMap<String, BotConfig>,
-    referee: String,
+pub(crate) struct Shared {
+    pub(crate) config: LeagueConfig,
+    /// Where the sets' logs and the bots' stderr are written.
+    pub(crate) logs: PathBuf,
+    pub(crate) bots: HashMap<String, BotConfig>,
+    pub(crate) referee: String,
+}
+
+impl Shared {
+    /// The league's bots at the referee's nice value, their logs in `logs`.
+    pub(crate) fn new(config: &LeagueConfig, logs: PathBuf, nice: Option<i32>) -> Shared {
+        Shared {
+            config: config.clone(),
+            logs,
+            bots: config
+                .bots
+                .iter()
+                .map(|b| {
+                    let mut b = b.clone();
+                    b.limits.nice = nice;
+                    (b.name.clone(), b)
+                })
+                .collect(),
+            referee: referee::referee_version(),
+        }
+    }
 }
 
 /// Plays pending sets until none is left; returns the signal's name when stopped.
@@ -348,20 +402,7 @@ async fn play_pending(
     nice: Option<i32>,
     quiet: bool,
 ) -> Result<Option<&'static str>> {
-    let shared = Arc::new(Shared {
-        config: config.clone(),
-        logs: dir.join(LOGS_DIR),
-        bots: config
-            .bots
-            .iter()
-            .map(|b| {
-                let mut b = b.clone();
-                b.limits.nice = nice;
-                (b.name.clone(), b)
-            })
-            .collect(),
-        referee: referee::referee_version(),
-    });
+    let shared = Arc::new(Shared::new(config, dir.join(LOGS_DIR), nice));
     let progress = store.progress()?;
     let start = read_standings(store)?;
     let points = start
@@ -407,7 +448,7 @@ async fn play_pending(
                         reporter.finished(&set.key, &outcome);
                     }
                     Ending::Stopped => interrupted.push(set),
-                    Ending::Failed(source) => {
+                    Ending::Failed(source) | Ending::CannotStart(source) => {
                         if failure.is_none() {
                             failure = Some(Error::Set { set: set.key.to_string(), source });
                             let _ = stop_tx.send(Some("the failure of another set"));
@@ -451,7 +492,7 @@ async fn play_one(
     (set, ending)
 }
 
-async fn play_one_inner(
+pub(crate) async fn play_one_inner(
     set: &ClaimedSet,
     shared: &Shared,
     stop: &mut watch::Receiver<Option<&'static str>>,
@@ -469,6 +510,7 @@ async fn play_one_inner(
             spec: bot.spec.clone(),
             stderr_path: shared.logs.join(format!("{stem}.{suffix}.stderr")),
             limits: bot.limits.clone(),
+            link: None,
         };
         if let Some(team) = shared.config.team(name) {
             let mut members = Vec::with_capacity(team.members.len());
@@ -491,7 +533,7 @@ async fn play_one_inner(
             let Some(bot) = shared.bots.get(name) else {
                 return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
             };
-            lineups.push(Lineup::Bot(entrant(bot, letter.to_string())));
+            lineups.push(Lineup::from(entrant(bot, letter.to_string())));
         }
     }
     let Ok(lineups) = <[Lineup; 2]>::try_from(lineups) else {
@@ -537,6 +579,11 @@ async fn play_one_inner(
             });
             let _ = sink.log.record(&aborted);
             Ending::Stopped
+        }
+        // play_set starts both bots before writing any record.
+        Some(Err(e)) if sink.log.records() == 0 => {
+            sink.log.remove_if_unwritten();
+            Ending::CannotStart(e)
         }
         Some(Err(e)) => Ending::Failed(e),
         Some(Ok(end)) => {

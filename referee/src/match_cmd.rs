@@ -94,6 +94,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                     spec: config.bots[b][i].clone(),
                     stderr_path,
                     limits: config.limits[b][i].clone(),
+                    link: None,
                 }
             })
             .collect()
@@ -107,7 +108,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
     });
     let lineups = match &config.teams {
         None => entrants.map(|mut e| match e.pop() {
-            Some(e) => Lineup::Bot(e),
+            Some(e) => Lineup::from(e),
             None => Lineup::Team(Team {
                 name: String::new(),
                 members: Vec::new(),

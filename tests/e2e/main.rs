@@ -24,6 +24,9 @@ mod one_truth;
 /// Openings: games in pairs, seats by side to move, logs checked by `hus replay`, bad
 /// files, the viewer, the shipped books.
 mod openings;
+/// A real PostgreSQL server for the worker tests (shared with the league crate's tests).
+#[path = "../support/pg.rs"]
+mod pg;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.
@@ -41,3 +44,6 @@ mod sprt;
 mod teams;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;
+/// `hus worker`: SIGKILL mid-set, a database restart and a network cut lose and double
+/// nothing; the standings equal one machine's.
+mod workers;
