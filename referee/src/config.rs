@@ -59,7 +59,12 @@ impl BotSpec {
                 let base = a.rsplit('/').next().unwrap_or(a);
                 !a.starts_with('-') && !interpreters.contains(&base)
             })
-            .unwrap_or(&self.argv[0]);
+            .or(self.argv.first());
+        // A remote bot has no argv: its command names it (`remote NAME`).
+        let Some(program) = program else {
+            let name = self.command.rsplit(' ').next().unwrap_or_default();
+            return sanitize(name);
+        };
         let base = program.rsplit('/').next().unwrap_or(program);
         let stem = base.split('.').next().unwrap_or(base);
         sanitize(stem)

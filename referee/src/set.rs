@@ -169,7 +169,8 @@ pub async fn play_set(
         _ => anyhow::bail!("a team set needs a team on each side"),
     };
     let names: [Vec<String>; 2] = [0, 1].map(|side| match &lineups[side] {
-        Lineup::Bot(e) => vec![e.spec.short_name()],
+        // Only a team's members are named to their partners.
+        Lineup::Bot(_) => vec![String::new()],
         Lineup::Team(t) => t.members.iter().map(|m| m.name.clone()).collect(),
     });
     let plain_hello = hello_line(config, referee);
