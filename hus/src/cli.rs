@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 use league::{LeagueArgs, StandingsArgs};
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
+use server::{ServeArgs, ServeTokenArgs};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
 #[derive(Debug, Parser)]
@@ -44,6 +45,13 @@ pub enum Command {
     League(LeagueArgs),
     /// Print the standings of a league directory, running or not.
     Standings(StandingsArgs),
+    /// Play a league without end and serve its dashboard, JSON API and live games.
+    ///
+    /// Stops on Ctrl-C or SIGTERM (exit 0; running sets are cut off and played again by
+    /// the next run), 2 for a bad league file or an unusable setup.
+    Serve(ServeArgs),
+    /// Make a new admin token for `hus serve` (printed once; only its hash is kept).
+    ServeToken(ServeTokenArgs),
     /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
     #[command(hide = true)]
     RandomBot(RandomBotArgs),

@@ -38,7 +38,10 @@ pub use args::{LeagueArgs, StandingsArgs};
 pub use error::{Error, Result};
 pub use file::{Anchor, BotConfig, Format, LeagueConfig, Openings};
 pub use lock::DirLock;
-pub use run::{read_standings, run_league, run_standings};
+pub use run::{
+    play_claimed, read_standings, run_league, run_standings, set_aside, settle_settings, Ending,
+    Shared, LOGS_DIR, STORE_FILE,
+};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
 pub use standings::{
     compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,

@@ -167,7 +167,7 @@ fn print(text: &str) {
 /// Compares the file's settings with those the league was played with (refusing a
 /// change that makes results incomparable), stores them at the first run, and returns
 /// the league's seed: the file's, else the stored one, else a fresh one.
-fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> Result<u64> {
+pub fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> Result<u64> {
     let stored = store.settings()?;
     let time_key = match config.time {
         referee::TimeControl::PerMove(_) => "move_time",
@@ -320,7 +320,7 @@ pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
 }
 
 /// What one set's task ends with.
-enum Ending {
+pub enum Ending {
     /// Played to its end.
     Finished(SetOutcome),
     /// Cut off by a stop; its log ends with `aborted`.
@@ -329,12 +329,39 @@ enum Ending {
     Failed(anyhow::Error),
 }
 
-/// What every set of this run shares.
-struct Shared {
-    config: LeagueConfig,
-    logs: PathBuf,
-    bots: HashMap<String, BotConfig>,
-    referee: String,
+/// What every set of a run shares: the league, where logs go, the bots (with the
+/// referee's nice value) and the referee's version for the logs' headers.
+#[derive(Clone)]
+pub struct Shared {
+    /// The league file, checked.
+    pub config: LeagueConfig,
+    /// The logs' directory.
+    pub logs: PathBuf,
+    /// The bots by name.
+    pub bots: HashMap<String, BotConfig>,
+    /// The referee's version.
+    pub referee: String,
+}
+
+impl Shared {
+    /// For a league played in `dir`, its bots at nice value `nice` (see
+    /// `referee::raise_referee_priority`).
+    pub fn new(config: &LeagueConfig, dir: &Path, nice: Option<i32>) -> Shared {
+        Shared {
+            config: config.clone(),
+            logs: dir.join(LOGS_DIR),
+            bots: config
+                .bots
+                .iter()
+                .map(|b| {
+                    let mut b = b.clone();
+                    b.limits.nice = nice;
+                    (b.name.clone(), b)
+                })
+                .collect(),
+            referee: referee::referee_version(),
+        }
+    }
 }
 
 /// Plays pending sets until none is left; returns the signal's name when stopped.
@@ -345,20 +372,7 @@ async fn play_pending(
     nice: Option<i32>,
     quiet: bool,
 ) -> Result<Option<&'static str>> {
-    let shared = Arc::new(Shared {
-        config: config.clone(),
-        logs: dir.join(LOGS_DIR),
-        bots: config
-            .bots
-            .iter()
-            .map(|b| {
-                let mut b = b.clone();
-                b.limits.nice = nice;
-                (b.name.clone(), b)
-            })
-            .collect(),
-        referee: referee::referee_version(),
-    });
+    let shared = Arc::new(Shared::new(config, dir, nice));
     let progress = store.progress()?;
     let start = read_standings(store)?;
     let points = start
@@ -444,14 +458,20 @@ async fn play_one(
     shared: Arc<Shared>,
     mut stop: watch::Receiver<Option<&'static str>>,
 ) -> (ClaimedSet, Ending) {
-    let ending = play_one_inner(&set, &shared, &mut stop).await;
+    let ending = play_claimed(&set, &shared, &mut stop, None).await;
     (set, ending)
 }
 
-async fn play_one_inner(
+/// Plays a claimed set through `play_set`, as `hus league` does: its log in the logs'
+/// directory (named after the set's key), what the store keeps collected into the
+/// `Ending`. Each record also goes to `tap` after the log has it (`hus serve` shows
+/// live games with it; a tap's error is ignored: watchers never stop a set). A stop
+/// on `stop` cuts the set off and ends its log with `aborted`.
+pub async fn play_claimed(
     set: &ClaimedSet,
     shared: &Shared,
     stop: &mut watch::Receiver<Option<&'static str>>,
+    tap: Option<&mut (dyn RecordSink + Send)>,
 ) -> Ending {
     let stem = set.key.stem();
     let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
@@ -496,6 +516,7 @@ async fn play_one_inner(
             ..SetOutcome::default()
         },
         first: 0,
+        tap,
     };
     let result = tokio::select! {
         result = play_set(&set_config, entrants, &shared.referee, &mut sink) => Some(result),
@@ -525,15 +546,19 @@ async fn play_one_inner(
 
 /// The sink of a league's set: the log first (as `hus match` writes it), then what the
 /// store keeps.
-struct Collector {
+struct Collector<'t> {
     log: LogWriter,
     outcome: SetOutcome,
     first: u8,
+    tap: Option<&'t mut (dyn RecordSink + Send)>,
 }
 
-impl RecordSink for Collector {
+impl RecordSink for Collector<'_> {
     fn record(&mut self, record: &Record) -> anyhow::Result<()> {
         self.log.record(record)?;
+        if let Some(tap) = self.tap.as_mut() {
+            let _ = tap.record(record);
+        }
         let o = &mut self.outcome;
         match record {
             Record::GameStart(g) => self.first = g.first as u8,
