@@ -122,12 +122,22 @@ impl Runner {
     /// The snapshot of now.
     pub fn snapshot(&self) -> league::Result<Snapshot> {
         let info = LeagueInfo::from_settings(&self.store.settings()?);
-        let standings = league::compute_standings(
+        let mut standings = league::compute_standings(
             info,
             self.store.progress()?,
             &self.store.bots()?,
             &self.finished,
         );
+        // The server has no schedule to finish: every set it played is done, and the
+        // ones playing are all it has started.
+        let running = self.store.progress()?.running;
+        standings.progress = league::ProgressView {
+            sets_scheduled: self.finished.len() as u64 + running,
+            sets_done: self.finished.len() as u64,
+            sets_running: running,
+            sets_pending: 0,
+            sets_done_elsewhere: 0,
+        };
         Ok(Snapshot {
             standings,
             sets: self.finished.iter().map(SetView::from_finished).collect(),
