@@ -49,6 +49,7 @@ pub use standings::{
     Standings,
 };
 pub use store::{
-    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
-    SetOutcome, SetStatus, SqliteStore, Store, StoreError, SyncReport,
+    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, PgStore, Progress, Recorded,
+    Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoredLog, SyncReport,
+    WorkerRow,
 };

@@ -487,6 +487,7 @@ pub async fn play_claimed(
             spec: bot.spec.clone(),
             stderr_path: shared.logs.join(format!("{stem}.{letter}.stderr")),
             limits: bot.limits.clone(),
+            link: None,
         });
     }
     let Ok(entrants) = <[Entrant; 2]>::try_from(entrants) else {

@@ -2,5 +2,10 @@
 
 /// Bad league files, each with its exact message; good ones, checked.
 mod file;
+/// A real PostgreSQL server for the tests (shared with the end-to-end tests).
+#[path = "../../tests/support/pg.rs"]
+mod pg;
+/// The PostgreSQL store's own operations: leases, duplicates, logs, workers.
+mod pg_store;
 /// The store's operations, run against every implementation of `Store`.
 mod store;

@@ -1,8 +1,8 @@
-//! Every test here runs against each implementation of `Store` (SQLite in memory and in
-//! a file today; PostgreSQL is to join them).
+//! Every test here runs against each implementation of `Store`: SQLite in memory and in
+//! a file, and PostgreSQL (a real server, see `pg.rs`, a fresh database per test).
 
 use league::{
-    schedule, BotEntry, FaultRow, Format, GameRow, SetKey, SetOutcome, SqliteStore, Store,
+    schedule, BotEntry, FaultRow, Format, GameRow, PgStore, SetKey, SetOutcome, SqliteStore, Store,
     StoreError,
 };
 
@@ -18,10 +18,15 @@ fn stores() -> Vec<(&'static str, Box<dyn Store>, Option<tempfile::TempDir>)> {
             None,
         ),
         ("sqlite file", Box::new(file), Some(dir)),
+        (
+            "postgresql",
+            Box::new(PgStore::connect(&crate::pg::fresh_shared_db()).expect("postgres store")),
+            None,
+        ),
     ]
 }
 
-fn bots(names: &[&str]) -> Vec<BotEntry> {
+pub fn bots(names: &[&str]) -> Vec<BotEntry> {
     names
         .iter()
         .map(|n| BotEntry {
@@ -31,11 +36,11 @@ fn bots(names: &[&str]) -> Vec<BotEntry> {
         .collect()
 }
 
-fn names(entries: &[BotEntry]) -> Vec<String> {
+pub fn names(entries: &[BotEntry]) -> Vec<String> {
     entries.iter().map(|b| b.name.clone()).collect()
 }
 
-fn outcome(games: u32, log: &str) -> SetOutcome {
+pub fn outcome(games: u32, log: &str) -> SetOutcome {
     SetOutcome {
         games: (1..=games)
             .map(|g| GameRow {

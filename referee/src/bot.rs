@@ -22,14 +22,15 @@ use std::time::Duration;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use protocol::{LineError, LineReader};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{ChildStdin, Command};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::config::BotSpec;
 use crate::limits::Limits;
+use crate::link::{Link, RttProbe};
 use crate::sandbox::PidsCgroup;
 
 /// Most bytes of a bot's stderr kept on disk per process.
@@ -76,15 +77,21 @@ pub struct Ending {
     pub stderr_cut: bool,
 }
 
-/// A running bot.
+/// A running bot: a process the referee started, or a [`Link`] to a remote one. Both
+/// are driven the same way (lines in, stamped lines out); what differs is only how the
+/// bot is stopped and how its end is described.
 pub struct BotProcess {
-    /// The process id, read once at spawn; it is also the process group id.
-    pgid: i32,
-    stdin: Option<ChildStdin>,
+    /// The process id, read once at spawn; it is also the process group id. `None`
+    /// for a link.
+    pgid: Option<i32>,
+    /// The bot's stdin (or the link's write half).
+    stdin: Option<Box<dyn AsyncWrite + Send + Unpin>>,
     output: mpsc::Receiver<Output>,
     exit: watch::Receiver<Option<ExitStatus>>,
+    /// A link has no exit status: its sender is kept so that `exit` never resolves.
+    _exit_tx: Option<watch::Sender<Option<ExitStatus>>>,
     reader: JoinHandle<()>,
-    stderr: JoinHandle<(u64, bool)>,
+    stderr: Option<JoinHandle<(u64, bool)>>,
     started: Instant,
     /// Set once the process group has been killed and reaped.
     finished: bool,
@@ -93,9 +100,94 @@ pub struct BotProcess {
     /// The sandbox's pids cgroup, removed once the bot is gone (fields drop after
     /// `Drop::drop` has killed the group).
     cgroup: Option<PidsCgroup>,
+    /// For a link: where the bot is and how its round-trip time is measured.
+    link: Option<LinkState>,
+}
+
+struct LinkState {
+    peer: String,
+    connect_rtt: Option<Duration>,
+    probe: Option<Box<dyn RttProbe>>,
+    lag_cap: Duration,
+}
+
+/// The network time of a turn on a link: the round-trip time measured before it, and
+/// the lag allowance credited to the bot.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Lag {
+    /// The round-trip time measured before the turn, when it could be.
+    pub rtt: Option<Duration>,
+    /// Added to the turn's deadline and taken off the time charged.
+    pub allowance: Duration,
 }
 
 impl BotProcess {
+    /// Drives a bot over `link` (a TCP connection, an in-memory duplex) instead of a
+    /// process: the same reader task turns its stream into [`Output`]s. A disconnect is
+    /// read as a closed stdout, which the set calls a crash.
+    pub fn from_link(link: Link) -> Self {
+        let Link {
+            reader,
+            writer,
+            peer,
+            connect_rtt,
+            probe,
+            lag_cap,
+        } = link;
+        let (exit_tx, exit) = watch::channel(None);
+        let (tx, output) = mpsc::channel(OUTPUT_QUEUE);
+        let reader = tokio::spawn(read_stdout(LineReader::new(reader), tx));
+        BotProcess {
+            pgid: None,
+            stdin: Some(writer),
+            output,
+            exit,
+            _exit_tx: Some(exit_tx),
+            reader,
+            stderr: None,
+            started: Instant::now(),
+            finished: false,
+            pipe_inodes: Vec::new(),
+            cgroup: None,
+            link: Some(LinkState {
+                peer,
+                connect_rtt,
+                probe,
+                lag_cap,
+            }),
+        }
+    }
+
+    /// Whether this bot is reached over a link rather than run as a process.
+    pub fn is_link(&self) -> bool {
+        self.link.is_some()
+    }
+
+    /// For a link, its peer's address and the round-trip time measured at connect.
+    pub fn link_info(&self) -> Option<(String, Option<Duration>)> {
+        self.link.as_ref().map(|l| (l.peer.clone(), l.connect_rtt))
+    }
+
+    /// The network time to credit the next turn: nothing for a process; for a link,
+    /// the round-trip time measured now, up to its cap.
+    pub fn lag(&self) -> Option<Lag> {
+        let link = self.link.as_ref()?;
+        let rtt = link.probe.as_ref().and_then(|p| p.rtt());
+        Some(Lag {
+            rtt,
+            allowance: rtt.unwrap_or(Duration::ZERO).min(link.lag_cap),
+        })
+    }
+
+    /// What the bot's input is called in fault details: its `stdin`, or the link.
+    pub fn input_name(&self) -> &'static str {
+        if self.is_link() {
+            "connection"
+        } else {
+            "stdin"
+        }
+    }
+
     /// Starts `spec` under `limits` (sandboxed or not) in a process group of its own,
     /// stdin/stdout piped, stderr appended to `stderr_path`.
     pub async fn spawn(spec: &BotSpec, stderr_path: &Path, limits: &Limits) -> io::Result<Self> {
@@ -150,16 +242,18 @@ impl BotProcess {
         let reader = tokio::spawn(read_stdout(LineReader::new(stdout), tx));
         let stderr = tokio::spawn(drain_stderr(stderr, stderr_file));
         Ok(BotProcess {
-            pgid,
-            stdin: Some(stdin),
+            pgid: Some(pgid),
+            stdin: Some(Box::new(stdin)),
             output,
             exit,
+            _exit_tx: None,
             reader,
-            stderr,
+            stderr: Some(stderr),
             started,
             finished: false,
             pipe_inodes,
             cgroup: prepared.cgroup,
+            link: None,
         })
     }
 
@@ -232,8 +326,12 @@ impl BotProcess {
         self.exit.borrow().is_some()
     }
 
-    /// Waits up to `within` for the process to exit.
+    /// Waits up to `within` for the process to exit (a link has no exit status: `None`
+    /// at once).
     pub async fn wait_exit(&mut self, within: Duration) -> Option<ExitStatus> {
+        if self.is_link() {
+            return None;
+        }
         let mut exit = self.exit.clone();
         let waited = tokio::time::timeout(within, exit.wait_for(|s| s.is_some())).await;
         match waited {
@@ -245,7 +343,14 @@ impl BotProcess {
     /// Closes stdin (the bot's signal to exit), waits `grace` for it to exit, then
     /// SIGTERM to the group, a short wait, SIGKILL to the group. Reports how it ended
     /// and whether a descendant kept its pipes open.
+    ///
+    /// A link is closed instead: its write half is shut down (the bot reads end of
+    /// file), and if the bot closes its end within `grace` it stopped by `itself`,
+    /// otherwise the referee closes the connection (`closed`).
     pub async fn shutdown(mut self, grace: Duration) -> Ending {
+        if self.is_link() {
+            return self.close_link(grace).await;
+        }
         self.stdin = None;
         let mut stopped_by = "itself";
         let mut status = self.wait_exit(grace).await;
@@ -275,13 +380,14 @@ impl BotProcess {
             }
         }
         let closed = self.pipes_closed().await;
-        let (stderr_bytes, stderr_cut) = if self.stderr.is_finished() {
-            (&mut self.stderr).await.unwrap_or((0, false))
-        } else {
-            (0, false)
+        let (stderr_bytes, stderr_cut) = match self.stderr.as_mut() {
+            Some(stderr) if stderr.is_finished() => stderr.await.unwrap_or((0, false)),
+            _ => (0, false),
         };
         self.reader.abort();
-        self.stderr.abort();
+        if let Some(stderr) = &self.stderr {
+            stderr.abort();
+        }
         Ending {
             status: status.map(describe_status),
             stopped_by,
@@ -289,6 +395,27 @@ impl BotProcess {
             escaped,
             stderr_bytes,
             stderr_cut,
+        }
+    }
+
+    /// Closes a link: shuts its write half down, waits up to `grace` for the bot to
+    /// close its end (the reader sees end of file), then drops the whole connection.
+    async fn close_link(mut self, grace: Duration) -> Ending {
+        if let Some(mut writer) = self.stdin.take() {
+            // A peer that reads nothing cannot hold the referee: the shutdown is bounded.
+            let _ = tokio::time::timeout(WRITE_GRACE, writer.shutdown()).await;
+        }
+        let by_itself = self.reader.is_finished()
+            || tokio::time::timeout(grace, &mut self.reader).await.is_ok();
+        self.reader.abort();
+        self.finished = true;
+        Ending {
+            status: None,
+            stopped_by: if by_itself { "itself" } else { "closed" },
+            leaked: false,
+            escaped: Vec::new(),
+            stderr_bytes: 0,
+            stderr_cut: false,
         }
     }
 
@@ -300,7 +427,7 @@ impl BotProcess {
             if !reader.is_finished() {
                 let _ = reader.await;
             }
-            while !stderr.is_finished() {
+            while stderr.as_ref().is_some_and(|s| !s.is_finished()) {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         })
@@ -310,7 +437,9 @@ impl BotProcess {
 
     fn signal(&self, signal: Signal) {
         // ESRCH (no such group) just means everything is already gone.
-        let _ = killpg(Pid::from_raw(self.pgid), signal);
+        if let Some(pgid) = self.pgid {
+            let _ = killpg(Pid::from_raw(pgid), signal);
+        }
     }
 }
 
@@ -375,7 +504,9 @@ impl Drop for BotProcess {
             self.signal(Signal::SIGKILL);
         }
         self.reader.abort();
-        self.stderr.abort();
+        if let Some(stderr) = &self.stderr {
+            stderr.abort();
+        }
     }
 }
 

@@ -37,6 +37,7 @@ mod check_bot;
 mod config;
 mod limits;
 mod line_cmd;
+mod link;
 mod match_cmd;
 mod openings;
 mod perft_cmd;
@@ -59,6 +60,7 @@ pub use config::{
 };
 pub use limits::{raise_referee_priority, Limits};
 pub use line_cmd::run as run_line;
+pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
 pub use match_cmd::{referee_version, run as run_match, stop_signal};
 pub use openings::{openings_for_set, read_openings, LineProblem, OpeningsError};
 pub use perft_cmd::run as run_perft;

@@ -76,6 +76,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
         spec: config.bots[b].clone(),
         stderr_path: stderr_paths[b].clone(),
         limits: config.limits[b].clone(),
+        link: None,
     });
     let mut console = Console::new(
         config.quiet || config.json,

@@ -192,6 +192,12 @@ pub struct Ready {
     pub name: Option<String>,
     /// From spawn to the `ready` line.
     pub ms: f64,
+    /// A remote bot: the address it connected from. Absent for a process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
+    /// A remote bot: the round-trip time measured when it connected, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -215,6 +221,13 @@ pub struct MoveRecord {
     pub pit: u32,
     /// Time the bot took, from turn written to move read.
     pub ms: f64,
+    /// A remote bot: the round-trip time measured before the turn, when it could be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<f64>,
+    /// A remote bot: the lag allowance credited (added to the deadline, taken off the
+    /// clock). Absent for a process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<f64>,
     pub sown: u32,
     /// Relays and captures in order (engine `Event`s).
     pub events: Vec<engine::Event>,

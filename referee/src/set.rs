@@ -4,6 +4,7 @@
 //! event as a [`Record`] to a [`RecordSink`] (the log, the console, a summary).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -19,6 +20,7 @@ use tokio::time::Instant;
 use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::limits::Limits;
+use crate::link::Connect;
 use crate::records::{self, Record};
 use crate::sprt::{sprt_record, SprtTally};
 
@@ -42,6 +44,26 @@ pub struct Entrant {
     pub stderr_path: PathBuf,
     /// The limits its process runs under.
     pub limits: Limits,
+    /// A remote bot: reached over a link from this instead of a process started from
+    /// `spec` (whose command is then only what the log's header shows). Everything
+    /// else about the set is the same; a disconnect is a crash, and a restart asks for
+    /// a new link.
+    pub link: Option<Arc<dyn Connect>>,
+}
+
+impl Entrant {
+    /// Starts the bot's process, or gets a link to it (waiting up to `wait` for it).
+    async fn open(&self, wait: Duration) -> std::result::Result<BotProcess, String> {
+        match &self.link {
+            Some(connect) => connect
+                .connect(Instant::now() + wait)
+                .await
+                .map(BotProcess::from_link),
+            None => BotProcess::spawn(&self.spec, &self.stderr_path, &self.limits)
+                .await
+                .map_err(|e| format!("{e}{}", spawn_hint(&e))),
+        }
+    }
 }
 
 /// A fault, before it is tied to a game.
@@ -122,16 +144,20 @@ impl Runner<'_> {
     async fn run(&mut self, referee: &str, sink: &mut dyn RecordSink) -> Result<records::SetEnd> {
         // Spawn both first: a command that cannot run at all is the user's error, before
         // any record (so the caller can tell that no log was written).
+        // A remote bot that is not connected is the same: the set is not played.
         for b in 0..2 {
-            let spec = &self.seats[b].entrant.spec;
-            let process = BotProcess::spawn(
-                spec,
-                &self.seats[b].entrant.stderr_path,
-                &self.seats[b].entrant.limits,
-            )
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}{}", spawn_hint(&e)))
-            .with_context(|| format!("cannot start bot {} ({:?})", ["A", "B"][b], spec.command))?;
+            let entrant = &self.seats[b].entrant;
+            let process = entrant
+                .open(self.config.ready_time)
+                .await
+                .map_err(anyhow::Error::msg)
+                .with_context(|| {
+                    format!(
+                        "cannot start bot {} ({:?})",
+                        ["A", "B"][b],
+                        entrant.spec.command
+                    )
+                })?;
             self.seats[b].process = Some(process);
         }
         let (first, second) = self.seats.split_at_mut(1);
@@ -253,7 +279,19 @@ impl Runner<'_> {
         match result {
             Ok((name, ms)) => {
                 self.seats[b].name = name.clone();
-                sink.record(&Record::Ready(records::Ready { bot: b, name, ms }))
+                let link = self.seats[b]
+                    .process
+                    .as_ref()
+                    .and_then(BotProcess::link_info);
+                sink.record(&Record::Ready(records::Ready {
+                    bot: b,
+                    name,
+                    ms,
+                    peer: link.as_ref().map(|(peer, _)| peer.clone()),
+                    rtt_ms: link
+                        .and_then(|(_, rtt)| rtt)
+                        .map(|d| d.as_micros() as f64 / 1000.0),
+                }))
             }
             Err(fault) => {
                 self.seats[b].pending = Some(fault);
@@ -274,13 +312,7 @@ impl Runner<'_> {
                 game: game_no,
             }))?;
             let seat = &mut self.seats[b];
-            match BotProcess::spawn(
-                &seat.entrant.spec,
-                &seat.entrant.stderr_path,
-                &seat.entrant.limits,
-            )
-            .await
-            {
+            match seat.entrant.open(self.config.ready_time).await {
                 Ok(p) => {
                     seat.process = Some(p);
                     let r = handshake(seat, &self.hello, self.config.ready_time).await;
@@ -448,14 +480,10 @@ impl Runner<'_> {
             .await
         {
             Ok(_) => None,
-            Err(e) => Some(
-                crash_fault(
-                    process,
-                    format!("its stdin could not be written ({e})"),
-                    None,
-                )
-                .await,
-            ),
+            Err(e) => {
+                let what = format!("its {} could not be written ({e})", process.input_name());
+                Some(crash_fault(process, what, None).await)
+            }
         }
     }
 
@@ -525,6 +553,11 @@ impl Runner<'_> {
             let f = crash_fault(process, "exited between its moves".into(), None).await;
             return Ok(TurnOutcome::Fault(f));
         }
+        // A remote bot's network time, credited up to its cap (PROTOCOL.md, "Remote
+        // bots"): measured before the turn, it extends the deadline and is taken off
+        // the time charged.
+        let lag = process.lag();
+        let credit = lag.map_or(Duration::ZERO, |l| l.allowance);
         let turn = RefereeMessage::Turn(Turn {
             game: game_no,
             ply: game.plies(),
@@ -539,7 +572,10 @@ impl Runner<'_> {
             },
         });
         let asked = Instant::now();
-        let written = match process.send(&turn.to_line(), asked + allowance).await {
+        let written = match process
+            .send(&turn.to_line(), asked + allowance + credit)
+            .await
+        {
             Ok(at) => at,
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                 let mut f = FaultInfo::new(
@@ -553,18 +589,24 @@ impl Runner<'_> {
                 return Ok(TurnOutcome::Fault(f));
             }
             Err(e) => {
-                let f = crash_fault(process, format!("its stdin is closed ({e})"), None).await;
+                let what = format!("its {} is closed ({e})", process.input_name());
+                let f = crash_fault(process, what, None).await;
                 return Ok(TurnOutcome::Fault(f));
             }
         };
-        let deadline = written + allowance;
+        let deadline = written + allowance + credit;
+        let within = match credit.is_zero() {
+            true => format!("{} ms", allowance.as_millis()),
+            false => format!(
+                "{} ms and a lag allowance of {:.1} ms",
+                allowance.as_millis(),
+                credit.as_micros() as f64 / 1000.0
+            ),
+        };
         let out = match process.next_output(deadline).await {
             Some(out) => out,
             None => {
-                let mut f = FaultInfo::new(
-                    FaultKind::TimeOut,
-                    format!("no move within {} ms", allowance.as_millis()),
-                );
+                let mut f = FaultInfo::new(FaultKind::TimeOut, format!("no move within {within}"));
                 f.ms = Some(ms_between(written, Instant::now()));
                 return Ok(TurnOutcome::Fault(f));
             }
@@ -581,10 +623,7 @@ impl Runner<'_> {
         if at > deadline {
             let f = line_fault(
                 FaultKind::TimeOut,
-                format!(
-                    "move read {ms:.1} ms after the turn, over the {} ms allowed",
-                    allowance.as_millis()
-                ),
+                format!("move read {ms:.1} ms after the turn, over the {within} allowed"),
                 &bytes,
                 Some(ms),
             );
@@ -622,7 +661,7 @@ impl Runner<'_> {
             }
         };
         if let TimeControl::Clock { increment, .. } = self.config.time {
-            clocks[b] = clocks[b].saturating_sub(at - written) + increment;
+            clocks[b] = clocks[b].saturating_sub((at - written).saturating_sub(credit)) + increment;
         }
         sink.record(&Record::Move(records::MoveRecord {
             game: game_no,
@@ -631,6 +670,10 @@ impl Runner<'_> {
             player: me.index(),
             pit: pit as u32,
             ms,
+            rtt_ms: lag
+                .and_then(|l| l.rtt)
+                .map(|d| d.as_micros() as f64 / 1000.0),
+            lag_ms: lag.map(|l| l.allowance.as_micros() as f64 / 1000.0),
             sown: report.summary.sown,
             events: report.events,
             truncated: report.summary.truncated,
@@ -858,9 +901,11 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             stage: records::STAGE_GAME,
         },
         Output::Closed { partial, at } => {
-            let what = match &partial {
-                Some(_) => "closed its stdout in the middle of a line",
-                None => "closed its stdout",
+            let what = match (&partial, process.is_link()) {
+                (Some(_), false) => "closed its stdout in the middle of a line",
+                (None, false) => "closed its stdout",
+                (Some(_), true) => "disconnected in the middle of a line",
+                (None, true) => "disconnected",
             };
             let mut f = crash_fault(process, what.to_string(), partial.as_deref()).await;
             f.ms = Some(ms_between(since, at));
@@ -894,6 +939,7 @@ async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u
     let status = process.wait_exit(Duration::from_millis(200)).await;
     let detail = match status {
         Some(s) => format!("{what} ({})", describe_status(s)),
+        None if process.is_link() => what,
         None => format!("{what} (still running)"),
     };
     FaultInfo {

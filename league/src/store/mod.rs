@@ -1,13 +1,16 @@
 //! The store: everything a league remembers between runs. [`Store`] is the set of
 //! operations the league needs; [`SqliteStore`] implements it in one SQLite file in the
-//! league's directory. Each operation that changes more than one row is one
+//! league's directory, [`PgStore`] in a PostgreSQL database that workers on many
+//! machines share (with leases on the sets they play). Each operation that changes more than one row is one
 //! transaction, so a crash leaves the store as it was before the operation or after
 //! it, never in between.
 
+mod pg;
 mod sqlite;
 
 use std::collections::BTreeMap;
 
+pub use pg::{PgStore, Recorded, StoredLog, WorkerRow};
 pub use sqlite::SqliteStore;
 
 use crate::schedule::{PlannedSet, SetKey};

@@ -393,11 +393,13 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
             spec: config.bot.clone(),
             stderr_path: dir.path.join(format!("{stem}.a.stderr")),
             limits: config.limits.clone(),
+            link: None,
         },
         Entrant {
             spec: config.opponent.clone(),
             stderr_path: dir.path.join(format!("{stem}.b.stderr")),
             limits: Limits::default(),
+            link: None,
         },
     ];
     let stderr = entrants[0].stderr_path.clone();

@@ -1,0 +1,1137 @@
+//! The store in a PostgreSQL database (`--store postgres://...`), shared by any number
+//! of `hus worker` processes on any number of machines.
+//!
+//! The client is the `postgres` crate: the synchronous face of `tokio-postgres`, both
+//! from the rust-postgres project. The [`Store`] trait is synchronous (SQLite's
+//! `rusqlite` is too), so the synchronous client fits it without a second async
+//! interface; callers inside the async runtime call it through
+//! `tokio::task::block_in_place`, which lets the client drive its own small runtime.
+//! sqlx was the other candidate: it is async only, and would have needed the same
+//! bridge the other way round, with a pool this store does not need (one connection per
+//! process).
+//!
+//! Beyond the trait, the store holds what a work queue across machines needs: every
+//! set claimed by a worker carries a lease (`worker`, `lease_until`) and its attempt
+//! number, which is the lease's token. A claim takes the first claimable set with
+//! `SELECT ... FOR UPDATE SKIP LOCKED` (pending, or running with an expired lease), so
+//! two workers never take the same set; a result counts only if its attempt still holds
+//! the set, in one transaction with the games and faults; any other result is kept in
+//! `results` as a duplicate and counts for nothing. Times are the database's clock, so
+//! the workers' clocks do not matter.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{Read, Write};
+use std::str::FromStr;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use postgres::{Client, Config, NoTls, Transaction};
+
+use super::{
+    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
+    SetOutcome, Store, StoreError, SyncReport,
+};
+use crate::schedule::{PlannedSet, SetKey};
+
+/// The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`.
+/// Append new ones; never edit one that has shipped.
+const MIGRATIONS: &[&str] = &[
+    // 1: the first schema: SQLite's tables, with leases, kept logs, duplicates and
+    // workers.
+    "
+    CREATE TABLE settings (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+
+    CREATE TABLE bots (
+        name    TEXT PRIMARY KEY,
+        command TEXT NOT NULL,
+        active  BOOLEAN NOT NULL,
+        added   TIMESTAMPTZ NOT NULL
+    );
+
+    CREATE TABLE sets (
+        id          BIGSERIAL PRIMARY KEY,
+        round       INTEGER NOT NULL,
+        bot_a       TEXT NOT NULL REFERENCES bots(name),
+        bot_b       TEXT NOT NULL REFERENCES bots(name),
+        seed        BIGINT NOT NULL,
+        scheduled   BOOLEAN NOT NULL,
+        status      TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done')),
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        worker      TEXT,
+        lease_until TIMESTAMPTZ,
+        log         TEXT,
+        started     TIMESTAMPTZ,
+        finished    TIMESTAMPTZ,
+        points_a    INTEGER,
+        points_b    INTEGER,
+        winner      SMALLINT CHECK (winner IN (0, 1)),
+        moves_a     BIGINT,
+        moves_b     BIGINT,
+        move_ms_a   DOUBLE PRECISION,
+        move_ms_b   DOUBLE PRECISION,
+        UNIQUE (round, bot_a, bot_b)
+    );
+    CREATE INDEX sets_to_play ON sets (status, scheduled, round, id);
+
+    CREATE TABLE games (
+        set_id    BIGINT NOT NULL REFERENCES sets(id),
+        game      INTEGER NOT NULL,
+        first     SMALLINT NOT NULL CHECK (first IN (0, 1)),
+        winner    SMALLINT CHECK (winner IN (0, 1)),
+        points_a  INTEGER NOT NULL,
+        points_b  INTEGER NOT NULL,
+        reason    TEXT NOT NULL,
+        plies     INTEGER NOT NULL,
+        is_double BOOLEAN NOT NULL,
+        faulted   TEXT NOT NULL,
+        PRIMARY KEY (set_id, game)
+    );
+
+    CREATE TABLE faults (
+        id     BIGSERIAL PRIMARY KEY,
+        set_id BIGINT NOT NULL REFERENCES sets(id),
+        game   INTEGER NOT NULL,
+        ply    INTEGER NOT NULL,
+        bot    SMALLINT NOT NULL CHECK (bot IN (0, 1)),
+        kind   TEXT NOT NULL,
+        detail TEXT NOT NULL
+    );
+    CREATE INDEX faults_by_set ON faults (set_id);
+
+    -- Every result that reached the store, counted or not, with its log (gzip).
+    CREATE TABLE results (
+        set_id   BIGINT NOT NULL REFERENCES sets(id),
+        attempt  INTEGER NOT NULL,
+        worker   TEXT NOT NULL,
+        arrived  TIMESTAMPTZ NOT NULL,
+        counted  BOOLEAN NOT NULL,
+        points_a INTEGER NOT NULL,
+        points_b INTEGER NOT NULL,
+        log_size BIGINT NOT NULL,
+        log_gz   BYTEA NOT NULL,
+        PRIMARY KEY (set_id, attempt)
+    );
+
+    CREATE TABLE workers (
+        name        TEXT PRIMARY KEY,
+        host        TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        concurrency INTEGER NOT NULL,
+        started     TIMESTAMPTZ NOT NULL,
+        last_seen   TIMESTAMPTZ NOT NULL,
+        in_flight   INTEGER NOT NULL,
+        stopped     TIMESTAMPTZ
+    );
+    ",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The lease of a set claimed through the [`Store`] trait (`claim_next`), whose caller
+/// does not renew it.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// A league's store in a PostgreSQL database.
+pub struct PgStore {
+    /// One connection, behind a mutex because the trait's reads take `&self`.
+    client: Mutex<Client>,
+    config: Config,
+    place: String,
+    /// The name under which this process claims sets (`hus worker --name`).
+    name: String,
+}
+
+/// What became of a result sent to the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// It was the set's current attempt: the set is done and its result counts.
+    Counted,
+    /// The set had been claimed again (this attempt's lease was lost) or was already
+    /// done: the result is kept as a duplicate and counts for nothing.
+    Duplicate,
+}
+
+/// A worker as the store last heard of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkerRow {
+    /// Its name.
+    pub name: String,
+    /// Its machine.
+    pub host: String,
+    /// Its process id there.
+    pub pid: i32,
+    /// Sets it plays at once.
+    pub concurrency: i32,
+    /// Seconds since its last heartbeat.
+    pub seen_ago: f64,
+    /// Sets it holds now (with a lease that has not expired).
+    pub in_flight: i64,
+    /// Sets it finished (counted) in the last hour.
+    pub last_hour: i64,
+    /// Sets it finished (counted) since it started, and its results that arrived too
+    /// late (duplicates).
+    pub finished: i64,
+    /// Its results that came too late to count.
+    pub duplicates: i64,
+    /// It said goodbye (stopped cleanly).
+    pub stopped: bool,
+}
+
+/// A set's kept log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredLog {
+    /// The set.
+    pub key: SetKey,
+    /// The attempt that wrote it.
+    pub attempt: u32,
+    /// The log's text (JSON lines), uncompressed.
+    pub text: String,
+}
+
+/// Fixed key of the advisory lock that serialises migrations between processes.
+const MIGRATION_LOCK: i64 = 0x0068_7573_5f6d_6967;
+
+fn backend(place: &str, what: &str, e: postgres::Error) -> StoreError {
+    StoreError::Backend {
+        place: place.to_string(),
+        what: what.to_string(),
+        source: Box::new(e),
+    }
+}
+
+fn invalid(place: &str, what: String) -> StoreError {
+    StoreError::Invalid {
+        place: place.to_string(),
+        what,
+    }
+}
+
+/// The URL as shown in messages: user, hosts, ports and database, never the password.
+fn describe(config: &Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .zip(config.get_ports().iter().chain(std::iter::repeat(&5432)))
+        .map(|(h, p)| match h {
+            postgres::config::Host::Tcp(h) => format!("{h}:{p}"),
+            postgres::config::Host::Unix(path) => format!("{}:{p}", path.display()),
+        })
+        .collect();
+    format!(
+        "postgres://{}{}/{}",
+        config
+            .get_user()
+            .map(|u| format!("{u}@"))
+            .unwrap_or_default(),
+        hosts.join(","),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
+/// Seeds are 63-bit (see `schedule::set_seed`), so they fit a signed BIGINT.
+fn seed_to_sql(seed: u64) -> i64 {
+    (seed & (u64::MAX >> 1)) as i64
+}
+
+fn seats_to_text(seats: &[u8]) -> String {
+    seats
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn seats_from_text(text: &str) -> Option<Vec<u8>> {
+    if text.is_empty() {
+        return Some(Vec::new());
+    }
+    text.split(',')
+        .map(|s| s.parse().ok().filter(|&b: &u8| b < 2))
+        .collect()
+}
+
+fn to_i32(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+fn to_u32(n: i32) -> u32 {
+    u32::try_from(n).unwrap_or(0)
+}
+
+/// gzip of a log.
+pub fn compress(text: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(text)?;
+    enc.finish()
+}
+
+fn decompress(gz: &[u8]) -> std::io::Result<String> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(gz).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// This machine's name.
+pub fn host_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "unknown-host".to_string())
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/db`, or
+    /// the key=value form), and brings its schema up to date. The process claims sets
+    /// as `host:pid` until [`PgStore::set_name`] names it otherwise.
+    pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let mut config = Config::from_str(url).map_err(|e| StoreError::Backend {
+            place: "the --store URL".to_string(),
+            what: "it is not a PostgreSQL connection string (postgres://USER@HOST:PORT/DB)"
+                .to_string(),
+            source: Box::new(e),
+        })?;
+        // A machine cut off the network must not hang the worker forever: unanswered
+        // data fails the connection after 10 s (then the worker reconnects), and so
+        // does a connection attempt.
+        config
+            .connect_timeout(Duration::from_secs(10))
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10))
+            .tcp_user_timeout(Duration::from_secs(10))
+            .application_name("hus");
+        let place = describe(&config);
+        let client = config
+            .connect(NoTls)
+            .map_err(|e| backend(&place, "cannot connect", e))?;
+        let mut store = PgStore {
+            client: Mutex::new(client),
+            config,
+            place,
+            name: format!("{}:{}", host_name(), std::process::id()),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The store as messages show it (no password).
+    pub fn place(&self) -> &str {
+        &self.place
+    }
+
+    /// The name under which this process claims sets.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Claims sets under this name from now on.
+    pub fn set_name(&mut self, name: &str) {
+        self.name = name.to_string();
+    }
+
+    /// The connection is gone (the server restarted, the network failed): the next
+    /// operation needs [`PgStore::reconnect`].
+    pub fn is_lost(&self) -> bool {
+        self.c().is_closed()
+    }
+
+    /// Opens a new connection in place of the lost one.
+    pub fn reconnect(&mut self) -> Result<(), StoreError> {
+        let fresh = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| backend(&self.place, "cannot connect", e))?;
+        *self.c() = fresh;
+        Ok(())
+    }
+
+    /// The schema version in the database (0 before the first migration).
+    pub fn schema_version(&mut self) -> Result<i64, StoreError> {
+        let place = self.place.clone();
+        let row = self
+            .c()
+            .query_opt("SELECT version FROM hus_schema WHERE id = 1", &[])
+            .map_err(|e| backend(&place, "cannot read its schema version", e))?;
+        Ok(row.map(|r| r.get::<_, i64>(0)).unwrap_or(0))
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start the migration", e))?;
+        // Workers starting together: one migrates, the others wait for it.
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .map_err(|e| backend(&place, "cannot lock the schema", e))?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS hus_schema (
+                 id INTEGER PRIMARY KEY CHECK (id = 1),
+                 version BIGINT NOT NULL
+             );
+             INSERT INTO hus_schema (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;",
+        )
+        .map_err(|e| backend(&place, "cannot create its schema table", e))?;
+        let version: i64 = tx
+            .query_one("SELECT version FROM hus_schema WHERE id = 1", &[])
+            .map_err(|e| backend(&place, "cannot read its schema version", e))?
+            .get(0);
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema {
+                place,
+                found: version,
+                known: SCHEMA_VERSION,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.batch_execute(sql)
+                .map_err(|e| backend(&place, &format!("migration {} failed", i + 1), e))?;
+            tx.execute(
+                "UPDATE hus_schema SET version = $1 WHERE id = 1",
+                &[&((i + 1) as i64)],
+            )
+            .map_err(|e| backend(&place, "cannot write its schema version", e))?;
+        }
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the migration", e))
+    }
+
+    /// The connection (a poisoned lock only means another thread panicked while
+    /// holding it; the connection itself is still whole or reports itself closed).
+    fn c(&self) -> MutexGuard<'_, Client> {
+        self.client
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Claims the next set to play under this process's name, for `lease`: a pending
+    /// set of the current schedule whose bots are both active, or a running one whose
+    /// lease has expired (its worker died or was cut off). Sets with a bot of `skip`
+    /// (bots this worker cannot start) are left to others. Counts the attempt, which is
+    /// the lease's token.
+    pub fn claim(
+        &mut self,
+        lease: Duration,
+        skip: &[String],
+    ) -> Result<Option<ClaimedSet>, StoreError> {
+        let name = self.name.clone();
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let row = tx
+            .query_opt(
+                "SELECT s.id, s.round, s.bot_a, s.bot_b, s.seed, s.attempts
+                 FROM sets s
+                 JOIN bots a ON a.name = s.bot_a
+                 JOIN bots b ON b.name = s.bot_b
+                 WHERE s.scheduled AND a.active AND b.active
+                   AND (s.status = 'pending' OR (s.status = 'running' AND s.lease_until < now()))
+                   AND NOT (s.bot_a = ANY($1)) AND NOT (s.bot_b = ANY($1))
+                 ORDER BY s.round, s.id
+                 LIMIT 1
+                 FOR UPDATE OF s SKIP LOCKED",
+                &[&skip],
+            )
+            .map_err(|e| backend(&place, "cannot look for a set to play", e))?;
+        let Some(row) = row else {
+            tx.commit()
+                .map_err(|e| backend(&place, "cannot end a claim", e))?;
+            return Ok(None);
+        };
+        let set = ClaimedSet {
+            id: row.get(0),
+            key: SetKey {
+                round: to_u32(row.get(1)),
+                a: row.get(2),
+                b: row.get(3),
+            },
+            seed: row.get::<_, i64>(4) as u64,
+            attempts: to_u32(row.get(5)) + 1,
+        };
+        tx.execute(
+            "UPDATE sets SET status = 'running', attempts = $2, worker = $3,
+                 lease_until = now() + $4 * interval '1 millisecond',
+                 started = now(), log = NULL
+             WHERE id = $1",
+            &[
+                &set.id,
+                &to_i32(set.attempts),
+                &name,
+                &(lease.as_millis() as f64),
+            ],
+        )
+        .map_err(|e| backend(&place, "cannot claim a set", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
+        Ok(Some(set))
+    }
+
+    /// Extends the lease of attempt `attempt` of set `id` by `lease` from now; false
+    /// when the attempt no longer holds the set (it was claimed again, or is done).
+    pub fn renew(&mut self, id: SetId, attempt: u32, lease: Duration) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let n = self
+            .c()
+            .execute(
+                "UPDATE sets SET lease_until = now() + $3 * interval '1 millisecond'
+                 WHERE id = $1 AND attempts = $2 AND status = 'running'",
+                &[&id, &to_i32(attempt), &(lease.as_millis() as f64)],
+            )
+            .map_err(|e| backend(&place, "cannot renew a lease", e))?;
+        Ok(n == 1)
+    }
+
+    /// Gives a set back unplayed (its worker cannot start one of its bots): pending
+    /// again at once, if this attempt still holds it.
+    pub fn release(&mut self, id: SetId, attempt: u32) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let n = self
+            .c()
+            .execute(
+                "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+                     started = NULL, log = NULL
+                 WHERE id = $1 AND attempts = $2 AND status = 'running'",
+                &[&id, &to_i32(attempt)],
+            )
+            .map_err(|e| backend(&place, "cannot release a set", e))?;
+        Ok(n == 1)
+    }
+
+    /// Records the result of attempt `attempt` of set `id`, with its whole log, in one
+    /// transaction: it counts if that attempt still holds the set (even past its lease,
+    /// when no other worker took the set meanwhile); otherwise it is kept as a
+    /// duplicate and counts for nothing. Sending the same result again (after a lost
+    /// connection hid whether the commit happened) changes nothing.
+    pub fn record_attempt(
+        &mut self,
+        id: SetId,
+        attempt: u32,
+        outcome: &SetOutcome,
+        log: &[u8],
+    ) -> Result<Recorded, StoreError> {
+        let name = self.name.clone();
+        let gz = compress(log).map_err(|e| StoreError::Invalid {
+            place: self.place.clone(),
+            what: format!("cannot compress a log: {e}"),
+        })?;
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let holds = tx
+            .query_opt(
+                "SELECT 1 FROM sets WHERE id = $1 AND attempts = $2 AND status = 'running'
+                 FOR UPDATE",
+                &[&id, &to_i32(attempt)],
+            )
+            .map_err(|e| backend(&place, "cannot read a set", e))?
+            .is_some();
+        if holds {
+            write_outcome(&mut tx, &place, id, outcome)?;
+        }
+        tx.execute(
+            "INSERT INTO results (set_id, attempt, worker, arrived, counted, points_a, points_b, log_size, log_gz)
+             VALUES ($1, $2, $3, now(), $4, $5, $6, $7, $8)
+             ON CONFLICT (set_id, attempt) DO NOTHING",
+            &[
+                &id,
+                &to_i32(attempt),
+                &name,
+                &holds,
+                &(outcome.points[0] as i32),
+                &(outcome.points[1] as i32),
+                &(log.len() as i64),
+                &gz,
+            ],
+        )
+        .map_err(|e| backend(&place, "cannot keep a set's log", e))?;
+        let recorded = if holds {
+            Recorded::Counted
+        } else {
+            // The same attempt's result may have been committed already, its answer
+            // lost with the connection: then it is not a duplicate.
+            let counted: bool = tx
+                .query_one(
+                    "SELECT counted FROM results WHERE set_id = $1 AND attempt = $2",
+                    &[&id, &to_i32(attempt)],
+                )
+                .map_err(|e| backend(&place, "cannot read a result", e))?
+                .get(0);
+            if counted {
+                Recorded::Counted
+            } else {
+                Recorded::Duplicate
+            }
+        };
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
+        Ok(recorded)
+    }
+
+    /// Notes this worker alive, with `in_flight` sets being played.
+    pub fn heartbeat(&mut self, concurrency: usize, in_flight: usize) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        let name = self.name.clone();
+        self.c()
+            .execute(
+                "INSERT INTO workers (name, host, pid, concurrency, started, last_seen, in_flight)
+                 VALUES ($1, $2, $3, $4, now(), now(), $5)
+                 ON CONFLICT (name) DO UPDATE SET host = $2, pid = $3, concurrency = $4,
+                     last_seen = now(), in_flight = $5, stopped = NULL",
+                &[
+                    &name,
+                    &host_name(),
+                    &(std::process::id() as i32),
+                    &(concurrency as i32),
+                    &(in_flight as i32),
+                ],
+            )
+            .map(|_| ())
+            .map_err(|e| backend(&place, "cannot note a worker's heartbeat", e))
+    }
+
+    /// Notes that this worker stopped cleanly.
+    pub fn goodbye(&mut self) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        let name = self.name.clone();
+        self.c()
+            .execute(
+                "UPDATE workers SET stopped = now(), last_seen = now(), in_flight = 0 WHERE name = $1",
+                &[&name],
+            )
+            .map(|_| ())
+            .map_err(|e| backend(&place, "cannot note a worker's end", e))
+    }
+
+    /// Every worker the store has heard of, by name.
+    pub fn workers(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
+        let place = self.place.clone();
+        let rows = self
+            .c()
+            .query(
+                "SELECT w.name, w.host, w.pid, w.concurrency,
+                        EXTRACT(EPOCH FROM now() - w.last_seen)::float8,
+                        (SELECT count(*) FROM sets s
+                          WHERE s.worker = w.name AND s.status = 'running' AND s.lease_until >= now()),
+                        (SELECT count(*) FROM results r
+                          WHERE r.worker = w.name AND r.counted AND r.arrived > now() - interval '1 hour'),
+                        (SELECT count(*) FROM results r WHERE r.worker = w.name AND r.counted),
+                        (SELECT count(*) FROM results r WHERE r.worker = w.name AND NOT r.counted),
+                        w.stopped IS NOT NULL
+                 FROM workers w ORDER BY w.name",
+                &[],
+            )
+            .map_err(|e| backend(&place, "cannot read the workers", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| WorkerRow {
+                name: r.get(0),
+                host: r.get(1),
+                pid: r.get(2),
+                concurrency: r.get(3),
+                seen_ago: r.get(4),
+                in_flight: r.get(5),
+                last_hour: r.get(6),
+                finished: r.get(7),
+                duplicates: r.get(8),
+                stopped: r.get(9),
+            })
+            .collect())
+    }
+
+    /// The log of set `id`: the counted attempt's, else the latest that reached the
+    /// store; `None` when no result of the set arrived.
+    pub fn log(&mut self, id: SetId) -> Result<Option<StoredLog>, StoreError> {
+        let place = self.place.clone();
+        let row = self
+            .c()
+            .query_opt(
+                "SELECT s.round, s.bot_a, s.bot_b, r.attempt, r.log_gz
+                 FROM results r JOIN sets s ON s.id = r.set_id
+                 WHERE r.set_id = $1
+                 ORDER BY r.counted DESC, r.attempt DESC LIMIT 1",
+                &[&id],
+            )
+            .map_err(|e| backend(&place, "cannot read a set's log", e))?;
+        let Some(row) = row else { return Ok(None) };
+        let gz: Vec<u8> = row.get(4);
+        let text = decompress(&gz).map_err(|e| {
+            invalid(
+                &place,
+                format!("the log of set {id} cannot be unpacked: {e}"),
+            )
+        })?;
+        Ok(Some(StoredLog {
+            key: SetKey {
+                round: to_u32(row.get(0)),
+                a: row.get(1),
+                b: row.get(2),
+            },
+            attempt: to_u32(row.get(3)),
+            text,
+        }))
+    }
+
+    /// The ids of the sets whose result counted, in the order they finished.
+    pub fn done_ids(&mut self) -> Result<Vec<SetId>, StoreError> {
+        let place = self.place.clone();
+        let rows = self
+            .c()
+            .query(
+                "SELECT id FROM sets WHERE status = 'done' ORDER BY finished, id",
+                &[],
+            )
+            .map_err(|e| backend(&place, "cannot list the finished sets", e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// How many results arrived too late to count.
+    pub fn duplicates(&mut self) -> Result<u64, StoreError> {
+        let place = self.place.clone();
+        let n: i64 = self
+            .c()
+            .query_one("SELECT count(*) FROM results WHERE NOT counted", &[])
+            .map_err(|e| backend(&place, "cannot count the duplicates", e))?
+            .get(0);
+        Ok(n as u64)
+    }
+}
+
+/// The games, faults and totals of a set, and its status `done`, inside `tx`.
+fn write_outcome(
+    tx: &mut Transaction<'_>,
+    place: &str,
+    id: SetId,
+    outcome: &SetOutcome,
+) -> Result<(), StoreError> {
+    let games = tx
+        .prepare(
+            "INSERT INTO games (set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .map_err(|e| backend(place, "cannot record a set's games", e))?;
+    for g in &outcome.games {
+        tx.execute(
+            &games,
+            &[
+                &id,
+                &to_i32(g.game),
+                &(g.first as i16),
+                &g.winner.map(|w| w as i16),
+                &to_i32(g.points[0]),
+                &to_i32(g.points[1]),
+                &g.reason,
+                &to_i32(g.plies),
+                &g.double,
+                &seats_to_text(&g.faulted),
+            ],
+        )
+        .map_err(|e| backend(place, "cannot record a set's games", e))?;
+    }
+    let faults = tx
+        .prepare(
+            "INSERT INTO faults (set_id, game, ply, bot, kind, detail) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .map_err(|e| backend(place, "cannot record a set's faults", e))?;
+    for f in &outcome.faults {
+        tx.execute(
+            &faults,
+            &[
+                &id,
+                &to_i32(f.game),
+                &to_i32(f.ply),
+                &(f.bot as i16),
+                &f.kind,
+                &f.detail,
+            ],
+        )
+        .map_err(|e| backend(place, "cannot record a set's faults", e))?;
+    }
+    tx.execute(
+        "UPDATE sets SET status = 'done', finished = clock_timestamp(), log = $2,
+             points_a = $3, points_b = $4, winner = $5,
+             moves_a = $6, moves_b = $7, move_ms_a = $8, move_ms_b = $9, lease_until = NULL
+         WHERE id = $1",
+        &[
+            &id,
+            &outcome.log,
+            &to_i32(outcome.points[0]),
+            &to_i32(outcome.points[1]),
+            &outcome.winner.map(|w| w as i16),
+            &(outcome.moves[0] as i64),
+            &(outcome.moves[1] as i64),
+            &outcome.move_ms[0],
+            &outcome.move_ms[1],
+        ],
+    )
+    .map_err(|e| backend(place, "cannot mark a set done", e))?;
+    Ok(())
+}
+
+impl Store for PgStore {
+    fn settings(&self) -> Result<BTreeMap<String, String>, StoreError> {
+        let rows = self
+            .c()
+            .query("SELECT key, value FROM settings", &[])
+            .map_err(|e| backend(&self.place, "cannot read the settings", e))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        for (k, v) in settings {
+            tx.execute(
+                "INSERT INTO settings (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[k, v],
+            )
+            .map_err(|e| backend(&place, "cannot write the settings", e))?;
+        }
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the settings", e))
+    }
+
+    fn sync(&mut self, bots: &[BotEntry], sets: &[PlannedSet]) -> Result<SyncReport, StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let err = |e| backend(&place, "cannot update the schedule", e);
+        // One sync at a time (two `hus league` runs on the same store).
+        tx.execute("LOCK TABLE bots IN EXCLUSIVE MODE", &[])
+            .map_err(err)?;
+        let mut report = SyncReport::default();
+        let known: HashMap<String, (String, bool)> = tx
+            .query("SELECT name, command, active FROM bots", &[])
+            .map_err(err)?
+            .iter()
+            .map(|r| (r.get(0), (r.get(1), r.get(2))))
+            .collect();
+        for bot in bots {
+            match known.get(&bot.name) {
+                None => {
+                    tx.execute(
+                        "INSERT INTO bots (name, command, active, added) VALUES ($1, $2, true, now())",
+                        &[&bot.name, &bot.command],
+                    )
+                    .map_err(err)?;
+                    report.added_bots.push(bot.name.clone());
+                }
+                Some((command, active)) => {
+                    if !active {
+                        report.returned_bots.push(bot.name.clone());
+                    }
+                    if *command != bot.command {
+                        report.changed_commands.push((
+                            bot.name.clone(),
+                            command.clone(),
+                            bot.command.clone(),
+                        ));
+                    }
+                    tx.execute(
+                        "UPDATE bots SET command = $2, active = true WHERE name = $1",
+                        &[&bot.name, &bot.command],
+                    )
+                    .map_err(err)?;
+                }
+            }
+        }
+        let named: HashSet<&String> = bots.iter().map(|b| &b.name).collect();
+        let mut gone: Vec<&String> = known
+            .iter()
+            .filter(|(name, (_, active))| *active && !named.contains(name))
+            .map(|(name, _)| name)
+            .collect();
+        gone.sort();
+        for name in gone {
+            tx.execute("UPDATE bots SET active = false WHERE name = $1", &[name])
+                .map_err(err)?;
+            report.removed_bots.push(name.clone());
+        }
+        tx.execute("UPDATE sets SET scheduled = false WHERE scheduled", &[])
+            .map_err(err)?;
+        let insert = tx
+            .prepare(
+                "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+                 VALUES ($1, $2, $3, $4, true, 'pending')
+                 ON CONFLICT (round, bot_a, bot_b) DO NOTHING",
+            )
+            .map_err(err)?;
+        let mark = tx
+            .prepare(
+                "UPDATE sets SET scheduled = true WHERE round = $1 AND bot_a = $2 AND bot_b = $3",
+            )
+            .map_err(err)?;
+        for set in sets {
+            let k = &set.key;
+            let round = to_i32(k.round);
+            let added = tx
+                .execute(&insert, &[&round, &k.a, &k.b, &seed_to_sql(set.seed)])
+                .map_err(err)?;
+            if added == 1 {
+                report.added_sets += 1;
+            } else {
+                tx.execute(&mark, &[&round, &k.a, &k.b]).map_err(err)?;
+            }
+        }
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the schedule", e))?;
+        Ok(report)
+    }
+
+    /// Puts back the running sets whose runner is gone: those this process's name
+    /// holds (a league run restarted under the same name) and those whose lease has
+    /// expired. Sets that live workers hold keep running.
+    fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError> {
+        let name = self.name.clone();
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let rows = tx
+            .query(
+                "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+                     log = NULL, started = NULL
+                 WHERE status = 'running' AND (worker = $1 OR worker IS NULL OR lease_until < now())
+                 RETURNING id, round, bot_a, bot_b",
+                &[&name],
+            )
+            .map_err(|e| backend(&place, "cannot put interrupted sets back", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the interrupted sets", e))?;
+        let mut found: Vec<(i64, Requeued)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    Requeued {
+                        key: SetKey {
+                            round: to_u32(r.get(1)),
+                            a: r.get(2),
+                            b: r.get(3),
+                        },
+                        log: None,
+                    },
+                )
+            })
+            .collect();
+        found.sort_by_key(|(id, _)| *id);
+        Ok(found.into_iter().map(|(_, r)| r).collect())
+    }
+
+    fn requeue(&mut self, ids: &[SetId]) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        tx.execute(
+            "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+                 log = NULL, started = NULL
+             WHERE id = ANY($1) AND status = 'running'",
+            &[&ids],
+        )
+        .map_err(|e| backend(&place, "cannot put stopped sets back", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))
+    }
+
+    fn claim_next(&mut self) -> Result<Option<ClaimedSet>, StoreError> {
+        self.claim(DEFAULT_LEASE, &[])
+    }
+
+    fn set_log(&mut self, id: SetId, log: &str) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        self.c()
+            .execute(
+                "UPDATE sets SET log = $2 WHERE id = $1 AND status = 'running'",
+                &[&id, &log],
+            )
+            .map(|_| ())
+            .map_err(|e| backend(&place, "cannot note a set's log", e))
+    }
+
+    fn record(&mut self, id: SetId, outcome: &SetOutcome) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let status: Option<String> = tx
+            .query_opt("SELECT status FROM sets WHERE id = $1 FOR UPDATE", &[&id])
+            .map_err(|e| backend(&place, "cannot read a set", e))?
+            .map(|r| r.get(0));
+        if status.as_deref() != Some("running") {
+            return Err(invalid(
+                &place,
+                format!(
+                    "set {id} is {}, not running: its result is not recorded twice",
+                    status.as_deref().unwrap_or("missing")
+                ),
+            ));
+        }
+        write_outcome(&mut tx, &place, id, outcome)?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit a set's result", e))
+    }
+
+    fn bots(&self) -> Result<Vec<BotRow>, StoreError> {
+        let mut client = self.c();
+        let rows = client
+            .query(
+                "SELECT name, command, active FROM bots ORDER BY added, name",
+                &[],
+            )
+            .map_err(|e| backend(&self.place, "cannot read the bots", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| BotRow {
+                name: r.get(0),
+                command: r.get(1),
+                active: r.get(2),
+            })
+            .collect())
+    }
+
+    fn finished(&self) -> Result<Vec<FinishedSet>, StoreError> {
+        let mut client = self.c();
+        let place = &self.place;
+        // One snapshot for the three reads.
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| backend(place, "cannot start a read", e))?;
+        let err = |e| backend(place, "cannot read the finished sets", e);
+        let sets = tx
+            .query(
+                "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
+                        moves_a, moves_b, move_ms_a, move_ms_b, log
+                 FROM sets WHERE status = 'done' ORDER BY finished, id",
+                &[],
+            )
+            .map_err(err)?;
+        let mut index = HashMap::new();
+        let mut out = Vec::with_capacity(sets.len());
+        for (i, r) in sets.iter().enumerate() {
+            index.insert(r.get::<_, i64>(0), i);
+            out.push(FinishedSet {
+                key: SetKey {
+                    round: to_u32(r.get(1)),
+                    a: r.get(2),
+                    b: r.get(3),
+                },
+                seed: r.get::<_, i64>(4) as u64,
+                outcome: SetOutcome {
+                    games: Vec::new(),
+                    faults: Vec::new(),
+                    points: [
+                        r.get::<_, Option<i32>>(5).map_or(0, to_u32),
+                        r.get::<_, Option<i32>>(6).map_or(0, to_u32),
+                    ],
+                    winner: r.get::<_, Option<i16>>(7).map(|w| w as u8),
+                    moves: [
+                        r.get::<_, Option<i64>>(8).unwrap_or(0) as u64,
+                        r.get::<_, Option<i64>>(9).unwrap_or(0) as u64,
+                    ],
+                    move_ms: [
+                        r.get::<_, Option<f64>>(10).unwrap_or(0.0),
+                        r.get::<_, Option<f64>>(11).unwrap_or(0.0),
+                    ],
+                    log: r.get::<_, Option<String>>(12).unwrap_or_default(),
+                },
+            });
+        }
+        let games = tx
+            .query(
+                "SELECT g.set_id, g.game, g.first, g.winner, g.points_a, g.points_b, g.reason, g.plies, g.is_double, g.faulted
+                 FROM games g JOIN sets s ON s.id = g.set_id WHERE s.status = 'done'
+                 ORDER BY g.set_id, g.game",
+                &[],
+            )
+            .map_err(err)?;
+        for r in &games {
+            let set_id: i64 = r.get(0);
+            let game = to_u32(r.get(1));
+            let faulted: String = r.get(9);
+            let seats = seats_from_text(&faulted).ok_or_else(|| {
+                invalid(
+                    place,
+                    format!("game {game} of set {set_id} has faulted seats {faulted:?}"),
+                )
+            })?;
+            if let Some(&i) = index.get(&set_id) {
+                out[i].outcome.games.push(GameRow {
+                    game,
+                    first: r.get::<_, i16>(2) as u8,
+                    winner: r.get::<_, Option<i16>>(3).map(|w| w as u8),
+                    points: [to_u32(r.get(4)), to_u32(r.get(5))],
+                    reason: r.get(6),
+                    plies: to_u32(r.get(7)),
+                    double: r.get(8),
+                    faulted: seats,
+                });
+            }
+        }
+        let faults = tx
+            .query(
+                "SELECT f.set_id, f.game, f.ply, f.bot, f.kind, f.detail
+                 FROM faults f JOIN sets s ON s.id = f.set_id WHERE s.status = 'done'
+                 ORDER BY f.set_id, f.id",
+                &[],
+            )
+            .map_err(err)?;
+        for r in &faults {
+            if let Some(&i) = index.get(&r.get::<_, i64>(0)) {
+                out[i].outcome.faults.push(FaultRow {
+                    game: to_u32(r.get(1)),
+                    ply: to_u32(r.get(2)),
+                    bot: r.get::<_, i16>(3) as u8,
+                    kind: r.get(4),
+                    detail: r.get(5),
+                });
+            }
+        }
+        tx.commit()
+            .map_err(|e| backend(place, "cannot end a read", e))?;
+        Ok(out)
+    }
+
+    fn progress(&self) -> Result<Progress, StoreError> {
+        let mut client = self.c();
+        let r = client
+            .query_one(
+                "SELECT
+                    count(*) FILTER (WHERE s.scheduled),
+                    count(*) FILTER (WHERE s.scheduled AND s.status = 'done'),
+                    count(*) FILTER (WHERE s.status = 'running'),
+                    count(*) FILTER (WHERE s.scheduled AND s.status = 'pending' AND a.active AND b.active),
+                    count(*) FILTER (WHERE NOT s.scheduled AND s.status = 'done')
+                 FROM sets s
+                 JOIN bots a ON a.name = s.bot_a
+                 JOIN bots b ON b.name = s.bot_b",
+                &[],
+            )
+            .map_err(|e| backend(&self.place, "cannot count the sets", e))?;
+        Ok(Progress {
+            scheduled: r.get::<_, i64>(0) as u64,
+            done: r.get::<_, i64>(1) as u64,
+            running: r.get::<_, i64>(2) as u64,
+            pending: r.get::<_, i64>(3) as u64,
+            done_elsewhere: r.get::<_, i64>(4) as u64,
+        })
+    }
+}

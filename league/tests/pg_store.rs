@@ -1,0 +1,231 @@
+//! What only the PostgreSQL store does: leases that expire, results that come too late,
+//! sets given back, logs kept compressed, workers' heartbeats, schema versions.
+
+use std::time::Duration;
+
+use league::{schedule, Format, PgStore, Recorded, Store, StoreError};
+
+use crate::store::{bots, names, outcome};
+
+/// A store on a fresh database with three bots and their three sets.
+fn store_with_sets(name: &str) -> (PgStore, String) {
+    let url = crate::pg::fresh_shared_db();
+    let mut store = PgStore::connect(&url).expect("connect");
+    store.set_name(name);
+    let entries = bots(&["x", "y", "z"]);
+    let plan = schedule(&names(&entries), &Format::RoundRobin, 1, 9);
+    store.sync(&entries, &plan).expect("sync");
+    (store, url)
+}
+
+/// A lease that runs out puts the set back in reach of another worker, whose claim is
+/// a new attempt; the first worker's renewal and result then find the set taken: the
+/// renewal says so and the result is kept as a duplicate that counts for nothing.
+#[test]
+fn an_expired_lease_is_claimed_again_and_the_late_result_is_a_duplicate() {
+    let (mut one, url) = store_with_sets("one");
+    let mut two = PgStore::connect(&url).expect("connect");
+    two.set_name("two");
+    let lease = Duration::from_millis(300);
+    let held = one.claim(lease, &[]).expect("claim").expect("a set");
+    assert_eq!(held.attempts, 1);
+    // While the lease holds, the other worker gets the next set, not this one.
+    let other = two.claim(lease, &[]).expect("claim").expect("a set");
+    assert_ne!(other.id, held.id);
+    assert!(one.renew(held.id, 1, lease).expect("renew"));
+    // The lease runs out: two lease lengths without renewal (the database's clock).
+    std::thread::sleep(lease * 2);
+    let again = two
+        .claim(lease, &[])
+        .expect("claim")
+        .expect("the expired set");
+    assert_eq!((again.id, again.attempts), (held.id, 2));
+    assert!(
+        !one.renew(held.id, 1, lease).expect("renew"),
+        "the lease is lost"
+    );
+    // The late result of attempt 1: kept, not counted.
+    let late = outcome(3, "late");
+    assert_eq!(
+        one.record_attempt(held.id, 1, &late, b"late log\n")
+            .expect("record"),
+        Recorded::Duplicate
+    );
+    assert_eq!(one.progress().expect("progress").done, 0);
+    assert_eq!(one.duplicates().expect("duplicates"), 1);
+    // The current attempt's result counts, once; sent again (a lost answer), it is
+    // still the counted one and changes nothing.
+    let good = outcome(2, "good");
+    assert_eq!(
+        two.record_attempt(held.id, 2, &good, b"good log\n")
+            .expect("record"),
+        Recorded::Counted
+    );
+    assert_eq!(
+        two.record_attempt(held.id, 2, &good, b"good log\n")
+            .expect("record"),
+        Recorded::Counted
+    );
+    let finished = two.finished().expect("finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0].outcome, good);
+    assert_eq!(two.duplicates().expect("duplicates"), 1);
+    // The kept log is the counted attempt's.
+    let log = two.log(held.id).expect("log").expect("a log");
+    assert_eq!((log.attempt, log.text.as_str()), (2, "good log\n"));
+    assert_eq!(log.key, held.key);
+    assert_eq!(two.log(other.id).expect("log"), None);
+}
+
+/// A late result whose set nobody claimed meanwhile still counts: its attempt holds the
+/// set, so counting it loses nothing and doubles nothing.
+#[test]
+fn a_result_past_its_lease_counts_when_nobody_took_the_set() {
+    let (mut one, _url) = store_with_sets("one");
+    let lease = Duration::from_millis(200);
+    let held = one.claim(lease, &[]).expect("claim").expect("a set");
+    std::thread::sleep(lease * 2);
+    assert_eq!(
+        one.record_attempt(held.id, 1, &outcome(1, "l"), b"{}\n")
+            .expect("record"),
+        Recorded::Counted
+    );
+    assert_eq!(one.progress().expect("progress").done, 1);
+    assert_eq!(one.duplicates().expect("duplicates"), 0);
+}
+
+/// A worker that cannot start a bot gives the set back at once (not forfeited, no
+/// attempt lost to the lease) and skips that bot's sets from then on.
+#[test]
+fn a_released_set_is_pending_again_and_skipped_bots_are_left_to_others() {
+    let (mut one, _url) = store_with_sets("one");
+    let lease = Duration::from_secs(60);
+    let skip = vec!["x".to_string()];
+    let set = one
+        .claim(lease, &skip)
+        .expect("claim")
+        .expect("a set without x");
+    assert_eq!((set.key.a.as_str(), set.key.b.as_str()), ("y", "z"));
+    assert_eq!(one.claim(lease, &skip).expect("claim"), None);
+    assert!(one.release(set.id, set.attempts).expect("release"));
+    let p = one.progress().expect("progress");
+    assert_eq!((p.running, p.pending), (0, 3));
+    let again = one
+        .claim(lease, &skip)
+        .expect("claim")
+        .expect("the released set");
+    assert_eq!((again.id, again.attempts), (set.id, 2));
+    // A stale release (an older attempt) changes nothing.
+    assert!(!one.release(set.id, 1).expect("release"));
+    assert_eq!(one.progress().expect("progress").running, 1);
+}
+
+/// Heartbeats, sets in flight and finished sets per worker.
+#[test]
+fn workers_are_listed_with_heartbeat_in_flight_and_finished_sets() {
+    let (mut one, url) = store_with_sets("one");
+    let mut two = PgStore::connect(&url).expect("connect");
+    two.set_name("two");
+    one.heartbeat(2, 0).expect("heartbeat");
+    two.heartbeat(1, 0).expect("heartbeat");
+    let lease = Duration::from_secs(60);
+    let a = one.claim(lease, &[]).expect("claim").expect("set");
+    let b = one.claim(lease, &[]).expect("claim").expect("set");
+    let c = two.claim(lease, &[]).expect("claim").expect("set");
+    one.record_attempt(a.id, 1, &outcome(1, "l"), b"x\n")
+        .expect("record");
+    two.goodbye().expect("goodbye");
+    let rows = one.workers().expect("workers");
+    let view: Vec<(String, i32, i64, i64, i64, bool)> = rows
+        .iter()
+        .map(|w| {
+            (
+                w.name.clone(),
+                w.concurrency,
+                w.in_flight,
+                w.last_hour,
+                w.finished,
+                w.stopped,
+            )
+        })
+        .collect();
+    assert_eq!(
+        view,
+        [
+            ("one".to_string(), 2, 1, 1, 1, false),
+            ("two".to_string(), 1, 1, 0, 0, true),
+        ]
+    );
+    assert!(rows.iter().all(|w| w.seen_ago >= 0.0 && w.seen_ago < 60.0));
+    let _ = (b, c);
+}
+
+/// A fresh database gets the schema; a database from a newer hus is refused by name.
+#[test]
+fn the_schema_is_made_once_and_a_newer_one_is_refused() {
+    let url = crate::pg::fresh_shared_db();
+    let mut store = PgStore::connect(&url).expect("connect");
+    assert_eq!(store.schema_version().expect("version"), 1);
+    drop(store);
+    let mut again = PgStore::connect(&url).expect("reconnect");
+    assert_eq!(again.schema_version().expect("version"), 1);
+    drop(again);
+    let db = url.rsplit('/').next().expect("db name").to_string();
+    crate::pg::shared()
+        .lock()
+        .expect("cluster")
+        .psql(&db, "UPDATE hus_schema SET version = 7");
+    let err = PgStore::connect(&url).map(|_| ()).err();
+    assert!(
+        matches!(
+            err,
+            Some(StoreError::NewerSchema {
+                found: 7,
+                known: 1,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    let port = url
+        .split(':')
+        .nth(2)
+        .and_then(|p| p.split('/').next())
+        .unwrap_or("");
+    assert_eq!(
+        err.map(|e| e.to_string()),
+        Some(format!(
+            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 7, newer than the 1 this hus knows: use the hus that made it, or a newer one"
+        ))
+    );
+}
+
+/// A URL that is not one, and a server that is not there, are named plainly; the
+/// password never appears in a message.
+#[test]
+fn bad_urls_and_absent_servers_are_named_without_the_password() {
+    let err = PgStore::connect("postgres://u:pw@host:notaport/db")
+        .map(|_| ())
+        .err();
+    let text = err.map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        text.starts_with("the league store the --store URL: it is not a PostgreSQL connection string (postgres://USER@HOST:PORT/DB): "),
+        "{text}"
+    );
+    // A port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("port");
+    let err = PgStore::connect(&format!("postgres://u:secret@127.0.0.1:{port}/db"))
+        .map(|_| ())
+        .err();
+    let text = err.map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        text.starts_with(&format!(
+            "the league store postgres://u@127.0.0.1:{port}/db: cannot connect: "
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("secret"), "{text}");
+}

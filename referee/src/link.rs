@@ -1,0 +1,401 @@
+//! Bots reached over a line stream instead of a process the referee starts: a TCP
+//! connection from a remote bot (the `remote` crate makes those), or an in-memory
+//! duplex in tests. `play_set` drives a [`Link`] through the same `BotProcess` as a
+//! child process, so the checks, clocks and faults are the same; a disconnect is a
+//! crash, and the network's round-trip time can be credited to the bot, up to a cap
+//! (PROTOCOL.md, "Remote bots").
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::Instant;
+
+/// The read half of a link: the bot's lines arrive here.
+pub type LinkReader = Box<dyn AsyncRead + Send + Unpin>;
+/// The write half of a link: the referee's lines go here.
+pub type LinkWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// Measures the current round-trip time of a link (for TCP, the kernel's smoothed
+/// estimate from `TCP_INFO`).
+pub trait RttProbe: Send + Sync {
+    /// The current estimate, or `None` when it cannot be read.
+    fn rtt(&self) -> Option<Duration>;
+}
+
+/// One connection to a bot, for one set (or for the rest of one, after a restart).
+pub struct Link {
+    /// What the bot writes.
+    pub reader: LinkReader,
+    /// What the bot reads.
+    pub writer: LinkWriter,
+    /// Where the bot is, for the log (`127.0.0.1:40312`).
+    pub peer: String,
+    /// The round-trip time measured when the bot connected.
+    pub connect_rtt: Option<Duration>,
+    /// Measures the round-trip time before each turn; `None` credits no lag.
+    pub probe: Option<Box<dyn RttProbe>>,
+    /// The most network time credited to the bot per message it answers (the lag
+    /// allowance): a turn's deadline is extended, and its time on the clock reduced,
+    /// by the round-trip time measured before the turn, up to this cap. Zero counts all
+    /// network time against the bot.
+    pub lag_cap: Duration,
+}
+
+/// A future boxed for a trait object.
+pub type ConnectFuture<'a> = Pin<Box<dyn Future<Output = Result<Link, String>> + Send + 'a>>;
+
+/// Where `play_set` gets a link to a remote bot: at the start of the set, and again to
+/// restart it after a fault (the referee closes the link of a bot that faulted, as it
+/// kills a faulted process; the bot connects again).
+pub trait Connect: Send + Sync {
+    /// A fresh link to the bot, waiting for it until `deadline`; the error says why
+    /// there is none (not connected, the server is stopping...).
+    fn connect(&self, deadline: Instant) -> ConnectFuture<'_>;
+}
+
+#[cfg(test)]
+mod tests {
+    //! `play_set` driving bots over in-memory duplex links, on tokio's paused clock:
+    //! the times below are exact, whatever the machine's load.
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use protocol::{BotMessage, RefereeMessage};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+    use super::*;
+    use crate::config::{BotSpec, SetConfig, TimeControl};
+    use crate::records::Record;
+    use crate::set::{play_set, Entrant, RecordSink};
+
+    /// How a test bot behaves on one connection.
+    #[derive(Clone, Copy)]
+    enum Behaviour {
+        /// Plays the first legal move at once.
+        Healthy,
+        /// Plays at once, but disconnects when asked for its `n`-th move.
+        DropAtTurn(usize),
+        /// Takes this long over every move.
+        Slow(Duration),
+    }
+
+    struct FixedRtt(Duration);
+    impl RttProbe for FixedRtt {
+        fn rtt(&self) -> Option<Duration> {
+            Some(self.0)
+        }
+    }
+
+    /// Hands out a fresh link per connection, the `n`-th behaving as `plan[n]` (the
+    /// last entry for every later one), with a fixed round-trip time and cap.
+    struct TestConnect {
+        plan: Vec<Behaviour>,
+        made: AtomicUsize,
+        rtt: Option<Duration>,
+        lag_cap: Duration,
+    }
+
+    impl Connect for TestConnect {
+        fn connect(&self, _deadline: Instant) -> ConnectFuture<'_> {
+            let n = self.made.fetch_add(1, Ordering::SeqCst);
+            let behaviour = self.plan[n.min(self.plan.len() - 1)];
+            let (ours, theirs) = tokio::io::duplex(1 << 16);
+            tokio::spawn(test_bot(theirs, behaviour));
+            let (reader, writer) = tokio::io::split(ours);
+            let rtt = self.rtt;
+            Box::pin(async move {
+                Ok(Link {
+                    reader: Box::new(reader),
+                    writer: Box::new(writer),
+                    peer: format!("test:{n}"),
+                    connect_rtt: rtt,
+                    probe: rtt.map(|d| Box::new(FixedRtt(d)) as Box<dyn RttProbe>),
+                    lag_cap: self.lag_cap,
+                })
+            })
+        }
+    }
+
+    async fn test_bot(stream: DuplexStream, behaviour: Behaviour) {
+        let (read, mut write) = tokio::io::split(stream);
+        let mut lines = BufReader::new(read).lines();
+        let mut turns = 0;
+        while let Ok(Some(line)) = lines.next_line().await {
+            let answer = match serde_json::from_str::<RefereeMessage>(&line) {
+                Ok(RefereeMessage::Hello(_)) => BotMessage::Ready {
+                    name: Some("duplex".into()),
+                },
+                Ok(RefereeMessage::Turn(t)) => {
+                    turns += 1;
+                    match behaviour {
+                        Behaviour::DropAtTurn(n) if turns == n => return,
+                        Behaviour::Slow(d) => tokio::time::sleep(d).await,
+                        _ => {}
+                    }
+                    BotMessage::Move {
+                        pit: u64::from(t.legal[0]),
+                    }
+                }
+                Ok(RefereeMessage::Bye(_)) => return,
+                _ => continue,
+            };
+            let mut out = serde_json::to_string(&answer).unwrap_or_default();
+            out.push('\n');
+            if write.write_all(out.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct Collect(Vec<Record>);
+    impl RecordSink for Collect {
+        fn record(&mut self, record: &Record) -> anyhow::Result<()> {
+            self.0.push(record.clone());
+            Ok(())
+        }
+    }
+
+    fn config(games: u32, time: TimeControl) -> SetConfig {
+        SetConfig {
+            rules: engine::Rules::new(engine::Preset::Hus, 8).expect("rules"),
+            games,
+            seed: 3,
+            time,
+            ready_time: Duration::from_secs(5),
+            early_stop: false,
+            openings: Vec::new(),
+            sprt: None,
+        }
+    }
+
+    fn entrant(connect: TestConnect) -> Entrant {
+        Entrant {
+            spec: BotSpec {
+                command: "remote test".into(),
+                argv: Vec::new(),
+            },
+            stderr_path: "unused.stderr".into(),
+            limits: crate::Limits::default(),
+            link: Some(Arc::new(connect)),
+        }
+    }
+
+    fn plan(plan: Vec<Behaviour>, rtt: Option<Duration>, lag_cap: Duration) -> TestConnect {
+        TestConnect {
+            plan,
+            made: AtomicUsize::new(0),
+            rtt,
+            lag_cap,
+        }
+    }
+
+    async fn play(config: &SetConfig, a: TestConnect, b: TestConnect) -> Vec<Record> {
+        let mut sink = Collect::default();
+        play_set(config, [entrant(a), entrant(b)], "hus test", &mut sink)
+            .await
+            .expect("the set is played");
+        sink.0
+    }
+
+    fn faults(records: &[Record]) -> Vec<(u32, usize, String, String)> {
+        records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Fault(f) => Some((f.game, f.bot, f.kind.clone(), f.detail.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_set_over_links_is_played_and_logged_like_any_other() {
+        let healthy = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+        let records = play(
+            &config(3, TimeControl::PerMove(Duration::from_millis(100))),
+            healthy(),
+            healthy(),
+        )
+        .await;
+        let Some(Record::SetEnd(end)) = records.last() else {
+            panic!("no set-end: {records:?}");
+        };
+        assert_eq!(end.games_played, 3);
+        assert_eq!(end.faults, [0, 0]);
+        let readies: Vec<_> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Ready(r) => Some((r.bot, r.name.clone(), r.peer.clone(), r.rtt_ms)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            readies,
+            [
+                (0, Some("duplex".into()), Some("test:0".into()), None),
+                (1, Some("duplex".into()), Some("test:0".into()), None)
+            ]
+        );
+        // No probe: no round-trip time, no credit, but the fields say it was a link.
+        for r in &records {
+            if let Record::Move(m) = r {
+                assert_eq!((m.rtt_ms, m.lag_ms), (None, Some(0.0)));
+            }
+        }
+        // The referee closes each link after `bye`; the bot had closed its end first.
+        let stops: Vec<_> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Shutdown(s) => Some((s.bot, s.status.clone(), s.stopped_by.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            stops,
+            [(0, None, "itself".into()), (1, None, "itself".into())]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_disconnect_mid_game_is_a_crash_and_the_bot_is_reconnected_for_the_next() {
+        let a = plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+        let b = plan(
+            vec![Behaviour::DropAtTurn(2), Behaviour::Healthy],
+            None,
+            Duration::ZERO,
+        );
+        let records = play(
+            &config(2, TimeControl::PerMove(Duration::from_millis(100))),
+            a,
+            b,
+        )
+        .await;
+        assert_eq!(
+            faults(&records),
+            [(1, 1, "crash".to_string(), "disconnected".to_string())]
+        );
+        let restarts: Vec<_> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Restart(r) => Some((r.bot, r.game)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(restarts, [(1, 2)]);
+        let ends: Vec<_> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::GameEnd(e) => Some((e.game, e.reason.clone(), e.winner)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ends[0], (1, "crash".to_string(), Some(0)));
+        // The second game is played to its end on the new link.
+        assert_ne!(ends[1].1, "crash");
+        let peers: Vec<_> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Ready(r) if r.bot == 1 => r.peer.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(peers, ["test:0", "test:1"]);
+    }
+
+    /// A bot that answers 500 ms after the 500 ms per move: in time with a lag
+    /// allowance of 1 s (a measured round-trip time of 1 s, capped at 1 s), out of time
+    /// with none.
+    #[tokio::test(start_paused = true)]
+    async fn the_lag_allowance_extends_the_deadline_up_to_its_cap() {
+        let per_move = TimeControl::PerMove(Duration::from_millis(500));
+        let slow = Behaviour::Slow(Duration::from_millis(1000));
+        let rtt = Some(Duration::from_millis(1500));
+        let fast = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+
+        let credited = play(
+            &config(1, per_move),
+            plan(vec![slow], rtt, Duration::from_millis(1000)),
+            fast(),
+        )
+        .await;
+        assert_eq!(faults(&credited), []);
+        let moves: Vec<_> = credited
+            .iter()
+            .filter_map(|r| match r {
+                Record::Move(m) if m.bot == 0 => Some((m.ms, m.rtt_ms, m.lag_ms)),
+                _ => None,
+            })
+            .collect();
+        assert!(!moves.is_empty());
+        for (ms, rtt_ms, lag_ms) in moves {
+            assert_eq!((ms, rtt_ms, lag_ms), (1000.0, Some(1500.0), Some(1000.0)));
+        }
+
+        let uncredited = play(
+            &config(1, per_move),
+            plan(vec![slow], rtt, Duration::ZERO),
+            fast(),
+        )
+        .await;
+        let f = faults(&uncredited);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].1, f[0].2.as_str(), f[0].3.as_str()),
+            (0, "time-out", "no move within 500 ms")
+        );
+    }
+
+    /// On a clock, the credit comes off the time charged: a bot that takes 1000 ms a
+    /// move on a 1500 ms clock, credited 400 ms a move, is charged 600 ms: it has 900
+    /// ms left after its first move, 300 after its second, and its third (due within
+    /// 300 + 400 ms) is late. Without the credit its second is late already.
+    #[tokio::test(start_paused = true)]
+    async fn the_lag_allowance_comes_off_the_clock() {
+        let clock = TimeControl::Clock {
+            base: Duration::from_millis(1500),
+            increment: Duration::ZERO,
+        };
+        let slow = Behaviour::Slow(Duration::from_millis(1000));
+        let rtt = Some(Duration::from_millis(400));
+        let fast = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+        let moves_of_a = |records: &[Record]| {
+            records
+                .iter()
+                .filter(|r| matches!(r, Record::Move(m) if m.bot == 0))
+                .count()
+        };
+
+        let credited = play(
+            &config(1, clock),
+            plan(vec![slow], rtt, Duration::from_millis(2000)),
+            fast(),
+        )
+        .await;
+        assert_eq!(moves_of_a(&credited), 2);
+        let f = faults(&credited);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].1, f[0].2.as_str(), f[0].3.as_str()),
+            (
+                0,
+                "time-out",
+                "no move within 300 ms and a lag allowance of 400.0 ms"
+            )
+        );
+
+        let uncredited = play(
+            &config(1, clock),
+            plan(vec![slow], rtt, Duration::ZERO),
+            fast(),
+        )
+        .await;
+        assert_eq!(moves_of_a(&uncredited), 1);
+        let f = faults(&uncredited);
+        assert_eq!(
+            (f[0].1, f[0].2.as_str(), f[0].3.as_str()),
+            (0, "time-out", "no move within 500 ms")
+        );
+    }
+}
