@@ -57,7 +57,10 @@ impl Server {
             Ok(addr) => addr.parse().expect("an address"),
             Err(_) => {
                 let _ = child.kill();
-                panic!("hus serve never said where it listens: {}", text.lock().expect("text"));
+                panic!(
+                    "hus serve never said where it listens: {}",
+                    text.lock().expect("text")
+                );
             }
         };
         Server {
@@ -158,7 +161,10 @@ fn request(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{method} {path}: no status in {head:?}"));
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(rest)
     } else {
         rest.to_string()
@@ -224,7 +230,10 @@ fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
     // alternate: the alphabetically first bot is A in odd rounds.
     let mut rounds: BTreeMap<(String, String), BTreeSet<u64>> = BTreeMap::new();
     for s in list {
-        let (a, b) = (s["bots"][0].as_str().expect("a"), s["bots"][1].as_str().expect("b"));
+        let (a, b) = (
+            s["bots"][0].as_str().expect("a"),
+            s["bots"][1].as_str().expect("b"),
+        );
         let round = s["round"].as_u64().expect("round");
         assert_eq!(s["set"], format!("r{round}-{a}-vs-{b}"));
         assert_eq!(round % 2 == 1, a < b, "seats of {}", s["set"]);
@@ -234,7 +243,8 @@ fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
             .or_default()
             .insert(round));
         assert_eq!(s["games"].as_array().map(Vec::len), Some(2), "{}", s["set"]);
-        let points = s["points"][0].as_u64().expect("points") + s["points"][1].as_u64().expect("points");
+        let points =
+            s["points"][0].as_u64().expect("points") + s["points"][1].as_u64().expect("points");
         let games_points: u64 = s["games"]
             .as_array()
             .expect("games")
@@ -256,7 +266,10 @@ fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
 
     // The standings count exactly the listed sets' games, and every bot is rated.
     let standings = server.json("/api/standings");
-    let games: u64 = list.iter().map(|s| s["games"].as_array().map_or(0, |g| g.len() as u64)).sum();
+    let games: u64 = list
+        .iter()
+        .map(|s| s["games"].as_array().map_or(0, |g| g.len() as u64))
+        .sum();
     assert!(standings["games_played"].as_u64().expect("games") >= games);
     for b in standings["bots"].as_array().expect("bots") {
         assert!(b["rating"]["low"].as_f64() <= b["rating"]["value"].as_f64());
@@ -264,7 +277,11 @@ fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
     }
     let bot = server.json("/api/bots/a");
     assert_eq!(bot["bot"]["name"], "a");
-    assert!(bot["sets"].as_array().expect("sets").iter().all(|s| s["bots"][0] == "a" || s["bots"][1] == "a"));
+    assert!(bot["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .all(|s| s["bots"][0] == "a" || s["bots"][1] == "a"));
     let (status, _) = server.get("/api/bots/nobody");
     assert_eq!(status, 404);
 
@@ -276,15 +293,30 @@ fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
     assert_eq!(status, 200);
     let header: Value = serde_json::from_str(log.lines().next().expect("a line")).expect("json");
     assert_eq!(header["type"], "header");
-    assert_eq!(log.lines().last().map(|l| l.contains("\"set-end\"")), Some(true));
-    let (status, head, page) = request(server.addr, "GET", &format!("/sets/{first}/replay"), &[], b"");
+    assert_eq!(
+        log.lines().last().map(|l| l.contains("\"set-end\"")),
+        Some(true)
+    );
+    let (status, head, page) = request(
+        server.addr,
+        "GET",
+        &format!("/sets/{first}/replay"),
+        &[],
+        b"",
+    );
     assert_eq!(status, 200);
     assert!(page.contains("id=\"hus-data\""));
     let csp = head
         .lines()
-        .find(|l| l.to_ascii_lowercase().starts_with("content-security-policy:"))
+        .find(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("content-security-policy:")
+        })
         .expect("a CSP");
-    assert!(csp.contains("script-src 'sha256-") && !csp.contains("unsafe-inline"), "{csp}");
+    assert!(
+        csp.contains("script-src 'sha256-") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
 
     // SIGTERM: exit 0; what the API showed is in the store.
     let (code, said) = server.stop();
@@ -328,34 +360,57 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
     });
 
     // Admin: no token, a wrong one, then a fresh one from hus serve-token.
-    let pause = |headers: &[(&str, &str)]| request(server.addr, "POST", "/api/admin/pause", headers, b"");
+    let pause =
+        |headers: &[(&str, &str)]| request(server.addr, "POST", "/api/admin/pause", headers, b"");
     let (status, _, body) = pause(&[]);
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("Authorization: Bearer"), "{body}");
     let (status, _, body) = pause(&[("Authorization", "Bearer wrong")]);
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("no admin token"), "{body}");
-    let out = hus(&["serve-token", &file.display().to_string(), "--dir", &dir.display().to_string()]);
+    let out = hus(&[
+        "serve-token",
+        &file.display().to_string(),
+        "--dir",
+        &dir.display().to_string(),
+    ]);
     assert!(out.status.success());
     let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert_eq!(token.len(), 43, "{token}");
     let auth = format!("Bearer {token}");
     let (status, _, body) = pause(&[("Authorization", "Bearer wrong")]);
-    assert_eq!((status, body.contains("wrong admin token")), (401, true), "{body}");
+    assert_eq!(
+        (status, body.contains("wrong admin token")),
+        (401, true),
+        "{body}"
+    );
     assert_eq!(server.json("/api/status")["paused"], false);
     let (status, _, body) = pause(&[("Authorization", &auth)]);
     assert_eq!(status, 200, "{body}");
     assert_eq!(server.json("/api/status")["paused"], true);
     let stored = std::fs::read_to_string(dir.join("admin-token.sha256")).expect("digest");
     assert!(!stored.contains(&token));
-    let (status, _, body) = request(server.addr, "POST", "/api/admin/bots/zed/remove", &[("Authorization", &auth)], b"");
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/bots/zed/remove",
+        &[("Authorization", &auth)],
+        b"",
+    );
     assert_eq!(status, 409, "{body}");
-    let (status, _, body) = request(server.addr, "POST", "/api/admin/bots/b/remove", &[("Authorization", &auth)], b"");
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/bots/b/remove",
+        &[("Authorization", &auth)],
+        b"",
+    );
     assert_eq!(status, 200, "{body}");
     assert_eq!(server.json("/api/status")["removed"][0], "b");
 
     // Downloads stay in the logs' directory, links included.
-    std::os::unix::fs::symlink(tmp.path().join("secret.txt"), dir.join("logs/leak.jsonl")).expect("link");
+    std::os::unix::fs::symlink(tmp.path().join("secret.txt"), dir.join("logs/leak.jsonl"))
+        .expect("link");
     for path in [
         "/api/logs/..%2F..%2Fsecret.txt",
         "/api/logs/%2e%2e%2fL.toml",
@@ -369,12 +424,21 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
         assert_eq!(status, 404, "{path}: {body}");
         assert!(!body.contains("not for the web"), "{path}");
     }
-    let first = server.json("/api/sets")["sets"][0]["set"].as_str().expect("set").to_string();
+    let first = server.json("/api/sets")["sets"][0]["set"]
+        .as_str()
+        .expect("set")
+        .to_string();
     let (status, body) = server.get(&format!("/api/logs/{first}.jsonl"));
     assert_eq!(status, 200, "{body}");
 
     // A body over 16 KiB, a head over 16 KiB.
-    let (status, _, _) = request(server.addr, "POST", "/api/admin/resume", &[("Authorization", &auth)], &vec![b'x'; 100_000]);
+    let (status, _, _) = request(
+        server.addr,
+        "POST",
+        "/api/admin/resume",
+        &[("Authorization", &auth)],
+        &vec![b'x'; 100_000],
+    );
     assert_eq!(status, 413);
     assert_eq!(server.json("/api/status")["paused"], true);
     let long = "x".repeat(20_000);
@@ -382,37 +446,54 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
     assert_eq!(status, 431);
 
     // Four connections at most: a fifth is closed at once; when they go, all is well.
-    let idle: Vec<TcpStream> = (0..4).map(|_| TcpStream::connect(server.addr).expect("connect")).collect();
+    let idle: Vec<TcpStream> = (0..4)
+        .map(|_| TcpStream::connect(server.addr).expect("connect"))
+        .collect();
     std::thread::sleep(Duration::from_millis(300));
     let mut fifth = TcpStream::connect(server.addr).expect("connect");
-    fifth.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    fifth
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
     let _ = fifth.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\n\r\n");
     let mut buf = [0u8; 64];
-    assert_eq!(fifth.read(&mut buf).unwrap_or(0), 0, "the fifth connection was served");
+    assert_eq!(
+        fifth.read(&mut buf).unwrap_or(0),
+        0,
+        "the fifth connection was served"
+    );
     drop(idle);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let mut s = TcpStream::connect(server.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
         let _ = s.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         let mut out = String::new();
         let _ = s.read_to_string(&mut out);
         if out.starts_with("HTTP/1.1 200") {
             break;
         }
-        assert!(Instant::now() < deadline, "no connection served after the idle ones closed");
+        assert!(
+            Instant::now() < deadline,
+            "no connection served after the idle ones closed"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 
     // A client that never finishes its head is cut off after the 10 s header timeout.
     let mut slow = TcpStream::connect(server.addr).expect("connect");
-    slow.set_read_timeout(Some(Duration::from_secs(40))).expect("timeout");
+    slow.set_read_timeout(Some(Duration::from_secs(40)))
+        .expect("timeout");
     let started = Instant::now();
-    slow.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\n").expect("write");
+    slow.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\n")
+        .expect("write");
     let mut out = Vec::new();
     let _ = slow.read_to_end(&mut out);
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_secs(9) && waited < Duration::from_secs(40), "{waited:?}");
+    assert!(
+        waited >= Duration::from_secs(9) && waited < Duration::from_secs(40),
+        "{waited:?}"
+    );
     assert!(!String::from_utf8_lossy(&out).contains("200 OK"));
 
     let (code, said) = server.stop();
@@ -446,25 +527,44 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         .output()
         .expect("node runs");
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{report}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: Value = serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
     // The page saw the games move by move (game * 1000 + ply) and saw the set end.
     let plies = r["plies_seen"].as_array().expect("plies");
     assert!(plies.len() >= 3, "{r}");
-    assert!(plies.windows(2).all(|w| w[0].as_u64() < w[1].as_u64()), "{r}");
+    assert!(
+        plies.windows(2).all(|w| w[0].as_u64() < w[1].as_u64()),
+        "{r}"
+    );
     assert_eq!(r["state"], "finished", "{r}");
     // The announced name is text: no script ran, no element was made from it.
     assert_eq!(r["pwned"], Value::Null, "{r}");
-    assert!(r["announced"].as_str().is_some_and(|t| t.contains(evil)), "{r}");
+    assert!(
+        r["announced"].as_str().is_some_and(|t| t.contains(evil)),
+        "{r}"
+    );
     assert_eq!(r["bold_elements"], 0, "{r}");
     // The replay of the set: the viewer's own check of the last board passed.
     assert_eq!(r["replay"]["status"], "complete", "{r}");
     assert_eq!(r["replay"]["check_error_hidden"], true, "{r}");
     assert_eq!(r["replay"]["pwned"], Value::Null, "{r}");
-    assert!(r["replay"]["moves"].as_u64().unwrap_or(0) >= plies.len() as u64, "{r}");
-    let log = std::fs::read_to_string(dir.join("logs").join(format!("{}.jsonl", r["set"].as_str().expect("set"))))
-        .expect("the set's log");
-    let moves = log.lines().filter(|l| l.contains("\"type\":\"move\"")).count() as u64;
+    assert!(
+        r["replay"]["moves"].as_u64().unwrap_or(0) >= plies.len() as u64,
+        "{r}"
+    );
+    let log = std::fs::read_to_string(
+        dir.join("logs")
+            .join(format!("{}.jsonl", r["set"].as_str().expect("set"))),
+    )
+    .expect("the set's log");
+    let moves = log
+        .lines()
+        .filter(|l| l.contains("\"type\":\"move\""))
+        .count() as u64;
     assert_eq!(r["replay"]["moves"].as_u64(), Some(moves), "{r}");
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
@@ -509,7 +609,10 @@ fn api_examples() -> Vec<(String, String, Value)> {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         if let Some(lang) = line.strip_prefix("```") {
-            let body: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
+            let body: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| !l.starts_with("```"))
+                .collect();
             blocks.push((lang.trim().to_string(), body.join("\n")));
         }
     }
@@ -534,7 +637,12 @@ fn serve_api_matches_docs_api_md() {
     let bots = [("alpha", instant(1)), ("greedy", instant(2))];
     let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
-    let out = hus(&["serve-token", &file.display().to_string(), "--dir", &dir.display().to_string()]);
+    let out = hus(&[
+        "serve-token",
+        &file.display().to_string(),
+        "--dir",
+        &dir.display().to_string(),
+    ]);
     assert!(out.status.success());
     let auth = format!("Bearer {}", String::from_utf8_lossy(&out.stdout).trim());
     let server = Server::start(&file, &dir, &[]);
@@ -549,7 +657,8 @@ fn serve_api_matches_docs_api_md() {
         };
         let (status, _, body) = request(server.addr, method, path, &headers, b"");
         assert_eq!(status, 200, "{method} {path}: {body}");
-        let served: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{method} {path}: {e}: {body}"));
+        let served: Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{method} {path}: {e}: {body}"));
         if let Err(e) = same_shape(example, &served, "") {
             panic!("{method} {path}: docs/api.md and the server disagree: {e}\nserved: {body}");
         }
