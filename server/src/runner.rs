@@ -299,9 +299,10 @@ impl Runner {
                 request = commands.recv() => {
                     let Some((command, answer)) = request else { continue };
                     let said = self.command(command);
-                    let _ = answer.send(said);
+                    // The pages see the change before the admin hears it is done.
                     snapshot = self.snapshot()?;
                     app.publish(snapshot.clone());
+                    let _ = answer.send(said);
                 }
                 // Held-back pairs come back, and a paused league may resume: look again.
                 _ = tokio::time::sleep(Duration::from_secs(1)), if tasks.len() < self.config.concurrency && stopping.is_none() => {}

@@ -376,6 +376,16 @@ fn readme_commands_run() {
                 assert_eq!(v["bots"].as_array().map(Vec::len), Some(4));
             }
             "standings" => has("12 of 12 sets played (84 games)"),
+            "serve-token" => {
+                // The token went to a file; only its digest is in the league's directory.
+                let token = std::fs::read_to_string(sandbox.dir.path().join("admin.token"))
+                    .expect("the token file");
+                let digest = std::fs::read_to_string(
+                    sandbox.dir.path().join("leagues/sample/admin-token.sha256"),
+                )
+                .expect("the digest file");
+                assert_eq!((token.trim().len(), digest.trim().len()), (43, 64));
+            }
             other => panic!("README: no shape is known for `hus {other}`: `{command}`"),
         }
         ran += 1;
