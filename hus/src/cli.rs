@@ -2,8 +2,9 @@
 //! arguments are defined, and validated, by the crate that runs it.
 
 use clap::{Parser, Subcommand};
-use league::{LeagueArgs, StandingsArgs};
+use league::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
+use remote::{ConnectArgs, TokenArgs};
 use server::{ServeArgs, ServeTokenArgs};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
@@ -43,7 +44,7 @@ pub enum Command {
     /// Exit status 0 when every set is played, 130 when stopped by Ctrl-C or SIGTERM (run
     /// the same command to continue), 2 for a bad league file or an unusable setup.
     League(LeagueArgs),
-    /// Print the standings of a league directory, running or not.
+    /// Print the standings of a league directory (or PostgreSQL store), running or not.
     Standings(StandingsArgs),
     /// Play a league without end and serve its dashboard, JSON API and live games.
     ///
@@ -52,6 +53,26 @@ pub enum Command {
     Serve(ServeArgs),
     /// Make a new admin token for `hus serve` (printed once; only its hash is kept).
     ServeToken(ServeTokenArgs),
+    /// Play the sets of a league kept in PostgreSQL (`hus league FILE --store URL`), on
+    /// this machine, beside any number of workers on others.
+    ///
+    /// Exit status 0 when done (--until-done), 130 when stopped by Ctrl-C or SIGTERM (its
+    /// sets in play are given back), 2 for an unusable store or league.
+    Worker(WorkerArgs),
+    /// List the workers of a PostgreSQL store: last heartbeat, sets in flight, sets per
+    /// hour.
+    Workers(WorkersArgs),
+    /// Write the logs a PostgreSQL store keeps to files (or one to stdout), for `hus
+    /// replay`.
+    Export(ExportArgs),
+    /// Make a remote bot's token: 256 random bits, shown once; prints the line that
+    /// stores its hash (token_sha256) in the bot's [[bot]] table.
+    Token(TokenArgs),
+    /// Run a bot program here and play for it on a server (its bot port), connecting
+    /// again after each set and, with growing waits, after failures.
+    ///
+    /// Exit status 2 when the server refuses the token, or for bad arguments.
+    Connect(ConnectArgs),
     /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
     #[command(hide = true)]
     RandomBot(RandomBotArgs),

@@ -24,15 +24,87 @@ pub struct LeagueArgs {
     /// No progress on stderr (warnings and errors only).
     #[arg(long)]
     pub quiet: bool,
+    /// Keep the league in this PostgreSQL database instead of the directory's SQLite
+    /// file (postgres://USER@HOST:PORT/DB), so that `hus worker` processes on any number
+    /// of machines play its sets. This command then plays sets too, as a worker, until
+    /// none is left (unless --no-play). See docs/deploy.md.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// With --store: put the league in the store and return at once, leaving the sets to
+    /// the workers.
+    #[arg(long, requires = "store")]
+    pub no_play: bool,
+    /// With --store: the lease of each set this command plays, in seconds (as `hus
+    /// worker --lease`).
+    #[arg(long, requires = "store", default_value = "30", value_name = "SECONDS")]
+    pub lease: f64,
 }
 
 /// The raw arguments of `hus standings`.
 #[derive(Debug, Args)]
 pub struct StandingsArgs {
     /// The league's directory (where its league.sqlite is).
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    #[arg(value_name = "DIR", required_unless_present = "store")]
+    pub dir: Option<PathBuf>,
+    /// The league's PostgreSQL store instead of a directory.
+    #[arg(long, value_name = "URL", conflicts_with = "dir")]
+    pub store: Option<String>,
     /// text, json, csv or markdown.
     #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
     pub format: OutputFormat,
+}
+
+/// The raw arguments of `hus worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The league's PostgreSQL store (postgres://USER:PASSWORD@HOST:PORT/DB), where `hus
+    /// league LEAGUE.toml --store URL` put the league. Or the environment variable
+    /// HUS_STORE, which keeps a password out of the process list.
+    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
+    pub store: String,
+    /// Sets played at once (each takes two bots: at most half the machine's cores for
+    /// timed games).
+    #[arg(long, default_value = "1", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub concurrency: u32,
+    /// The worker's name in `hus workers` (default: HOST:PID). Names must be unique.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The lease of each set, in seconds: renewed every quarter of it while the set is
+    /// played; a worker silent for longer loses the set to another.
+    #[arg(long, default_value = "30", value_name = "SECONDS")]
+    pub lease: f64,
+    /// Exit when the league has no set left to play or being played (default: wait
+    /// for new sets).
+    #[arg(long)]
+    pub until_done: bool,
+    /// Only warnings and errors on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The raw arguments of `hus workers`.
+#[derive(Debug, Args)]
+pub struct WorkersArgs {
+    /// The league's PostgreSQL store (or the environment variable HUS_STORE).
+    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
+    pub store: String,
+    /// text or json.
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub format: OutputFormat,
+}
+
+/// The raw arguments of `hus export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The league's PostgreSQL store (or the environment variable HUS_STORE).
+    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
+    pub store: String,
+    /// The set's number (as `hus workers` and the store number them); without it, every
+    /// finished set.
+    #[arg(long, value_name = "ID")]
+    pub set: Option<i64>,
+    /// The directory the logs are written to (ROUND-A-vs-B.jsonl, as `hus league` names
+    /// them). Without it, the one set's log goes to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }

@@ -90,6 +90,18 @@ pub enum Error {
         /// Why, from the referee.
         source: anyhow::Error,
     },
+    /// A command line that cannot be run as given.
+    #[error("{0}")]
+    Usage(String),
+    /// The PostgreSQL store holds no league yet (`hus worker` before `hus league`).
+    #[error(
+        "the league store {place} holds no league yet: run `hus league LEAGUE.toml --store URL` \
+         first, which puts the league's file and schedule in it"
+    )]
+    NoLeagueInStore {
+        /// The store.
+        place: String,
+    },
     /// The async runtime could not be started, or a set's task failed.
     #[error("{0}")]
     Runtime(String),

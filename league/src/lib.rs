@@ -4,13 +4,16 @@
 //! time control, games per set, round-robin or gauntlet, rounds, concurrency and seed.
 //! The [`schedule`] follows from the file and the seed alone; each set is known by its
 //! [`SetKey`] (round and seats) and its seed derives from the league's seed and that
-//! key. A [`Store`] (SQLite: [`SqliteStore`]) keeps the settings, the bots, every set's
+//! key. A [`Store`] (SQLite: [`SqliteStore`]; PostgreSQL: [`PgStore`]) keeps the settings, the bots, every set's
 //! status and every finished set's games and faults; each change is one transaction.
 //! [`run_league`] (`hus league`) plays the pending sets through `referee::play_set`,
 //! several at once, and resumes after any interruption without losing or repeating a
 //! result; [`run_standings`] (`hus standings`) prints the table ([`Standings`]), with
 //! ratings fitted by the `ratings` crate to every game at once ([`pair_counts`] gives
 //! the fit its input: results per ordered pair of first and second mover).
+//! [`run_worker`] (`hus worker`) plays a PostgreSQL store's sets on any number of
+//! machines, with leases that a dead or cut-off worker loses; [`run_workers`] lists the
+//! workers and [`run_export`] writes the logs the store keeps.
 //!
 //! ```
 //! use league::{schedule, Format};
@@ -33,10 +36,11 @@ mod run;
 mod schedule;
 mod standings;
 mod store;
+mod worker;
 
-pub use args::{LeagueArgs, StandingsArgs};
+pub use args::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
 pub use error::{Error, Result};
-pub use file::{Anchor, BotConfig, Format, LeagueConfig, Openings};
+pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
 pub use run::{
     play_claimed, read_standings, run_league, run_standings, set_aside, settle_settings, Ending,
@@ -53,3 +57,4 @@ pub use store::{
     Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoredLog, SyncReport,
     WorkerRow,
 };
+pub use worker::{run_export, run_worker, run_workers};

@@ -30,6 +30,19 @@ pub const LOGS_DIR: &str = "logs";
 /// SIGTERM (the same command then continues it).
 pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     let config = LeagueConfig::load(&args.file)?;
+    // Remote bots connect to a server's bot port; `hus league` has none.
+    if let Some(bot) = config.bots.iter().find(|b| b.is_remote()) {
+        return Err(Error::File {
+            place: config.path.display().to_string(),
+            message: format!(
+                "bot {:?} is remote: hus league runs only bots it can start; a league with remote bots runs under hus serve, which listens for them",
+                bot.name
+            ),
+        });
+    }
+    if let Some(url) = &args.store {
+        return crate::worker::run_league_on_store(args, &config, url);
+    }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(LOGS_DIR);
     std::fs::create_dir_all(&logs).map_err(|source| Error::Io {
@@ -40,38 +53,12 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     let _lock = DirLock::acquire(&dir)?;
     let mut store = SqliteStore::open(&dir.join(STORE_FILE), true)?;
     let seed = settle_settings(&config, &mut store, &dir)?;
-
-    let names: Vec<String> = config.bots.iter().map(|b| b.name.clone()).collect();
-    let plan = schedule(&names, &config.format, config.rounds, seed);
-    let entries: Vec<BotEntry> = config
-        .bots
-        .iter()
-        .map(|b| BotEntry {
-            name: b.name.clone(),
-            command: b.spec.command.clone(),
-        })
-        .collect();
-    let sync = store.sync(&entries, &plan)?;
-    drop(plan);
+    sync_with_file(&config, &mut store, seed, args.quiet)?;
     let say = |line: String| {
         if !args.quiet {
             eprintln!("{line}");
         }
     };
-    for name in &sync.removed_bots {
-        say(format!(
-            "hus league: {name} is no longer in {}: its finished sets still count, it plays no more",
-            config.path.display()
-        ));
-    }
-    for name in &sync.returned_bots {
-        say(format!("hus league: {name} is back in the league"));
-    }
-    for (name, before, now) in &sync.changed_commands {
-        say(format!(
-            "hus league: {name}'s command changed from {before:?} to {now:?}; its finished sets keep their results"
-        ));
-    }
     let requeued = store.requeue_running()?;
     for r in &requeued {
         let kept = set_aside(&logs, &r.key.stem())?;
@@ -135,13 +122,63 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `hus standings DIR`: the table of a league, running or not.
+/// Brings the store in line with the file: the bots and the schedule from `seed`, with
+/// a line on stderr for each bot that left, came back or changed its command.
+pub(crate) fn sync_with_file(
+    config: &LeagueConfig,
+    store: &mut dyn Store,
+    seed: u64,
+    quiet: bool,
+) -> Result<()> {
+    let names: Vec<String> = config.bots.iter().map(|b| b.name.clone()).collect();
+    let plan = schedule(&names, &config.format, config.rounds, seed);
+    let entries: Vec<BotEntry> = config
+        .bots
+        .iter()
+        .map(|b| BotEntry {
+            name: b.name.clone(),
+            command: b.spec.command.clone(),
+        })
+        .collect();
+    let sync = store.sync(&entries, &plan)?;
+    let say = |line: String| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+    for name in &sync.removed_bots {
+        say(format!(
+            "hus league: {name} is no longer in {}: its finished sets still count, it plays no more",
+            config.path.display()
+        ));
+    }
+    for name in &sync.returned_bots {
+        say(format!("hus league: {name} is back in the league"));
+    }
+    for (name, before, now) in &sync.changed_commands {
+        say(format!(
+            "hus league: {name}'s command changed from {before:?} to {now:?}; its finished sets keep their results"
+        ));
+    }
+    Ok(())
+}
+
+/// `hus standings DIR` (or `--store URL`): the table of a league, running or not.
 pub fn run_standings(args: &StandingsArgs) -> Result<ExitCode> {
-    let path = args.dir.join(STORE_FILE);
+    if let Some(url) = &args.store {
+        let store = crate::store::PgStore::connect(url)?;
+        let standings = read_standings(&store)?;
+        print(&standings.render(args.format));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(dir) = &args.dir else {
+        return Err(Error::Usage(
+            "hus standings needs the league's directory (DIR) or --store URL".to_string(),
+        ));
+    };
+    let path = dir.join(STORE_FILE);
     if !path.is_file() {
-        return Err(Error::NoLeague {
-            dir: args.dir.clone(),
-        });
+        return Err(Error::NoLeague { dir: dir.clone() });
     }
     let store = SqliteStore::open(&path, false)?;
     let standings = read_standings(&store)?;
@@ -158,7 +195,7 @@ pub fn read_standings(store: &dyn Store) -> Result<Standings> {
     Ok(compute(info, progress, &bots, &sets))
 }
 
-fn print(text: &str) {
+pub(crate) fn print(text: &str) {
     use std::io::Write;
     // A closed stdout (`hus standings DIR | head`) is a normal end.
     let _ = std::io::stdout().write_all(text.as_bytes());
@@ -325,7 +362,9 @@ pub enum Ending {
     Finished(SetOutcome),
     /// Cut off by a stop; its log ends with `aborted`.
     Stopped,
-    /// Could not be played (a bot that cannot start, a log that cannot be written).
+    /// A bot could not be started: nothing was played, no record written.
+    CannotStart(anyhow::Error),
+    /// Could not be played (a log that cannot be written, a set that broke off).
     Failed(anyhow::Error),
 }
 
@@ -335,7 +374,7 @@ pub enum Ending {
 pub struct Shared {
     /// The league file, checked.
     pub config: LeagueConfig,
-    /// The logs' directory.
+    /// Where the sets' logs and the bots' stderr are written.
     pub logs: PathBuf,
     /// The bots by name.
     pub bots: HashMap<String, BotConfig>,
@@ -344,12 +383,12 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// For a league played in `dir`, its bots at nice value `nice` (see
-    /// `referee::raise_referee_priority`).
-    pub fn new(config: &LeagueConfig, dir: &Path, nice: Option<i32>) -> Shared {
+    /// The league's bots at the referee's nice value (see
+    /// `referee::raise_referee_priority`), their logs in `logs`.
+    pub fn new(config: &LeagueConfig, logs: PathBuf, nice: Option<i32>) -> Shared {
         Shared {
             config: config.clone(),
-            logs: dir.join(LOGS_DIR),
+            logs,
             bots: config
                 .bots
                 .iter()
@@ -372,7 +411,7 @@ async fn play_pending(
     nice: Option<i32>,
     quiet: bool,
 ) -> Result<Option<&'static str>> {
-    let shared = Arc::new(Shared::new(config, dir, nice));
+    let shared = Arc::new(Shared::new(config, dir.join(LOGS_DIR), nice));
     let progress = store.progress()?;
     let start = read_standings(store)?;
     let points = start
@@ -418,7 +457,7 @@ async fn play_pending(
                         reporter.finished(&set.key, &outcome);
                     }
                     Ending::Stopped => interrupted.push(set),
-                    Ending::Failed(source) => {
+                    Ending::Failed(source) | Ending::CannotStart(source) => {
                         if failure.is_none() {
                             failure = Some(Error::Set { set: set.key.to_string(), source });
                             let _ = stop_tx.send(Some("the failure of another set"));
@@ -534,6 +573,11 @@ pub async fn play_claimed(
             });
             let _ = sink.log.record(&aborted);
             Ending::Stopped
+        }
+        // play_set starts both bots before writing any record.
+        Some(Err(e)) if sink.log.records() == 0 => {
+            sink.log.remove_if_unwritten();
+            Ending::CannotStart(e)
         }
         Some(Err(e)) => Ending::Failed(e),
         Some(Ok(end)) => {

@@ -87,7 +87,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let nice = referee::raise_referee_priority();
-    let shared = league::Shared::new(&config, &dir, nice);
+    let shared = league::Shared::new(&config, dir.join(league::LOGS_DIR), nice);
     let concurrency = config.concurrency;
     let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet)?;
     runner.sync_bots()?;

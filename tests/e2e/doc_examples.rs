@@ -223,7 +223,7 @@ print(game.end.reason if game.end else "none", hus_rules.to_notation(game.positi
 
 /// README `sh` lines that no test runs, and why. Any other line of a `sh` block must
 /// run.
-const NOT_RUN: [(&str, &str); 10] = [
+const NOT_RUN: [(&str, &str); 15] = [
     ("bash tests/run.sh", "the test suite itself"),
     (
         "cargo build --release --workspace && ./target/release/hus serve ",
@@ -248,6 +248,26 @@ const NOT_RUN: [(&str, &str); 10] = [
         "the benchmark's viewer pages",
     ),
     ("hus match \"bwrap ", "needs bubblewrap and a stranger's bot in bots/stranger"),
+    (
+        "hus league leagues/sample.toml --store ",
+        "needs a PostgreSQL server: tests/e2e/workers.rs runs it against a real one",
+    ),
+    (
+        "hus worker --store ",
+        "needs a PostgreSQL server: tests/e2e/workers.rs runs it against a real one",
+    ),
+    (
+        "hus standings --store ",
+        "needs a PostgreSQL server: tests/e2e/workers.rs runs it against a real one",
+    ),
+    (
+        "hus workers --store ",
+        "needs a PostgreSQL server: tests/e2e/workers.rs runs it against a real one",
+    ),
+    (
+        "hus export --store ",
+        "needs a PostgreSQL server: tests/e2e/workers.rs runs it against a real one",
+    ),
     (
         "hus match \"./my_bot --v2\"",
         "two versions of your own bot until the SPRT decides (thousands of games); the console example after it runs",

@@ -24,6 +24,11 @@ mod one_truth;
 /// Openings: games in pairs, seats by side to move, logs checked by `hus replay`, bad
 /// files, the viewer, the shipped books.
 mod openings;
+/// A real PostgreSQL server for the worker tests (shared with the league crate's tests).
+#[path = "../support/pg.rs"]
+mod pg;
+/// Remote bots: `hus connect`, raw TCP, refused logins, disconnects (the bot port in-process).
+mod remote;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.
@@ -42,3 +47,6 @@ mod serve;
 mod sprt;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;
+/// `hus worker`: SIGKILL mid-set, a database restart and a network cut lose and double
+/// nothing; the standings equal one machine's.
+mod workers;

@@ -297,7 +297,11 @@ fn readme_check_bot_example_is_what_a_clean_bot_sees() {
         .expect("README shows check-bot on a clean bot");
     assert!(clean.output.contains("in 2 starts"), "{}", clean.output);
     let sandbox = Sandbox::new();
-    let out = sandbox.run(&clean.command);
+    // With allowances no healthy bot misses on a loaded machine (they only show as
+    // times, which are not compared): under the default 10 s to start, a Python bot
+    // started on a machine with both cores busy once took 26% of it, and check-bot
+    // rightly warned about it. What a slow start prints is check_bot.rs's business.
+    let out = sandbox.run(&format!("{} {}", clean.command, GENEROUS.join(" ")));
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(normalize(&stdout), normalize(&clean.output));

@@ -1,0 +1,627 @@
+//! `hus worker --store URL`: plays a PostgreSQL store's sets on this machine, any number
+//! of workers on any number of machines at once; `hus league FILE --store URL` puts a
+//! league in the store and plays as one more worker; `hus workers` lists them; `hus
+//! export` writes the kept logs out.
+//!
+//! A worker claims a set with a lease (see `store::pg`), plays it through
+//! `referee::play_set` exactly as `hus league` does (the same `play_claimed`), renews
+//! its leases every quarter of their length, and sends the result with the whole log
+//! (gzip) in one transaction. A set whose lease it lost (it was silent for a lease, and
+//! another worker took the set) is dropped, its bots killed. A bot it cannot start:
+//! the set is given back at once and the worker leaves that bot's sets to others. The
+//! store unreachable (a restart, a network cut): claims, renewals and results wait and
+//! are retried with a backoff from 0.2 s to 5 s; the sets in play go on meanwhile.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio::task::{block_in_place, AbortHandle, JoinSet};
+
+use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs};
+use crate::error::{Error, Result};
+use crate::file::LeagueConfig;
+use crate::run::{play_claimed, print, read_standings, settle_settings, sync_with_file};
+use crate::run::{Ending, Shared};
+use crate::standings::OutputFormat;
+use crate::store::{ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError};
+
+/// The settings that carry the league file to the workers.
+const LEAGUE_TEXT: &str = "league_text";
+const LEAGUE_PATH: &str = "league_path";
+
+/// Backoff bounds while the store is unreachable.
+const BACKOFF_MIN: Duration = Duration::from_millis(200);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// How a worker runs.
+struct Plan {
+    concurrency: usize,
+    lease: Duration,
+    until_done: bool,
+    quiet: bool,
+    /// `hus worker` or `hus league`, for messages.
+    who: &'static str,
+}
+
+fn lease_of(seconds: f64) -> Result<Duration> {
+    if !(seconds.is_finite() && (0.2..=86_400.0).contains(&seconds)) {
+        return Err(Error::Usage(format!(
+            "--lease {seconds}: a lease is between 0.2 and 86400 seconds"
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// `hus league FILE --store URL`: puts the league in the store (settings, bots,
+/// schedule, the file itself for the workers), then plays as a worker until no set is
+/// left, and prints the standings; with `--no-play`, returns after putting it there.
+pub(crate) fn run_league_on_store(
+    args: &LeagueArgs,
+    config: &LeagueConfig,
+    url: &str,
+) -> Result<ExitCode> {
+    let lease = lease_of(args.lease)?;
+    let text = std::fs::read_to_string(&config.path).map_err(|source| Error::ReadFile {
+        path: config.path.clone(),
+        source,
+    })?;
+    let path = std::fs::canonicalize(&config.path).map_err(|source| Error::ReadFile {
+        path: config.path.clone(),
+        source,
+    })?;
+    let mut store = PgStore::connect(url)?;
+    let place = PathBuf::from(store.place());
+    let seed = settle_settings(config, &mut store, &place)?;
+    let mut carried = std::collections::BTreeMap::new();
+    carried.insert(LEAGUE_TEXT.to_string(), text);
+    carried.insert(LEAGUE_PATH.to_string(), path.display().to_string());
+    store.save_settings(&carried)?;
+    sync_with_file(config, &mut store, seed, args.quiet)?;
+    for r in store.requeue_running()? {
+        if !args.quiet {
+            eprintln!(
+                "hus league: {} was interrupted (its lease expired); it will be played again from its start",
+                r.key
+            );
+        }
+    }
+    let progress = store.progress()?;
+    if !args.quiet {
+        eprintln!(
+            "hus league: {} in {}: {} of {} sets played, {} to play; seed {seed}",
+            config.path.display(),
+            store.place(),
+            progress.done,
+            progress.scheduled,
+            progress.pending,
+        );
+    }
+    if args.no_play {
+        if !args.quiet {
+            eprintln!(
+                "hus league: the sets wait for workers: hus worker --store {}",
+                store.place()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    store.set_name(&format!("league@{}", store.name()));
+    let plan = Plan {
+        concurrency: config.concurrency,
+        lease,
+        until_done: true,
+        quiet: args.quiet,
+        who: "hus league",
+    };
+    if let Some(code) = work(store, Some(config.clone()), plan)? {
+        return Ok(code);
+    }
+    let store = PgStore::connect(url)?;
+    let standings = read_standings(&store)?;
+    print(&standings.render(args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hus worker --store URL`.
+pub fn run_worker(args: &WorkerArgs) -> Result<ExitCode> {
+    let lease = lease_of(args.lease)?;
+    let mut store = connect_patiently(&args.store, args.quiet)?;
+    if let Some(name) = &args.name {
+        store.set_name(name);
+    }
+    let plan = Plan {
+        concurrency: args.concurrency as usize,
+        lease,
+        until_done: args.until_done,
+        quiet: args.quiet,
+        who: "hus worker",
+    };
+    Ok(work(store, None, plan)?.unwrap_or(ExitCode::SUCCESS))
+}
+
+/// Connects, waiting with a backoff while the server is not there (a worker started
+/// before its database, or during a restart). A URL that is not one, a refused login or
+/// a newer schema fail at once.
+fn connect_patiently(url: &str, quiet: bool) -> Result<PgStore> {
+    let mut backoff = BACKOFF_MIN;
+    loop {
+        match PgStore::connect(url) {
+            Ok(store) => return Ok(store),
+            Err(e) if unreachable(&e) => {
+                if !quiet {
+                    eprintln!(
+                        "hus worker: {e}; trying again in {:.1} s",
+                        backoff.as_secs_f64()
+                    );
+                }
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(BACKOFF_MAX);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// A connection failure that waiting may cure (the server down or unreachable), as
+/// opposed to a bad URL, a refused login or a newer schema.
+fn unreachable(e: &StoreError) -> bool {
+    let StoreError::Backend { source, .. } = e else {
+        return false;
+    };
+    match source.downcast_ref::<postgres::Error>() {
+        Some(pg) => match pg.code() {
+            // Server shutting down or starting up, too many connections.
+            Some(code) => {
+                let c = code.code();
+                c.starts_with("57P") || c.starts_with("08") || c == "53300"
+            }
+            None => true,
+        },
+        None => false,
+    }
+}
+
+/// The league as the store carries it.
+fn league_from_store(store: &PgStore) -> Result<LeagueConfig> {
+    let settings = store.settings()?;
+    let (Some(text), Some(path)) = (settings.get(LEAGUE_TEXT), settings.get(LEAGUE_PATH)) else {
+        return Err(Error::NoLeagueInStore {
+            place: store.place().to_string(),
+        });
+    };
+    LeagueConfig::parse(Path::new(path), text)
+}
+
+/// A set being played here.
+struct Held {
+    set: ClaimedSet,
+    abort: AbortHandle,
+}
+
+/// A finished set's result waiting to reach the store.
+struct Unsent {
+    set: ClaimedSet,
+    outcome: SetOutcome,
+    log: Vec<u8>,
+    files: Vec<PathBuf>,
+}
+
+/// The store's connection with its backoff: operations fail fast while it is down,
+/// and a reconnection is tried once the backoff has passed.
+struct Link {
+    store: PgStore,
+    down_since: Option<Instant>,
+    retry_at: Instant,
+    backoff: Duration,
+    quiet: bool,
+    who: &'static str,
+}
+
+impl Link {
+    /// Runs `op` on the store if it is up; `None` (noted) when the store is unreachable.
+    fn run<T>(
+        &mut self,
+        what: &str,
+        op: impl FnOnce(&mut PgStore) -> std::result::Result<T, StoreError>,
+    ) -> Result<Option<T>> {
+        if self.store.is_lost() || self.down_since.is_some() {
+            if Instant::now() < self.retry_at {
+                return Ok(None);
+            }
+            match block_in_place(|| self.store.reconnect()) {
+                Ok(()) => {
+                    if let Some(since) = self.down_since.take() {
+                        if !self.quiet {
+                            eprintln!(
+                                "{}: the store is back after {:.1} s",
+                                self.who,
+                                since.elapsed().as_secs_f64()
+                            );
+                        }
+                    }
+                    self.backoff = BACKOFF_MIN;
+                }
+                Err(e) => {
+                    self.failed(&e);
+                    return Ok(None);
+                }
+            }
+        }
+        match block_in_place(|| op(&mut self.store)) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if self.store.is_lost() || unreachable(&e) => {
+                self.failed(&e);
+                Ok(None)
+            }
+            Err(e) => Err(Error::Runtime(format!("{} failed: {e}", what))),
+        }
+    }
+
+    fn failed(&mut self, e: &StoreError) {
+        if self.down_since.is_none() {
+            self.down_since = Some(Instant::now());
+            if !self.quiet {
+                eprintln!(
+                    "{}: the store is unreachable ({e}); retrying with a backoff, the sets in play go on",
+                    self.who
+                );
+            }
+        }
+        self.retry_at = Instant::now() + self.backoff;
+        self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
+    }
+}
+
+/// Plays the store's sets until stopped (or, with `until_done`, until none is left);
+/// `Some(130)` when stopped by a signal.
+fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Option<ExitCode>> {
+    let config = match config {
+        Some(c) => c,
+        None => league_from_store(&store)?,
+    };
+    let scratch = tempfile_dir()?;
+    let nice = referee::raise_referee_priority();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
+    let who = plan.who;
+    let quiet = plan.quiet;
+    // The connection lives outside the runtime: closing it blocks on the client's own
+    // runtime, which cannot happen inside another.
+    let mut link = Link {
+        store,
+        down_since: None,
+        retry_at: Instant::now(),
+        backoff: BACKOFF_MIN,
+        quiet,
+        who,
+    };
+    if !quiet {
+        eprintln!(
+            "{who}: {} plays sets of {} ({} at a time, leases of {:.1} s)",
+            link.store.name(),
+            url_place(&link.store),
+            plan.concurrency,
+            plan.lease.as_secs_f64()
+        );
+    }
+    let result = runtime.block_on(work_loop(&mut link, config, plan, scratch.path(), nice));
+    drop(runtime);
+    drop(link);
+    let _ = std::fs::remove_dir_all(scratch.path());
+    result
+}
+
+fn url_place(store: &PgStore) -> String {
+    store.place().to_string()
+}
+
+/// A private scratch directory for the logs and stderr of the sets in play (they go to
+/// the store when finished).
+fn tempfile_dir() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("hus-worker-")
+        .tempdir()
+        .map_err(|source| Error::Io {
+            what: "cannot create a scratch directory in",
+            path: std::env::temp_dir(),
+            source,
+        })
+}
+
+async fn work_loop(
+    link: &mut Link,
+    mut config: LeagueConfig,
+    plan: Plan,
+    scratch: &Path,
+    nice: Option<i32>,
+) -> Result<Option<ExitCode>> {
+    let who = plan.who;
+    let say = |line: String| {
+        if !plan.quiet {
+            eprintln!("{line}");
+        }
+    };
+    let mut shared = Arc::new(Shared::new(&config, scratch.to_path_buf(), nice));
+    let (_stop_tx, stop_rx) = watch::channel(None::<&'static str>);
+    let mut tasks: JoinSet<(SetId, Ending)> = JoinSet::new();
+    let mut held: HashMap<SetId, Held> = HashMap::new();
+    let mut unsent: VecDeque<Unsent> = VecDeque::new();
+    let mut skip: Vec<String> = Vec::new();
+    let signal = referee::stop_signal();
+    tokio::pin!(signal);
+    let mut stopped: Option<&'static str> = None;
+    let renew_every = plan.lease / 4;
+    let mut next_renewal = Instant::now();
+    let idle_poll = (plan.lease / 4).min(Duration::from_secs(1));
+
+    loop {
+        // Results first: they free the sets.
+        while let Some(u) = unsent.front() {
+            let (id, attempt) = (u.set.id, u.set.attempts);
+            let sent = link.run("recording a result", |s| {
+                s.record_attempt(id, attempt, &u.outcome, &u.log)
+            })?;
+            let Some(recorded) = sent else { break };
+            let Some(u) = unsent.pop_front() else { break };
+            for f in &u.files {
+                let _ = std::fs::remove_file(f);
+            }
+            match recorded {
+                Recorded::Counted => say(format!(
+                    "{who}: {} finished: {}-{}",
+                    u.set.key, u.outcome.points[0], u.outcome.points[1]
+                )),
+                Recorded::Duplicate => say(format!(
+                    "{who}: {} finished, but its lease was lost and another worker played it: kept as a duplicate, not counted",
+                    u.set.key
+                )),
+            }
+        }
+        // Renewals and the heartbeat, every quarter of a lease.
+        if Instant::now() >= next_renewal {
+            next_renewal = Instant::now() + renew_every;
+            let in_flight = held.len();
+            if link
+                .run("a heartbeat", |s| s.heartbeat(plan.concurrency, in_flight))?
+                .is_some()
+            {
+                let ids: Vec<(SetId, u32)> =
+                    held.values().map(|h| (h.set.id, h.set.attempts)).collect();
+                for (id, attempt) in ids {
+                    let renewed =
+                        link.run("renewing a lease", |s| s.renew(id, attempt, plan.lease))?;
+                    if renewed == Some(false) {
+                        if let Some(h) = held.remove(&id) {
+                            h.abort.abort();
+                            say(format!(
+                                "{who}: {} was lost (this worker was silent past its lease, another took it): stopped here",
+                                h.set.key
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        // Claims.
+        let mut claimed_none = false;
+        while stopped.is_none() && held.len() < plan.concurrency {
+            let got = link.run("claiming a set", |s| s.claim(plan.lease, &skip))?;
+            let Some(Some(set)) = got else {
+                claimed_none = got.is_some();
+                break;
+            };
+            // A bot added to the league since this worker read the file.
+            if [&set.key.a, &set.key.b]
+                .iter()
+                .any(|n| !shared.bots.contains_key(*n))
+            {
+                if let Ok(fresh) = block_in_place(|| league_from_store(&link.store)) {
+                    config = fresh;
+                    shared = Arc::new(Shared::new(&config, scratch.to_path_buf(), nice));
+                }
+            }
+            let task_shared = shared.clone();
+            let mut stop = stop_rx.clone();
+            let task_set = set.clone();
+            let abort = tasks.spawn(async move {
+                let id = task_set.id;
+                let ending = play_claimed(&task_set, &task_shared, &mut stop, None).await;
+                (id, ending)
+            });
+            held.insert(set.id, Held { set, abort });
+        }
+        if held.is_empty() && unsent.is_empty() {
+            if stopped.is_some() {
+                break;
+            }
+            if plan.until_done && claimed_none {
+                let progress = link.run("counting the sets", |s| s.progress())?;
+                if let Some(p) = progress {
+                    if p.pending == 0 && p.running == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        let wait = if unsent.is_empty() {
+            next_renewal
+                .saturating_duration_since(Instant::now())
+                .min(idle_poll)
+        } else {
+            BACKOFF_MIN
+        };
+        tokio::select! {
+            name = &mut signal, if stopped.is_none() => {
+                stopped = Some(name);
+                say(format!("{who}: {name}: giving back the sets in play"));
+                let ids: Vec<(SetId, u32)> = held.values().map(|h| (h.set.id, h.set.attempts)).collect();
+                for h in held.values() {
+                    h.abort.abort();
+                }
+                held.clear();
+                for (id, attempt) in ids {
+                    let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                }
+            }
+            joined = tasks.join_next(), if !tasks.is_empty() => {
+                let Some(joined) = joined else { continue };
+                let Ok((id, ending)) = joined else {
+                    // Aborted: its lease was lost, or the worker is stopping.
+                    continue;
+                };
+                let Some(h) = held.remove(&id) else { continue };
+                match ending {
+                    Ending::Finished(mut outcome) => {
+                        let path = scratch.join(outcome.log.trim_start_matches("logs/"));
+                        let stem = outcome.log.trim_start_matches("logs/").trim_end_matches(".jsonl").to_string();
+                        let log = std::fs::read(&path).map_err(|source| Error::Io {
+                            what: "cannot read a finished set's log",
+                            path: path.clone(),
+                            source,
+                        })?;
+                        outcome.log = format!("store:{}", h.set.id);
+                        let files = ["jsonl", "a.stderr", "b.stderr"]
+                            .iter()
+                            .map(|s| scratch.join(format!("{stem}.{s}")))
+                            .collect();
+                        unsent.push_back(Unsent { set: h.set, outcome, log, files });
+                    }
+                    Ending::CannotStart(e) => {
+                        say(format!(
+                            "{who}: cannot play {}: {e:#}; the set is given back to the other workers, and this worker leaves {} and {} to them",
+                            h.set.key, h.set.key.a, h.set.key.b
+                        ));
+                        // Which of the two failed is in the message; both are skipped
+                        // unless one is known to start (it played here before).
+                        for bot in [&h.set.key.a, &h.set.key.b] {
+                            if !skip.contains(bot) {
+                                skip.push(bot.clone());
+                            }
+                        }
+                        let (id, attempt) = (h.set.id, h.set.attempts);
+                        let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                    }
+                    Ending::Stopped => {}
+                    Ending::Failed(e) => {
+                        let (id, attempt) = (h.set.id, h.set.attempts);
+                        let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                        return Err(Error::Set { set: h.set.key.to_string(), source: e });
+                    }
+                }
+            }
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+    let _ = link.run("saying goodbye", |s| s.goodbye())?;
+    Ok(stopped.map(|_| ExitCode::from(130)))
+}
+
+/// `hus workers --store URL`: every worker with its last heartbeat, the sets it plays
+/// now and its finished sets in the last hour.
+pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
+    let mut store = PgStore::connect(&args.store)?;
+    let rows = store.workers()?;
+    let text = match args.format {
+        OutputFormat::Json => {
+            let list: Vec<serde_json::Value> = rows
+                .iter()
+                .map(|w| {
+                    serde_json::json!({
+                        "name": w.name,
+                        "host": w.host,
+                        "pid": w.pid,
+                        "concurrency": w.concurrency,
+                        "last_heartbeat_s": (w.seen_ago * 10.0).round() / 10.0,
+                        "in_flight": w.in_flight,
+                        "sets_last_hour": w.last_hour,
+                        "sets_finished": w.finished,
+                        "duplicates": w.duplicates,
+                        "stopped": w.stopped,
+                    })
+                })
+                .collect();
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&list).unwrap_or_default()
+            )
+        }
+        _ => {
+            let mut out = format!(
+                "{:<24} {:<16} {:>15} {:>9} {:>10} {:>9} {:>10}\n",
+                "worker",
+                "host",
+                "last heartbeat",
+                "in flight",
+                "sets/hour",
+                "finished",
+                "duplicates"
+            );
+            for w in &rows {
+                let seen = if w.stopped {
+                    format!("stopped {:.0} s ago", w.seen_ago)
+                } else {
+                    format!("{:.1} s ago", w.seen_ago)
+                };
+                out.push_str(&format!(
+                    "{:<24} {:<16} {:>15} {:>9} {:>10} {:>9} {:>10}\n",
+                    w.name, w.host, seen, w.in_flight, w.last_hour, w.finished, w.duplicates
+                ));
+            }
+            out
+        }
+    };
+    print(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hus export --store URL [--set ID] [--out DIR]`: the kept logs, as `hus league`
+/// writes them, for `hus replay`.
+pub fn run_export(args: &ExportArgs) -> Result<ExitCode> {
+    let mut store = PgStore::connect(&args.store)?;
+    let ids = match args.set {
+        Some(id) => vec![id],
+        None => store.done_ids()?,
+    };
+    if args.out.is_none() && ids.len() != 1 {
+        return Err(Error::Usage(
+            "hus export: without --set, give --out DIR (every finished set's log is written there)"
+                .to_string(),
+        ));
+    }
+    for id in ids {
+        let Some(log) = store.log(id)? else {
+            return Err(Error::Usage(format!(
+                "hus export: set {id} has no log in {} (no result of it arrived)",
+                store.place()
+            )));
+        };
+        match &args.out {
+            None => print(&log.text),
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                    what: "cannot create the directory",
+                    path: dir.clone(),
+                    source,
+                })?;
+                let path = dir.join(format!("{}.jsonl", log.key.stem()));
+                std::fs::write(&path, log.text.as_bytes()).map_err(|source| Error::Io {
+                    what: "cannot write the log",
+                    path: path.clone(),
+                    source,
+                })?;
+                eprintln!(
+                    "hus export: set {id} ({}) written to {}",
+                    log.key,
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,517 @@
+//! `hus worker` against a real PostgreSQL (tests/support/pg.rs): three workers play a
+//! league, one is killed with SIGKILL mid-set and its set is played again by another
+//! after its lease; the database restarts under running workers; a worker in its own
+//! network namespace is cut off mid-set. Each time the final standings equal those of
+//! `hus league` on one machine with the same seed and deterministic bots, every set is
+//! counted once, and nothing is lost.
+//!
+//! Timing margins come from the lease (LEASE_S): a killed worker's set is free again
+//! one lease after its last renewal. The waits for workers to finish are guards
+//! against a hang, not verdicts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::pg::Postgres;
+
+/// The lease the workers take, in seconds.
+const LEASE_S: &str = "2";
+/// How long a worker may take to finish the whole league before the test calls it hung.
+const HANG: Duration = Duration::from_secs(240);
+
+fn hus_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_hus")
+}
+
+/// A deterministic bot that sleeps `delay_ms` before each move: sets last seconds.
+fn paced(seed: u32, delay_ms: u32) -> String {
+    format!(
+        "python3 {} {seed} {delay_ms}",
+        root().join("tests/bots/paced.py").display()
+    )
+}
+
+/// Six sets of two games between four deterministic, paced bots.
+fn write_league(dir: &Path) -> PathBuf {
+    let mut text = String::from(
+        "rules = \"hus\"\nwidth = 8\ngames = 2\nmove_time = \"10s\"\nrounds = 1\nseed = 4242\nconcurrency = 2\n",
+    );
+    for (i, name) in ["p1", "p2", "p3", "p4"].iter().enumerate() {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = \"{}\"\n",
+            paced(i as u32 + 1, 15)
+        ));
+    }
+    let path = dir.join("L.toml");
+    std::fs::write(&path, text).expect("write league file");
+    path
+}
+
+/// The standings without the figures that depend on the machine's speed.
+fn comparable(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.retain(|k, _| !k.ends_with("_ms"));
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+fn json(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)))
+}
+
+/// `hus league` on one machine, SQLite, the same file: the reference standings.
+fn single_machine(file: &Path, dir: &Path) -> Value {
+    let out = Command::new(hus_bin())
+        .args([
+            "league",
+            &file.display().to_string(),
+            "--format",
+            "json",
+            "--quiet",
+            "--dir",
+        ])
+        .arg(dir.join("single"))
+        .output()
+        .expect("hus league runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    comparable(json(&out.stdout))
+}
+
+fn standings(url: &str) -> Value {
+    let out = Command::new(hus_bin())
+        .args(["standings", "--store", url, "--format", "json"])
+        .output()
+        .expect("hus standings runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    comparable(json(&out.stdout))
+}
+
+/// Puts the league in the store, for the workers.
+fn queue(file: &Path, url: &str) {
+    let out = Command::new(hus_bin())
+        .args([
+            "league",
+            &file.display().to_string(),
+            "--store",
+            url,
+            "--no-play",
+        ])
+        .output()
+        .expect("hus league runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn worker(prefix: &[&str], url: &str, name: &str, stderr: &Path) -> Child {
+    let (program, pre) = match prefix.split_first() {
+        Some((p, rest)) => (p.to_string(), rest.to_vec()),
+        None => (hus_bin().to_string(), Vec::new()),
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(pre);
+    if !prefix.is_empty() {
+        cmd.arg(hus_bin());
+    }
+    cmd.args([
+        "worker",
+        "--store",
+        url,
+        "--name",
+        name,
+        "--lease",
+        LEASE_S,
+        "--until-done",
+    ])
+    .stdout(Stdio::null())
+    .stderr(std::fs::File::create(stderr).expect("stderr file"))
+    .spawn()
+    .expect("hus worker starts")
+}
+
+/// Waits for a worker to finish by itself; kills it and fails after HANG.
+fn finish(child: &mut Child, name: &str, stderr: &Path) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert!(
+                status.success(),
+                "worker {name}: {status}\n{}",
+                std::fs::read_to_string(stderr).unwrap_or_default()
+            );
+            return;
+        }
+        if start.elapsed() > HANG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "worker {name} still runs after {HANG:?}:\n{}",
+                std::fs::read_to_string(stderr).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Polls `sql` (one value) until `done` accepts it; fails after HANG.
+fn wait_for(pg: &Postgres, db: &str, sql: &str, done: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let v = pg.psql(db, sql);
+        if done(&v) {
+            return v;
+        }
+        assert!(start.elapsed() < HANG, "{sql} still gives {v:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn db_name(url: &str) -> String {
+    url.rsplit('/').next().unwrap_or_default().to_string()
+}
+
+/// Every set is counted once, with its two games; `duplicates` results came too late.
+fn assert_counted_once(pg: &Postgres, db: &str, duplicates: Option<&str>) {
+    assert_eq!(
+        pg.psql(db, "SELECT count(*) FROM sets WHERE status = 'done'"),
+        "6"
+    );
+    assert_eq!(
+        pg.psql(db, "SELECT count(*) FROM results WHERE counted"),
+        "6"
+    );
+    assert_eq!(
+        pg.psql(
+            db,
+            "SELECT count(*) FROM (SELECT set_id FROM results WHERE counted GROUP BY set_id HAVING count(*) > 1) d"
+        ),
+        "0"
+    );
+    assert_eq!(pg.psql(db, "SELECT count(*) FROM games"), "12");
+    if let Some(d) = duplicates {
+        assert_eq!(
+            pg.psql(db, "SELECT count(*) FROM results WHERE NOT counted"),
+            d
+        );
+    }
+}
+
+#[test]
+fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(tmp.path());
+    let pg = Postgres::start();
+    let url = pg.fresh_db();
+    let db = db_name(&url);
+    queue(&file, &url);
+    let err: Vec<PathBuf> = (1..=3)
+        .map(|i| tmp.path().join(format!("w{i}.err")))
+        .collect();
+    let mut w1 = worker(&[], &url, "w1", &err[0]);
+    let held = wait_for(
+        &pg,
+        &db,
+        "SELECT coalesce(min(id), 0) FROM sets WHERE worker = 'w1' AND status = 'running'",
+        |v| v != "0",
+    );
+    let mut w2 = worker(&[], &url, "w2", &err[1]);
+    let mut w3 = worker(&[], &url, "w3", &err[2]);
+    // Mid-set: w1's sets last seconds (paced bots); it holds one.
+    std::thread::sleep(Duration::from_millis(500));
+    w1.kill().expect("SIGKILL w1");
+    let _ = w1.wait();
+    let killed = pg.psql(
+        &db,
+        "SELECT id FROM sets WHERE worker = 'w1' AND status = 'running'",
+    );
+    assert!(
+        !killed.is_empty(),
+        "w1 held no set when killed (it held {held})"
+    );
+    finish(&mut w2, "w2", &err[1]);
+    finish(&mut w3, "w3", &err[2]);
+
+    // The killed set was played again, by another worker, once.
+    let row = pg.psql(
+        &db,
+        &format!("SELECT attempts, worker IN ('w2', 'w3'), status FROM sets WHERE id = {killed}"),
+    );
+    assert_eq!(row, "2|t|done");
+    assert_counted_once(&pg, &db, Some("0"));
+    assert_eq!(standings(&url), single_machine(&file, tmp.path()));
+
+    // hus workers: w1 died without a goodbye; the others stopped; six sets in all.
+    let out = Command::new(hus_bin())
+        .args(["workers", "--store", &url, "--format", "json"])
+        .output()
+        .expect("hus workers");
+    let list = json(&out.stdout);
+    let rows: Vec<(String, bool, i64)> = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap_or("").to_string(),
+                w["stopped"].as_bool().unwrap_or(false),
+                w["in_flight"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("w1".to_string(), false, 0),
+            ("w2".to_string(), true, 0),
+            ("w3".to_string(), true, 0)
+        ]
+    );
+    let finished: i64 = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|w| w["sets_finished"].as_i64().unwrap_or(0))
+        .sum();
+    assert_eq!(finished, 6);
+
+    // The killed set's log comes out of the store and verifies.
+    let out_dir = tmp.path().join("exported");
+    let out = Command::new(hus_bin())
+        .args(["export", "--store", &url, "--set", &killed, "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("hus export");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_dir(&out_dir)
+        .expect("exported")
+        .flatten()
+        .next()
+        .expect("one log")
+        .path();
+    let out = Command::new(hus_bin())
+        .arg("replay")
+        .arg(&log)
+        .output()
+        .expect("hus replay");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("verified: 2 games"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn a_database_restart_under_running_workers_loses_and_doubles_nothing() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(tmp.path());
+    let mut pg = Postgres::start();
+    let url = pg.fresh_db();
+    let db = db_name(&url);
+    queue(&file, &url);
+    let err: Vec<PathBuf> = (1..=2)
+        .map(|i| tmp.path().join(format!("w{i}.err")))
+        .collect();
+    let mut w1 = worker(&[], &url, "w1", &err[0]);
+    let mut w2 = worker(&[], &url, "w2", &err[1]);
+    wait_for(
+        &pg,
+        &db,
+        "SELECT count(*) FROM sets WHERE status = 'running'",
+        |v| v == "2",
+    );
+    // Down at once (as a crash), for a lease, then up again.
+    pg.down();
+    std::thread::sleep(Duration::from_secs(2));
+    pg.up();
+    finish(&mut w1, "w1", &err[0]);
+    finish(&mut w2, "w2", &err[1]);
+    assert_counted_once(&pg, &db, None);
+    assert_eq!(standings(&url), single_machine(&file, tmp.path()));
+    let said = std::fs::read_to_string(&err[0]).unwrap_or_default()
+        + &std::fs::read_to_string(&err[1]).unwrap_or_default();
+    assert!(said.contains("the store is unreachable"), "{said}");
+    assert!(said.contains("the store is back after"), "{said}");
+}
+
+/// A network namespace with a veth pair to the host, removed when dropped.
+struct Netns {
+    name: String,
+    host_if: String,
+    host_ip: String,
+}
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Netns {
+    fn new() -> Netns {
+        let n = std::process::id() % 200 + 20;
+        let name = format!("hus-test-{}", std::process::id());
+        let host_if = format!("hush{}", std::process::id() % 100_000);
+        let ns_if = format!("husn{}", std::process::id() % 100_000);
+        let host_ip = format!("10.213.{n}.1");
+        let ns_ip = format!("10.213.{n}.2");
+        ip(&["netns", "add", &name]);
+        let ns = Netns {
+            name,
+            host_if,
+            host_ip,
+        };
+        ip(&[
+            "link",
+            "add",
+            &ns.host_if,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &ns_if,
+        ]);
+        ip(&["link", "set", &ns_if, "netns", &ns.name]);
+        ip(&[
+            "addr",
+            "add",
+            &format!("{}/24", ns.host_ip),
+            "dev",
+            &ns.host_if,
+        ]);
+        ip(&["link", "set", &ns.host_if, "up"]);
+        ip(&[
+            "netns",
+            "exec",
+            &ns.name,
+            "ip",
+            "addr",
+            "add",
+            &format!("{ns_ip}/24"),
+            "dev",
+            &ns_if,
+        ]);
+        ip(&["netns", "exec", &ns.name, "ip", "link", "set", &ns_if, "up"]);
+        ip(&["netns", "exec", &ns.name, "ip", "link", "set", "lo", "up"]);
+        ns
+    }
+
+    fn cut(&self) {
+        ip(&["link", "set", &self.host_if, "down"]);
+    }
+
+    fn mend(&self) {
+        ip(&["link", "set", &self.host_if, "up"]);
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.host_if])
+            .output();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn a_worker_cut_off_the_network_loses_its_set_to_another_after_the_lease() {
+    if !is_root() {
+        eprintln!("skipped: network namespaces need root (CI runs as root)");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(tmp.path());
+    let pg = Postgres::start();
+    let url = pg.fresh_db();
+    let db = db_name(&url);
+    queue(&file, &url);
+    let ns = Netns::new();
+    // The namespaced worker reaches the server only over the veth pair.
+    let far_url = pg.url_at(&ns.host_ip, &db);
+    let err_far = tmp.path().join("far.err");
+    let err_near = tmp.path().join("near.err");
+    let mut far = worker(
+        &["ip", "netns", "exec", &ns.name],
+        &far_url,
+        "far",
+        &err_far,
+    );
+    let held = wait_for(
+        &pg,
+        &db,
+        "SELECT coalesce(min(id), 0) FROM sets WHERE worker = 'far' AND status = 'running'",
+        |v| v != "0",
+    );
+    // Its address in the store is the namespace's.
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM pg_stat_activity WHERE client_addr::text LIKE '10.213.%'"
+        ),
+        "1"
+    );
+    ns.cut();
+    let mut near = worker(&[], &url, "near", &err_near);
+    // One lease after far's last renewal, near takes the set over.
+    wait_for(
+        &pg,
+        &db,
+        &format!("SELECT worker || ':' || attempts FROM sets WHERE id = {held}"),
+        |v| v == "near:2",
+    );
+    ns.mend();
+    finish(&mut near, "near", &err_near);
+    finish(&mut far, "far", &err_far);
+    assert_counted_once(&pg, &db, None);
+    assert_eq!(
+        pg.psql(
+            &db,
+            &format!("SELECT attempts, worker FROM sets WHERE id = {held}")
+        ),
+        "2|near"
+    );
+    assert_eq!(standings(&url), single_machine(&file, tmp.path()));
+}
