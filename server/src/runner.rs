@@ -285,7 +285,7 @@ impl Runner {
                             app.hub.ended(&stem, "stopped");
                             interrupted.push(set);
                         }
-                        Ending::Failed(e) => {
+                        Ending::Failed(e) | Ending::CannotStart(e) => {
                             app.hub.ended(&stem, "failed");
                             self.held.insert(pair(&set.key.a, &set.key.b), Instant::now() + HOLD_BACK);
                             self.problem(&stem, format!("{e:#}"));
