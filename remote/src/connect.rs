@@ -82,9 +82,9 @@ async fn bridge(args: &ConnectArgs, token: &str) -> Result<ExitCode> {
     let mut sessions = 0u32;
     loop {
         let outcome = session(args, token).await;
-        sessions += 1;
         let wait = match outcome {
             Ok(Session::Ended) => {
+                sessions += 1;
                 backoff = FIRST_BACKOFF;
                 None
             }
