@@ -380,6 +380,9 @@ pub struct Shared {
     pub bots: HashMap<String, BotConfig>,
     /// The referee's version.
     pub referee: String,
+    /// Where a remote bot's links come from, by name (`hus serve` fills it from its bot
+    /// port); a bot without one is started as a process.
+    pub links: HashMap<String, Arc<dyn referee::Connect>>,
 }
 
 impl Shared {
@@ -399,6 +402,7 @@ impl Shared {
                 })
                 .collect(),
             referee: referee::referee_version(),
+            links: HashMap::new(),
         }
     }
 }
@@ -526,7 +530,7 @@ pub async fn play_claimed(
             spec: bot.spec.clone(),
             stderr_path: shared.logs.join(format!("{stem}.{letter}.stderr")),
             limits: bot.limits.clone(),
-            link: None,
+            link: shared.links.get(name.as_str()).cloned(),
         });
     }
     let Ok(entrants) = <[Entrant; 2]>::try_from(entrants) else {

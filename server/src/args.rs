@@ -20,6 +20,12 @@ pub struct ServeArgs {
     /// is printed). Only loopback by default: anything else is reachable by others.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
     pub listen: SocketAddr,
+    /// Where remote bots (`remote = true` in the league file) connect with their tokens
+    /// (`hus connect`). Opened when the league has a remote bot or this is given;
+    /// default 127.0.0.1:7000. A remote bot not connected when a pairing wants it is
+    /// skipped for now, not forfeited.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub bot_listen: Option<SocketAddr>,
     /// Most HTTP connections open at once (live pages hold one each); more are closed
     /// at once.
     #[arg(long, default_value_t = 1024, value_name = "N")]

@@ -89,6 +89,9 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let nice = referee::raise_referee_priority();
     let shared = league::Shared::new(&config, dir.join(league::LOGS_DIR), nice);
     let concurrency = config.concurrency;
+    let has_remote = config.bots.iter().any(|b| b.is_remote());
+    let tokens = remote::Registry::tokens_of(&config);
+    let lag_cap = config.lag_cap;
     let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet)?;
     runner.sync_bots()?;
     let snapshot = runner.snapshot()?;
@@ -109,6 +112,20 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             "hus serve: dashboard on http://{addr}/ (league directory {})",
             dir.display()
         );
+        // The bot port, for the league's remote bots.
+        let mut port = None;
+        if has_remote || args.bot_listen.is_some() {
+            let mut config = remote::PortConfig::default();
+            if let Some(listen) = args.bot_listen {
+                config.listen = listen;
+            }
+            let registry = Arc::new(remote::Registry::new(tokens, lag_cap, config.max_per_bot));
+            let bound = remote::BotPort::bind(config, registry.clone()).await?;
+            eprintln!("hus serve: bot port on {}", bound.local_addr());
+            runner.use_registry(registry);
+            port = Some(bound);
+        }
+        let registry = port.as_ref().map(|p| p.registry().clone());
         let (shutdown_tx, shutdown_rx) = watch::channel(None::<&'static str>);
         let (commands_tx, commands_rx) = mpsc::channel(16);
         let app = Arc::new(state::AppState {
@@ -118,6 +135,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             commands: commands_tx,
             started: Instant::now(),
             concurrency,
+            remote: registry,
         });
         let signals = {
             let tx = shutdown_tx.clone();
@@ -140,6 +158,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             Err(_) => "an error",
         }));
         let _ = http.await;
+        drop(port);
         signals.abort();
         result.map_err(anyhow::Error::from)
     })?;

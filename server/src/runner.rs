@@ -48,6 +48,9 @@ pub struct Runner {
     pub rounds: BTreeMap<Pair, u32>,
     /// Quiet: no progress lines on stderr.
     pub quiet: bool,
+    /// The remote bots' registry (when the bot port is open): a remote bot plays only
+    /// while it has a connection waiting.
+    pub registry: Option<Arc<remote::Registry>>,
     held: HashMap<Pair, Instant>,
     paused: bool,
     problems: Vec<Problem>,
@@ -85,6 +88,7 @@ impl Runner {
             finished,
             rounds,
             quiet,
+            registry: None,
             held: HashMap::new(),
             paused: false,
             problems: Vec::new(),
@@ -97,6 +101,29 @@ impl Runner {
         if !self.quiet {
             eprintln!("hus serve: {line}");
         }
+    }
+
+    /// A bot the league runs can always play; a remote one while it is connected.
+    fn can_play(&self, name: &str) -> bool {
+        match self.config.bot(name) {
+            Some(bot) if bot.is_remote() => {
+                self.registry.as_ref().is_some_and(|r| r.is_connected(name))
+            }
+            Some(_) => true,
+            None => false,
+        }
+    }
+
+    /// Connects the league's remote bots to `registry`.
+    pub fn use_registry(&mut self, registry: Arc<remote::Registry>) {
+        let mut shared = (*self.shared).clone();
+        for bot in self.config.bots.iter().filter(|b| b.is_remote()) {
+            shared
+                .links
+                .insert(bot.name.clone(), registry.connector(&bot.name));
+        }
+        self.shared = Arc::new(shared);
+        self.registry = Some(registry);
     }
 
     fn entries(&self) -> Vec<BotEntry> {
@@ -173,7 +200,12 @@ impl Runner {
         let now = Instant::now();
         self.held.retain(|_, until| *until > now);
         let mut input = PairingInput {
-            available: self.active.iter().map(String::as_str).collect(),
+            available: self
+                .active
+                .iter()
+                .filter(|name| self.can_play(name))
+                .map(String::as_str)
+                .collect(),
             rounds: self.rounds.clone(),
             ..Default::default()
         };
@@ -379,7 +411,19 @@ impl Runner {
                 shared.bots.insert(name.clone(), b);
                 self.shared = Arc::new(shared);
                 self.config.bots.retain(|b| b.name != name);
-                self.config.bots.push(bot);
+                self.config.bots.push(bot.clone());
+                if let Some(registry) = &self.registry {
+                    registry.set_tokens(remote::Registry::tokens_of(&self.config));
+                    if bot.is_remote() {
+                        let mut shared = (*self.shared).clone();
+                        shared.links.insert(name.clone(), registry.connector(&name));
+                        self.shared = Arc::new(shared);
+                    }
+                } else if bot.is_remote() {
+                    return Err(format!(
+                        "{name} is a remote bot and this server has no bot port: start it with --bot-listen"
+                    ));
+                }
                 self.active.insert(name.clone());
                 self.removed.retain(|r| *r != name);
                 self.sync_bots().map_err(|e| format!("{e:#}"))?;

@@ -180,6 +180,8 @@ pub struct AppState {
     pub started: Instant,
     /// `set` concurrency of the league.
     pub concurrency: usize,
+    /// The remote bots' registry, when the bot port is open.
+    pub remote: Option<std::sync::Arc<remote::Registry>>,
 }
 
 impl AppState {

@@ -152,6 +152,8 @@ async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
         "removed": s.removed,
         "problems": s.problems,
         "watchers": app.hub.watchers(),
+        "remote": app.remote.as_ref().map(|r| r.connected()).unwrap_or_default()
+            .into_iter().map(|(bot, n)| json!({"bot": bot, "connections": n})).collect::<Vec<_>>(),
         "uptime_s": app.started.elapsed().as_secs(),
     }))
 }

@@ -669,3 +669,104 @@ fn serve_api_matches_docs_api_md() {
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }
+
+/// A remote bot that is not connected is skipped (the others play on, it forfeits
+/// nothing); once `hus connect` brings it, it plays its sets over the bot port.
+#[test]
+fn serve_skips_a_remote_bot_until_hus_connect_brings_it() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let token_file = tmp.path().join("far.token");
+    let out = hus(&["token", "--out", &token_file.display().to_string()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(line.starts_with("token_sha256 = \""), "{line}");
+    let mut text = format!("{HEAD}\n");
+    for (name, command) in [("a", instant(1)), ("b", instant(2))] {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = {}\n",
+            toml_string(&command)
+        ));
+    }
+    text.push_str(&format!(
+        "\n[[bot]]\nname = \"far\"\nremote = true\n{line}\n"
+    ));
+    let file = tmp.path().join("L.toml");
+    std::fs::write(&file, text).expect("write league file");
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &["--bot-listen", "127.0.0.1:0"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let bot_port = loop {
+        let said = server.stderr.lock().expect("stderr").clone();
+        if let Some(rest) = said.split("bot port on ").nth(1) {
+            break rest.lines().next().unwrap_or_default().trim().to_string();
+        }
+        assert!(Instant::now() < deadline, "no bot port: {said}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    server.wait_for(
+        "three sets without the remote bot",
+        Duration::from_secs(120),
+        |s| s["sets_done"].as_u64().unwrap_or(0) >= 3,
+    );
+    let standings = server.json("/api/standings");
+    let far = standings["bots"]
+        .as_array()
+        .expect("bots")
+        .iter()
+        .find(|b| b["name"] == "far")
+        .expect("far in the table")
+        .clone();
+    assert_eq!(far["games"]["played"], 0, "{far}");
+    assert_eq!(far["faults"]["total"], 0, "{far}");
+
+    let mut connect = Command::new(hus_bin())
+        .args(["connect", &bot_port, "--bot", "far", "--token-file"])
+        .arg(&token_file)
+        .arg("--")
+        .args([hus_bin(), "random-bot", "--seed", "9"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hus connect starts");
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let played = loop {
+        let sets = server.json("/api/sets?limit=500");
+        let with_far: Vec<Value> = sets["sets"]
+            .as_array()
+            .expect("sets")
+            .iter()
+            .filter(|s| s["bots"][0] == "far" || s["bots"][1] == "far")
+            .cloned()
+            .collect();
+        if with_far.len() >= 2 {
+            break with_far;
+        }
+        if Instant::now() > deadline {
+            let _ = connect.kill();
+            panic!(
+                "the remote bot played no sets: {}",
+                server.json("/api/status")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for s in &played {
+        assert_eq!(s["games"].as_array().map(Vec::len), Some(2), "{s}");
+        assert!(
+            s["faults"]
+                .as_array()
+                .expect("faults")
+                .iter()
+                .all(|f| f["bot"] != "far"),
+            "{s}"
+        );
+    }
+    terminate(&mut connect);
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
