@@ -631,3 +631,31 @@ fn connections_past_the_bound_are_refused_at_once() {
         );
     }
 }
+
+#[test]
+fn hus_connect_stops_when_the_bot_cannot_be_started_and_the_game_is_lost() {
+    let server = Server::start(PortConfig::default());
+    let child = hus_connect(
+        server.addr(),
+        &server.token_file(&server.token),
+        5,
+        "/nonexistent/bot --fast",
+    );
+    server.wait_connected();
+    let (records, path) = server.play(1);
+    check_log(&records, &path);
+    let faults = of_type(&records, "fault");
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        (&faults[0]["bot"], &faults[0]["kind"]),
+        (&json!(0), &json!("crash"))
+    );
+    let (code, err) = server.serve_while(move || wait_exit(child));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "error: cannot start the bot \"/nonexistent/bot --fast\": No such file or directory"
+        ),
+        "{err}"
+    );
+}
