@@ -2,12 +2,12 @@
 """Load test of `hus serve`: many live watchers on loopback, bounded in count and time.
 
     python3 tests/bench/serve_load.py [--hus target/release/hus] [--watchers 200]
-        [--sets 8] [--time-limit 180] [--delay-ms 30] [--concurrency 2]
+        [--sets 8] [--time-limit 180] [--delay-ms 30] [--concurrency 2] [--procs 4]
 
 Starts `hus serve` on 127.0.0.1 (a free port) with a league of two paced Python bots
 (each sleeps DELAY_MS before a move) and two built-in random movers, connects WATCHERS
 clients to /api/live/events (raw HTTP/1.1 over asyncio, the standard library only),
-and stops once SETS more sets have finished or TIME_LIMIT seconds have passed. For every
+spread over PROCS client processes, and stops once SETS more sets have finished or TIME_LIMIT seconds have passed. For every
 `move` event each watcher receives, the delay is the watcher's clock minus the event's
 `t` (stamped by the server when the record was written, same machine, same clock).
 Prints the median, p99 and maximum delay, the events received, the sets per minute, and
@@ -89,19 +89,42 @@ async def watcher(port, delays, stop, counts):
     writer.close()
 
 
-async def main_async(args, port, pid):
+async def watch_group(port, n, go, stop_flag, out):
+    """One process's share of the watchers: delays of move events from `go` (a shared
+    flag set once every watcher is connected) until `stop_flag`."""
     delays = []
     counts = [0]
     stop = asyncio.Event()
-    tasks = [asyncio.create_task(watcher(port, delays, stop, counts)) for _ in range(args.watchers)]
-    await asyncio.sleep(1.0)
+    tasks = [asyncio.create_task(watcher(port, delays, stop, counts)) for _ in range(n)]
+    while not go.is_set():
+        await asyncio.sleep(0.05)
+    delays.clear()
+    while not stop_flag.is_set():
+        await asyncio.sleep(0.1)
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    out.put(delays)
+
+
+def group_main(port, n, go, stop_flag, out):
+    asyncio.run(watch_group(port, n, go, stop_flag, out))
+
+
+async def main_async(args, port, pid):
+    import multiprocessing as mp
+    go, stop_flag, out = mp.Event(), mp.Event(), mp.Queue()
+    shares = [args.watchers // args.procs + (1 if i < args.watchers % args.procs else 0) for i in range(args.procs)]
+    procs = [mp.Process(target=group_main, args=(port, n, go, stop_flag, out)) for n in shares if n > 0]
+    for p in procs:
+        p.start()
+    await asyncio.sleep(2.0)
     status = await asyncio.to_thread(get_json, port, "/api/status")
     if status["watchers"] < args.watchers:
         print(f"warning: the server counts {status['watchers']} watchers", file=sys.stderr)
     start_sets = status["sets_done"]
     start = time.time()
     peak_rss = 0
-    delays.clear()  # count from when every watcher is connected
+    go.set()  # count from when every watcher is connected
     while time.time() - start < args.time_limit:
         await asyncio.sleep(0.5)
         peak_rss = max(peak_rss, memory_kib(pid).get("VmRSS", 0))
@@ -110,8 +133,12 @@ async def main_async(args, port, pid):
             break
     elapsed = time.time() - start
     sets = status["sets_done"] - start_sets
-    stop.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    stop_flag.set()
+    delays = []
+    for _ in procs:
+        delays.extend(await asyncio.to_thread(out.get))
+    for p in procs:
+        p.join(30)
     return delays, sets, elapsed, peak_rss, status["watchers"]
 
 
@@ -130,6 +157,7 @@ def main():
     p.add_argument("--time-limit", type=float, default=180.0)
     p.add_argument("--delay-ms", type=int, default=30)
     p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("--procs", type=int, default=4, help="client processes the watchers are spread over")
     args = p.parse_args()
     if args.watchers > 2000 or args.time_limit > 900:
         sys.exit("serve_load.py: at most 2000 watchers and 900 s")
