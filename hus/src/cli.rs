@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 use league::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
+use remote::{ConnectArgs, TokenArgs};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
 #[derive(Debug, Parser)]
@@ -56,6 +57,14 @@ pub enum Command {
     /// Write the logs a PostgreSQL store keeps to files (or one to stdout), for `hus
     /// replay`.
     Export(ExportArgs),
+    /// Make a remote bot's token: 256 random bits, shown once; prints the line that
+    /// stores its hash (token_sha256) in the bot's [[bot]] table.
+    Token(TokenArgs),
+    /// Run a bot program here and play for it on a server (its bot port), connecting
+    /// again after each set and, with growing waits, after failures.
+    ///
+    /// Exit status 2 when the server refuses the token, or for bad arguments.
+    Connect(ConnectArgs),
     /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
     #[command(hide = true)]
     RandomBot(RandomBotArgs),

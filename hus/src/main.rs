@@ -27,6 +27,8 @@ fn main() -> ExitCode {
         cli::Command::Worker(args) => league::run_worker(&args).map_err(anyhow::Error::from),
         cli::Command::Workers(args) => league::run_workers(&args).map_err(anyhow::Error::from),
         cli::Command::Export(args) => league::run_export(&args).map_err(anyhow::Error::from),
+        cli::Command::Token(args) => remote::run_token(&args),
+        cli::Command::Connect(args) => remote::run_connect(&args),
     };
     match result {
         Ok(code) => code,

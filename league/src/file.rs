@@ -24,6 +24,10 @@ const MAX_ROUNDS: u32 = 10_000;
 const MAX_NAME: usize = 40;
 /// The rating of the anchor when the file names none: the pool's average.
 pub const DEFAULT_ANCHOR_RATING: f64 = 1500.0;
+/// The lag allowance's cap when the file gives none.
+pub const DEFAULT_LAG_CAP: Duration = Duration::from_millis(100);
+/// The largest `lag_cap`: beyond this, network time is not what is being credited.
+const MAX_LAG_CAP: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +46,7 @@ struct RawLeague {
     openings: Option<Spanned<String>>,
     anchor: Option<Spanned<String>>,
     anchor_rating: Option<Spanned<f64>>,
+    lag_cap: Option<Spanned<String>>,
     #[serde(default)]
     bot: Vec<Spanned<RawBot>>,
 }
@@ -50,7 +55,9 @@ struct RawLeague {
 #[serde(deny_unknown_fields)]
 struct RawBot {
     name: Spanned<String>,
-    command: Spanned<String>,
+    command: Option<Spanned<String>>,
+    remote: Option<Spanned<bool>>,
+    token_sha256: Option<Spanned<String>>,
     dir: Option<Spanned<String>>,
     #[serde(default)]
     env: Vec<Spanned<String>>,
@@ -105,6 +112,17 @@ pub struct BotConfig {
     /// Its limits; its working directory is the file's directory unless `dir` says
     /// otherwise.
     pub limits: Limits,
+    /// A remote bot (`remote = true`): it connects to the server's bot port with a
+    /// token whose SHA-256 is this, instead of being run from a command. Its `spec` is
+    /// then `remote NAME`, which only the logs show.
+    pub token_sha256: Option<[u8; 32]>,
+}
+
+impl BotConfig {
+    /// Whether the bot plays remotely (connects with a token) rather than as a process.
+    pub fn is_remote(&self) -> bool {
+        self.token_sha256.is_some()
+    }
 }
 
 /// The book of openings a league's sets start their games from (docs/openings.md).
@@ -160,6 +178,10 @@ pub struct LeagueConfig {
     pub openings: Option<Openings>,
     /// Where the ratings are pinned.
     pub anchor: Anchor,
+    /// The most network time credited to a remote bot per move (its measured
+    /// round-trip time, up to this; PROTOCOL.md, "Remote bots"). Zero: network time
+    /// counts against the bot.
+    pub lag_cap: Duration,
     /// The bots, in the file's order.
     pub bots: Vec<BotConfig>,
     /// The line of each top-level key the file sets, for messages about it later.
@@ -320,7 +342,7 @@ impl LeagueConfig {
                     ),
                 ));
             }
-            bots.push(check_bot(&file, &base, bot)?);
+            bots.push(check_bot(&file, &base, bot, b.span())?);
         }
         if bots.len() < 2 {
             let span = raw.bot.last().map(|b| b.span());
@@ -426,6 +448,26 @@ impl LeagueConfig {
             None => Anchor::PoolAverage(rating),
         };
 
+        let lag_cap = match &raw.lag_cap {
+            Some(l) => {
+                line_of("lag_cap", l.span());
+                let d = parse_duration(l.get_ref())
+                    .map_err(|e| file.error(Some(l.span()), format!("lag_cap: {e:#}")))?;
+                if d > MAX_LAG_CAP {
+                    return Err(file.error(
+                        Some(l.span()),
+                        format!(
+                            "lag_cap: at most {} ms, not {} ms",
+                            MAX_LAG_CAP.as_millis(),
+                            d.as_millis()
+                        ),
+                    ));
+                }
+                d
+            }
+            None => DEFAULT_LAG_CAP,
+        };
+
         Ok(LeagueConfig {
             path: path.to_path_buf(),
             base,
@@ -439,6 +481,7 @@ impl LeagueConfig {
             seed: raw.seed.as_ref().map(|s| *s.get_ref()),
             openings,
             anchor,
+            lag_cap,
             bots,
             lines,
         })
@@ -497,7 +540,9 @@ impl FileText<'_> {
         }
         // Only bots have required keys.
         if message.starts_with("missing field") {
-            return format!("[[bot]]: {message} (every bot needs a name and a command)");
+            return format!(
+                "[[bot]]: {message} (every bot needs a name, and a command unless it is remote)"
+            );
         }
         // The key of the line the error is on, when the message does not name it.
         let key = e.span().and_then(|span| {
@@ -532,14 +577,29 @@ impl FileText<'_> {
     }
 }
 
-fn check_bot(file: &FileText, base: &Path, bot: &RawBot) -> Result<BotConfig> {
+fn check_bot(file: &FileText, base: &Path, bot: &RawBot, span: Range<usize>) -> Result<BotConfig> {
     let name = bot.name.get_ref().clone();
     let at = |span: Range<usize>, key: &str, e: String| {
         file.error(Some(span), format!("bot {name:?}: {key}: {e}"))
     };
-    let command = bot.command.get_ref();
-    let mut spec =
-        BotSpec::parse(command).map_err(|e| at(bot.command.span(), "command", format!("{e:#}")))?;
+    if bot.remote.as_ref().is_some_and(|r| *r.get_ref()) {
+        return check_remote_bot(file, bot, span);
+    }
+    if let Some(t) = &bot.token_sha256 {
+        return Err(at(
+            t.span(),
+            "token_sha256",
+            "only a remote bot (remote = true) has a token".to_string(),
+        ));
+    }
+    let Some(command) = &bot.command else {
+        return Err(file.error(
+            Some(span),
+            format!("bot {name:?}: command: missing (a bot that is not remote needs a command)"),
+        ));
+    };
+    let mut spec = BotSpec::parse(command.get_ref())
+        .map_err(|e| at(command.span(), "command", format!("{e:#}")))?;
     // A program path with a slash means the league file's directory, wherever the bot
     // runs; a bare program name is looked up in PATH as usual.
     if spec.argv[0].contains('/') && Path::new(&spec.argv[0]).is_relative() {
@@ -548,7 +608,7 @@ fn check_bot(file: &FileText, base: &Path, bot: &RawBot) -> Result<BotConfig> {
     }
     if spec.argv[0].contains('/') && !Path::new(&spec.argv[0]).is_file() {
         return Err(at(
-            bot.command.span(),
+            command.span(),
             "command",
             format!("the program {} does not exist", spec.argv[0]),
         ));
@@ -614,7 +674,88 @@ fn check_bot(file: &FileText, base: &Path, bot: &RawBot) -> Result<BotConfig> {
             nice: None,
             sandbox,
         },
+        token_sha256: None,
     })
+}
+
+/// A remote bot: a name and the SHA-256 of its token, nothing about a process.
+fn check_remote_bot(file: &FileText, bot: &RawBot, span: Range<usize>) -> Result<BotConfig> {
+    let name = bot.name.get_ref().clone();
+    let at = |span: Range<usize>, key: &str, e: String| {
+        file.error(Some(span), format!("bot {name:?}: {key}: {e}"))
+    };
+    if let Some(c) = &bot.command {
+        return Err(at(
+            c.span(),
+            "command",
+            "a remote bot has no command: it runs on its author's machine and connects with hus connect".to_string(),
+        ));
+    }
+    let process_keys = [
+        (bot.dir.is_some(), "dir"),
+        (!bot.env.is_empty(), "env"),
+        (bot.clean_env, "clean_env"),
+        (bot.memory.is_some(), "memory"),
+        (bot.cpu.is_some(), "cpu"),
+        (bot.files.is_some(), "files"),
+        (bot.sandbox.is_some(), "sandbox"),
+        (bot.sandbox_writable, "sandbox_writable"),
+        (!bot.sandbox_ro.is_empty(), "sandbox_ro"),
+        (bot.sandbox_processes.is_some(), "sandbox_processes"),
+        (bot.sandbox_tmp.is_some(), "sandbox_tmp"),
+    ];
+    if let Some((_, key)) = process_keys.iter().find(|(set, _)| *set) {
+        return Err(file.error(
+            Some(span),
+            format!(
+                "bot {name:?}: {key}: a remote bot runs on its author's machine; {key} is only for bots the league runs"
+            ),
+        ));
+    }
+    let Some(token) = &bot.token_sha256 else {
+        return Err(file.error(
+            Some(span),
+            format!(
+                "bot {name:?}: token_sha256: missing (a remote bot needs the hash of its token: run hus token)"
+            ),
+        ));
+    };
+    let hash = parse_sha256(token.get_ref()).map_err(|e| at(token.span(), "token_sha256", e))?;
+    Ok(BotConfig {
+        spec: BotSpec {
+            command: format!("remote {name}"),
+            argv: vec!["remote".to_string(), name.clone()],
+        },
+        name,
+        limits: Limits::default(),
+        token_sha256: Some(hash),
+    })
+}
+
+/// 64 hexadecimal digits (what `hus token` prints) into the 32 bytes of a SHA-256.
+pub fn parse_sha256(text: &str) -> std::result::Result<[u8; 32], String> {
+    let digits = text.as_bytes();
+    if digits.len() != 64 {
+        return Err(format!(
+            "expected the 64 hexadecimal digits of a SHA-256 (as hus token prints them), got {} characters",
+            text.chars().count()
+        ));
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in digits.chunks(2).enumerate() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (hex(pair[0]), hex(pair[1])) {
+            (Some(h), Some(l)) => out[i] = (h * 16 + l) as u8,
+            _ => {
+                return Err(format!(
+                    "{:?} at character {} is not a hexadecimal digit",
+                    String::from_utf8_lossy(pair),
+                    2 * i + 1
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The bot's sandbox, as `hus match --sandbox` builds it (`referee::SandboxArgs`), with

@@ -40,7 +40,7 @@ mod worker;
 
 pub use args::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
 pub use error::{Error, Result};
-pub use file::{Anchor, BotConfig, Format, LeagueConfig, Openings};
+pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
 pub use run::{read_standings, run_league, run_standings};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};

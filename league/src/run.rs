@@ -30,6 +30,16 @@ pub const LOGS_DIR: &str = "logs";
 /// SIGTERM (the same command then continues it).
 pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     let config = LeagueConfig::load(&args.file)?;
+    // Remote bots connect to a server's bot port; `hus league` has none.
+    if let Some(bot) = config.bots.iter().find(|b| b.is_remote()) {
+        return Err(Error::File {
+            place: config.path.display().to_string(),
+            message: format!(
+                "bot {:?} is remote: hus league runs only bots it can start; a league with remote bots runs under hus serve, which listens for them",
+                bot.name
+            ),
+        });
+    }
     if let Some(url) = &args.store {
         return crate::worker::run_league_on_store(args, &config, url);
     }

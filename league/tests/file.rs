@@ -147,11 +147,11 @@ fn unknown_key_is_named_with_its_line() {
         d.error(&format!("games = 3\nconcurency = 2\n{TWO_BOTS}")),
         "L.toml line 2: unknown field `concurency`, expected one of `rules`, `width`, `games`, \
          `move_time`, `clock`, `ready_time`, `format`, `challengers`, `rounds`, `concurrency`, \
-         `seed`, `openings`, `anchor`, `anchor_rating`, `bot`"
+         `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `bot`"
     );
     assert_eq!(
         d.error(&format!("{TWO_BOTS}colour = \"red\"\n")),
-        "L.toml line 9: unknown field `colour`, expected one of `name`, `command`, `dir`, \
+        "L.toml line 9: unknown field `colour`, expected one of `name`, `command`, `remote`, `token_sha256`, `dir`, \
          `env`, `clean_env`, `memory`, `cpu`, `files`, `sandbox`, `sandbox_writable`, \
          `sandbox_ro`, `sandbox_processes`, `sandbox_tmp`"
     );
@@ -243,11 +243,11 @@ fn bad_bots_are_named_with_their_line() {
     let cases: &[(&str, &str)] = &[
         (
             "[[bot]]\nname = \"c\"\n",
-            "L.toml line 10: [[bot]]: missing field `command` (every bot needs a name and a command)",
+            "L.toml line 10: bot \"c\": command: missing (a bot that is not remote needs a command)",
         ),
         (
             "[[bot]]\ncommand = \"x\"\n",
-            "L.toml line 10: [[bot]]: missing field `name` (every bot needs a name and a command)",
+            "L.toml line 10: [[bot]]: missing field `name` (every bot needs a name, and a command unless it is remote)",
         ),
         (
             "[[bot]]\nname = \"a\"\ncommand = \"x\"\n",
@@ -294,6 +294,30 @@ fn bad_bots_are_named_with_their_line() {
             "L.toml line 13: bot \"c\": sandbox_tmp: only with sandbox = true",
         ),
         (
+            "[[bot]]\nname = \"c\"\nremote = true\n",
+            "L.toml line 10: bot \"c\": token_sha256: missing (a remote bot needs the hash of its token: run hus token)",
+        ),
+        (
+            "[[bot]]\nname = \"c\"\nremote = true\ntoken_sha256 = \"abc\"\n",
+            "L.toml line 13: bot \"c\": token_sha256: expected the 64 hexadecimal digits of a SHA-256 (as hus token prints them), got 3 characters",
+        ),
+        (
+            &format!("[[bot]]\nname = \"c\"\nremote = true\ntoken_sha256 = \"{}g\"\n", "0".repeat(63)),
+            "L.toml line 13: bot \"c\": token_sha256: \"0g\" at character 63 is not a hexadecimal digit",
+        ),
+        (
+            &format!("[[bot]]\nname = \"c\"\nremote = true\ncommand = \"x\"\ntoken_sha256 = \"{}\"\n", "0".repeat(64)),
+            "L.toml line 13: bot \"c\": command: a remote bot has no command: it runs on its author's machine and connects with hus connect",
+        ),
+        (
+            &format!("[[bot]]\nname = \"c\"\nremote = true\nmemory = \"1G\"\ntoken_sha256 = \"{}\"\n", "0".repeat(64)),
+            "L.toml line 10: bot \"c\": memory: a remote bot runs on its author's machine; memory is only for bots the league runs",
+        ),
+        (
+            &format!("[[bot]]\nname = \"c\"\ncommand = \"x\"\ntoken_sha256 = \"{}\"\n", "0".repeat(64)),
+            "L.toml line 13: bot \"c\": token_sha256: only a remote bot (remote = true) has a token",
+        ),
+        (
             "[[bot]]\nname = \"c\"\ncommand = \"x\"\nenv = [\"=x\"]\n",
             "L.toml line 13: bot \"c\": env: \"=x\" is not NAME=value or NAME",
         ),
@@ -327,5 +351,33 @@ fn an_unreadable_file_is_named() {
     assert_eq!(
         err.err().as_deref(),
         Some("cannot read the league file /nonexistent/L.toml: No such file or directory (os error 2)")
+    );
+}
+
+#[test]
+fn a_remote_bot_has_a_token_hash_and_no_process() {
+    let d = Dir::new();
+    let hash = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    let text = format!(
+        "lag_cap = \"250ms\"\n{TWO_BOTS}\n[[bot]]\nname = \"far\"\nremote = true\ntoken_sha256 = \"{}\"\n",
+        hash.to_uppercase()
+    );
+    let c = d.parse(&text).expect("valid");
+    assert_eq!(c.lag_cap, Duration::from_millis(250));
+    let far = c.bot("far").expect("far");
+    assert!(far.is_remote());
+    assert_eq!(far.spec.command, "remote far");
+    assert_eq!(
+        league::parse_sha256(hash),
+        Ok(far.token_sha256.expect("hash"))
+    );
+    assert!(!c.bot("a").expect("a").is_remote());
+    assert_eq!(
+        d.parse(TWO_BOTS).expect("valid").lag_cap,
+        Duration::from_millis(100)
+    );
+    assert_eq!(
+        d.error(&format!("lag_cap = \"6s\"\n{TWO_BOTS}")),
+        "L.toml line 1: lag_cap: at most 5000 ms, not 6000 ms"
     );
 }

@@ -27,6 +27,8 @@ mod openings;
 /// A real PostgreSQL server for the worker tests (shared with the league crate's tests).
 #[path = "../support/pg.rs"]
 mod pg;
+/// Remote bots: `hus connect`, raw TCP, refused logins, disconnects (the bot port in-process).
+mod remote;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
 mod replay;
 /// The engine against the independent Python rules on random positions.

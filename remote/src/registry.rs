@@ -1,0 +1,265 @@
+//! The registry of connected remote bots: connections that passed the login wait here,
+//! one queue per bot, until a scheduler takes one for a set. A connection carries at
+//! most one set (the referee closes it at the set's end, or when the bot faults, as it
+//! would stop a process); the bot connects again for the next.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use league::BotConfig;
+use referee::{Connect, ConnectFuture, Entrant, Link, RttProbe};
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, OwnedSemaphorePermit};
+use tokio::time::Instant;
+
+/// A connection that logged in and waits for a set.
+pub(crate) struct Waiting {
+    pub stream: TcpStream,
+    pub peer: SocketAddr,
+    pub connect_rtt: Option<Duration>,
+    /// Its place among the port's bounded connections, held until it closes.
+    pub permit: OwnedSemaphorePermit,
+}
+
+/// The connected remote bots, and the tokens they log in with.
+pub struct Registry {
+    waiting: Mutex<HashMap<String, VecDeque<Waiting>>>,
+    tokens: Mutex<HashMap<String, [u8; 32]>>,
+    arrived: Notify,
+    lag_cap: Duration,
+    max_per_bot: usize,
+}
+
+impl Registry {
+    /// An empty registry for these bots (name and SHA-256 of the token), crediting
+    /// each remote bot's round-trip time up to `lag_cap` per move, with at most
+    /// `max_per_bot` connections waiting per bot.
+    pub fn new(tokens: HashMap<String, [u8; 32]>, lag_cap: Duration, max_per_bot: usize) -> Self {
+        Registry {
+            waiting: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(tokens),
+            arrived: Notify::new(),
+            lag_cap,
+            max_per_bot,
+        }
+    }
+
+    /// The remote bots of a league file and their token hashes.
+    pub fn tokens_of(league: &league::LeagueConfig) -> HashMap<String, [u8; 32]> {
+        league
+            .bots
+            .iter()
+            .filter_map(|b| b.token_sha256.map(|h| (b.name.clone(), h)))
+            .collect()
+    }
+
+    /// Replaces the bots that may log in (an administrator added or removed one).
+    /// Connections already waiting for a bot that is gone are closed.
+    pub fn set_tokens(&self, tokens: HashMap<String, [u8; 32]>) {
+        lock(&self.waiting).retain(|bot, _| tokens.contains_key(bot));
+        *lock(&self.tokens) = tokens;
+    }
+
+    /// The stored hash of a bot's token, if it is a remote bot.
+    pub(crate) fn token_of(&self, bot: &str) -> Option<[u8; 32]> {
+        lock(&self.tokens).get(bot).copied()
+    }
+
+    /// Whether `bot` has a live connection waiting for a set.
+    pub fn is_connected(&self, bot: &str) -> bool {
+        let mut waiting = lock(&self.waiting);
+        waiting.get_mut(bot).is_some_and(|q| {
+            q.retain(alive);
+            !q.is_empty()
+        })
+    }
+
+    /// The bots with a live connection waiting, and how many each has.
+    pub fn connected(&self) -> Vec<(String, usize)> {
+        let mut waiting = lock(&self.waiting);
+        let mut out: Vec<(String, usize)> = waiting
+            .iter_mut()
+            .filter_map(|(bot, q)| {
+                q.retain(alive);
+                (!q.is_empty()).then(|| (bot.clone(), q.len()))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Takes one of `bot`'s waiting connections for a set, if it has a live one.
+    pub fn take(&self, bot: &str) -> Option<Link> {
+        let mut waiting = lock(&self.waiting);
+        let queue = waiting.get_mut(bot)?;
+        while let Some(w) = queue.pop_front() {
+            if alive(&w) {
+                return Some(self.link(w));
+            }
+            tracing::info!(bot = ?bot, peer = %w.peer, "remote bot's waiting connection was gone");
+        }
+        None
+    }
+
+    /// Takes a connection of `bot`, waiting for one until `deadline`.
+    pub async fn wait_for(&self, bot: &str, deadline: Instant) -> Result<Link, String> {
+        loop {
+            let arrived = self.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            if let Some(link) = self.take(bot) {
+                return Ok(link);
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                return Err(format!("remote bot {bot:?} is not connected"));
+            }
+        }
+    }
+
+    /// What `play_set` gets links to `bot` from (the set's start, and restarts).
+    pub fn connector(self: &Arc<Self>, bot: &str) -> Arc<dyn Connect> {
+        Arc::new(RemoteBot {
+            registry: Arc::clone(self),
+            bot: bot.to_string(),
+        })
+    }
+
+    /// The set's entrant for a league bot: a link from this registry for a remote bot,
+    /// its process otherwise.
+    pub fn entrant(self: &Arc<Self>, bot: &BotConfig, stderr_path: PathBuf) -> Entrant {
+        Entrant {
+            spec: bot.spec.clone(),
+            stderr_path,
+            limits: bot.limits.clone(),
+            link: bot.is_remote().then(|| self.connector(&bot.name)),
+        }
+    }
+
+    /// Queues a connection that logged in as `bot`; gives it back when the bot already
+    /// has as many waiting as it may.
+    pub(crate) fn add(&self, bot: &str, w: Waiting) -> Result<(), Waiting> {
+        {
+            let mut waiting = lock(&self.waiting);
+            let queue = waiting.entry(bot.to_string()).or_default();
+            queue.retain(alive);
+            if queue.len() >= self.max_per_bot {
+                return Err(w);
+            }
+            queue.push_back(w);
+        }
+        self.arrived.notify_waiters();
+        Ok(())
+    }
+
+    /// The most connections one bot may have waiting.
+    pub(crate) fn max_per_bot(&self) -> usize {
+        self.max_per_bot
+    }
+
+    fn link(&self, w: Waiting) -> Link {
+        // A second descriptor of the socket reads its round-trip time while the halves
+        // are with the set; it closes with the link.
+        let probe = w
+            .stream
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(|fd| Box::new(TcpRtt(fd)) as Box<dyn RttProbe>);
+        let (reader, writer) = w.stream.into_split();
+        Link {
+            reader: Box::new(Permitted {
+                inner: reader,
+                _permit: w.permit,
+            }),
+            writer: Box::new(writer),
+            peer: w.peer.to_string(),
+            connect_rtt: w.connect_rtt,
+            probe,
+            lag_cap: self.lag_cap,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere while holding it leaves plain data behind: keep going.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A waiting connection is alive when reading it would block: end of file means the
+/// bot went away, and bytes mean it spoke before it was asked (it is dropped).
+fn alive(w: &Waiting) -> bool {
+    let mut byte = [0u8; 1];
+    match w.stream.try_read(&mut byte) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+        Ok(0) | Err(_) => false,
+        Ok(_) => {
+            tracing::warn!(peer = %w.peer, "remote bot sent data before a set: connection dropped");
+            false
+        }
+    }
+}
+
+/// A remote bot as `play_set` sees it.
+struct RemoteBot {
+    registry: Arc<Registry>,
+    bot: String,
+}
+
+impl Connect for RemoteBot {
+    fn connect(&self, deadline: Instant) -> ConnectFuture<'_> {
+        Box::pin(self.registry.wait_for(&self.bot, deadline))
+    }
+}
+
+/// The read half of a connection, holding its place among the bounded connections.
+struct Permitted<R> {
+    inner: R,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Permitted<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+struct TcpRtt(OwnedFd);
+
+impl RttProbe for TcpRtt {
+    fn rtt(&self) -> Option<Duration> {
+        tcp_rtt(self.0.as_fd())
+    }
+}
+
+/// The kernel's smoothed round-trip time of a TCP socket (`tcpi_rtt` of `TCP_INFO`,
+/// in microseconds), or `None` when it cannot be read.
+pub fn tcp_rtt(fd: BorrowedFd<'_>) -> Option<Duration> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `tcp_info` is plain data for which all zeroes is valid; getsockopt
+    // writes at most `len` bytes into it and reports how many.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    // `tcpi_rtt` ends at byte 72 of the structure in every kernel that has it.
+    (r == 0 && len as usize >= 72).then(|| Duration::from_micros(u64::from(info.tcpi_rtt)))
+}
