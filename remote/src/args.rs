@@ -1,5 +1,6 @@
 //! The raw arguments of `hus token` and `hus connect`.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -25,12 +26,25 @@ pub struct ConnectArgs {
     /// The file holding the bot's token (made by hus token).
     #[arg(long, value_name = "FILE")]
     pub token_file: PathBuf,
-    /// Stop after this many connections have ended (for tests and one-off sets);
-    /// without it, connect again for ever.
+    /// Stop after this many logged-in connections have ended (each carries at most
+    /// one set; for tests and one-off sets); without it, connect again for ever.
     #[arg(long, value_name = "N")]
     pub sessions: Option<u32>,
     /// The bot's command, after `--`: started for each set, its stdin and stdout
     /// bridged to the server.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// The bot port's options, for a server command to flatten into its own arguments
+/// (`hus serve --bot-listen`).
+#[derive(Args, Debug, Clone)]
+pub struct BotPortArgs {
+    /// Where remote bots connect (README, "Remote bots"). Only loopback by default:
+    /// anything else is reachable by others. Port 0 takes a free port.
+    #[arg(long, default_value = crate::port::DEFAULT_BOT_LISTEN, value_name = "ADDR:PORT")]
+    pub bot_listen: SocketAddr,
+    /// Most bot connections open at once (logging in, waiting, playing).
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub bot_max_connections: usize,
 }

@@ -82,9 +82,9 @@ async fn bridge(args: &ConnectArgs, token: &str) -> Result<ExitCode> {
     let mut sessions = 0u32;
     loop {
         let outcome = session(args, token).await;
-        sessions += 1;
         let wait = match outcome {
             Ok(Session::Ended) => {
+                sessions += 1;
                 backoff = FIRST_BACKOFF;
                 None
             }
@@ -92,7 +92,9 @@ async fn bridge(args: &ConnectArgs, token: &str) -> Result<ExitCode> {
                 eprintln!("hus connect: the server refused for now: {reason}");
                 Some(wait.max(backoff))
             }
+            // Trying again would not help.
             Err(e) if e.downcast_ref::<Refused>().is_some() => return Err(e),
+            Err(e) if e.downcast_ref::<CannotStart>().is_some() => return Err(e),
             Err(e) => {
                 eprintln!("hus connect: {e:#}");
                 Some(backoff)
@@ -111,6 +113,11 @@ async fn bridge(args: &ConnectArgs, token: &str) -> Result<ExitCode> {
         }
     }
 }
+
+/// The bot's program cannot be started (not found, not executable).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct CannotStart(String);
 
 /// A refusal that trying again will not change.
 #[derive(Debug, thiserror::Error)]
@@ -183,7 +190,12 @@ async fn session(args: &ConnectArgs, token: &str) -> Result<Session> {
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .with_context(|| format!("cannot start the bot {:?}", args.command.join(" ")))?;
+        .map_err(|e| {
+            CannotStart(format!(
+                "cannot start the bot {:?}: {e}",
+                args.command.join(" ")
+            ))
+        })?;
     let group = child.id().map(|id| nix::unistd::Pid::from_raw(id as i32));
     let (Some(mut to_bot), Some(mut from_bot)) = (child.stdin.take(), child.stdout.take()) else {
         bail!("the bot's pipes could not be set up");

@@ -25,7 +25,7 @@ mod token;
 
 use std::process::ExitCode;
 
-pub use args::{ConnectArgs, TokenArgs};
+pub use args::{BotPortArgs, ConnectArgs, TokenArgs};
 pub use connect::run as run_connect;
 pub use port::{AuthReply, BotPort, PortConfig, DEFAULT_BOT_LISTEN};
 pub use registry::{tcp_rtt, Registry};

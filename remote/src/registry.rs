@@ -61,11 +61,14 @@ impl Registry {
             .collect()
     }
 
-    /// Replaces the bots that may log in (an administrator added or removed one).
-    /// Connections already waiting for a bot that is gone are closed.
+    /// Replaces the bots that may log in (an administrator added or removed one, or
+    /// gave one a new token). Connections already waiting for a bot that is gone, or
+    /// that logged in with a token that has since changed, are closed.
     pub fn set_tokens(&self, tokens: HashMap<String, [u8; 32]>) {
-        lock(&self.waiting).retain(|bot, _| tokens.contains_key(bot));
-        *lock(&self.tokens) = tokens;
+        let mut old = lock(&self.tokens);
+        lock(&self.waiting)
+            .retain(|bot, _| tokens.get(bot).is_some_and(|t| old.get(bot) == Some(t)));
+        *old = tokens;
     }
 
     /// The stored hash of a bot's token, if it is a remote bot.
@@ -262,4 +265,88 @@ pub fn tcp_rtt(fd: BorrowedFd<'_>) -> Option<Duration> {
     };
     // `tcpi_rtt` ends at byte 72 of the structure in every kernel that has it.
     (r == 0 && len as usize >= 72).then(|| Duration::from_micros(u64::from(info.tcpi_rtt)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use tokio::net::TcpListener;
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    /// A logged-in connection (the server's side) and the client's side.
+    async fn connection() -> (Waiting, std::net::TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let client =
+            std::net::TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        let (stream, peer) = listener.accept().await.expect("accept");
+        let permit = Arc::new(Semaphore::new(1))
+            .try_acquire_owned()
+            .expect("a permit");
+        let waiting = Waiting {
+            stream,
+            peer,
+            connect_rtt: None,
+            permit,
+        };
+        (waiting, client)
+    }
+
+    fn registry() -> Registry {
+        let tokens = [("alice".to_string(), [1u8; 32])].into_iter().collect();
+        Registry::new(tokens, Duration::from_millis(100), 2)
+    }
+
+    /// Waits (up to 10 s) until the kernel has delivered what the client did and
+    /// `alice` is no longer connected.
+    async fn gone(r: &Registry) -> bool {
+        for _ in 0..1000 {
+            if !r.is_connected("alice") {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        false
+    }
+
+    #[tokio::test]
+    async fn a_waiting_connection_is_gone_once_the_bot_closes_it_or_speaks_unasked() {
+        let r = registry();
+        let (w, client) = connection().await;
+        assert!(r.add("alice", w).is_ok());
+        assert!(r.is_connected("alice"));
+        assert_eq!(r.connected(), [("alice".to_string(), 1)]);
+        drop(client);
+        assert!(gone(&r).await);
+
+        let (w, mut client) = connection().await;
+        assert!(r.add("alice", w).is_ok());
+        client.write_all(b"{}\n").expect("write");
+        assert!(gone(&r).await);
+        assert!(r.take("alice").is_none());
+        assert!(!r.is_connected("bob"));
+    }
+
+    #[tokio::test]
+    async fn a_bot_has_at_most_its_share_of_waiting_connections_and_loses_them_with_its_token() {
+        let r = registry();
+        let mut clients = Vec::new();
+        for expected in [true, true, false] {
+            let (w, client) = connection().await;
+            assert_eq!(r.add("alice", w).is_ok(), expected);
+            clients.push(client);
+        }
+        let link = r.take("alice").expect("a link");
+        assert_eq!(link.lag_cap, Duration::from_millis(100));
+        assert!(link.peer.starts_with("127.0.0.1:"));
+        assert_eq!(r.connected(), [("alice".to_string(), 1)]);
+        // The same token keeps it; a new one closes it.
+        r.set_tokens([("alice".to_string(), [1u8; 32])].into_iter().collect());
+        assert!(r.is_connected("alice"));
+        r.set_tokens([("alice".to_string(), [2u8; 32])].into_iter().collect());
+        assert!(!r.is_connected("alice"));
+        assert_eq!(r.token_of("alice"), Some([2u8; 32]));
+    }
 }

@@ -223,7 +223,7 @@ print(game.end.reason if game.end else "none", hus_rules.to_notation(game.positi
 
 /// README `sh` lines that no test runs, and why. Any other line of a `sh` block must
 /// run.
-const NOT_RUN: [(&str, &str); 12] = [
+const NOT_RUN: [(&str, &str); 13] = [
     ("bash tests/run.sh", "the test suite itself"),
     ("hus match BOT_A BOT_B [options]", "a synopsis, not a command"),
     (
@@ -255,6 +255,10 @@ const NOT_RUN: [(&str, &str); 12] = [
     (
         "hus export --store ",
         "needs a PostgreSQL server: tests/e2e/workers.rs runs it against a real one",
+    ),
+    (
+        "hus connect league.example.org:7000 ",
+        "needs a server's bot port: tests/e2e/remote.rs runs hus connect against one",
     ),
     (
         "hus match \"./my_bot --v2\"",
@@ -384,6 +388,12 @@ fn readme_commands_run() {
                 assert_eq!(v["bots"].as_array().map(Vec::len), Some(4));
             }
             "standings" => has("12 of 12 sets played (84 games)"),
+            "token" => {
+                has("token_sha256 = \"");
+                let token = std::fs::read_to_string(sandbox.dir.path().join("alice.token"))
+                    .expect("the token file");
+                assert_eq!(token.trim().len(), 64, "{token}");
+            }
             other => panic!("README: no shape is known for `hus {other}`: `{command}`"),
         }
         ran += 1;

@@ -72,6 +72,10 @@ struct Server {
 
 impl Server {
     fn start(port: PortConfig) -> Server {
+        Server::start_at(port, "127.0.0.1:0")
+    }
+
+    fn start_at(port: PortConfig, listen: &str) -> Server {
         let dir = tempfile::tempdir().expect("temp dir");
         let (config, token) = league(dir.path());
         let log = Captured::default();
@@ -93,7 +97,7 @@ impl Server {
         let port = rt
             .block_on(BotPort::bind(
                 PortConfig {
-                    listen: "127.0.0.1:0".parse().expect("address"),
+                    listen: listen.parse().expect("address"),
                     ..port
                 },
                 registry,
@@ -520,5 +524,138 @@ fn oversized_and_silent_clients_are_dropped_without_harm_to_a_running_set() {
         log.matches("login refused: no auth line in time").count(),
         2,
         "{log}"
+    );
+}
+
+#[test]
+fn hus_connect_retries_until_the_server_is_up_and_connects_again_after_each_set() {
+    // A free port, closed again: hus connect finds nobody there at first.
+    let addr = {
+        let first = Server::start(PortConfig::default());
+        first.addr()
+    };
+    let token = remote::new_token();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let token_file = dir.path().join("alice.token");
+    std::fs::write(&token_file, format!("{token}\n")).expect("token file");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let mut child = hus_connect(addr, &token_file.display().to_string(), 2, &greedy_bot());
+    // Its stderr, as it comes: the server comes up once it has failed to connect.
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let pipe = child.stderr.take().expect("stderr");
+    let sink = Arc::clone(&stderr);
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            let mut text = sink.lock().unwrap_or_else(|e| e.into_inner());
+            text.push_str(&line);
+            text.push('\n');
+        }
+    });
+    let said = |what: &str| {
+        stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(what)
+    };
+    for _ in 0..600 {
+        if said("connecting again in") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(said("connecting again in"), "hus connect never retried");
+    let server = Server::start_at(PortConfig::default(), &addr.to_string());
+    let hash = remote::token_hash(&token);
+    server
+        .port
+        .registry()
+        .set_tokens([("alice".to_string(), hash)].into_iter().collect());
+    server.wait_connected();
+    let (first, first_path) = server.play(1);
+    check_log(&first, &first_path);
+    server.wait_connected();
+    let (second, second_path) = server.play(1);
+    check_log(&second, &second_path);
+    for records in [&first, &second] {
+        let end = of_type(records, "set-end")[0];
+        assert_eq!(
+            (&end["games_played"], &end["faults"]),
+            (&json!(1), &json!([0, 0]))
+        );
+    }
+    let (code, _) = server.serve_while(move || wait_exit(child));
+    reader.join().expect("stderr reader");
+    let err = stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("cannot connect to"), "{err}");
+    assert!(err.contains("connecting again in 0.5 s"), "{err}");
+    assert_eq!(err.matches("logged in to").count(), 2, "{err}");
+}
+
+#[test]
+fn connections_past_the_bound_are_refused_at_once() {
+    let server = Server::start(PortConfig {
+        max_connections: 2,
+        auth_timeout: Duration::from_secs(3),
+        ..PortConfig::default()
+    });
+    let addr = server.addr();
+    let (held, refused) = server.serve_while(move || {
+        // Two clients that say nothing hold both places until the auth timeout.
+        let holders: Vec<_> = (0..2)
+            .map(|_| std::thread::spawn(move || probe(addr, b"")))
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let refused = probe(addr, b"");
+        let held: Vec<_> = holders
+            .into_iter()
+            .map(|h| h.join().expect("holder"))
+            .collect();
+        (held, refused)
+    });
+    assert_eq!(
+        refused,
+        (
+            json!({"type": "refused", "reason": "the server has its 2 connections; try again later", "retry_ms": 5000}),
+            true
+        )
+    );
+    for h in held {
+        assert_eq!(
+            h,
+            (
+                json!({"type": "refused", "reason": "no auth line within 3000 ms"}),
+                true
+            )
+        );
+    }
+}
+
+#[test]
+fn hus_connect_stops_when_the_bot_cannot_be_started_and_the_game_is_lost() {
+    let server = Server::start(PortConfig::default());
+    let child = hus_connect(
+        server.addr(),
+        &server.token_file(&server.token),
+        5,
+        "/nonexistent/bot --fast",
+    );
+    server.wait_connected();
+    let (records, path) = server.play(1);
+    check_log(&records, &path);
+    let faults = of_type(&records, "fault");
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        (&faults[0]["bot"], &faults[0]["kind"]),
+        (&json!(0), &json!("crash"))
+    );
+    let (code, err) = server.serve_while(move || wait_exit(child));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "error: cannot start the bot \"/nonexistent/bot --fast\": No such file or directory"
+        ),
+        "{err}"
     );
 }
