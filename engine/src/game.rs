@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::board::Board;
 use crate::position::{Player, Position};
 use crate::rules::{Rules, Scoring, NO_CAPTURE_LIMIT};
 use crate::sow::{IllegalMove, MoveReport, Recorder, Summary};
@@ -54,7 +55,8 @@ pub struct GameEnd {
 /// Checks the end rules of RULINGS.md, in order, on `position` (the player to move is the
 /// one who would play next). `repeated`: the position has occurred before in this game;
 /// `quiet_plies`: plies in a row without a capture.
-pub fn judge(position: &Position, repeated: bool, quiet_plies: u32) -> Option<GameEnd> {
+#[inline]
+pub fn judge<B: Board>(position: &B, repeated: bool, quiet_plies: u32) -> Option<GameEnd> {
     let mover = position.to_move();
     if position.legal_moves().is_empty() {
         return Some(GameEnd {
@@ -86,7 +88,7 @@ pub fn judge(position: &Position, repeated: bool, quiet_plies: u32) -> Option<Ga
 impl Rules {
     /// The points each player (indexed by [`Player::index`]) scores for a game that ended
     /// as `end` on `position`.
-    pub fn points(self, end: &GameEnd, position: &Position) -> [u32; 2] {
+    pub fn points<B: Board>(self, end: &GameEnd, position: &B) -> [u32; 2] {
         let mut points = [0u32; 2];
         match self.preset().scoring() {
             Scoring::Wins { double_win } => {
@@ -158,21 +160,23 @@ impl From<IllegalMove> for PlayError {
 }
 
 /// A game in progress: the position, everything needed by the end rules, and the end.
+/// Generic over the [`Board`]: `Game` is a game on a [`Position`] (widths 8 to 16),
+/// `Game<AnyPosition>` one on any board, with the same end rules.
 #[derive(Clone, Debug)]
-pub struct Game {
-    start: Position,
-    position: Position,
+pub struct Game<B: Board = Position> {
+    start: B,
+    position: B,
     /// Every position so far with its key, the start included: repetition candidates are
     /// picked by key and confirmed by equality, so a hash collision can never end a game.
-    history: Vec<(u64, Position)>,
+    history: Vec<(u64, B)>,
     quiet_plies: u32,
     end: Option<GameEnd>,
 }
 
-impl Game {
+impl<B: Board> Game<B> {
     /// A game from `start` (which counts as the first occurrence of itself). A start where
     /// the player to move has no move is already over.
-    pub fn new(start: Position) -> Game {
+    pub fn new(start: B) -> Game<B> {
         Game {
             start,
             position: start,
@@ -183,17 +187,19 @@ impl Game {
     }
 
     /// The rules.
+    #[inline]
     pub fn rules(&self) -> Rules {
         self.start.rules()
     }
 
     /// The starting position.
-    pub fn start(&self) -> &Position {
+    #[inline]
+    pub fn start(&self) -> &B {
         &self.start
     }
 
     /// The current position.
-    pub fn position(&self) -> &Position {
+    pub fn position(&self) -> &B {
         &self.position
     }
 
@@ -227,6 +233,7 @@ impl Game {
     }
 
     /// [`Game::play`] with a recorder of your choice.
+    #[inline]
     pub fn play_with<R: Recorder>(
         &mut self,
         pit: usize,

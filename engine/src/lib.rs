@@ -1,14 +1,20 @@
 //! The Hus rules engine: the three presets of `RULINGS.md` (`hus`, `rulebook`,
-//! `mancala-world`) at any row width from 8 to 16. No I/O, no dependencies.
+//! `mancala-world`) at any row width from 8 to 32. No I/O, no dependencies.
 //!
 //! - [`Rules`] is a [`Preset`] at a width; it knows the setup and the scoring.
-//! - [`Position`] is a validated, 64-byte `Copy` board with the side to move. Build one
+//! - [`Board`] is what every board type offers; there are three. [`Position`] is the
+//!   validated, 64-byte `Copy` board of widths 8 to 16 (at most 127 seeds), the fast
+//!   one; [`WidePosition`] holds widths up to 32 (at most 255 seeds); [`AnyPosition`]
+//!   is whichever of the two a setup needs, for code that takes any board (the
+//!   referee, the replay tool). The rest of this list says `Position`; it holds for
+//!   every `Board`. Build one
 //!   with [`Position::start`], from the one-line notation (`str::parse`), or from an
 //!   unvalidated [`Setup`]. [`Position::play`] plays a pit and returns a [`MoveReport`]
 //!   (every relay and capture); [`Position::play_with`] takes any [`Recorder`], and
 //!   `&mut ()` records nothing and allocates nothing. An illegal pit returns
 //!   [`IllegalMove`] and leaves the position as it was.
-//! - [`Game`] adds the history and applies the end rules after every move ([`judge`]),
+//! - [`Game`] (generic over the board) adds the history and applies the end rules after
+//!   every move ([`judge`]),
 //!   ending as a [`GameEnd`]; [`Rules::points`] scores it and [`SetScore`] adds up a set.
 //! - [`perft`] counts move sequences, to check move generators against the tables in
 //!   `RULES.md`.
@@ -46,12 +52,19 @@
 //! ```
 #![deny(missing_docs)]
 
+mod any;
+mod board;
 mod game;
 mod notation;
 mod perft;
 mod position;
 mod rules;
 mod sow;
+mod wide;
+
+pub use any::AnyPosition;
+pub use board::Board;
+pub use wide::{WidePosition, MAX_WIDE_TOTAL_SEEDS};
 
 pub use game::{judge, EndReason, Game, GameEnd, PlayError, SetScore};
 pub use notation::NotationError;
@@ -59,6 +72,6 @@ pub use perft::perft;
 pub use position::{Moves, Player, Position, Setup, SetupError, MAX_TOTAL_SEEDS};
 pub use rules::{
     CaptureRule, CapturedSownFrom, Preset, Rules, RulesError, Scoring, Sowing, DEFAULT_WIDTH,
-    MAX_SOWN_PER_MOVE, MAX_WIDTH, MIN_SEEDS_TO_MOVE, MIN_WIDTH, NO_CAPTURE_LIMIT,
+    MAX_NARROW_WIDTH, MAX_SOWN_PER_MOVE, MAX_WIDTH, MIN_SEEDS_TO_MOVE, MIN_WIDTH, NO_CAPTURE_LIMIT,
 };
 pub use sow::{Capture, Event, IllegalMove, MoveReport, Recorder, Relay, Summary, Taken};

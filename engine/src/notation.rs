@@ -5,8 +5,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::board::Board;
 use crate::position::{Player, Position, Setup, SetupError};
 use crate::rules::{Preset, Rules, RulesError};
+use crate::wide::WidePosition;
 
 /// Why a notation string is not a position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,7 +77,7 @@ impl fmt::Display for NotationError {
             ),
             NotationError::Seeds { player, pit, text } => write!(
                 f,
-                "player {player}'s pit {pit}: {text:?} is not a seed count (0 to 127)"
+                "player {player}'s pit {pit}: {text:?} is not a seed count (0 to 255)"
             ),
             NotationError::ToMove(t) => write!(f, "side to move {t:?} should be 0 or 1"),
             NotationError::Setup(e) => e.fmt(f),
@@ -89,32 +91,44 @@ impl FromStr for Position {
     type Err = NotationError;
 
     fn from_str(s: &str) -> Result<Position, NotationError> {
-        let fields: Vec<&str> = s.split_whitespace().collect();
-        let [preset, width, p0, p1, to_move] = fields[..] else {
-            return Err(NotationError::FieldCount(fields.len()));
-        };
-        let preset: Preset = preset.parse().map_err(NotationError::Rules)?;
-        let width: usize = width
-            .parse()
-            .map_err(|_| NotationError::Width(width.to_string()))?;
-        let rules = Rules::new(preset, width).map_err(NotationError::Rules)?;
-        let pits = [
-            parse_side(Player::Zero, p0, width)?,
-            parse_side(Player::One, p1, width)?,
-        ];
-        let to_move = match to_move {
-            "0" => Player::Zero,
-            "1" => Player::One,
-            other => return Err(NotationError::ToMove(other.to_string())),
-        };
-        Setup {
-            rules,
-            pits,
-            to_move,
-        }
-        .validate()
-        .map_err(NotationError::Setup)
+        parse_setup(s)?.validate().map_err(NotationError::Setup)
     }
+}
+
+impl FromStr for WidePosition {
+    type Err = NotationError;
+
+    fn from_str(s: &str) -> Result<WidePosition, NotationError> {
+        WidePosition::from_setup(&parse_setup(s)?).map_err(NotationError::Setup)
+    }
+}
+
+/// Reads the notation into a [`Setup`]: the fields, the rules and the seed counts
+/// (0 to 255 each) are checked here, the board's limits by the board type.
+pub(crate) fn parse_setup(s: &str) -> Result<Setup, NotationError> {
+    let fields: Vec<&str> = s.split_whitespace().collect();
+    let [preset, width, p0, p1, to_move] = fields[..] else {
+        return Err(NotationError::FieldCount(fields.len()));
+    };
+    let preset: Preset = preset.parse().map_err(NotationError::Rules)?;
+    let width: usize = width
+        .parse()
+        .map_err(|_| NotationError::Width(width.to_string()))?;
+    let rules = Rules::new(preset, width).map_err(NotationError::Rules)?;
+    let pits = [
+        parse_side(Player::Zero, p0, width)?,
+        parse_side(Player::One, p1, width)?,
+    ];
+    let to_move = match to_move {
+        "0" => Player::Zero,
+        "1" => Player::One,
+        other => return Err(NotationError::ToMove(other.to_string())),
+    };
+    Ok(Setup {
+        rules,
+        pits,
+        to_move,
+    })
 }
 
 fn parse_side(player: Player, field: &str, width: usize) -> Result<Vec<u8>, NotationError> {
@@ -139,7 +153,7 @@ fn parse_side(player: Player, field: &str, width: usize) -> Result<Vec<u8>, Nota
             let seeds = cell
                 .parse::<u8>()
                 .ok()
-                .filter(|&s| s <= 127 && !cell.starts_with('+'))
+                .filter(|_| !cell.starts_with('+'))
                 .ok_or_else(|| NotationError::Seeds {
                     player,
                     pit: offset + i,
@@ -153,43 +167,53 @@ fn parse_side(player: Player, field: &str, width: usize) -> Result<Vec<u8>, Nota
 
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Built in a stack buffer and written once: logs and replays format one position
-        // per move. At most 2 x 32 pits of up to 3 digits and a separator each, plus the
-        // preset, the width and the side to move.
-        let mut buf = [0u8; 320];
-        let mut len = 0;
-        let mut put = |bytes: &[u8]| {
-            buf[len..len + bytes.len()].copy_from_slice(bytes);
-            len += bytes.len();
-        };
-        let number = |n: u8| -> ([u8; 3], usize) {
-            match n {
-                0..=9 => ([b'0' + n, 0, 0], 1),
-                10..=99 => ([b'0' + n / 10, b'0' + n % 10, 0], 2),
-                _ => ([b'0' + n / 100, b'0' + n / 10 % 10, b'0' + n % 10], 3),
-            }
-        };
-        let w = self.width();
-        put(self.rules().preset().name().as_bytes());
-        put(b" ");
-        let (digits, n) = number(w as u8);
-        put(&digits[..n]);
-        for player in Player::BOTH {
-            for pit in 0..2 * w {
-                put(match pit {
-                    0 => b" ",
-                    p if p == w => b"/",
-                    _ => b",",
-                });
-                let (digits, n) = number(self.seeds(player, pit));
-                put(&digits[..n]);
-            }
-        }
-        put(if self.to_move() == Player::Zero {
-            b" 0"
-        } else {
-            b" 1"
-        });
-        f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
+        write_notation(self, f)
     }
+}
+
+impl fmt::Display for WidePosition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_notation(self, f)
+    }
+}
+
+fn write_notation<B: Board>(board: &B, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    // Built in a stack buffer and written once: logs and replays format one position
+    // per move. At most 2 x 64 pits of up to 3 digits and a separator each, plus the
+    // preset, the width and the side to move.
+    let mut buf = [0u8; 600];
+    let mut len = 0;
+    let mut put = |bytes: &[u8]| {
+        buf[len..len + bytes.len()].copy_from_slice(bytes);
+        len += bytes.len();
+    };
+    let number = |n: u8| -> ([u8; 3], usize) {
+        match n {
+            0..=9 => ([b'0' + n, 0, 0], 1),
+            10..=99 => ([b'0' + n / 10, b'0' + n % 10, 0], 2),
+            _ => ([b'0' + n / 100, b'0' + n / 10 % 10, b'0' + n % 10], 3),
+        }
+    };
+    let w = board.width();
+    put(board.rules().preset().name().as_bytes());
+    put(b" ");
+    let (digits, n) = number(w as u8);
+    put(&digits[..n]);
+    for player in Player::BOTH {
+        for pit in 0..2 * w {
+            put(match pit {
+                0 => b" ",
+                p if p == w => b"/",
+                _ => b",",
+            });
+            let (digits, n) = number(board.seeds(player, pit));
+            put(&digits[..n]);
+        }
+    }
+    put(if board.to_move() == Player::Zero {
+        b" 0"
+    } else {
+        b" 1"
+    });
+    f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
 }

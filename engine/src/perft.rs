@@ -1,13 +1,14 @@
 //! Perft: counting move sequences, the standard check of a move generator.
 
+use crate::board::Board;
 use crate::game::judge;
-use crate::position::Position;
 
 /// For each depth `1..=depth`, the number of move sequences of exactly that many plies
-/// from `start`, where a finished game (any end rule, with the history along the line:
+/// from `start` (any [`Board`]: match an [`AnyPosition`](crate::AnyPosition) first to run
+/// on the inner board), where a finished game (any end rule, with the history along the line:
 /// `start` is the first occurrence of itself and no capture has been made yet) has no
 /// moves. Element `d - 1` is the count for depth `d`.
-pub fn perft(start: &Position, depth: u32) -> Vec<u64> {
+pub fn perft<B: Board>(start: &B, depth: u32) -> Vec<u64> {
     let mut counts = vec![0u64; depth as usize];
     if depth == 0 || judge(start, false, 0).is_some() {
         return counts;
@@ -20,12 +21,12 @@ pub fn perft(start: &Position, depth: u32) -> Vec<u64> {
 
 /// Counts the moves of `pos` (not over, at `ply`) and below them. At the last ply the
 /// children are counted without being played (bulk counting).
-fn walk(
-    pos: &Position,
+fn walk<B: Board>(
+    pos: &B,
     ply: usize,
     depth: usize,
     quiet: u32,
-    line: &mut Vec<(u64, Position)>,
+    line: &mut Vec<(u64, B)>,
     counts: &mut [u64],
 ) {
     let moves = pos.legal_moves();

@@ -2,15 +2,19 @@
 
 use std::fmt;
 
-use crate::rules::{Preset, Rules, MAX_WIDTH, MIN_SEEDS_TO_MOVE};
+use crate::board::Board;
+use crate::rules::{Preset, Rules, MAX_NARROW_WIDTH, MIN_SEEDS_TO_MOVE};
+use crate::sow::{sow, IllegalMove, Recorder, Summary};
 
-/// Bytes per player in the packed board: room for the widest ring (2 x 16 pits).
-const HALF: usize = 2 * MAX_WIDTH;
+/// Bytes per player in the packed board: room for the widest narrow ring (2 x 16 pits).
+const HALF: usize = 2 * MAX_NARROW_WIDTH;
 /// Low seven bits of a cell: the seed count.
 pub(crate) const SEEDS: u8 = 0x7f;
 /// High bit of a cell: one bit of the packed metadata.
 pub(crate) const FLAG: u8 = 0x80;
-/// Most seeds a board may hold, so that no pit can ever overflow seven bits.
+/// Most seeds a [`Position`] may hold, so that no pit can ever overflow seven bits.
+/// [`AnyPosition`](crate::AnyPosition) takes boards with more (up to
+/// [`MAX_WIDE_TOTAL_SEEDS`](crate::MAX_WIDE_TOTAL_SEEDS)) as [`WidePosition`](crate::WidePosition)s.
 pub const MAX_TOTAL_SEEDS: u32 = SEEDS as u32;
 
 /// One of the two players. Player 0 moves first from the starting position.
@@ -95,10 +99,21 @@ pub enum SetupError {
         /// What was given.
         found: usize,
     },
-    /// More seeds than [`MAX_TOTAL_SEEDS`] on the board.
+    /// More seeds on the board than the board type holds: [`MAX_TOTAL_SEEDS`] for a
+    /// [`Position`], [`MAX_WIDE_TOTAL_SEEDS`](crate::MAX_WIDE_TOTAL_SEEDS) for a [`WidePosition`](crate::WidePosition)
+    /// and an [`AnyPosition`](crate::AnyPosition).
     TooManySeeds {
         /// Seeds on the board.
         total: u32,
+        /// The most the board type holds.
+        max: u32,
+    },
+    /// The rules' width is more than a [`Position`] holds ([`MAX_NARROW_WIDTH`]): such a
+    /// board is a [`WidePosition`](crate::WidePosition) (or an
+    /// [`AnyPosition`](crate::AnyPosition)).
+    TooWide {
+        /// The rules' width.
+        width: usize,
     },
 }
 
@@ -110,9 +125,13 @@ impl fmt::Display for SetupError {
                 expected,
                 found,
             } => write!(f, "player {player} has {found} pits, expected {expected}"),
-            SetupError::TooManySeeds { total } => write!(
+            SetupError::TooManySeeds { total, max } => {
+                write!(f, "{total} seeds on the board, at most {max} are supported")
+            }
+            SetupError::TooWide { width } => write!(
                 f,
-                "{total} seeds on the board, at most {MAX_TOTAL_SEEDS} are supported"
+                "a width of {width} needs a wide board: a Position holds widths up to \
+                 {MAX_NARROW_WIDTH} (use AnyPosition)"
             ),
         }
     }
@@ -121,8 +140,8 @@ impl fmt::Display for SetupError {
 impl std::error::Error for SetupError {}
 
 impl Setup {
-    /// Checks the setup and packs it into a [`Position`].
-    pub fn validate(&self) -> Result<Position, SetupError> {
+    /// Checks the pit counts and returns the seeds on the board (no limit checked).
+    pub(crate) fn checked_total(&self) -> Result<u32, SetupError> {
         let n = self.rules.pits();
         let mut total = 0u32;
         for player in Player::BOTH {
@@ -136,8 +155,25 @@ impl Setup {
             }
             total += pits.iter().map(|&s| s as u32).sum::<u32>();
         }
+        Ok(total)
+    }
+
+    /// Checks the setup and packs it into a [`Position`]: widths up to
+    /// [`MAX_NARROW_WIDTH`], at most [`MAX_TOTAL_SEEDS`]. [`AnyPosition`](crate::AnyPosition)
+    /// takes every setup the rules allow.
+    pub fn validate(&self) -> Result<Position, SetupError> {
+        if self.rules.width() > MAX_NARROW_WIDTH {
+            return Err(SetupError::TooWide {
+                width: self.rules.width(),
+            });
+        }
+        let n = self.rules.pits();
+        let total = self.checked_total()?;
         if total > MAX_TOTAL_SEEDS {
-            return Err(SetupError::TooManySeeds { total });
+            return Err(SetupError::TooManySeeds {
+                total,
+                max: MAX_TOTAL_SEEDS,
+            });
         }
         let mut cells = [0u8; 2 * HALF];
         for player in Player::BOTH {
@@ -166,7 +202,18 @@ const _: () = assert!(std::mem::size_of::<Position>() <= 64);
 
 impl Position {
     /// The starting position of `rules`, player 0 to move.
+    ///
+    /// # Panics
+    /// If the rules' width is above [`MAX_NARROW_WIDTH`]: wide boards are
+    /// [`WidePosition`](crate::WidePosition)s, and [`AnyPosition::start`](crate::AnyPosition::start)
+    /// takes any rules.
+    #[inline]
     pub fn start(rules: Rules) -> Position {
+        assert!(
+            rules.width() <= MAX_NARROW_WIDTH,
+            "Position::start at width {}: use AnyPosition",
+            rules.width()
+        );
         let mut cells = [0u8; 2 * HALF];
         let (w, n) = (rules.width(), rules.pits());
         let front = rules.starting_front_pits();
@@ -180,14 +227,15 @@ impl Position {
         pos
     }
 
+    #[inline]
     fn meta(&self) -> u8 {
         // Gather the high bit of bytes 0..8 into one byte (bit i from byte i).
         let mut word = [0u8; 8];
         word.copy_from_slice(&self.cells[..8]);
-        let x = (u64::from_le_bytes(word) >> 7) & 0x0101_0101_0101_0101;
-        (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+        gather_high_bits(u64::from_le_bytes(word)) as u8
     }
 
+    #[inline]
     fn set_meta(&mut self, rules: Rules, to_move: Player) {
         let meta = to_move as u8 | rules.preset().code() << 1 | ((rules.width() - 8) as u8) << 3;
         for i in 0..8 {
@@ -197,6 +245,7 @@ impl Position {
     }
 
     /// The rules this position is played under.
+    #[inline]
     pub fn rules(&self) -> Rules {
         let meta = self.meta();
         let width = 8 + ((meta >> 3) & 0xf) as usize;
@@ -205,11 +254,13 @@ impl Position {
     }
 
     /// Row width W.
+    #[inline]
     pub fn width(&self) -> usize {
         8 + ((self.meta() >> 3) & 0xf) as usize
     }
 
     /// Who moves next.
+    #[inline]
     pub fn to_move(&self) -> Player {
         if self.cells[0] & FLAG != 0 {
             Player::One
@@ -218,17 +269,20 @@ impl Position {
         }
     }
 
+    #[inline]
     pub(crate) fn flip_to_move(&mut self) {
         self.cells[0] ^= FLAG;
     }
 
     /// Seeds in `player`'s pit `pit` (own numbering). Panics if `pit >= 2W`.
+    #[inline]
     pub fn seeds(&self, player: Player, pit: usize) -> u8 {
         assert!(pit < 2 * self.width(), "pit {pit} out of range");
         self.cells[player.index() * HALF + pit] & SEEDS
     }
 
     /// `player`'s 2W pits in their own numbering.
+    #[inline]
     pub fn pits(&self, player: Player) -> Vec<u8> {
         let n = 2 * self.width();
         let base = player.index() * HALF;
@@ -239,6 +293,7 @@ impl Position {
     }
 
     /// Seeds on `player`'s side.
+    #[inline]
     pub fn seeds_of(&self, player: Player) -> u32 {
         let n = 2 * self.width();
         let base = player.index() * HALF;
@@ -249,22 +304,33 @@ impl Position {
     }
 
     /// Seeds on the board.
+    #[inline]
     pub fn total_seeds(&self) -> u32 {
         self.seeds_of(Player::Zero) + self.seeds_of(Player::One)
     }
 
     /// The pits the side to move may play: those holding 2 or more seeds.
+    #[inline]
     pub fn legal_moves(&self) -> Moves {
         let n = 2 * self.width();
         let base = self.to_move().index() * HALF;
-        let mut mask = 0u32;
-        for (i, &c) in self.cells[base..base + n].iter().enumerate() {
-            mask |= ((c & SEEDS >= MIN_SEEDS_TO_MOVE) as u32) << i;
+        // Eight pits at a time: a count c <= 127 is 2 or more exactly when c + 126 sets
+        // the byte's high bit (no carry leaves the byte).
+        let mut mask = 0u64;
+        for (k, chunk) in self.cells[base..base + HALF].chunks_exact(8).enumerate() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let counts = u64::from_le_bytes(word) & LOW_SEVEN;
+            let high = (counts + 0x7e7e_7e7e_7e7e_7e7e) & HIGH_BITS;
+            mask |= gather_high_bits(high) << (8 * k);
         }
-        Moves { mask }
+        Moves {
+            mask: mask & ((1u64 << n) - 1),
+        }
     }
 
     /// Whether the side to move may play `pit`.
+    #[inline]
     pub fn is_legal(&self, pit: usize) -> bool {
         pit < 2 * self.width() && self.legal_moves().contains(pit)
     }
@@ -281,6 +347,7 @@ impl Position {
     /// A 64-bit hash of the whole position, used to pick repetition candidates (equality
     /// then decides). Cheaper than an incremental Zobrist key here: one move may touch
     /// every pit of a ring many times, while this reads eight words once.
+    #[inline]
     pub fn key(&self) -> u64 {
         let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
         for chunk in self.cells.chunks_exact(8) {
@@ -291,6 +358,21 @@ impl Position {
         }
         h
     }
+}
+
+// The legal-move masks below test for 2 or more with byte arithmetic.
+const _: () = assert!(MIN_SEEDS_TO_MOVE == 2);
+
+/// The low seven bits of every byte of a word.
+const LOW_SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+/// The high bit of every byte of a word.
+pub(crate) const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bits of the eight bytes of `word` (little-endian), as bits 0 to 7.
+#[inline(always)]
+pub(crate) fn gather_high_bits(word: u64) -> u64 {
+    let x = (word >> 7) & 0x0101_0101_0101_0101;
+    x.wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
 impl TryFrom<&Setup> for Position {
@@ -309,33 +391,44 @@ impl fmt::Debug for Position {
 /// A set of pits, as returned by [`Position::legal_moves`]; iterates in increasing order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Moves {
-    mask: u32,
+    mask: u64,
 }
 
 impl Moves {
     /// Number of pits in the set.
+    #[inline]
     pub fn len(self) -> usize {
         self.mask.count_ones() as usize
     }
 
     /// Whether the set is empty.
+    #[inline]
     pub fn is_empty(self) -> bool {
         self.mask == 0
     }
 
     /// Whether `pit` is in the set.
+    #[inline]
     pub fn contains(self, pit: usize) -> bool {
-        pit < 32 && self.mask >> pit & 1 == 1
+        pit < 64 && self.mask >> pit & 1 == 1
     }
 
     /// The set as a bit mask, bit `i` for pit `i`.
-    pub fn mask(self) -> u32 {
+    #[inline]
+    pub fn mask(self) -> u64 {
         self.mask
+    }
+
+    /// The set of pits whose bits are set in `mask`.
+    #[inline]
+    pub fn from_mask(mask: u64) -> Moves {
+        Moves { mask }
     }
 }
 
 impl Iterator for Moves {
     type Item = usize;
+    #[inline]
     fn next(&mut self) -> Option<usize> {
         if self.mask == 0 {
             return None;
@@ -345,6 +438,7 @@ impl Iterator for Moves {
         Some(pit)
     }
 
+    #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.mask.count_ones() as usize;
         (n, Some(n))
@@ -353,4 +447,96 @@ impl Iterator for Moves {
 
 impl ExactSizeIterator for Moves {}
 
-pub(crate) const HALF_LEN: usize = HALF;
+impl Position {
+    /// Plays `pit` for the side to move and reports every relay and capture.
+    /// On an illegal move the position is unchanged.
+    pub fn play(&mut self, pit: usize) -> Result<crate::MoveReport, IllegalMove> {
+        let mut report = crate::MoveReport::default();
+        report.summary = self.play_with(pit, &mut report)?;
+        Ok(report)
+    }
+
+    /// Plays `pit`, telling `recorder` what happens, and returns the move's counters.
+    /// On an illegal move the position is unchanged and `recorder` hears nothing.
+    #[inline]
+    pub fn play_with<R: Recorder>(
+        &mut self,
+        pit: usize,
+        recorder: &mut R,
+    ) -> Result<Summary, IllegalMove> {
+        let pits = 2 * self.width();
+        if pit >= pits {
+            return Err(IllegalMove::OutOfRange { pit, pits });
+        }
+        let seeds = self.seeds(self.to_move(), pit);
+        if seeds < MIN_SEEDS_TO_MOVE {
+            return Err(IllegalMove::TooFewSeeds { pit, seeds });
+        }
+        Ok(self.play_unchecked(pit, recorder))
+    }
+
+    /// Plays `pit` without checking it. For trusted hot paths that took `pit` from
+    /// [`Position::legal_moves`]: an out-of-range pit panics, and a pit with fewer than
+    /// two seeds makes a move the rules do not allow (the board stays consistent).
+    #[inline]
+    pub fn play_unchecked<R: Recorder>(&mut self, pit: usize, recorder: &mut R) -> Summary {
+        let rules = self.rules();
+        let w = rules.width();
+        let n = 2 * w;
+        let me = self.to_move().index();
+        let (mine, theirs) = {
+            let (a, b) = self.cells.split_at_mut(HALF);
+            if me == 0 {
+                (&mut a[..n], &mut b[..n])
+            } else {
+                (&mut b[..n], &mut a[..n])
+            }
+        };
+        let summary = sow::<SEEDS, R>(mine, theirs, rules.preset(), w, pit, recorder);
+        self.flip_to_move();
+        summary
+    }
+}
+
+impl Board for Position {
+    #[inline]
+    fn from_setup(setup: &Setup) -> Result<Self, SetupError> {
+        setup.validate()
+    }
+    #[inline]
+    fn rules(&self) -> Rules {
+        Position::rules(self)
+    }
+    #[inline]
+    fn width(&self) -> usize {
+        Position::width(self)
+    }
+    #[inline]
+    fn to_move(&self) -> Player {
+        Position::to_move(self)
+    }
+    #[inline]
+    fn seeds(&self, player: Player, pit: usize) -> u8 {
+        Position::seeds(self, player, pit)
+    }
+    #[inline]
+    fn pits(&self, player: Player) -> Vec<u8> {
+        Position::pits(self, player)
+    }
+    #[inline]
+    fn seeds_of(&self, player: Player) -> u32 {
+        Position::seeds_of(self, player)
+    }
+    #[inline]
+    fn legal_moves(&self) -> Moves {
+        Position::legal_moves(self)
+    }
+    #[inline]
+    fn play_unchecked<R: Recorder>(&mut self, pit: usize, recorder: &mut R) -> Summary {
+        Position::play_unchecked(self, pit, recorder)
+    }
+    #[inline]
+    fn key(&self) -> u64 {
+        Position::key(self)
+    }
+}

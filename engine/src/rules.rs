@@ -5,8 +5,12 @@ use std::str::FromStr;
 
 /// Smallest row width any preset accepts.
 pub const MIN_WIDTH: usize = 8;
-/// Largest row width any preset accepts.
-pub const MAX_WIDTH: usize = 16;
+/// Largest row width any preset accepts. Boards wider than [`MAX_NARROW_WIDTH`] are
+/// [`WidePosition`](crate::WidePosition)s.
+pub const MAX_WIDTH: usize = 32;
+/// Largest row width a [`Position`](crate::Position) holds (the 64-byte board of the
+/// usual widths); [`AnyPosition`](crate::AnyPosition) picks it up to this width.
+pub const MAX_NARROW_WIDTH: usize = 16;
 /// Default row width.
 pub const DEFAULT_WIDTH: usize = 8;
 /// A move stops once this many seeds have been sown in it (RULINGS.md, "A move", 5).
@@ -77,10 +81,12 @@ impl Preset {
         }
     }
 
+    #[inline]
     pub(crate) fn code(self) -> u8 {
         self as u8
     }
 
+    #[inline]
     pub(crate) fn from_code(code: u8) -> Preset {
         match code {
             1 => Preset::Rulebook,
@@ -166,7 +172,8 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Rules of `preset` at row width `width` (8 to 16).
+    /// Rules of `preset` at row width `width` (8 to 32).
+    #[inline]
     pub fn new(preset: Preset, width: usize) -> Result<Rules, RulesError> {
         if !(MIN_WIDTH..=MAX_WIDTH).contains(&width) {
             return Err(RulesError::Width(width));
@@ -178,16 +185,19 @@ impl Rules {
     }
 
     /// The preset.
+    #[inline]
     pub fn preset(self) -> Preset {
         self.preset
     }
 
     /// Pits in a row (W).
+    #[inline]
     pub fn width(self) -> usize {
         self.width as usize
     }
 
     /// Pits a player owns (2W).
+    #[inline]
     pub fn pits(self) -> usize {
         2 * self.width as usize
     }
@@ -228,7 +238,7 @@ impl fmt::Display for Rules {
 pub enum RulesError {
     /// The preset name is not one of `hus`, `rulebook`, `mancala-world`.
     UnknownPreset(String),
-    /// The width is outside 8..=16.
+    /// The width is outside 8..=32.
     Width(usize),
 }
 

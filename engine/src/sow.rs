@@ -1,13 +1,13 @@
 //! Playing a move: sowing, relays, captures and the 3000-seed stop.
 //!
-//! One function, [`Position::play_with`], does the work for every caller. It is generic
+//! One function, `sow`, does the work for every caller and both board types
+//! ([`Position`](crate::Position) and [`WidePosition`](crate::WidePosition)). It is generic
 //! over a [`Recorder`]: the hot path passes `()` and gets a [`Summary`] (plain counters, no allocation),
 //! the referee and the replay tool pass a [`MoveReport`] that lists every relay and
 //! capture.
 
 use std::fmt;
 
-use crate::position::{Position, FLAG, HALF_LEN, SEEDS};
 use crate::rules::{Preset, MAX_SOWN_PER_MOVE, MIN_SEEDS_TO_MOVE};
 
 /// Why a move was refused. The position is left untouched.
@@ -183,127 +183,95 @@ impl Recorder for MoveReport {
     }
 }
 
-impl Position {
-    /// Plays `pit` for the side to move and reports every relay and capture.
-    /// On an illegal move the position is unchanged.
-    pub fn play(&mut self, pit: usize) -> Result<MoveReport, IllegalMove> {
-        let mut report = MoveReport::default();
-        report.summary = self.play_with(pit, &mut report)?;
-        Ok(report)
-    }
-
-    /// Plays `pit`, telling `recorder` what happens, and returns the move's counters.
-    /// On an illegal move the position is unchanged and `recorder` hears nothing.
-    pub fn play_with<R: Recorder>(
-        &mut self,
-        pit: usize,
-        recorder: &mut R,
-    ) -> Result<Summary, IllegalMove> {
-        let pits = 2 * self.width();
-        if pit >= pits {
-            return Err(IllegalMove::OutOfRange { pit, pits });
+/// The one implementation of a move, for both board types: `mine` and `theirs` are the
+/// two rings of 2W cells whose low bits `SEEDS` hold the seed counts (the other bits
+/// belong to the board and are kept). `pit` is not checked. The board's total must fit
+/// in `SEEDS`, so that every increment stays within the count's bits.
+#[inline(always)]
+pub(crate) fn sow<const SEEDS: u8, R: Recorder>(
+    mine: &mut [u8],
+    theirs: &mut [u8],
+    preset: Preset,
+    w: usize,
+    pit: usize,
+    recorder: &mut R,
+) -> Summary {
+    let n = 2 * w;
+    let keep = !SEEDS;
+    let mut summary = Summary {
+        pit: pit as u8,
+        ..Summary::default()
+    };
+    let mut hand = (mine[pit] & SEEDS) as u32;
+    mine[pit] &= keep;
+    // `at` is the last pit sown into; the next seed goes to `at + 1`.
+    let mut at = pit;
+    loop {
+        // Sow the hand: whole laps first, then the remainder seed by seed.
+        let laps = hand / n as u32;
+        if laps > 0 {
+            for cell in mine.iter_mut() {
+                *cell += laps as u8;
+            }
         }
-        let seeds = self.seeds(self.to_move(), pit);
-        if seeds < MIN_SEEDS_TO_MOVE {
-            return Err(IllegalMove::TooFewSeeds { pit, seeds });
+        for _ in 0..hand % n as u32 {
+            at += 1;
+            if at == n {
+                at = 0;
+            }
+            mine[at] += 1;
         }
-        Ok(self.play_unchecked(pit, recorder))
-    }
-
-    /// Plays `pit` without checking it. For trusted hot paths that took `pit` from
-    /// [`Position::legal_moves`]: an out-of-range pit panics, and a pit with fewer than
-    /// two seeds makes a move the rules do not allow (the board stays consistent).
-    #[inline]
-    pub fn play_unchecked<R: Recorder>(&mut self, pit: usize, recorder: &mut R) -> Summary {
-        let rules = self.rules();
-        let preset = rules.preset();
-        let w = rules.width();
-        let n = 2 * w;
-        let me = self.to_move().index();
-        let (mine, theirs) = {
-            let (a, b) = self.cells.split_at_mut(HALF_LEN);
-            if me == 0 {
-                (&mut a[..n], &mut b[..n])
+        summary.sown += hand;
+        if summary.sown >= MAX_SOWN_PER_MOVE {
+            summary.truncated = true;
+            break;
+        }
+        let landed = (mine[at] & SEEDS) as u32;
+        // 1: the pit was empty. 0 only when an unchecked move lifted an empty pit.
+        if landed <= 1 {
+            break;
+        }
+        let across = if at < w { w - 1 - at } else { usize::MAX };
+        if across != usize::MAX && theirs[across] & SEEDS != 0 {
+            summary.captures += 1;
+            let taken = match preset {
+                Preset::Hus => take_front_run::<SEEDS, R>(theirs, w, across, recorder),
+                Preset::Rulebook | Preset::MancalaWorld => {
+                    take::<SEEDS, R>(theirs, across, recorder)
+                        + take::<SEEDS, R>(theirs, w + at, recorder)
+                }
+            };
+            summary.captured += taken;
+            let own = if preset == Preset::Rulebook {
+                mine[at] &= keep;
+                landed
             } else {
-                (&mut b[..n], &mut a[..n])
+                0
+            };
+            hand = own + taken;
+            if preset == Preset::Hus {
+                // The first captured seed goes into the landing pit itself.
+                recorder.capture(at, own, hand, at);
+                at = if at == 0 { n - 1 } else { at - 1 };
+            } else {
+                recorder.capture(at, own, hand, (at + 1) % n);
             }
-        };
-
-        let mut summary = Summary {
-            pit: pit as u8,
-            ..Summary::default()
-        };
-        let mut hand = (mine[pit] & SEEDS) as u32;
-        mine[pit] &= FLAG;
-        // `at` is the last pit sown into; the next seed goes to `at + 1`.
-        let mut at = pit;
-        loop {
-            // Sow the hand: whole laps first, then the remainder seed by seed.
-            let laps = hand / n as u32;
-            if laps > 0 {
-                for cell in mine.iter_mut() {
-                    *cell += laps as u8;
-                }
-            }
-            for _ in 0..hand % n as u32 {
-                at += 1;
-                if at == n {
-                    at = 0;
-                }
-                mine[at] += 1;
-            }
-            summary.sown += hand;
-            if summary.sown >= MAX_SOWN_PER_MOVE {
-                summary.truncated = true;
-                break;
-            }
-            let landed = (mine[at] & SEEDS) as u32;
-            // 1: the pit was empty. 0 only when an unchecked move lifted an empty pit.
-            if landed <= 1 {
-                break;
-            }
-            let across = if at < w { w - 1 - at } else { usize::MAX };
-            if across != usize::MAX && theirs[across] & SEEDS != 0 {
-                summary.captures += 1;
-                let taken = match preset {
-                    Preset::Hus => take_front_run(theirs, w, across, recorder),
-                    Preset::Rulebook | Preset::MancalaWorld => {
-                        take(theirs, across, recorder) + take(theirs, w + at, recorder)
-                    }
-                };
-                summary.captured += taken;
-                let own = if preset == Preset::Rulebook {
-                    mine[at] &= FLAG;
-                    landed
-                } else {
-                    0
-                };
-                hand = own + taken;
-                if preset == Preset::Hus {
-                    // The first captured seed goes into the landing pit itself.
-                    recorder.capture(at, own, hand, at);
-                    at = if at == 0 { n - 1 } else { at - 1 };
-                } else {
-                    recorder.capture(at, own, hand, (at + 1) % n);
-                }
-                continue;
-            }
-            recorder.relay(at, landed);
-            summary.relays += 1;
-            mine[at] &= FLAG;
-            hand = landed;
+            continue;
         }
-        self.flip_to_move();
-        summary
+        recorder.relay(at, landed);
+        summary.relays += 1;
+        mine[at] &= keep;
+        hand = landed;
     }
+    summary
 }
 
 /// Empties opponent pit `pit` (if it holds seeds) and returns its seeds.
 #[inline(always)]
-fn take<R: Recorder>(theirs: &mut [u8], pit: usize, recorder: &mut R) -> u32 {
+fn take<const SEEDS: u8, R: Recorder>(theirs: &mut [u8], pit: usize, recorder: &mut R) -> u32 {
     let seeds = (theirs[pit] & SEEDS) as u32;
     if seeds != 0 {
-        theirs[pit] &= FLAG;
+        theirs[pit] &= !SEEDS;
         recorder.capture_pit(pit, seeds);
     }
     seeds
@@ -313,7 +281,7 @@ fn take<R: Recorder>(theirs: &mut [u8], pit: usize, recorder: &mut R) -> u32 {
 /// one direction until an empty pit or the row's end. The run goes the way that takes
 /// more seeds; on a tie toward the opponent's lower pit numbers.
 #[inline(always)]
-fn take_front_run<R: Recorder>(
+fn take_front_run<const SEEDS: u8, R: Recorder>(
     theirs: &mut [u8],
     w: usize,
     across: usize,
@@ -329,14 +297,14 @@ fn take_front_run<R: Recorder>(
         upper_end += 1;
         upper += (theirs[upper_end] & SEEDS) as u32;
     }
-    let mut total = take(theirs, across, recorder);
+    let mut total = take::<SEEDS, R>(theirs, across, recorder);
     if lower >= upper {
         for pit in (lower_end..across).rev() {
-            total += take(theirs, pit, recorder);
+            total += take::<SEEDS, R>(theirs, pit, recorder);
         }
     } else {
         for pit in across + 1..=upper_end {
-            total += take(theirs, pit, recorder);
+            total += take::<SEEDS, R>(theirs, pit, recorder);
         }
     }
     total

@@ -48,7 +48,7 @@ fn each_mistake_has_its_own_message() {
     );
     assert_eq!(
         error(&format!("hus 7 {ok_side} {ok_side} 0")),
-        "row width 7 is out of range (expected 8 to 16)"
+        "row width 7 is out of range (expected 8 to 32)"
     );
     assert_eq!(
         error(&format!("hus eight {ok_side} {ok_side} 0")),
@@ -66,13 +66,13 @@ fn each_mistake_has_its_own_message() {
         error(&format!(
             "hus 8 0,0,0,0,2,2,2,2/2,2,2,2,2,2,x,2 {ok_side} 0"
         )),
-        "player 0's pit 14: \"x\" is not a seed count (0 to 127)"
+        "player 0's pit 14: \"x\" is not a seed count (0 to 255)"
     );
     assert_eq!(
         error(&format!(
             "hus 8 0,0,0,0,2,2,2,-1/2,2,2,2,2,2,2,2 {ok_side} 0"
         )),
-        "player 0's pit 7: \"-1\" is not a seed count (0 to 127)"
+        "player 0's pit 7: \"-1\" is not a seed count (0 to 255)"
     );
     assert_eq!(
         error(&format!("hus 8 {ok_side} {ok_side} 2")),
@@ -83,5 +83,15 @@ fn each_mistake_has_its_own_message() {
             "hus 8 100,0,0,0,2,2,2,2/2,2,2,2,2,2,2,2 {ok_side} 0"
         )),
         "148 seeds on the board, at most 127 are supported"
+    );
+    assert_eq!(
+        error(&format!("hus 33 {ok_side} {ok_side} 0")),
+        "row width 33 is out of range (expected 8 to 32)"
+    );
+    assert_eq!(
+        error(&format!(
+            "hus 8 0,0,0,0,2,2,2,256/2,2,2,2,2,2,2,2 {ok_side} 0"
+        )),
+        "player 0's pit 7: \"256\" is not a seed count (0 to 255)"
     );
 }

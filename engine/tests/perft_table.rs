@@ -1,6 +1,8 @@
 //! The perft tables of RULES.md, kept in `data/perft.tsv`.
 
-use engine::{perft, Position, Preset, Rules};
+use engine::{perft, AnyPosition, Position, Preset, Rules};
+
+use crate::reference;
 
 struct Row {
     preset: Preset,
@@ -31,7 +33,7 @@ fn check(limit: u64) -> usize {
     let rows = table();
     let mut checked = 0;
     for preset in Preset::ALL {
-        for width in [8, 9, 10, 12, 16] {
+        for width in [8, 9, 10, 12, 16, 24, 32] {
             let wanted: Vec<&Row> = rows
                 .iter()
                 .filter(|r| r.preset == preset && r.width == width && r.count <= limit)
@@ -39,8 +41,10 @@ fn check(limit: u64) -> usize {
             let Some(depth) = wanted.iter().map(|r| r.depth).max() else {
                 continue;
             };
-            let start = Position::start(Rules::new(preset, width).expect("valid"));
-            let counts = perft(&start, depth);
+            let counts = match AnyPosition::start(Rules::new(preset, width).expect("valid")) {
+                AnyPosition::Narrow(start) => perft(&start, depth),
+                AnyPosition::Wide(start) => perft(&start, depth),
+            };
             for row in wanted {
                 assert_eq!(
                     counts[row.depth as usize - 1],
@@ -57,9 +61,13 @@ fn check(limit: u64) -> usize {
 
 #[test]
 fn perft_table_small_depths() {
-    // Up to half a million nodes per entry: every preset at width 8 to depth 6.
+    // Up to half a million nodes per entry: every preset at width 8 to depth 6, at
+    // widths 24 and 32 to depth 3.
     let checked = check(600_000);
-    assert!(checked >= 3 * 6 + 12 * 4, "only {checked} rows checked");
+    assert!(
+        checked >= 3 * 6 + 12 * 4 + 6 * 3,
+        "only {checked} rows checked"
+    );
 }
 
 /// The whole table; run with `cargo test --release -p engine -- --ignored`.
@@ -85,4 +93,40 @@ fn perft_of_a_two_ply_game() {
         .parse()
         .expect("parses");
     assert_eq!(perft(&pos, 3), [1, 1, 0]);
+}
+
+/// The plain implementation's perft (its own end rules) from the start of every preset
+/// at `width`, against the table's rows up to `depth`.
+fn check_against_the_reference(width: usize, depth: usize) {
+    let rows = table();
+    for preset in Preset::ALL {
+        let start = AnyPosition::start(Rules::new(preset, width).expect("valid"));
+        let counts = reference::perft(&start.to_string(), depth);
+        for (d, count) in counts.iter().enumerate() {
+            let row = rows
+                .iter()
+                .find(|r| r.preset == preset && r.width == width && r.depth == d as u32 + 1)
+                .expect("a row of the table");
+            assert_eq!(*count, row.count, "{preset} width {width} depth {}", d + 1);
+        }
+    }
+}
+
+#[test]
+fn the_wide_tables_agree_with_the_reference() {
+    // Depth 3 is the first with captures; width 32 to depth 2 here, to depth 3 in the
+    // ignored test below (the reference is slow in a debug build).
+    check_against_the_reference(24, 3);
+    check_against_the_reference(32, 2);
+    // And on a narrow board, where the two implementations' end rules also meet.
+    let start = Position::start(Rules::new(Preset::Hus, 8).expect("valid"));
+    assert_eq!(reference::perft(&start.to_string(), 4), perft(&start, 4));
+}
+
+/// Run with `cargo test --release -p engine -- --ignored`.
+#[test]
+#[ignore]
+fn the_wide_tables_agree_with_the_reference_deeper() {
+    check_against_the_reference(24, 4);
+    check_against_the_reference(32, 3);
 }

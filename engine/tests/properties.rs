@@ -1,7 +1,7 @@
 //! Properties of every move on random positions, and the engine against the plain
 //! reference implementation.
 
-use engine::{perft, Game, Player, Position, Preset, Rules, Setup};
+use engine::{perft, AnyPosition, Board, Game, Player, Position, Preset, Rules, Setup};
 use proptest::prelude::*;
 
 use crate::reference;
@@ -24,7 +24,77 @@ fn any_position() -> impl Strategy<Value = Position> {
         })
 }
 
+/// Random wide boards: any preset at widths 17 to 32, up to 3 seeds a pit, or at widths
+/// 8 to 16 with one heavy pit, so that the board holds more than 127 seeds (at most 255).
+fn wide_position() -> impl Strategy<Value = AnyPosition> {
+    (0..3usize, 8..=32usize, any::<bool>(), 0u8..=130)
+        .prop_flat_map(|(preset, width, one, heavy)| {
+            let pits = proptest::collection::vec(0u8..=3, 2 * width);
+            (
+                Just(preset),
+                Just(width),
+                Just(one),
+                Just(heavy),
+                pits.clone(),
+                pits,
+            )
+        })
+        .prop_filter_map(
+            "not a wide board",
+            |(preset, width, one, heavy, mut a, b)| {
+                if width <= 16 {
+                    a[width + 1] = heavy;
+                }
+                let pos = AnyPosition::try_from(&Setup {
+                    rules: Rules::new(Preset::ALL[preset], width).ok()?,
+                    pits: [a, b],
+                    to_move: if one { Player::One } else { Player::Zero },
+                })
+                .ok()?;
+                matches!(pos, AnyPosition::Wide(_)).then_some(pos)
+            },
+        )
+}
+
 proptest! {
+    #[test]
+    fn wide_boards_agree_with_the_reference(pos in wide_position()) {
+        let board = reference::parse(&pos.to_string());
+        for pit in 0..2 * pos.width() + 1 {
+            let mut after = pos;
+            match (after.play(pit), reference::play(&board, pit)) {
+                (Ok(report), Some(expected)) => {
+                    prop_assert_eq!(after.to_string(), expected.after);
+                    prop_assert_eq!(report.summary.sown, expected.sown);
+                    prop_assert_eq!(report.summary.captures, expected.captures);
+                    prop_assert_eq!(report.summary.truncated, expected.truncated);
+                    prop_assert_eq!(after.total_seeds(), pos.total_seeds());
+                    prop_assert_eq!(after.to_move(), pos.to_move().other());
+                }
+                (Err(_), None) => prop_assert_eq!(after, pos),
+                (got, want) => prop_assert!(false, "pit {}: engine {:?}, reference legal: {}", pit, got, want.is_some()),
+            }
+        }
+    }
+
+    #[test]
+    fn wide_notation_round_trips(pos in wide_position()) {
+        let text = pos.to_string();
+        let back: AnyPosition = text.parse().expect("round trip");
+        prop_assert_eq!(back, pos);
+        prop_assert_eq!(AnyPosition::try_from(&back.to_setup()), Ok(pos));
+    }
+
+    #[test]
+    fn wide_perft_agrees_with_a_count_over_games(pos in wide_position()) {
+        let fast = perft(&pos, 2);
+        let mut slow = vec![0u64; 2];
+        count(&Game::new(pos), 0, &mut slow);
+        prop_assert_eq!(&fast, &slow);
+        let AnyPosition::Wide(inner) = pos else { unreachable!("wide_position is wide") };
+        prop_assert_eq!(perft(&inner, 2), fast);
+    }
+
     #[test]
     fn every_move_conserves_seeds(pos in any_position()) {
         for pit in pos.legal_moves() {
@@ -110,7 +180,7 @@ proptest! {
 }
 
 /// Perft the slow way: clone the whole game at every node.
-fn count(game: &Game, ply: usize, counts: &mut [u64]) {
+fn count<B: Board>(game: &Game<B>, ply: usize, counts: &mut [u64]) {
     if ply == counts.len() || game.end().is_some() {
         return;
     }

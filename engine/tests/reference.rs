@@ -152,3 +152,40 @@ pub fn play(board: &Board, pit: usize) -> Option<Outcome> {
         truncated,
     })
 }
+
+/// Perft the plain way (RULES.md section 8): positions as notation strings, the line's
+/// history as a list of them, the end rules re-stated here. Element `d - 1` is the count
+/// for depth `d`.
+pub fn perft(start: &str, depth: usize) -> Vec<u64> {
+    let mut counts = vec![0u64; depth];
+    let mut line = vec![start.to_string()];
+    if depth > 0 && !over(start, &line[..0], 0) {
+        walk(start, 0, &mut line, &mut counts);
+    }
+    counts
+}
+
+/// Whether the game is over at `text`, reached with `earlier` positions before it on
+/// the line and `quiet` plies without a capture.
+fn over(text: &str, earlier: &[String], quiet: u32) -> bool {
+    let board = parse(text);
+    let no_moves = board.pits[board.to_move].iter().all(|&s| s < 2);
+    no_moves || earlier.iter().any(|p| p == text) || quiet >= 200
+}
+
+fn walk(text: &str, quiet: u32, line: &mut Vec<String>, counts: &mut [u64]) {
+    let ply = line.len() - 1;
+    let board = parse(text);
+    for pit in 0..2 * board.w {
+        let Some(outcome) = play(&board, pit) else {
+            continue;
+        };
+        counts[ply] += 1;
+        let quiet = if outcome.captures > 0 { 0 } else { quiet + 1 };
+        if ply + 1 < counts.len() && !over(&outcome.after, line, quiet) {
+            line.push(outcome.after.clone());
+            walk(&outcome.after, quiet, line, counts);
+            line.pop();
+        }
+    }
+}

@@ -12,3 +12,6 @@ mod perft_table;
 mod properties;
 /// A deliberately plain implementation of RULINGS.md, written apart from the engine.
 mod reference;
+/// Boards wider than 16 (`WidePosition`, `AnyPosition`), and the same games on both
+/// board types.
+mod wide;

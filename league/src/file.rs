@@ -133,7 +133,7 @@ pub struct Openings {
     /// The path, resolved against the league file's directory.
     pub path: PathBuf,
     /// The book's openings, checked against the league's rules, in the file's order.
-    pub book: Vec<engine::Position>,
+    pub book: Vec<engine::AnyPosition>,
 }
 
 impl Openings {

@@ -195,7 +195,7 @@ fn bad_values_are_named_with_their_line() {
             "rules = \"chess\"",
             "L.toml line 1: rules: unknown rules preset \"chess\" (expected hus, rulebook or mancala-world)",
         ),
-        ("width = 7", "L.toml line 1: width: row width 7 is out of range (expected 8 to 16)"),
+        ("width = 7", "L.toml line 1: width: row width 7 is out of range (expected 8 to 32)"),
         (
             "format = \"swiss\"",
             "L.toml line 1: format: \"swiss\" is not a format (use \"round-robin\" or \"gauntlet\")",

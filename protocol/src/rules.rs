@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct RulesInfo {
     /// Which rule set: `hus`, `rulebook` or `mancala-world`.
     pub preset: Preset,
-    /// Pits per row, W (8..=16). Each side has 2W pits.
+    /// Pits per row, W (8..=32). Each side has 2W pits.
     pub width: u32,
     /// Direction of sowing, seen from the owner's seat. The numbering scheme is the same
     /// either way, but the pits that start with seeds have other numbers.

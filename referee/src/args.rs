@@ -65,7 +65,7 @@ pub struct CheckBotArgs {
     /// Rules preset to check with: hus, rulebook or mancala-world.
     #[arg(long, default_value = "hus")]
     pub rules: String,
-    /// Row width, 8 to 16.
+    /// Row width, 8 to 32.
     #[arg(long, default_value_t = 8)]
     pub width: usize,
     /// Games to play against the built-in random mover (1 to 1000).
@@ -180,7 +180,7 @@ pub struct PerftArgs {
     /// Rules preset: hus, rulebook or mancala-world.
     #[arg(long, default_value = "hus")]
     pub rules: String,
-    /// Row width, 8 to 16.
+    /// Row width, 8 to 32.
     #[arg(long, default_value_t = 8)]
     pub width: usize,
     /// Deepest ply to count (1 or more).
@@ -205,7 +205,7 @@ pub struct LineArgs {
     /// Rules preset of the starting position: hus, rulebook or mancala-world.
     #[arg(long, default_value = "hus")]
     pub rules: String,
-    /// Row width of the starting position, 8 to 16.
+    /// Row width of the starting position, 8 to 32.
     #[arg(long, default_value_t = 8)]
     pub width: usize,
     /// Start from this position (the one-line notation of RULES.md) instead of the
@@ -237,7 +237,7 @@ pub struct MatchArgs {
     /// Rules preset: hus, rulebook or mancala-world.
     #[arg(long, default_value = "hus")]
     pub rules: String,
-    /// Row width, 8 to 16.
+    /// Row width, 8 to 32.
     #[arg(long, default_value_t = 8)]
     pub width: usize,
     /// Games in the set (default 7); with --sprt, the most to play (default 20000, an

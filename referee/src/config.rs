@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use engine::{Position, Preset, Rules};
+use engine::{AnyPosition, Preset, Rules};
 
 use crate::args::MatchArgs;
 use crate::limits::Limits;
@@ -84,7 +84,7 @@ pub struct SetConfig {
     /// The set's openings (docs/openings.md), in order: games 2k-1 and 2k start from
     /// opening k, going round the list when the set has more pairs. Empty: every game
     /// starts from the preset's starting position, with a lot for each game.
-    pub openings: Vec<Position>,
+    pub openings: Vec<AnyPosition>,
     /// Play until this test decides, `games` being the most to play: bot A's results
     /// in game pairs (pentanomial), checked after each pair.
     pub sprt: Option<ratings::Sprt>,
@@ -103,10 +103,10 @@ impl SetConfig {
     }
 
     /// The position game `game` (from 1) starts from.
-    pub fn start_of(&self, game: u32) -> Position {
+    pub fn start_of(&self, game: u32) -> AnyPosition {
         opening_of(&self.openings, game)
             .copied()
-            .unwrap_or_else(|| Position::start(self.rules))
+            .unwrap_or_else(|| AnyPosition::start(self.rules))
     }
 
     /// The bot that moves first in each game, from the seed: a lot for each game, or

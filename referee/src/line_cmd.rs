@@ -11,7 +11,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use engine::{Event, Game, PlayError, Player, Position, Preset, Rules};
+use engine::{AnyPosition, Board, Event, Game, PlayError, Player, Preset, Rules};
 use serde::Serialize;
 
 use crate::args::LineArgs;
@@ -80,7 +80,7 @@ pub fn run(args: &LineArgs) -> Result<ExitCode> {
     })
 }
 
-fn start_position(args: &LineArgs) -> Result<Position> {
+fn start_position(args: &LineArgs) -> Result<AnyPosition> {
     if let Some(text) = &args.position {
         return text
             .parse()
@@ -88,12 +88,12 @@ fn start_position(args: &LineArgs) -> Result<Position> {
     }
     let preset: Preset = args.rules.parse().context("invalid --rules")?;
     let rules = Rules::new(preset, args.width).context("invalid --width")?;
-    Ok(Position::start(rules))
+    Ok(AnyPosition::start(rules))
 }
 
 /// Plays `pits` from `start` as one game, stopping at the first pit that cannot be
 /// played.
-fn play_line(start: Position, pits: &[usize]) -> LineReport {
+fn play_line(start: AnyPosition, pits: &[usize]) -> LineReport {
     let mut game = Game::new(start);
     // Every position of the line, the start first: only to say where a repeated
     // position occurred before; whether it ends the game is the engine's judgement.
@@ -156,7 +156,7 @@ fn play_line(start: Position, pits: &[usize]) -> LineReport {
 
 /// The line in words: each move and the position after it, then the end (or where the
 /// game stands).
-fn words(report: &LineReport, start: Position, args: &LineArgs) -> String {
+fn words(report: &LineReport, start: AnyPosition, args: &LineArgs) -> String {
     let style = Style { color: false };
     let names = [String::new(), String::new()];
     let mut s = format!("start: {}\n", report.start);
@@ -182,7 +182,7 @@ fn words(report: &LineReport, start: Position, args: &LineArgs) -> String {
         ));
         s.push_str(&format!("  {}\n", m.position));
         if args.boards {
-            let after: Position = match m.position.parse() {
+            let after: AnyPosition = match m.position.parse() {
                 Ok(p) => p,
                 Err(_) => continue,
             };

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use engine::{Game, NotationError, Player, Position, Rules};
+use engine::{AnyPosition, Board, Game, NotationError, Player, Rules};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -103,7 +103,7 @@ pub enum LineProblem {
 
 /// Reads an openings file and checks every opening against `rules` (docs/openings.md).
 /// The positions come in the file's order, duplicates kept.
-pub fn read_openings(path: &Path, rules: Rules) -> Result<Vec<Position>, OpeningsError> {
+pub fn read_openings(path: &Path, rules: Rules) -> Result<Vec<AnyPosition>, OpeningsError> {
     let bytes = std::fs::read(path).map_err(|error| OpeningsError::Read {
         path: path.to_path_buf(),
         error,
@@ -129,7 +129,7 @@ enum ParseError {
     Empty,
 }
 
-fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Position>, ParseError> {
+fn parse_openings(text: &str, rules: Rules) -> Result<Vec<AnyPosition>, ParseError> {
     let mut openings = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let content = raw.split('#').next().unwrap_or("").trim();
@@ -149,10 +149,10 @@ fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Position>, ParseError>
 }
 
 /// One opening: `moves PIT...` or a position in notation.
-fn parse_line(content: &str, rules: Rules) -> Result<Position, LineProblem> {
+fn parse_line(content: &str, rules: Rules) -> Result<AnyPosition, LineProblem> {
     let mut words = content.split_whitespace();
     if words.next() == Some("moves") {
-        let mut game = Game::new(Position::start(rules));
+        let mut game = Game::new(AnyPosition::start(rules));
         let mut pits = 0;
         for (ply, word) in words.enumerate() {
             let pit: usize = word
@@ -178,7 +178,7 @@ fn parse_line(content: &str, rules: Rules) -> Result<Position, LineProblem> {
         }
         return Ok(*game.position());
     }
-    let position: Position = content.parse().map_err(LineProblem::Notation)?;
+    let position: AnyPosition = content.parse().map_err(LineProblem::Notation)?;
     if position.rules() != rules {
         return Err(LineProblem::OtherRules {
             found: position.rules(),
@@ -198,7 +198,7 @@ fn parse_line(content: &str, rules: Rules) -> Result<Position, LineProblem> {
 /// book, as many as the set has pairs of games (at most the whole book; a set with
 /// more pairs than that plays them again in the same order). The same book and seed
 /// always give the same openings. An empty book gives none.
-pub fn openings_for_set(book: &[Position], seed: u64, games: u32) -> Vec<Position> {
+pub fn openings_for_set(book: &[AnyPosition], seed: u64, games: u32) -> Vec<AnyPosition> {
     if book.is_empty() {
         return Vec::new();
     }
@@ -301,11 +301,11 @@ mod tests {
 
     #[test]
     fn a_set_takes_consecutive_openings_from_a_seeded_start() {
-        let book: Vec<Position> = ["moves 7", "moves 6", "moves 5", "moves 4", "moves 8"]
+        let book: Vec<AnyPosition> = ["moves 7", "moves 6", "moves 5", "moves 4", "moves 8"]
             .iter()
             .map(|l| parse_line(l, hus8()).expect("valid"))
             .collect();
-        let index = |p: &Position| book.iter().position(|b| b == p).expect("from the book");
+        let index = |p: &AnyPosition| book.iter().position(|b| b == p).expect("from the book");
         for seed in 0..50 {
             let picked = openings_for_set(&book, seed, 7);
             assert_eq!(picked, openings_for_set(&book, seed, 7), "deterministic");

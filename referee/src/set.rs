@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use engine::{Game, Player, Position, Rules, SetScore};
+use engine::{AnyPosition, Board, Game, Player, Rules, SetScore};
 use protocol::{
     decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello, Outcome,
     Points, Reason, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
@@ -334,7 +334,7 @@ impl Runner<'_> {
         &mut self,
         game_no: u32,
         first: usize,
-        start: Position,
+        start: AnyPosition,
         sink: &mut dyn RecordSink,
     ) -> Result<records::GameEnd> {
         let rules = self.config.rules;
@@ -492,7 +492,7 @@ impl Runner<'_> {
     async fn fault(
         &mut self,
         game_no: u32,
-        game: &Game,
+        game: &Game<AnyPosition>,
         b: usize,
         f: FaultInfo,
         sink: &mut dyn RecordSink,
@@ -526,7 +526,7 @@ impl Runner<'_> {
     async fn turn(
         &mut self,
         game_no: u32,
-        game: &mut Game,
+        game: &mut Game<AnyPosition>,
         b: usize,
         last_move: Option<(usize, u32)>,
         clocks: &mut [Duration; 2],
@@ -715,7 +715,7 @@ fn player_of(bot_of: &[usize; 2], bot: usize) -> Player {
     }
 }
 
-fn pits(pos: &Position, player: Player) -> Vec<u32> {
+fn pits(pos: &AnyPosition, player: Player) -> Vec<u32> {
     pos.pits(player).into_iter().map(u32::from).collect()
 }
 

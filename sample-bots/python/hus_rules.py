@@ -55,7 +55,7 @@ from typing import Optional
 PRESETS = ("hus", "rulebook", "mancala-world")
 #: Presets whose sowing goes clockwise; the rest go anticlockwise.
 CLOCKWISE = {"hus": True, "rulebook": True, "mancala-world": False}
-MIN_WIDTH, MAX_WIDTH = 8, 16
+MIN_WIDTH, MAX_WIDTH = 8, 32
 MIN_SEEDS_TO_MOVE = 2
 #: A move stops once a sowing ends with this many seeds placed in the move.
 MAX_SOWN = 3000

@@ -137,13 +137,13 @@ class SetupAndNotation(unittest.TestCase):
         self.assertEqual(R.start_pits("hus", 9)[9:], (2,) * 9)
 
     def test_seeds_per_player(self):
-        for w in range(8, 17):
+        for w in range(8, 33):
             for preset in R.PRESETS:
                 self.assertEqual(sum(R.start_pits(preset, w)), 2 * w + 2 * (w // 2))
         self.assertEqual(sum(R.start_pits("hus", 8)), 24)
 
-    def test_widths_outside_8_to_16_are_refused(self):
-        for w in (7, 17):
+    def test_widths_outside_8_to_32_are_refused(self):
+        for w in (7, 33):
             with self.assertRaises(ValueError):
                 R.start_position("hus", w)
         with self.assertRaises(ValueError):
@@ -612,7 +612,7 @@ class Perft(unittest.TestCase):
     def test_first_plies_from_the_start(self):
         # No capture is possible in the first two plies from any start, so every
         # legal first move leaves the opponent all their pits: (W + W/2)^2.
-        for w in (8, 9, 16):
+        for w in (8, 9, 16, 17, 24, 32):
             for preset in R.PRESETS:
                 n = w + w // 2
                 self.assertEqual(R.perft(R.start_position(preset, w), 2), [n, n * n])

@@ -21,8 +21,8 @@ fn bad_arguments_are_clear_errors() {
         "unknown rules preset \"chess\"",
     );
     fails_with(
-        &["match", &r, &r, "--width", "20", "--log-dir", d],
-        "row width 20 is out of range",
+        &["match", &r, &r, "--width", "33", "--log-dir", d],
+        "row width 33 is out of range (expected 8 to 32)",
     );
     fails_with(
         &["match", &r, &r, "--move-time", "fast", "--log-dir", d],

@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use engine::{Game, Player, Position};
+use engine::{AnyPosition, Board, Game, Player};
 use serde_json::Value;
 
 pub fn root() -> PathBuf {
@@ -110,13 +110,13 @@ pub fn of_type<'a>(records: &'a [Value], kind: &str) -> Vec<&'a Value> {
 pub fn verify_log(records: &[Value]) {
     assert_eq!(records[0]["type"], "header", "a log starts with its header");
     assert_eq!(records[0]["log_version"], 1);
-    let mut game: Option<(Game, u64)> = None;
+    let mut game: Option<(Game<AnyPosition>, u64)> = None;
     let mut totals = [0u64; 2];
     let mut played = 0;
     for (i, r) in records.iter().enumerate() {
         match r["type"].as_str().expect("type") {
             "game-start" => {
-                let pos: Position = r["position"]
+                let pos: AnyPosition = r["position"]
                     .as_str()
                     .expect("position")
                     .parse()

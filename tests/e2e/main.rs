@@ -43,6 +43,8 @@ mod sandbox;
 mod sprt;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;
+/// Long boards (widths 17 to 32): sets, replays, perft.
+mod wide;
 /// `hus worker`: SIGKILL mid-set, a database restart and a network cut lose and double
 /// nothing; the standings equal one machine's.
 mod workers;

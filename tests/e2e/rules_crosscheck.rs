@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use engine::{Player, Position, Preset, Rules, Setup};
+use engine::{AnyPosition, Board, Player, Preset, Rules, Setup};
 
 use crate::common::{move_words, root};
 
@@ -23,8 +23,10 @@ impl Lcg {
     }
 }
 
-/// Random positions: sparse and dense boards, both players to move, within 127 seeds.
-fn positions(count: usize) -> Vec<Position> {
+/// Random positions: sparse and dense boards, both players to move, within 127 seeds at
+/// widths 8 to 16; then `count / 5` wide boards (widths 17 to 32, or a narrow width with
+/// more than 127 seeds), within 255 seeds.
+fn positions(count: usize) -> Vec<AnyPosition> {
     let mut rng = Lcg(2026);
     let mut out = Vec::new();
     while out.len() < count {
@@ -49,6 +51,34 @@ fn positions(count: usize) -> Vec<Position> {
         })
         .validate()
         {
+            out.push(AnyPosition::Narrow(p));
+        }
+    }
+    let mut rng = Lcg(2032);
+    let narrow = out.len();
+    while out.len() < narrow + count / 5 {
+        let preset = Preset::ALL[rng.below(3) as usize];
+        let width = 8 + rng.below(25) as usize;
+        let rules = Rules::new(preset, width).expect("valid");
+        let dense = rng.below(3);
+        let mut pits = [0, 1].map(|_| {
+            (0..2 * width)
+                .map(|_| rng.below(2 + dense) as u8)
+                .collect::<Vec<u8>>()
+        });
+        if width <= 16 {
+            pits[0][rng.below(2 * width as u64) as usize] = 100 + rng.below(60) as u8;
+        }
+        let to_move = if rng.below(2) == 0 {
+            Player::Zero
+        } else {
+            Player::One
+        };
+        if let Ok(p @ AnyPosition::Wide(_)) = AnyPosition::try_from(&Setup {
+            rules,
+            pits,
+            to_move,
+        }) {
             out.push(p);
         }
     }

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use engine::Position;
+use engine::{AnyPosition, Board};
 
 use super::probe::{Hello, Probe, TurnAnswer};
 use super::{CheckConfig, Evidence};
@@ -740,7 +740,7 @@ fn more_faults(faults: &[&Fault]) -> Option<String> {
 
 /// `4, 5, 6, 7` from a position in notation.
 fn legal_pits(position: &str) -> Option<String> {
-    let pos: Position = position.parse().ok()?;
+    let pos: AnyPosition = position.parse().ok()?;
     let pits: Vec<String> = pos.legal_moves().map(|p| p.to_string()).collect();
     Some(pits.join(", "))
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use engine::{Player, Position};
+use engine::{AnyPosition, Board, Player};
 use protocol::{decode_bot_message, excerpt, BotMessage, GameStart, RefereeMessage, Turn};
 use tokio::time::Instant;
 
@@ -203,7 +203,7 @@ async fn answer_turn(
     move_time: Duration,
     unasked: &mut Vec<(&'static str, String)>,
 ) -> TurnAnswer {
-    let pos = Position::start(config.rules);
+    let pos = AnyPosition::start(config.rules);
     let pits = |p: Player| -> Vec<u32> { pos.pits(p).into_iter().map(u32::from).collect() };
     let game = RefereeMessage::Game(GameStart {
         game: 1,

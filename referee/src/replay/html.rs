@@ -16,7 +16,7 @@ use std::io;
 use std::ops::RangeInclusive;
 
 use anyhow::Result;
-use engine::{Position, Sowing};
+use engine::{AnyPosition, Sowing};
 use serde::Serialize;
 
 use crate::records::{Fault, GameEnd, Record, TimeRecord};
@@ -115,7 +115,7 @@ pub struct Collector {
     /// The games to keep; all when `None`.
     select: Option<RangeInclusive<u32>>,
     /// The engine's position after the last move of each kept game.
-    last: Vec<Position>,
+    last: Vec<AnyPosition>,
     /// Whether the records being read belong to a kept game.
     keeping: bool,
     /// Games in the log, kept or not.
@@ -307,7 +307,7 @@ pub fn page(
                 Sowing::Clockwise => "clockwise",
                 Sowing::Anticlockwise => "anticlockwise",
             },
-            start: Position::start(rules).to_string(),
+            start: AnyPosition::start(rules).to_string(),
         },
         time: match h.time {
             TimeRecord::PerMove { move_ms, .. } => format!("{move_ms} ms per move"),

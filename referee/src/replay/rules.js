@@ -21,7 +21,7 @@ var HusRules = (function () {
     if (fields.length !== 5) throw new Error('not a position: ' + text);
     const preset = fields[0];
     const width = Number(fields[1]);
-    if (PRESETS.indexOf(preset) < 0 || !(width >= 8 && width <= 16)) throw new Error('not a position: ' + text);
+    if (PRESETS.indexOf(preset) < 0 || !(width >= 8 && width <= 32)) throw new Error('not a position: ' + text);
     const pits = [fields[2], fields[3]].map((side) => {
       const rows = side.split('/');
       const all = rows.length === 2 ? rows[0].split(',').concat(rows[1].split(',')) : [];

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use engine::{Event, Player, Position, Sowing};
+use engine::{AnyPosition, Board, Event, Player, Sowing};
 
 use crate::records::{Header, MoveRecord, Record, TimeRecord};
 
@@ -185,7 +185,7 @@ const LABEL: usize = 10;
 /// of its two rows, the names, and the side to move (unless `over`).
 pub fn draw_board(
     out: &mut String,
-    pos: &Position,
+    pos: &AnyPosition,
     names: &[String; 2],
     marks: &Marks,
     over: bool,
@@ -591,7 +591,7 @@ impl<W: Write> GameView<W> {
         self.out.flush()
     }
 
-    fn position(&mut self, k: u32, pos: &Position, marks: &Marks, over: bool) {
+    fn position(&mut self, k: u32, pos: &AnyPosition, marks: &Marks, over: bool) {
         let style = self.style;
         let heading = if over {
             format!("ply {k}: game over")
@@ -760,7 +760,7 @@ mod tests {
 
     #[test]
     fn the_start_drawn_without_colour() {
-        let pos = Position::start(engine::Rules::default());
+        let pos = AnyPosition::start(engine::Rules::default());
         let mut out = String::new();
         let names = ["A (x)".to_string(), "B (y)".to_string()];
         draw_board(

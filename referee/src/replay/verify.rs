@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use engine::{EndReason, Game, PlayError, Player, Position, Preset, Rules, SetScore};
+use engine::{AnyPosition, Board, EndReason, Game, PlayError, Player, Preset, Rules, SetScore};
 
 use crate::records::{
     Fault, GameEnd, GameStart, Header, MoveRecord, Ready, Record, Restart, SetEnd, Shutdown,
@@ -37,10 +37,10 @@ pub enum Ending {
 /// What a record did, beyond what the record itself says, for those who show the log.
 pub enum Checked {
     /// A game started from this position.
-    Started(Position),
+    Started(AnyPosition),
     /// A move was played: the position after it (the engine's, equal to the log's), and
     /// the end of the game if the rules ended it there.
-    Moved(Position, Option<engine::GameEnd>),
+    Moved(AnyPosition, Option<engine::GameEnd>),
     Other,
 }
 
@@ -49,7 +49,7 @@ struct InGame {
     number: u32,
     /// The bot of each player: `first` is the player to move at the start.
     bots: [usize; 2],
-    game: Game,
+    game: Game<AnyPosition>,
     /// Faults recorded in this game, in order: (bot, kind).
     faults: Vec<(usize, String)>,
 }
@@ -91,7 +91,7 @@ pub struct Verifier {
     /// With `early_stop`: the game after which the set was decided.
     decided_after: Option<u32>,
     /// The header's openings, checked.
-    openings: Vec<Position>,
+    openings: Vec<AnyPosition>,
     /// The header's SPRT and the pairs so far.
     sprt: Option<SprtTally>,
     /// With an SPRT: the game after which it decided.
@@ -228,7 +228,7 @@ impl Verifier {
         self.rules =
             Rules::new(preset, h.rules.width as usize).map_err(|e| format!("header: {e}"))?;
         for (k, text) in h.openings.iter().enumerate() {
-            let opening: Position = text.parse().map_err(|e| {
+            let opening: AnyPosition = text.parse().map_err(|e| {
                 format!(
                     "header: opening {} {} is not a position: {e}",
                     k + 1,
@@ -372,7 +372,7 @@ impl Verifier {
         }
         let start = match opening_of(&self.openings, g.game) {
             Some(opening) => *opening,
-            None => Position::start(self.rules),
+            None => AnyPosition::start(self.rules),
         };
         self.notation.clear();
         let _ = write!(self.notation, "{start}");
@@ -808,8 +808,8 @@ fn list(pits: impl Iterator<Item = usize>) -> String {
 }
 
 /// Where a logged position differs from the engine's, in words (for error messages).
-fn position_difference(logged: &str, engine: &Position) -> String {
-    let theirs: Position = match logged.parse() {
+fn position_difference(logged: &str, engine: &AnyPosition) -> String {
+    let theirs: AnyPosition = match logged.parse() {
         Ok(p) => p,
         Err(e) => return format!(" (the log's is not a position: {e})"),
     };
@@ -839,7 +839,7 @@ fn position_difference(logged: &str, engine: &Position) -> String {
 
 /// When the logged position is what another legal pit gives, says so: the likely
 /// explanation of a mismatch is a changed `pit`.
-fn other_pit(before: &Position, played: usize, logged: &str) -> String {
+fn other_pit(before: &AnyPosition, played: usize, logged: &str) -> String {
     for pit in before.legal_moves() {
         if pit == played {
             continue;

@@ -27,4 +27,4 @@ mod book;
 mod search;
 
 pub use book::{make_book, Book, BookEntry, BookError, BookOptions};
-pub use search::{material, Limits, Report, Searcher, MAX_DEPTH, WIN};
+pub use search::{material, AnySearcher, Limits, Report, Searcher, MAX_DEPTH, WIN};

@@ -56,13 +56,13 @@ use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use engine::{Player, Position, Preset, Rules, Setup};
+use engine::{AnyPosition, Board, Player, Preset, Rules, Setup};
 use protocol::{
     decode_referee_message, read_referee_line, write_message, BotMessage, RefereeMessage, Turn,
 };
 use serde_json::Value;
 
-use alphabeta_bot::{Limits, Searcher, MAX_DEPTH};
+use alphabeta_bot::{AnySearcher, Limits, MAX_DEPTH};
 
 const USAGE: &str = "usage: alphabeta-bot [--first-legal] [--depth N] [--name NAME]";
 
@@ -154,7 +154,7 @@ struct Bot {
     /// `Some(increment_ms)` when `hello` announced a chess clock.
     clock_increment: Option<u64>,
     /// Created at `hello` (not in `--first-legal` mode).
-    searcher: Option<Searcher>,
+    searcher: Option<AnySearcher>,
 }
 
 impl Bot {
@@ -228,7 +228,7 @@ impl Bot {
                 Ok((rules, clock_increment)) => {
                     self.rules = Some(rules);
                     self.clock_increment = clock_increment;
-                    self.searcher.get_or_insert_with(Searcher::default);
+                    self.searcher.get_or_insert_with(AnySearcher::default);
                     self.log(&format!("playing {rules}"));
                 }
                 Err(why) => return Ok(Next::Stop(End::Refused(why))),
@@ -330,7 +330,7 @@ fn read_rules(line: &str) -> Result<(Rules, Option<u64>), String> {
 
 /// The engine position of a turn, with us as `Player::Zero` to move, checked against
 /// the turn's `legal` list.
-fn position_of(rules: Rules, turn: &Turn) -> Result<Position, String> {
+fn position_of(rules: Rules, turn: &Turn) -> Result<AnyPosition, String> {
     let side = |name: &str, pits: &[u32]| -> Result<Vec<u8>, String> {
         pits.iter()
             .map(|&seeds| {
@@ -343,8 +343,8 @@ fn position_of(rules: Rules, turn: &Turn) -> Result<Position, String> {
         pits: [side("you", &turn.you)?, side("opponent", &turn.opponent)?],
         to_move: Player::Zero,
     };
-    let pos = setup.validate().map_err(|e| e.to_string())?;
-    let mut legal = 0u32;
+    let pos = AnyPosition::try_from(&setup).map_err(|e| e.to_string())?;
+    let mut legal = 0u64;
     for &pit in &turn.legal {
         if pit as usize >= rules.pits() {
             return Err(format!("legal pit {pit} does not exist"));
@@ -431,8 +431,10 @@ mod tests {
         assert_eq!(clock, Some(50));
         let unknown = read_rules(r#"{"rules":{"preset":"oware","width":8}}"#);
         assert!(unknown.expect_err("unknown preset").contains("oware"));
-        let wide = read_rules(r#"{"rules":{"preset":"hus","width":17}}"#);
-        assert!(wide.expect_err("too wide").contains("17"));
+        let wide = read_rules(r#"{"rules":{"preset":"hus","width":32}}"#);
+        assert_eq!(wide.map(|(r, _)| r.width()), Ok(32));
+        let too_wide = read_rules(r#"{"rules":{"preset":"hus","width":33}}"#);
+        assert!(too_wide.expect_err("too wide").contains("33"));
     }
 
     fn turn(you: Vec<u32>, opponent: Vec<u32>, legal: Vec<u32>) -> Turn {
@@ -451,7 +453,7 @@ mod tests {
     #[test]
     fn positions_are_checked_against_legal() {
         let rules = Rules::default();
-        let start = Position::start(rules);
+        let start = AnyPosition::start(rules);
         let pits = start.pits(Player::Zero);
         let to_u32 = |v: &[u8]| v.iter().map(|&s| u32::from(s)).collect::<Vec<_>>();
         let legal: Vec<u32> = (4..16).collect();
@@ -465,6 +467,14 @@ mod tests {
         assert!(position_of(rules, &out).is_err());
         let heavy = turn(vec![300; 16], to_u32(&pits), legal);
         assert!(position_of(rules, &heavy).is_err());
+        // A long board: width 32, the wide board type.
+        let rules = Rules::new(Preset::Rulebook, 32).expect("valid");
+        let start = AnyPosition::start(rules);
+        let pits = to_u32(&start.pits(Player::Zero));
+        let legal: Vec<u32> = (16..64).collect();
+        let wide = position_of(rules, &turn(pits.clone(), pits, legal));
+        assert!(matches!(wide, Ok(AnyPosition::Wide(_))));
+        assert_eq!(wide, Ok(start));
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! The search: negamax alpha-beta with iterative deepening over [`engine::Position`].
+//! The search: negamax alpha-beta with iterative deepening over any [`engine::Board`]:
+//! [`Searcher`] is generic over the board type, and [`AnySearcher`] picks the searcher
+//! of the board a turn needs (the 64-byte `Position` up to width 16, `WidePosition`
+//! above).
 //!
 //! Scores are always from the point of view of the side to move in the position being
 //! scored ("negamax"): a child's score is negated on the way up.
@@ -24,7 +27,7 @@
 use std::cmp::Reverse;
 use std::time::{Duration, Instant};
 
-use engine::{judge, Position, Scoring};
+use engine::{judge, AnyPosition, Board, Position, Scoring, WidePosition};
 
 /// The deepest iteration the search will start.
 pub const MAX_DEPTH: u32 = 64;
@@ -99,25 +102,25 @@ struct Slot {
 
 /// A move and the position it leads to, with its ordering key.
 #[derive(Clone, Copy)]
-struct Child {
+struct Child<B> {
     order: u32,
     pit: u8,
-    pos: Position,
+    pos: B,
 }
 
 /// A root move with its score in the last completed iteration.
 #[derive(Clone, Copy)]
-struct RootMove {
+struct RootMove<B> {
     pit: usize,
-    pos: Position,
+    pos: B,
     score: i32,
 }
 
 /// The search state, reused from move to move (the best-move table carries over).
-pub struct Searcher {
+pub struct Searcher<B: Board = Position> {
     table: Vec<Slot>,
     /// One buffer of children per ply, so that the search allocates nothing.
-    buffers: Vec<Vec<Child>>,
+    buffers: Vec<Vec<Child<B>>>,
     scoring: Scoring,
     nodes: u64,
     deadline: Instant,
@@ -127,15 +130,15 @@ pub struct Searcher {
     reached_horizon: bool,
 }
 
-impl Default for Searcher {
+impl<B: Board> Default for Searcher<B> {
     fn default() -> Self {
         Searcher::new(18)
     }
 }
 
-impl Searcher {
+impl<B: Board> Searcher<B> {
     /// A searcher with a best-move table of `2^table_bits` slots (16 bytes each).
-    pub fn new(table_bits: u32) -> Searcher {
+    pub fn new(table_bits: u32) -> Searcher<B> {
         Searcher {
             table: vec![
                 Slot {
@@ -156,14 +159,14 @@ impl Searcher {
     }
 
     /// Searches `pos` for its side to move. `None` when that side has no move.
-    pub fn search(&mut self, pos: &Position, limits: &Limits) -> Option<Report> {
+    pub fn search(&mut self, pos: &B, limits: &Limits) -> Option<Report> {
         let start = Instant::now();
         self.scoring = pos.rules().preset().scoring();
         self.nodes = 0;
         self.deadline = limits.deadline;
         self.stopped = false;
 
-        let mut root: Vec<(u32, RootMove)> = pos
+        let mut root: Vec<(u32, RootMove<B>)> = pos
             .legal_moves()
             .map(|pit| {
                 let mut child = *pos;
@@ -177,7 +180,7 @@ impl Searcher {
             })
             .collect();
         root.sort_by_key(|&(captured, _)| Reverse(captured));
-        let mut root: Vec<RootMove> = root.into_iter().map(|(_, mv)| mv).collect();
+        let mut root: Vec<RootMove<B>> = root.into_iter().map(|(_, mv)| mv).collect();
 
         let first = root.first()?.pit;
         let mut report = Report {
@@ -225,14 +228,7 @@ impl Searcher {
         Some(report)
     }
 
-    fn negamax(
-        &mut self,
-        pos: &Position,
-        depth: u32,
-        mut alpha: i32,
-        beta: i32,
-        ply: usize,
-    ) -> i32 {
+    fn negamax(&mut self, pos: &B, depth: u32, mut alpha: i32, beta: i32, ply: usize) -> i32 {
         self.nodes += 1;
         if self.nodes & (CHECK_EVERY - 1) == 0 && Instant::now() >= self.deadline {
             self.stopped = true;
@@ -300,7 +296,7 @@ impl Searcher {
     }
 
     /// The score of a finished game for its side to move, `ply` plies from the root.
-    fn terminal(&self, pos: &Position, ply: usize) -> i32 {
+    fn terminal(&self, pos: &B, ply: usize) -> i32 {
         let Some(end) = judge(pos, false, 0) else {
             return material(pos);
         };
@@ -315,8 +311,33 @@ impl Searcher {
     }
 }
 
+/// A searcher for any board: a [`Searcher`] per board type, each made at its first use
+/// (its best-move table carries over from move to move, as a `Searcher`'s does).
+#[derive(Default)]
+pub struct AnySearcher {
+    narrow: Option<Searcher<Position>>,
+    wide: Option<Searcher<WidePosition>>,
+}
+
+impl AnySearcher {
+    /// Searches `pos` with the searcher of its board type. `None` when the side to move
+    /// has no move.
+    pub fn search(&mut self, pos: &AnyPosition, limits: &Limits) -> Option<Report> {
+        match pos {
+            AnyPosition::Narrow(p) => self
+                .narrow
+                .get_or_insert_with(Searcher::default)
+                .search(p, limits),
+            AnyPosition::Wide(p) => self
+                .wide
+                .get_or_insert_with(Searcher::default)
+                .search(p, limits),
+        }
+    }
+}
+
 /// The static evaluation: the mover's seeds minus the opponent's.
-pub fn material(pos: &Position) -> i32 {
+pub fn material<B: Board>(pos: &B) -> i32 {
     let me = pos.to_move();
     pos.seeds_of(me) as i32 - pos.seeds_of(me.other()) as i32
 }
@@ -528,5 +549,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn any_searcher_searches_long_boards() {
+        let mut searcher = AnySearcher::default();
+        for (preset, width) in [
+            (Preset::Hus, 24),
+            (Preset::MancalaWorld, 32),
+            (Preset::Rulebook, 8),
+        ] {
+            let pos = engine::AnyPosition::start(Rules::new(preset, width).expect("valid rules"));
+            let report = searcher
+                .search(&pos, &Limits::depth(3, far()))
+                .expect("a move");
+            assert_eq!(report.depth, 3, "{preset} {width}");
+            assert!(
+                pos.is_legal(report.best),
+                "{preset} {width}: pit {}",
+                report.best
+            );
+        }
+        assert!(searcher.narrow.is_some() && searcher.wide.is_some());
     }
 }

@@ -208,7 +208,7 @@ fn first_legal_answers_the_first_legal_pit() {
 
 #[test]
 fn refuses_unknown_rules_with_exit_code_2() {
-    for (preset, width) in [("oware", 8), ("hus", 17), ("hus", 6)] {
+    for (preset, width) in [("oware", 8), ("hus", 33), ("hus", 6)] {
         let mut session = Session::start(&[]);
         session.send(&hello(preset, width, 100));
         session.no_more_output();
