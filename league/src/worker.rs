@@ -4,7 +4,7 @@
 //! export` writes the kept logs out.
 //!
 //! A worker claims a set with a lease (see `store::pg`), plays it through
-//! `referee::play_set` exactly as `hus league` does (the same `play_one_inner`), renews
+//! `referee::play_set` exactly as `hus league` does (the same `play_claimed`), renews
 //! its leases every quarter of their length, and sends the result with the whole log
 //! (gzip) in one transaction. A set whose lease it lost (it was silent for a lease, and
 //! another worker took the set) is dropped, its bots killed. A bot it cannot start:
@@ -24,7 +24,7 @@ use tokio::task::{block_in_place, AbortHandle, JoinSet};
 use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
-use crate::run::{play_one_inner, print, read_standings, settle_settings, sync_with_file};
+use crate::run::{play_claimed, print, read_standings, settle_settings, sync_with_file};
 use crate::run::{Ending, Shared};
 use crate::standings::OutputFormat;
 use crate::store::{ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError};
@@ -431,7 +431,7 @@ async fn work_loop(
             let task_set = set.clone();
             let abort = tasks.spawn(async move {
                 let id = task_set.id;
-                let ending = play_one_inner(&task_set, &task_shared, &mut stop).await;
+                let ending = play_claimed(&task_set, &task_shared, &mut stop, None).await;
                 (id, ending)
             });
             held.insert(set.id, Held { set, abort });
