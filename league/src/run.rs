@@ -202,11 +202,7 @@ pub(crate) fn print(text: &str) {
 /// Compares the file's settings with those the league was played with (refusing a
 /// change that makes results incomparable), stores them at the first run, and returns
 /// the league's seed: the file's, else the stored one, else a fresh one.
-pub(crate) fn settle_settings(
-    config: &LeagueConfig,
-    store: &mut dyn Store,
-    dir: &Path,
-) -> Result<u64> {
+pub fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> Result<u64> {
     let stored = store.settings()?;
     let time_key = match config.time {
         referee::TimeControl::PerMove(_) => "move_time",
@@ -364,7 +360,7 @@ pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
 }
 
 /// What one set's task ends with.
-pub(crate) enum Ending {
+pub enum Ending {
     /// Played to its end.
     Finished(SetOutcome),
     /// Cut off by a stop; its log ends with `aborted`.
@@ -375,18 +371,27 @@ pub(crate) enum Ending {
     Failed(anyhow::Error),
 }
 
-/// What every set of this run shares.
-pub(crate) struct Shared {
-    pub(crate) config: LeagueConfig,
+/// What every set of a run shares: the league, where logs go, the bots (with the
+/// referee's nice value) and the referee's version for the logs' headers.
+#[derive(Clone)]
+pub struct Shared {
+    /// The league file, checked.
+    pub config: LeagueConfig,
     /// Where the sets' logs and the bots' stderr are written.
-    pub(crate) logs: PathBuf,
-    pub(crate) bots: HashMap<String, BotConfig>,
-    pub(crate) referee: String,
+    pub logs: PathBuf,
+    /// The bots by name.
+    pub bots: HashMap<String, BotConfig>,
+    /// The referee's version.
+    pub referee: String,
+    /// Where a remote bot's links come from, by name (`hus serve` fills it from its bot
+    /// port); a bot without one is started as a process.
+    pub links: HashMap<String, Arc<dyn referee::Connect>>,
 }
 
 impl Shared {
-    /// The league's bots at the referee's nice value, their logs in `logs`.
-    pub(crate) fn new(config: &LeagueConfig, logs: PathBuf, nice: Option<i32>) -> Shared {
+    /// The league's bots at the referee's nice value (see
+    /// `referee::raise_referee_priority`), their logs in `logs`.
+    pub fn new(config: &LeagueConfig, logs: PathBuf, nice: Option<i32>) -> Shared {
         Shared {
             config: config.clone(),
             logs,
@@ -400,6 +405,7 @@ impl Shared {
                 })
                 .collect(),
             referee: referee::referee_version(),
+            links: HashMap::new(),
         }
     }
 }
@@ -498,14 +504,20 @@ async fn play_one(
     shared: Arc<Shared>,
     mut stop: watch::Receiver<Option<&'static str>>,
 ) -> (ClaimedSet, Ending) {
-    let ending = play_one_inner(&set, &shared, &mut stop).await;
+    let ending = play_claimed(&set, &shared, &mut stop, None).await;
     (set, ending)
 }
 
-pub(crate) async fn play_one_inner(
+/// Plays a claimed set through `play_set`, as `hus league` does: its log in the logs'
+/// directory (named after the set's key), what the store keeps collected into the
+/// `Ending`. Each record also goes to `tap` after the log has it (`hus serve` shows
+/// live games with it; a tap's error is ignored: watchers never stop a set). A stop
+/// on `stop` cuts the set off and ends its log with `aborted`.
+pub async fn play_claimed(
     set: &ClaimedSet,
     shared: &Shared,
     stop: &mut watch::Receiver<Option<&'static str>>,
+    tap: Option<&mut (dyn RecordSink + Send)>,
 ) -> Ending {
     let stem = set.key.stem();
     let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
@@ -520,7 +532,8 @@ pub(crate) async fn play_one_inner(
             spec: bot.spec.clone(),
             stderr_path: shared.logs.join(format!("{stem}.{suffix}.stderr")),
             limits: bot.limits.clone(),
-            link: None,
+            // A remote bot plays over its link, as a member of a team too.
+            link: shared.links.get(bot.name.as_str()).cloned(),
         };
         if let Some(team) = shared.config.team(name) {
             let mut members = Vec::with_capacity(team.members.len());
@@ -573,6 +586,7 @@ pub(crate) async fn play_one_inner(
             ..SetOutcome::default()
         },
         first: 0,
+        tap,
     };
     let result = tokio::select! {
         result = play_set(&set_config, lineups, &shared.referee, &mut sink) => Some(result),
@@ -607,15 +621,19 @@ pub(crate) async fn play_one_inner(
 
 /// The sink of a league's set: the log first (as `hus match` writes it), then what the
 /// store keeps.
-struct Collector {
+struct Collector<'t> {
     log: LogWriter,
     outcome: SetOutcome,
     first: u8,
+    tap: Option<&'t mut (dyn RecordSink + Send)>,
 }
 
-impl RecordSink for Collector {
+impl RecordSink for Collector<'_> {
     fn record(&mut self, record: &Record) -> anyhow::Result<()> {
         self.log.record(record)?;
+        if let Some(tap) = self.tap.as_mut() {
+            let _ = tap.record(record);
+        }
         let o = &mut self.outcome;
         match record {
             Record::GameStart(g) => self.first = g.first as u8,

@@ -66,7 +66,7 @@ pub use openings::{openings_for_set, read_openings, LineProblem, OpeningsError};
 pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;
 pub use records::{now_rfc3339, Aborted, Record};
-pub use replay::run as run_replay;
+pub use replay::{run as run_replay, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE};
 pub use set::{
