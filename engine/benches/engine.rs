@@ -1,7 +1,8 @@
-//! `cargo bench -p engine`: perft and random playouts, per preset at width 8.
+//! `cargo bench -p engine`: perft and random playouts, per preset at width 8, and perft
+//! on the long boards (widths 24 and 32, `WidePosition`).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use engine::{judge, perft, Position, Preset, Rules};
+use engine::{judge, perft, Position, Preset, Rules, WidePosition};
 
 const PERFT_DEPTH: u32 = 6;
 
@@ -58,5 +59,19 @@ fn bench_playouts(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_perft, bench_playouts);
+fn bench_wide_perft(c: &mut Criterion) {
+    let mut group = c.benchmark_group("wide-perft");
+    group.sample_size(10);
+    for width in [24, 32] {
+        let start = WidePosition::start(Rules::new(Preset::Hus, width).expect("valid"));
+        let nodes: u64 = perft(&start, 4).iter().sum();
+        group.throughput(Throughput::Elements(nodes));
+        group.bench_function(format!("hus/width-{width}/depth-4"), |b| {
+            b.iter(|| perft(black_box(&start), 4))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_perft, bench_playouts, bench_wide_perft);
 criterion_main!(benches);

@@ -6,6 +6,7 @@ use ladder::RateArgs;
 use league::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 use remote::{ConnectArgs, TokenArgs};
+use server::{ServeArgs, ServeTokenArgs};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
 #[derive(Debug, Parser)]
@@ -46,6 +47,13 @@ pub enum Command {
     League(LeagueArgs),
     /// Print the standings of a league directory (or PostgreSQL store), running or not.
     Standings(StandingsArgs),
+    /// Play a league without end and serve its dashboard, JSON API and live games.
+    ///
+    /// Stops on Ctrl-C or SIGTERM (exit 0; running sets are cut off and played again by
+    /// the next run), 2 for a bad league file or an unusable setup.
+    Serve(ServeArgs),
+    /// Make a new admin token for `hus serve` (printed once; only its hash is kept).
+    ServeToken(ServeTokenArgs),
     /// Play the sets of a league kept in PostgreSQL (`hus league FILE --store URL`), on
     /// this machine, beside any number of workers on others.
     ///

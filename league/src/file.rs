@@ -49,6 +49,15 @@ struct RawLeague {
     lag_cap: Option<Spanned<String>>,
     #[serde(default)]
     bot: Vec<Spanned<RawBot>>,
+    #[serde(default)]
+    team: Vec<Spanned<RawTeam>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTeam {
+    name: Spanned<String>,
+    members: Spanned<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -125,6 +134,16 @@ impl BotConfig {
     }
 }
 
+/// A team of the league: its members take their side's turns in an order drawn for
+/// each game (`referee::Lineup::Team`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TeamConfig {
+    /// Its unique name, safe in file names.
+    pub name: String,
+    /// Its members, names of the file's bots, in the team's list order.
+    pub members: Vec<String>,
+}
+
 /// The book of openings a league's sets start their games from (docs/openings.md).
 #[derive(Clone, Debug)]
 pub struct Openings {
@@ -184,6 +203,10 @@ pub struct LeagueConfig {
     pub lag_cap: Duration,
     /// The bots, in the file's order.
     pub bots: Vec<BotConfig>,
+    /// The teams, in the file's order; empty when the league is one of bots. When the
+    /// file declares teams, the teams are the league's entrants: they are scheduled,
+    /// rated and ranked, and the bots only play as their members.
+    pub teams: Vec<TeamConfig>,
     /// The line of each top-level key the file sets, for messages about it later.
     pub lines: BTreeMap<&'static str, usize>,
 }
@@ -355,6 +378,71 @@ impl LeagueConfig {
             ));
         }
 
+        // Teams: when the file declares any, they are the entrants.
+        let mut teams = Vec::with_capacity(raw.team.len());
+        let mut team_names = HashSet::new();
+        for t in &raw.team {
+            let team = t.get_ref();
+            let name = team.name.get_ref();
+            check_name(name).map_err(|e| file.error(Some(team.name.span()), e))?;
+            if names.contains(name) {
+                return Err(file.error(
+                    Some(team.name.span()),
+                    format!("name: {name:?} is already the name of a bot; a team needs a name of its own"),
+                ));
+            }
+            if !team_names.insert(name.clone()) {
+                return Err(file.error(
+                    Some(team.name.span()),
+                    format!(
+                        "name: a team named {name:?} is already in the league; names must be unique"
+                    ),
+                ));
+            }
+            let mut members = Vec::new();
+            for m in team.members.get_ref() {
+                if !names.contains(m.get_ref()) {
+                    return Err(file.error(
+                        Some(m.span()),
+                        format!("members: no bot is named {:?}", m.get_ref()),
+                    ));
+                }
+                if members.contains(m.get_ref()) {
+                    return Err(file.error(
+                        Some(m.span()),
+                        format!("members: {:?} is named twice", m.get_ref()),
+                    ));
+                }
+                members.push(m.get_ref().clone());
+            }
+            if members.len() < 2 {
+                return Err(file.error(
+                    Some(team.members.span()),
+                    format!(
+                        "members: a team needs two or more bots, team {name:?} has {}",
+                        members.len()
+                    ),
+                ));
+            }
+            teams.push(TeamConfig {
+                name: name.clone(),
+                members,
+            });
+        }
+        if teams.len() == 1 {
+            return Err(file.error(
+                raw.team.last().map(|t| t.span()),
+                "a league of teams needs at least two teams ([[team]] tables), this file has 1"
+                    .to_string(),
+            ));
+        }
+        // Challengers and the anchor name entrants: the teams, if there are any.
+        let (names, entrant_count, what) = if teams.is_empty() {
+            (names, bots.len(), "bot")
+        } else {
+            (team_names, teams.len(), "team")
+        };
+
         let format = match (&raw.format, &raw.challengers) {
             (None, None) => Format::RoundRobin,
             (Some(f), challengers) => match f.get_ref().as_str() {
@@ -381,7 +469,7 @@ impl LeagueConfig {
                         if !names.contains(c.get_ref()) {
                             return Err(file.error(
                                 Some(c.span()),
-                                format!("challengers: no bot is named {:?}", c.get_ref()),
+                                format!("challengers: no {what} is named {:?}", c.get_ref()),
                             ));
                         }
                         if !seen.insert(c.get_ref().clone()) {
@@ -392,11 +480,10 @@ impl LeagueConfig {
                         }
                         out.push(c.get_ref().clone());
                     }
-                    if out.is_empty() || out.len() == bots.len() {
+                    if out.is_empty() || out.len() == entrant_count {
                         return Err(file.error(
                             Some(list.span()),
-                            "challengers: a gauntlet needs at least one challenger and one bot that is not one"
-                                .to_string(),
+                            format!("challengers: a gauntlet needs at least one challenger and one {what} that is not one"),
                         ));
                     }
                     Format::Gauntlet { challengers: out }
@@ -437,7 +524,7 @@ impl LeagueConfig {
                 if !names.contains(a.get_ref()) {
                     return Err(file.error(
                         Some(a.span()),
-                        format!("anchor: no bot is named {:?}", a.get_ref()),
+                        format!("anchor: no {what} is named {:?}", a.get_ref()),
                     ));
                 }
                 Anchor::Bot {
@@ -483,6 +570,7 @@ impl LeagueConfig {
             anchor,
             lag_cap,
             bots,
+            teams,
             lines,
         })
     }
@@ -504,6 +592,38 @@ impl LeagueConfig {
             .map(|s| s.to_os_string())
             .unwrap_or_else(|| "league".into());
         self.base.join(stem)
+    }
+
+    /// The league's entrants, each with the command the store keeps for it: the bots,
+    /// or, when the file declares teams, the teams (their command is their members'
+    /// names and commands: `greedy: python3 greedy_bot.py + random: ...`).
+    pub fn entrants(&self) -> Vec<(String, String)> {
+        if self.teams.is_empty() {
+            return self
+                .bots
+                .iter()
+                .map(|b| (b.name.clone(), b.spec.command.clone()))
+                .collect();
+        }
+        self.teams
+            .iter()
+            .map(|t| {
+                let members: Vec<String> = t
+                    .members
+                    .iter()
+                    .map(|m| match self.bot(m) {
+                        Some(b) => format!("{m}: {}", b.spec.command),
+                        None => m.clone(),
+                    })
+                    .collect();
+                (t.name.clone(), members.join(" + "))
+            })
+            .collect()
+    }
+
+    /// The team of this name, if the file has it.
+    pub fn team(&self, name: &str) -> Option<&TeamConfig> {
+        self.teams.iter().find(|t| t.name == name)
     }
 
     /// The bot of this name, if the file has it.
@@ -538,7 +658,10 @@ impl FileText<'_> {
         ] {
             message = message.replace(rust, words);
         }
-        // Only bots have required keys.
+        // Only bots and teams have required keys.
+        if message.starts_with("missing field `members`") {
+            return format!("[[team]]: {message} (every team needs a name and members)");
+        }
         if message.starts_with("missing field") {
             return format!(
                 "[[bot]]: {message} (every bot needs a name, and a command unless it is remote)"

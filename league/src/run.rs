@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use referee::{play_set, Entrant, LogWriter, Record, RecordSink, SetConfig};
+use referee::{play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Team};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -130,15 +130,13 @@ pub(crate) fn sync_with_file(
     seed: u64,
     quiet: bool,
 ) -> Result<()> {
-    let names: Vec<String> = config.bots.iter().map(|b| b.name.clone()).collect();
+    // The entrants: the bots, or the teams when the file declares them.
+    let entrants = config.entrants();
+    let names: Vec<String> = entrants.iter().map(|(name, _)| name.clone()).collect();
     let plan = schedule(&names, &config.format, config.rounds, seed);
-    let entries: Vec<BotEntry> = config
-        .bots
-        .iter()
-        .map(|b| BotEntry {
-            name: b.name.clone(),
-            command: b.spec.command.clone(),
-        })
+    let entries: Vec<BotEntry> = entrants
+        .into_iter()
+        .map(|(name, command)| BotEntry { name, command })
         .collect();
     let sync = store.sync(&entries, &plan)?;
     let say = |line: String| {
@@ -204,11 +202,7 @@ pub(crate) fn print(text: &str) {
 /// Compares the file's settings with those the league was played with (refusing a
 /// change that makes results incomparable), stores them at the first run, and returns
 /// the league's seed: the file's, else the stored one, else a fresh one.
-pub(crate) fn settle_settings(
-    config: &LeagueConfig,
-    store: &mut dyn Store,
-    dir: &Path,
-) -> Result<u64> {
+pub fn settle_settings(config: &LeagueConfig, store: &mut dyn Store, dir: &Path) -> Result<u64> {
     let stored = store.settings()?;
     let time_key = match config.time {
         referee::TimeControl::PerMove(_) => "move_time",
@@ -282,6 +276,11 @@ pub(crate) fn settle_settings(
     settings.insert("anchor".into(), anchor);
     settings.insert("anchor_rating".into(), rating.to_string());
     settings.insert("file".into(), config.path.display().to_string());
+    // Not compared: a league of teams names them in its standings.
+    settings.insert(
+        "teams".into(),
+        crate::standings::teams_setting(&config.teams),
+    );
     store.save_settings(&settings)?;
     Ok(seed)
 }
@@ -361,7 +360,7 @@ pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
 }
 
 /// What one set's task ends with.
-pub(crate) enum Ending {
+pub enum Ending {
     /// Played to its end.
     Finished(SetOutcome),
     /// Cut off by a stop; its log ends with `aborted`.
@@ -372,18 +371,27 @@ pub(crate) enum Ending {
     Failed(anyhow::Error),
 }
 
-/// What every set of this run shares.
-pub(crate) struct Shared {
-    pub(crate) config: LeagueConfig,
+/// What every set of a run shares: the league, where logs go, the bots (with the
+/// referee's nice value) and the referee's version for the logs' headers.
+#[derive(Clone)]
+pub struct Shared {
+    /// The league file, checked.
+    pub config: LeagueConfig,
     /// Where the sets' logs and the bots' stderr are written.
-    pub(crate) logs: PathBuf,
-    pub(crate) bots: HashMap<String, BotConfig>,
-    pub(crate) referee: String,
+    pub logs: PathBuf,
+    /// The bots by name.
+    pub bots: HashMap<String, BotConfig>,
+    /// The referee's version.
+    pub referee: String,
+    /// Where a remote bot's links come from, by name (`hus serve` fills it from its bot
+    /// port); a bot without one is started as a process.
+    pub links: HashMap<String, Arc<dyn referee::Connect>>,
 }
 
 impl Shared {
-    /// The league's bots at the referee's nice value, their logs in `logs`.
-    pub(crate) fn new(config: &LeagueConfig, logs: PathBuf, nice: Option<i32>) -> Shared {
+    /// The league's bots at the referee's nice value (see
+    /// `referee::raise_referee_priority`), their logs in `logs`.
+    pub fn new(config: &LeagueConfig, logs: PathBuf, nice: Option<i32>) -> Shared {
         Shared {
             config: config.clone(),
             logs,
@@ -397,6 +405,7 @@ impl Shared {
                 })
                 .collect(),
             referee: referee::referee_version(),
+            links: HashMap::new(),
         }
     }
 }
@@ -495,34 +504,63 @@ async fn play_one(
     shared: Arc<Shared>,
     mut stop: watch::Receiver<Option<&'static str>>,
 ) -> (ClaimedSet, Ending) {
-    let ending = play_one_inner(&set, &shared, &mut stop).await;
+    let ending = play_claimed(&set, &shared, &mut stop, None).await;
     (set, ending)
 }
 
-pub(crate) async fn play_one_inner(
+/// Plays a claimed set through `play_set`, as `hus league` does: its log in the logs'
+/// directory (named after the set's key), what the store keeps collected into the
+/// `Ending`. Each record also goes to `tap` after the log has it (`hus serve` shows
+/// live games with it; a tap's error is ignored: watchers never stop a set). A stop
+/// on `stop` cuts the set off and ends its log with `aborted`.
+pub async fn play_claimed(
     set: &ClaimedSet,
     shared: &Shared,
     stop: &mut watch::Receiver<Option<&'static str>>,
+    tap: Option<&mut (dyn RecordSink + Send)>,
 ) -> Ending {
     let stem = set.key.stem();
     let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
         Ok(created) => created,
         Err(e) => return Ending::Failed(e),
     };
-    let mut entrants = Vec::with_capacity(2);
+    // Each side: a bot, or a team of the file's bots (each member its own process and
+    // stderr file, `STEM.a1.stderr`...), exactly as `hus match --team-a` builds them.
+    let mut lineups = Vec::with_capacity(2);
     for (name, letter) in [(&set.key.a, "a"), (&set.key.b, "b")] {
-        let Some(bot) = shared.bots.get(name) else {
-            return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
-        };
-        entrants.push(Entrant {
+        let entrant = |bot: &BotConfig, suffix: String| Entrant {
             spec: bot.spec.clone(),
-            stderr_path: shared.logs.join(format!("{stem}.{letter}.stderr")),
+            stderr_path: shared.logs.join(format!("{stem}.{suffix}.stderr")),
             limits: bot.limits.clone(),
-            link: None,
-        });
+            // A remote bot plays over its link, as a member of a team too.
+            link: shared.links.get(bot.name.as_str()).cloned(),
+        };
+        if let Some(team) = shared.config.team(name) {
+            let mut members = Vec::with_capacity(team.members.len());
+            for (i, m) in team.members.iter().enumerate() {
+                let Some(bot) = shared.bots.get(m) else {
+                    return Ending::Failed(anyhow::anyhow!(
+                        "no bot named {m} (of team {name}) in the league file"
+                    ));
+                };
+                members.push(Member {
+                    name: m.clone(),
+                    entrant: entrant(bot, format!("{letter}{}", i + 1)),
+                });
+            }
+            lineups.push(Lineup::Team(Team {
+                name: name.clone(),
+                members,
+            }));
+        } else {
+            let Some(bot) = shared.bots.get(name) else {
+                return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
+            };
+            lineups.push(Lineup::from(entrant(bot, letter.to_string())));
+        }
     }
-    let Ok(entrants) = <[Entrant; 2]>::try_from(entrants) else {
-        return Ending::Failed(anyhow::anyhow!("a set needs two bots"));
+    let Ok(lineups) = <[Lineup; 2]>::try_from(lineups) else {
+        return Ending::Failed(anyhow::anyhow!("a set needs two sides"));
     };
     let c = &shared.config;
     let set_config = SetConfig {
@@ -548,9 +586,10 @@ pub(crate) async fn play_one_inner(
             ..SetOutcome::default()
         },
         first: 0,
+        tap,
     };
     let result = tokio::select! {
-        result = play_set(&set_config, entrants, &shared.referee, &mut sink) => Some(result),
+        result = play_set(&set_config, lineups, &shared.referee, &mut sink) => Some(result),
         _ = stop.wait_for(|stop| stop.is_some()) => None,
     };
     match result {
@@ -582,15 +621,19 @@ pub(crate) async fn play_one_inner(
 
 /// The sink of a league's set: the log first (as `hus match` writes it), then what the
 /// store keeps.
-struct Collector {
+struct Collector<'t> {
     log: LogWriter,
     outcome: SetOutcome,
     first: u8,
+    tap: Option<&'t mut (dyn RecordSink + Send)>,
 }
 
-impl RecordSink for Collector {
+impl RecordSink for Collector<'_> {
     fn record(&mut self, record: &Record) -> anyhow::Result<()> {
         self.log.record(record)?;
+        if let Some(tap) = self.tap.as_mut() {
+            let _ = tap.record(record);
+        }
         let o = &mut self.outcome;
         match record {
             Record::GameStart(g) => self.first = g.first as u8,

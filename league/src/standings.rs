@@ -165,6 +165,40 @@ pub struct LeagueInfo {
     pub anchor: Option<String>,
     /// The anchor's rating.
     pub anchor_rating: f64,
+    /// A league of teams: each team and its members (the entrants ranked below are the
+    /// teams). Empty for a league of bots.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub teams: Vec<TeamView>,
+}
+
+/// A team of a league of teams, as the standings name it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TeamView {
+    /// The team's name: an entrant of the table.
+    pub name: String,
+    /// Its members, bots of the league file.
+    pub members: Vec<String>,
+}
+
+/// The store's `teams` setting: one team a line, `name: member, member`.
+pub fn teams_setting(teams: &[crate::file::TeamConfig]) -> String {
+    teams
+        .iter()
+        .map(|t| format!("{}: {}", t.name, t.members.join(", ")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn parse_teams(text: &str) -> Vec<TeamView> {
+    text.lines()
+        .filter_map(|line| {
+            let (name, members) = line.split_once(": ")?;
+            Some(TeamView {
+                name: name.to_string(),
+                members: members.split(", ").map(str::to_string).collect(),
+            })
+        })
+        .collect()
 }
 
 impl LeagueInfo {
@@ -181,6 +215,7 @@ impl LeagueInfo {
             anchor_rating: get("anchor_rating")
                 .parse()
                 .unwrap_or(crate::file::DEFAULT_ANCHOR_RATING),
+            teams: parse_teams(&get("teams")),
         }
     }
 }
@@ -634,6 +669,12 @@ ratings: Elo scale, fitted to all {} games at once, {anchor}, {:.0}% intervals; 
                 Self::ms(b)
             );
         }
+        if !self.league.teams.is_empty() {
+            s.push_str("\nteams:\n");
+            for t in &self.league.teams {
+                let _ = writeln!(s, "  {}: {}", t.name, t.members.join(", "));
+            }
+        }
         let faulty: Vec<&BotStanding> = self.bots.iter().filter(|b| b.faults.total > 0).collect();
         if !faulty.is_empty() {
             s.push_str("\nfaults:\n");
@@ -906,7 +947,29 @@ mod tests {
             seed: 9,
             anchor: anchor.map(String::from),
             anchor_rating: 1500.0,
+            teams: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_teams_setting_reads_back() {
+        let teams = [
+            crate::file::TeamConfig {
+                name: "red".into(),
+                members: vec!["greedy".into(), "random".into()],
+            },
+            crate::file::TeamConfig {
+                name: "blue".into(),
+                members: vec!["js".into(), "java".into(), "rust".into()],
+            },
+        ];
+        let text = teams_setting(&teams);
+        assert_eq!(text, "red: greedy, random\nblue: js, java, rust");
+        let back = parse_teams(&text);
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[1].name, "blue");
+        assert_eq!(back[1].members, ["js", "java", "rust"]);
+        assert!(parse_teams("").is_empty());
     }
 
     #[test]

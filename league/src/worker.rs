@@ -4,7 +4,7 @@
 //! export` writes the kept logs out.
 //!
 //! A worker claims a set with a lease (see `store::pg`), plays it through
-//! `referee::play_set` exactly as `hus league` does (the same `play_one_inner`), renews
+//! `referee::play_set` exactly as `hus league` does (the same `play_claimed`), renews
 //! its leases every quarter of their length, and sends the result with the whole log
 //! (gzip) in one transaction. A set whose lease it lost (it was silent for a lease, and
 //! another worker took the set) is dropped, its bots killed. A bot it cannot start:
@@ -24,7 +24,7 @@ use tokio::task::{block_in_place, AbortHandle, JoinSet};
 use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
-use crate::run::{play_one_inner, print, read_standings, settle_settings, sync_with_file};
+use crate::run::{play_claimed, print, read_standings, settle_settings, sync_with_file};
 use crate::run::{Ending, Shared};
 use crate::standings::OutputFormat;
 use crate::store::{ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError};
@@ -431,7 +431,7 @@ async fn work_loop(
             let task_set = set.clone();
             let abort = tasks.spawn(async move {
                 let id = task_set.id;
-                let ending = play_one_inner(&task_set, &task_shared, &mut stop).await;
+                let ending = play_claimed(&task_set, &task_shared, &mut stop, None).await;
                 (id, ending)
             });
             held.insert(set.id, Held { set, abort });
@@ -457,69 +457,96 @@ async fn work_loop(
             BACKOFF_MIN
         };
         tokio::select! {
-            name = &mut signal, if stopped.is_none() => {
-                stopped = Some(name);
-                say(format!("{who}: {name}: giving back the sets in play"));
-                let ids: Vec<(SetId, u32)> = held.values().map(|h| (h.set.id, h.set.attempts)).collect();
-                for h in held.values() {
-                    h.abort.abort();
-                }
-                held.clear();
-                for (id, attempt) in ids {
-                    let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
-                }
-            }
-            joined = tasks.join_next(), if !tasks.is_empty() => {
-                let Some(joined) = joined else { continue };
-                let Ok((id, ending)) = joined else {
-                    // Aborted: its lease was lost, or the worker is stopping.
-                    continue;
-                };
-                let Some(h) = held.remove(&id) else { continue };
-                match ending {
-                    Ending::Finished(mut outcome) => {
-                        let path = scratch.join(outcome.log.trim_start_matches("logs/"));
-                        let stem = outcome.log.trim_start_matches("logs/").trim_end_matches(".jsonl").to_string();
-                        let log = std::fs::read(&path).map_err(|source| Error::Io {
-                            what: "cannot read a finished set's log",
-                            path: path.clone(),
-                            source,
-                        })?;
-                        outcome.log = format!("store:{}", h.set.id);
-                        let files = ["jsonl", "a.stderr", "b.stderr"]
-                            .iter()
-                            .map(|s| scratch.join(format!("{stem}.{s}")))
-                            .collect();
-                        unsent.push_back(Unsent { set: h.set, outcome, log, files });
+                    name = &mut signal, if stopped.is_none() => {
+                        stopped = Some(name);
+                        say(format!("{who}: {name}: giving back the sets in play"));
+                        let ids: Vec<(SetId, u32)> = held.values().map(|h| (h.set.id, h.set.attempts)).collect();
+                        for h in held.values() {
+                            h.abort.abort();
+                        }
+                        held.clear();
+                        for (id, attempt) in ids {
+                            let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                        }
                     }
-                    Ending::CannotStart(e) => {
-                        say(format!(
-                            "{who}: cannot play {}: {e:#}; the set is given back to the other workers, and this worker leaves {} and {} to them",
-                            h.set.key, h.set.key.a, h.set.key.b
-                        ));
-                        // Which of the two failed is in the message; both are skipped
-                        // unless one is known to start (it played here before).
-                        for bot in [&h.set.key.a, &h.set.key.b] {
-                            if !skip.contains(bot) {
-                                skip.push(bot.clone());
+                    joined = tasks.join_next(), if !tasks.is_empty() => {
+                        let Some(joined) = joined else { continue };
+                        let Ok((id, ending)) = joined else {
+                            // Aborted: its lease was lost, or the worker is stopping.
+                            continue;
+                        };
+                        let Some(h) = held.remove(&id) else { continue };
+                        match ending {
+                            Ending::Finished(mut outcome) => {
+                                let path = scratch.join(outcome.log.trim_start_matches("logs/"));
+                                let stem = outcome.log.trim_start_matches("logs/").trim_end_matches(".jsonl").to_string();
+                                let log = std::fs::read(&path).map_err(|source| Error::Io {
+                                    what: "cannot read a finished set's log",
+                                    path: path.clone(),
+                                    source,
+                                })?;
+                                outcome.log = format!("store:{}", h.set.id);
+                                let files = ["jsonl", "a.stderr", "b.stderr"]
+                                    .iter()
+                                    .map(|s| scratch.join(format!("{stem}.{s}")))
+                                    .collect();
+                                unsent.push_back(Unsent { set: h.set, outcome, log, files });
+                            }
+                            Ending::CannotStart(e) => {
+                                // The bots whose program is not found here; when both are
+                                // (or neither is, and the start failed for another reason),
+                                // both are left to the other workers.
+                                let mut missing: Vec<String> = [&h.set.key.a, &h.set.key.b]
+                                    .into_iter()
+                                    .filter(|n| {
+                                        !shared.bots.get(*n).is_some_and(|b| {
+            b.spec.argv.first().is_some_and(|p| program_found(p))
+        })
+                                    })
+                                    .cloned()
+                                    .collect();
+                                if missing.is_empty() {
+                                    missing = vec![h.set.key.a.clone(), h.set.key.b.clone()];
+                                }
+                                say(format!(
+                                    "{who}: cannot play {}: {e:#}; the set is given back to the other workers, and this worker leaves {}'s sets to them",
+                                    h.set.key,
+                                    missing.join(" and ")
+                                ));
+                                for bot in missing {
+                                    if !skip.contains(&bot) {
+                                        skip.push(bot);
+                                    }
+                                }
+                                let (id, attempt) = (h.set.id, h.set.attempts);
+                                let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                            }
+                            Ending::Stopped => {}
+                            Ending::Failed(e) => {
+                                let (id, attempt) = (h.set.id, h.set.attempts);
+                                let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                                return Err(Error::Set { set: h.set.key.to_string(), source: e });
                             }
                         }
-                        let (id, attempt) = (h.set.id, h.set.attempts);
-                        let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
                     }
-                    Ending::Stopped => {}
-                    Ending::Failed(e) => {
-                        let (id, attempt) = (h.set.id, h.set.attempts);
-                        let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
-                        return Err(Error::Set { set: h.set.key.to_string(), source: e });
-                    }
+                    _ = tokio::time::sleep(wait) => {}
                 }
-            }
-            _ = tokio::time::sleep(wait) => {}
-        }
     }
     let _ = link.run("saying goodbye", |s| s.goodbye())?;
     Ok(stopped.map(|_| ExitCode::from(130)))
+}
+
+/// Whether a bot's program exists here: a path, or a name found in PATH.
+fn program_found(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return runnable(Path::new(program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))))
 }
 
 /// `hus workers --store URL`: every worker with its last heartbeat, the sets it plays

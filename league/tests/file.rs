@@ -147,7 +147,7 @@ fn unknown_key_is_named_with_its_line() {
         d.error(&format!("games = 3\nconcurency = 2\n{TWO_BOTS}")),
         "L.toml line 2: unknown field `concurency`, expected one of `rules`, `width`, `games`, \
          `move_time`, `clock`, `ready_time`, `format`, `challengers`, `rounds`, `concurrency`, \
-         `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `bot`"
+         `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `bot`, `team`"
     );
     assert_eq!(
         d.error(&format!("{TWO_BOTS}colour = \"red\"\n")),

@@ -64,8 +64,8 @@ pub use decode::{
 pub use excerpt::excerpt;
 pub use line::{Line, LineError, LineReader, MAX_LINE_LEN, PARTIAL_KEEP, READ_CHUNK};
 pub use messages::{
-    BotMessage, Bye, GameResult, GameStart, Hello, Outcome, Points, RefereeMessage, Side, Turn,
-    PROTOCOL_VERSION,
+    BotMessage, Bye, GameResult, GameStart, Hello, Outcome, Points, RefereeMessage, Side, TeamInfo,
+    Turn, PROTOCOL_VERSION,
 };
 pub use reason::{FaultKind, Reason};
 pub use rules::{Capture, CapturedSownFrom, Preset, RulesInfo, Scoring, Sowing, TimeControl};

@@ -46,6 +46,26 @@ pub struct Hello {
     pub games: u32,
     /// Maximum line length in bytes, not counting the `\n`.
     pub line_limit: u64,
+    /// Team sets only: the bot plays in a team, whose members take their side's turns
+    /// in an order drawn for each game (`game.order`). Omitted in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamInfo>,
+}
+
+/// `hello.team`: the bot's team and the opposing one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamInfo {
+    /// The bot's team.
+    pub name: String,
+    /// The team's members by name, the bot itself included: the bot's partners are the
+    /// others. Indices into this list are the `order` of `game`.
+    pub members: Vec<String>,
+    /// The bot's own index in `members`.
+    pub you: u32,
+    /// The opposing team.
+    pub opponent: String,
+    /// The opposing team's members by name.
+    pub opponent_members: Vec<String>,
 }
 
 /// The `game` message: a new game starts.
@@ -59,6 +79,16 @@ pub struct GameStart {
     pub you: Vec<u32>,
     /// The opponent's 2W pits at the start, in the opponent's numbering.
     pub opponent: Vec<u32>,
+    /// Team sets only: the order in which the bot's team takes its side's turns in this
+    /// game, as indices into `hello.team.members` (drawn by lot for each game): the
+    /// side's first move is played by `order[0]`, the next by `order[1]`, and so on
+    /// round. Omitted in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Vec<u32>>,
+    /// Team sets only: the opposing team's order, as indices into
+    /// `hello.team.opponent_members`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opponent_order: Option<Vec<u32>>,
 }
 
 /// The `turn` message: the bot is to move.
@@ -74,8 +104,9 @@ pub struct Turn {
     pub opponent: Vec<u32>,
     /// The pits the bot may play, ascending. Never empty.
     pub legal: Vec<u32>,
-    /// The pit the opponent just played, in the opponent's numbering; `null` when the
-    /// opponent has not moved yet in this game.
+    /// The last move on the board, in the numbering of the side that played it (the
+    /// opponent's, as sides alternate; in a team set, whichever opposing team-mate
+    /// played it); `null` when no move has been played yet in this game.
     pub last: Option<u32>,
     /// Milliseconds the bot has for this move.
     pub time_ms: u64,
@@ -106,8 +137,9 @@ pub struct GameResult {
     /// Plies played in the game.
     pub plies: u32,
     /// Present when the game ended by a fault: whose fault. The referee stops a bot
-    /// that faults and never sends it the result of that game, so it only ever sends
-    /// [`Side::Opponent`].
+    /// that faults and never sends it the result of that game, so in an ordinary set
+    /// it only ever sends [`Side::Opponent`]; in a team set the faulting bot's
+    /// team-mates hear [`Side::You`] (their side faulted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault_by: Option<Side>,
     /// Present when the game ended by a fault: what happened, in plain words.

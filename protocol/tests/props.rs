@@ -103,6 +103,7 @@ fn referee_message() -> impl Strategy<Value = RefereeMessage> {
                     time,
                     games,
                     line_limit,
+                    team: None,
                 })
             }),
         (any::<u32>(), any::<bool>(), pits(), pits()).prop_map(|(game, first, you, opponent)| {
@@ -111,6 +112,8 @@ fn referee_message() -> impl Strategy<Value = RefereeMessage> {
                 first,
                 you,
                 opponent,
+                order: None,
+                opponent_order: None,
             })
         }),
         (

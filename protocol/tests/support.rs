@@ -90,6 +90,7 @@ pub fn hello() -> RefereeMessage {
         },
         games: 7,
         line_limit: 65536,
+        team: None,
     })
 }
 
@@ -99,6 +100,8 @@ pub fn game() -> RefereeMessage {
         first: true,
         you: start_pits(),
         opponent: start_pits(),
+        order: None,
+        opponent_order: None,
     })
 }
 

@@ -322,3 +322,48 @@ fn turn_without_opponent_time_decodes_to_none() {
     };
     assert_eq!(opponent_time_ms, None);
 }
+
+#[test]
+fn team_fields_exact_text_and_absent_otherwise() {
+    // A team set: hello.team after every other field, game.order and opponent_order.
+    let RefereeMessage::Hello(mut h) = hello() else {
+        panic!("a hello");
+    };
+    h.team = Some(protocol::TeamInfo {
+        name: "red".into(),
+        members: vec!["greedy".into(), "random".into()],
+        you: 1,
+        opponent: "blue".into(),
+        opponent_members: vec!["js".into(), "java".into(), "rust".into()],
+    });
+    let line = RefereeMessage::Hello(h.clone()).to_line();
+    assert_eq!(
+        line,
+        HELLO.replace(
+            "\"line_limit\":65536}",
+            concat!(
+                r#""line_limit":65536,"team":{"name":"red","members":["greedy","random"],"#,
+                r#""you":1,"opponent":"blue","opponent_members":["js","java","rust"]}}"#
+            )
+        )
+    );
+    assert_eq!(
+        decode_referee_message(&line).expect("decodes"),
+        RefereeMessage::Hello(h)
+    );
+    let RefereeMessage::Game(mut g) = game() else {
+        panic!("a game");
+    };
+    g.order = Some(vec![1, 0]);
+    g.opponent_order = Some(vec![2, 0, 1]);
+    assert_eq!(
+        RefereeMessage::Game(g).to_line(),
+        GAME.replace("]}\n", "],\"order\":[1,0],\"opponent_order\":[2,0,1]}\n")
+    );
+    // A hello or game of an ordinary set has none of them (the exact texts above), and
+    // a bot library reading an ordinary hello gets `None`.
+    let RefereeMessage::Hello(plain) = decode_referee_message(HELLO).expect("decodes") else {
+        panic!("a hello");
+    };
+    assert_eq!(plain.team, None);
+}

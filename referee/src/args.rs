@@ -229,11 +229,40 @@ pub struct LineArgs {
 #[command(args_override_self = true)]
 pub struct MatchArgs {
     /// First bot: a command line, split like a shell would (no shell is run).
-    #[arg(value_name = "BOT_A")]
-    pub bot_a: String,
+    #[arg(value_name = "BOT_A", required_unless_present = "team_a")]
+    pub bot_a: Option<String>,
     /// Second bot.
-    #[arg(value_name = "BOT_B")]
-    pub bot_b: String,
+    #[arg(value_name = "BOT_B", required_unless_present = "team_a")]
+    pub bot_b: Option<String>,
+    /// A team match instead: the bots of team A (two or more command lines), who take
+    /// side A's turns one after another in an order drawn by lot for each game.
+    #[arg(
+        long,
+        value_name = "BOT",
+        num_args = 2..,
+        requires = "team_b",
+        conflicts_with_all = ["bot_a", "bot_b"],
+        help_heading = "Teams"
+    )]
+    pub team_a: Vec<String>,
+    /// The bots of team B (two or more command lines).
+    #[arg(
+        long,
+        value_name = "BOT",
+        num_args = 2..,
+        requires = "team_a",
+        help_heading = "Teams"
+    )]
+    pub team_b: Vec<String>,
+    /// The teams' names (default team-a and team-b).
+    #[arg(
+        long,
+        value_names = ["NAME_A", "NAME_B"],
+        num_args = 2,
+        requires = "team_a",
+        help_heading = "Teams"
+    )]
+    pub team_names: Vec<String>,
     /// Rules preset: hus, rulebook or mancala-world.
     #[arg(long, default_value = "hus")]
     pub rules: String,

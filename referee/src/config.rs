@@ -59,7 +59,12 @@ impl BotSpec {
                 let base = a.rsplit('/').next().unwrap_or(a);
                 !a.starts_with('-') && !interpreters.contains(&base)
             })
-            .unwrap_or(&self.argv[0]);
+            .or(self.argv.first());
+        // A remote bot has no argv: its command names it (`remote NAME`).
+        let Some(program) = program else {
+            let name = self.command.rsplit(' ').next().unwrap_or_default();
+            return sanitize(name);
+        };
         let base = program.rsplit('/').next().unwrap_or(program);
         let stem = base.split('.').next().unwrap_or(base);
         sanitize(stem)
@@ -141,11 +146,13 @@ pub fn first_movers(seed: u64, games: u32, paired: bool) -> Vec<usize> {
 /// `hus match`, checked.
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
-    /// The commands to run (with --sandbox, a relative path that named a bot's
-    /// directory is made absolute).
-    pub bots: [BotSpec; 2],
-    /// Each bot's limits and sandbox.
-    pub limits: [Limits; 2],
+    /// The commands to run, side A's and side B's: one each, or a team's members (with
+    /// --sandbox, a relative path that named a bot's directory is made absolute).
+    pub bots: [Vec<BotSpec>; 2],
+    /// Each bot's limits and sandbox, as `bots`.
+    pub limits: [Vec<Limits>; 2],
+    /// A team match: the teams' names.
+    pub teams: Option<[String; 2]>,
     pub set: SetConfig,
     pub log_dir: PathBuf,
     pub json: bool,
@@ -204,19 +211,54 @@ impl MatchConfig {
             None => Vec::new(),
         };
         let base = args.limits()?;
-        let mut bots = [BotSpec::parse(&args.bot_a)?, BotSpec::parse(&args.bot_b)?];
-        let mut limits = [base.clone(), base];
+        let (commands, teams) = match (&args.bot_a, &args.bot_b) {
+            (Some(a), Some(b)) if args.team_a.is_empty() => {
+                ([vec![a.clone()], vec![b.clone()]], None)
+            }
+            _ => {
+                if args.team_a.len() < 2 || args.team_b.len() < 2 {
+                    bail!("a team match needs two or more bots in --team-a and in --team-b");
+                }
+                let names = match args.team_names.as_slice() {
+                    [] => ["team-a".to_string(), "team-b".to_string()],
+                    [a, b] if a.trim().is_empty() || b.trim().is_empty() => {
+                        bail!("--team-names: a team's name cannot be empty")
+                    }
+                    [a, b] if a == b => bail!("--team-names: both teams are named {a:?}"),
+                    [a, b] => [a.clone(), b.clone()],
+                    _ => bail!("--team-names takes two names"),
+                };
+                ([args.team_a.clone(), args.team_b.clone()], Some(names))
+            }
+        };
+        let mut bots: [Vec<BotSpec>; 2] = [Vec::new(), Vec::new()];
+        let mut limits: [Vec<Limits>; 2] = [Vec::new(), Vec::new()];
         for b in 0..2 {
-            let (sandbox, spec) = args
-                .sandbox
-                .sandbox_for(&bots[b], args.bot_dir.as_deref())
-                .with_context(|| format!("--sandbox for bot {}", ["A", "B"][b]))?;
-            bots[b] = spec;
-            limits[b].sandbox = sandbox;
+            for (i, command) in commands[b].iter().enumerate() {
+                let which = match &teams {
+                    None => format!("bot {}", ["A", "B"][b]),
+                    Some(names) => format!("bot {} of team {}", i + 1, names[b]),
+                };
+                let spec = match &teams {
+                    None => BotSpec::parse(command)?,
+                    Some(_) => {
+                        BotSpec::parse(command).with_context(|| format!("invalid {which}"))?
+                    }
+                };
+                let (sandbox, spec) = args
+                    .sandbox
+                    .sandbox_for(&spec, args.bot_dir.as_deref())
+                    .with_context(|| format!("--sandbox for {which}"))?;
+                let mut own = base.clone();
+                own.sandbox = sandbox;
+                bots[b].push(spec);
+                limits[b].push(own);
+            }
         }
         Ok(MatchConfig {
             bots,
             limits,
+            teams,
             set: SetConfig {
                 rules,
                 games,

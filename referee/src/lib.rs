@@ -68,8 +68,10 @@ pub use openings::{
 pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;
 pub use records::{now_rfc3339, Aborted, Record};
-pub use replay::run as run_replay;
+pub use replay::{run as run_replay, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE};
-pub use set::{bots_by_player, lots, play_set, Entrant, RecordSink};
+pub use set::{
+    bots_by_player, lots, play_set, team_orders, Entrant, Lineup, Member, RecordSink, Team,
+};
 pub use sprt::parse_sprt;

@@ -194,9 +194,14 @@ mod tests {
 
     async fn play(config: &SetConfig, a: TestConnect, b: TestConnect) -> Vec<Record> {
         let mut sink = Collect::default();
-        play_set(config, [entrant(a), entrant(b)], "hus test", &mut sink)
-            .await
-            .expect("the set is played");
+        play_set(
+            config,
+            [entrant(a), entrant(b)].map(crate::set::Lineup::from),
+            "hus test",
+            &mut sink,
+        )
+        .await
+        .expect("the set is played");
         sink.0
     }
 

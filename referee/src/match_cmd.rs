@@ -10,7 +10,7 @@ use crate::config::{BotSpec, MatchConfig};
 use crate::limits::Limits;
 use crate::records::{self, Record};
 use crate::report::{Console, LogWriter, Tee};
-use crate::set::{play_set, Entrant, RecordSink};
+use crate::set::{play_set, Entrant, Lineup, Member, RecordSink, Team};
 
 /// `hus 0.1.0`: the referee's name in `hello` and in logs.
 pub fn referee_version() -> String {
@@ -22,7 +22,7 @@ pub fn run(args: &MatchArgs) -> Result<ExitCode> {
     let mut config = MatchConfig::from_args(args)?;
     probe_sandboxes(&config.bots, &config.limits)?;
     let nice = crate::limits::raise_referee_priority();
-    for limits in &mut config.limits {
+    for limits in config.limits.iter_mut().flatten() {
         limits.nice = nice;
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -41,12 +41,24 @@ pub fn run(args: &MatchArgs) -> Result<ExitCode> {
 
 /// Runs each bot's sandbox once, before any game: a machine that cannot sandbox is an
 /// error here, never a set played without isolation.
-pub fn probe_sandboxes(bots: &[BotSpec], limits: &[Limits]) -> Result<()> {
-    for (b, (spec, limits)) in bots.iter().zip(limits).enumerate() {
-        if let Some(sandbox) = &limits.sandbox {
-            sandbox.probe(spec, limits).with_context(|| {
-                format!("--sandbox: bot {} ({:?})", ["A", "B"][b], spec.command)
-            })?;
+pub fn probe_sandboxes(bots: &[Vec<BotSpec>; 2], limits: &[Vec<Limits>; 2]) -> Result<()> {
+    for b in 0..2 {
+        let team = bots[b].len() > 1;
+        for (i, (spec, limits)) in bots[b].iter().zip(&limits[b]).enumerate() {
+            if let Some(sandbox) = &limits.sandbox {
+                sandbox.probe(spec, limits).with_context(|| {
+                    let which = ["A", "B"][b];
+                    if team {
+                        format!(
+                            "--sandbox: bot {} of team {which} ({:?})",
+                            i + 1,
+                            spec.command
+                        )
+                    } else {
+                        format!("--sandbox: bot {which} ({:?})", spec.command)
+                    }
+                })?;
+            }
         }
     }
     Ok(())
@@ -63,28 +75,70 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
         stamp.minute(),
         stamp.second(),
         config.set.seed,
-        config.bots[0].short_name(),
-        config.bots[1].short_name()
+        side_name(&config, 0),
+        side_name(&config, 1)
     );
     let (mut log, stem) = LogWriter::create(&config.log_dir, &stem)?;
-    let stderr_paths = [0, 1].map(|b| {
-        config
-            .log_dir
-            .join(format!("{stem}.{}.stderr", ["a", "b"][b]))
+    // `STEM.a.stderr`, or for a team `STEM.a1.stderr`, `STEM.a2.stderr`...
+    let mut stderr_paths = Vec::new();
+    let entrants: [Vec<Entrant>; 2] = [0, 1].map(|b| {
+        (0..config.bots[b].len())
+            .map(|i| {
+                let suffix = match config.teams {
+                    None => ["a", "b"][b].to_string(),
+                    Some(_) => format!("{}{}", ["a", "b"][b], i + 1),
+                };
+                let stderr_path = config.log_dir.join(format!("{stem}.{suffix}.stderr"));
+                stderr_paths.push(stderr_path.clone());
+                Entrant {
+                    spec: config.bots[b][i].clone(),
+                    stderr_path,
+                    limits: config.limits[b][i].clone(),
+                    link: None,
+                }
+            })
+            .collect()
     });
-    let entrants = [0, 1].map(|b| Entrant {
-        spec: config.bots[b].clone(),
-        stderr_path: stderr_paths[b].clone(),
-        limits: config.limits[b].clone(),
-        link: None,
+    let commands = [0, 1].map(|b| {
+        config.bots[b]
+            .iter()
+            .map(|s| s.command.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ")
     });
-    let mut console = Console::new(
-        config.quiet || config.json,
-        [
-            config.bots[0].command.clone(),
-            config.bots[1].command.clone(),
-        ],
-    );
+    let lineups = match &config.teams {
+        None => entrants.map(|mut e| match e.pop() {
+            Some(e) => Lineup::from(e),
+            None => Lineup::Team(Team {
+                name: String::new(),
+                members: Vec::new(),
+            }),
+        }),
+        Some(names) => {
+            let [a, b] = entrants;
+            [(0, a), (1, b)].map(|(side, members)| {
+                let mut given: Vec<String> = Vec::new();
+                let members = members
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, entrant)| {
+                        // Names its partners can tell apart: `random`, `random-2`.
+                        let mut name = entrant.spec.short_name();
+                        if given.contains(&name) {
+                            name = format!("{name}-{}", i + 1);
+                        }
+                        given.push(name.clone());
+                        Member { name, entrant }
+                    })
+                    .collect();
+                Lineup::Team(Team {
+                    name: names[side].clone(),
+                    members,
+                })
+            })
+        }
+    };
+    let mut console = Console::new(config.quiet || config.json, commands);
     let referee = referee_version();
     let outcome = {
         let mut sink = Tee {
@@ -92,7 +146,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
             console: &mut console,
         };
         tokio::select! {
-            result = play_set(&config.set, entrants, &referee, &mut sink) => Ok(result),
+            result = play_set(&config.set, lineups, &referee, &mut sink) => Ok(result),
             signal = stop_signal() => Err(signal),
         }
     };
@@ -169,12 +223,26 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
         if config.set.sprt.is_some() {
             summary["sprt"] = console.sprt_json();
         }
+        if config.teams.is_some() {
+            summary["teams"] = console.teams_json();
+        }
         writeln!(std::io::stdout(), "{summary}")?;
     } else {
         console.print_sprt(None);
         console.print_table(log.path());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A side's name in the log's file name: the bot's short name, or the team's name.
+fn side_name(config: &MatchConfig, b: usize) -> String {
+    match &config.teams {
+        Some(names) => crate::config::sanitize(&names[b]),
+        None => config.bots[b]
+            .first()
+            .map(BotSpec::short_name)
+            .unwrap_or_default(),
+    }
 }
 
 /// Deletes `path` if it is an empty file, or does not exist; whether it is gone.

@@ -71,6 +71,32 @@ pub struct Header {
     /// Absent for other sets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprt: Option<SprtRecord>,
+    /// Team sets only: side 0's team and side 1's. `bots[s]` then describes side `s`
+    /// as a whole (the team's name, its members' commands joined by ` + `, no stderr
+    /// file). Absent in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teams: Option<Box<[TeamRecord; 2]>>,
+}
+
+/// A team of a team set: its name and its members, in the team's list order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamRecord {
+    pub name: String,
+    pub members: Vec<MateRecord>,
+}
+
+/// A member of a team.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MateRecord {
+    /// The name its partners hear in `hello.team.members` (the league's bot name, or a
+    /// name made from the command).
+    pub name: String,
+    /// The command line as given.
+    pub command: String,
+    /// The name the bot announced in `ready` at the start of the set, if it did.
+    pub announced: Option<String>,
+    /// Its stderr file, beside the log.
+    pub stderr: String,
 }
 
 /// The hypotheses and error rates of a set's SPRT (`hus match --sprt`).
@@ -189,6 +215,10 @@ pub struct BotRecord {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ready {
     pub bot: usize,
+    /// Team sets only: which member of side `bot`'s team (an index into
+    /// `header.teams[bot].members`). Absent in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mate: Option<usize>,
     pub name: Option<String>,
     /// From spawn to the `ready` line.
     pub ms: f64,
@@ -208,6 +238,11 @@ pub struct GameStart {
     pub first: usize,
     /// Starting position, in the notation of RULES.md: the preset's, or the opening.
     pub position: String,
+    /// Team sets only: for each side, the order in which its members take the side's
+    /// turns in this game (indices into `header.teams[side].members`), drawn by lot
+    /// from the set's seed. Absent in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<[Vec<usize>; 2]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -216,6 +251,10 @@ pub struct MoveRecord {
     /// 0 for the first move of the game.
     pub ply: u32,
     pub bot: usize,
+    /// Team sets only: which member of side `bot`'s team (an index into
+    /// `header.teams[bot].members`). Absent in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mate: Option<usize>,
     /// Engine player: 0 moves first.
     pub player: usize,
     pub pit: u32,
@@ -242,6 +281,10 @@ pub struct Fault {
     /// The ply at which it happened (the number of moves played in the game).
     pub ply: u32,
     pub bot: usize,
+    /// Team sets only: which member of side `bot`'s team (an index into
+    /// `header.teams[bot].members`). Absent in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mate: Option<usize>,
     /// A fault kind of PROTOCOL.md: `time-out`, `crash`, ...
     pub kind: String,
     /// In plain words.
@@ -285,7 +328,8 @@ pub struct GameEnd {
     pub reason: String,
     /// The winning bot, `null` for a draw.
     pub winner: Option<usize>,
-    /// The bots that faulted (one, or both when neither could start the game).
+    /// The bots (in a team set, the sides) that faulted: one, or both when neither
+    /// could start the game.
     pub faulted: Vec<usize>,
     /// The loser had no seeds at all.
     pub double: bool,
@@ -299,6 +343,10 @@ pub struct GameEnd {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Restart {
     pub bot: usize,
+    /// Team sets only: which member of side `bot`'s team (an index into
+    /// `header.teams[bot].members`). Absent in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mate: Option<usize>,
     /// The game it is restarted for.
     pub game: u32,
 }
@@ -307,6 +355,10 @@ pub struct Restart {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shutdown {
     pub bot: usize,
+    /// Team sets only: which member of side `bot`'s team (an index into
+    /// `header.teams[bot].members`). Absent in an ordinary set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mate: Option<usize>,
     /// `exit status 0`, `killed by signal 9 (SIGKILL)`, or null if never reaped.
     pub status: Option<String>,
     /// `itself`, `sigterm` or `sigkill`.

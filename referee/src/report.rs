@@ -116,6 +116,31 @@ pub struct BotStats {
     pub max_ms: f64,
 }
 
+/// A member of a team (team sets): its name and its share of its side's moves.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MateStats {
+    /// The name given in the log's header (`teams[].members[].name`).
+    pub name: String,
+    pub command: String,
+    /// The name it announced in `ready`, if it did.
+    pub announced: Option<String>,
+    pub faults: u32,
+    pub moves: u64,
+    #[serde(skip)]
+    pub total_ms: f64,
+    pub max_ms: f64,
+}
+
+impl MateStats {
+    pub fn mean_ms(&self) -> f64 {
+        if self.moves == 0 {
+            0.0
+        } else {
+            self.total_ms / self.moves as f64
+        }
+    }
+}
+
 impl BotStats {
     pub fn mean_ms(&self) -> f64 {
         if self.moves == 0 {
@@ -136,6 +161,9 @@ pub struct GameSummary {
     pub first: usize,
     /// The position the game started from (the preset's, or an opening).
     pub start: String,
+    /// Team sets only: each side's order of members in this game (`game-start.order`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<[Vec<usize>; 2]>,
     pub reason: String,
     /// A bot, or `null` for a draw.
     pub winner: Option<usize>,
@@ -154,8 +182,10 @@ pub struct GameSummary {
 pub struct Console {
     /// Print nothing (the figures are still kept).
     pub quiet: bool,
-    /// Each bot's figures, in bot order (A, B).
+    /// Each bot's figures, in bot order (A, B); in a team set, each team's.
     pub bots: [BotStats; 2],
+    /// Team sets only: each team's name and its members' figures.
+    pub teams: Option<[(String, Vec<MateStats>); 2]>,
     /// Every game's end, in order, with who began it.
     pub games: Vec<GameSummary>,
     /// Every fault, in order.
@@ -169,6 +199,7 @@ pub struct Console {
     game_ms: [f64; 2],
     first: usize,
     start: String,
+    order: Option<[Vec<usize>; 2]>,
     /// The winner of the first game of a pair still open.
     pair_opened: Option<Option<usize>>,
 }
@@ -189,6 +220,7 @@ impl Console {
                     ..BotStats::default()
                 },
             ],
+            teams: None,
             games: Vec::new(),
             faults: Vec::new(),
             header: None,
@@ -197,6 +229,7 @@ impl Console {
             game_ms: [0.0; 2],
             first: 0,
             start: String::new(),
+            order: None,
             pair_opened: None,
         }
     }
@@ -308,6 +341,48 @@ impl Console {
         }
     }
 
+    /// `greedy for A (red)`: a member of a team; `A (greedy)` for the bot of an
+    /// ordinary set.
+    pub fn mate_label(&self, bot: usize, mate: Option<usize>) -> String {
+        match (&self.teams, mate) {
+            (Some(teams), Some(i)) => match teams[bot.min(1)].1.get(i) {
+                Some(m) => format!(
+                    "{} for {}",
+                    protocol::excerpt(m.name.as_bytes(), 40),
+                    self.label(bot)
+                ),
+                None => format!("{}{}", ["A", "B"][bot.min(1)], i + 1),
+            },
+            _ => self.label(bot),
+        }
+    }
+
+    /// The teams' figures for the `--json` summary (`null` in an ordinary set).
+    pub fn teams_json(&self) -> serde_json::Value {
+        match &self.teams {
+            None => serde_json::Value::Null,
+            Some(teams) => serde_json::Value::Array(
+                teams
+                    .iter()
+                    .map(|(name, members)| {
+                        serde_json::json!({
+                            "name": name,
+                            "members": members.iter().map(|m| serde_json::json!({
+                                "name": m.name,
+                                "command": m.command,
+                                "announced": m.announced,
+                                "moves": m.moves,
+                                "faults": m.faults,
+                                "mean_ms": m.mean_ms(),
+                                "max_ms": m.max_ms,
+                            })).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
     /// Prints the final table of the set, and where its log is.
     pub fn print_table(&self, log: &Path) {
         if self.quiet {
@@ -339,6 +414,23 @@ impl Console {
                 s.max_ms
             );
         }
+        if let Some(teams) = &self.teams {
+            for (b, (_, members)) in teams.iter().enumerate() {
+                for (i, m) in members.iter().enumerate() {
+                    say!(
+                        "  {:<26} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9.2} {:>9.2}",
+                        self.mate_label(b, Some(i)),
+                        "",
+                        "",
+                        "",
+                        "",
+                        m.faults,
+                        m.mean_ms(),
+                        m.max_ms
+                    );
+                }
+            }
+        }
         if let Some(end) = &self.set_end {
             match end.winner {
                 Some(w) => say!("{} wins the set", self.label(w)),
@@ -364,8 +456,39 @@ impl RecordSink for Console {
                         h.games,
                         h.seed
                     );
+                }
+                self.teams = h.teams.as_ref().map(|teams| {
+                    [0, 1].map(|b| {
+                        let members = teams[b]
+                            .members
+                            .iter()
+                            .map(|m| MateStats {
+                                name: m.name.clone(),
+                                command: m.command.clone(),
+                                announced: m.announced.clone(),
+                                ..MateStats::default()
+                            })
+                            .collect();
+                        (teams[b].name.clone(), members)
+                    })
+                });
+                if !self.quiet {
                     for b in 0..2 {
-                        say!("  {}: {}", self.label(b), h.bots[b].command);
+                        match &h.teams {
+                            None => say!("  {}: {}", self.label(b), h.bots[b].command),
+                            Some(teams) => {
+                                say!("  {}: a team of {}", self.label(b), teams[b].members.len());
+                                for (i, m) in teams[b].members.iter().enumerate() {
+                                    say!(
+                                        "    {}{} {}: {}",
+                                        ["A", "B"][b],
+                                        i + 1,
+                                        m.name,
+                                        m.command
+                                    );
+                                }
+                            }
+                        }
                     }
                 }
                 self.sprt = h
@@ -394,10 +517,18 @@ impl RecordSink for Console {
                 }
                 self.header = Some(h.clone());
             }
-            Record::Ready(r) => self.bots[r.bot].name = r.name.clone(),
+            Record::Ready(r) => match (self.teams.as_mut(), r.mate) {
+                (Some(teams), Some(i)) => {
+                    if let Some(m) = teams[r.bot.min(1)].1.get_mut(i) {
+                        m.announced = r.name.clone();
+                    }
+                }
+                _ => self.bots[r.bot].name = r.name.clone(),
+            },
             Record::GameStart(g) => {
                 self.game_ms = [0.0; 2];
                 self.first = g.first;
+                self.order = g.order.clone();
                 self.start.clone_from(&g.position);
             }
             Record::Move(m) => {
@@ -406,14 +537,26 @@ impl RecordSink for Console {
                 s.total_ms += m.ms;
                 s.max_ms = s.max_ms.max(m.ms);
                 self.game_ms[m.bot] += m.ms;
+                if let (Some(teams), Some(i)) = (self.teams.as_mut(), m.mate) {
+                    if let Some(t) = teams[m.bot.min(1)].1.get_mut(i) {
+                        t.moves += 1;
+                        t.total_ms += m.ms;
+                        t.max_ms = t.max_ms.max(m.ms);
+                    }
+                }
             }
             Record::Fault(f) => {
                 self.bots[f.bot].faults += 1;
+                if let (Some(teams), Some(i)) = (self.teams.as_mut(), f.mate) {
+                    if let Some(t) = teams[f.bot.min(1)].1.get_mut(i) {
+                        t.faults += 1;
+                    }
+                }
                 if !self.quiet {
                     say!(
                         "  fault {}: {} {}: {}",
                         f.place(),
-                        self.label(f.bot),
+                        self.mate_label(f.bot, f.mate),
                         f.kind,
                         f.detail
                     );
@@ -472,8 +615,21 @@ impl RecordSink for Console {
                         Some(w) => format!("{} won", self.label(w)),
                         None => "draw".to_string(),
                     };
+                    let order = match (&self.order, &self.teams) {
+                        (Some(order), Some(teams)) => {
+                            let names = |b: usize| {
+                                order[b]
+                                    .iter()
+                                    .map(|&i| teams[b].1.get(i).map_or("?", |m| m.name.as_str()))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            };
+                            format!("; order A: {}; B: {}", names(0), names(1))
+                        }
+                        _ => String::new(),
+                    };
                     say!(
-                        "game {}: {} began; {} by {} after {} plies, points {}-{}; time A {:.1} ms, B {:.1} ms",
+                        "game {}: {} began; {} by {} after {} plies, points {}-{}; time A {:.1} ms, B {:.1} ms{}",
                         g.game,
                         self.label(self.first),
                         result,
@@ -482,13 +638,15 @@ impl RecordSink for Console {
                         g.points[0],
                         g.points[1],
                         self.game_ms[0],
-                        self.game_ms[1]
+                        self.game_ms[1],
+                        order
                     );
                 }
                 self.games.push(GameSummary {
                     game: g.game,
                     first: self.first,
                     start: self.start.clone(),
+                    order: self.order.clone(),
                     reason: g.reason.clone(),
                     winner: g.winner,
                     faulted: g.faulted.clone(),
@@ -500,14 +658,18 @@ impl RecordSink for Console {
             }
             Record::Restart(r) => {
                 if !self.quiet {
-                    say!("  restarting {} for game {}", self.label(r.bot), r.game);
+                    say!(
+                        "  restarting {} for game {}",
+                        self.mate_label(r.bot, r.mate),
+                        r.game
+                    );
                 }
             }
             Record::Shutdown(s) => {
                 if !self.quiet && (s.leaked || s.stopped_by != "itself") {
                     say!(
                         "  {} stopped by {}{}",
-                        self.label(s.bot),
+                        self.mate_label(s.bot, s.mate),
                         s.stopped_by,
                         if s.leaked {
                             "; a process it started kept its pipes open"

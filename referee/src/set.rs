@@ -95,8 +95,49 @@ impl FaultInfo {
     }
 }
 
+/// One side of a set: a single bot, or a team of bots.
+pub enum Lineup {
+    /// A single bot plays every turn of its side.
+    Bot(Box<Entrant>),
+    /// A team: its members take the side's turns one after another, in an order drawn
+    /// by lot for each game ([`team_orders`]).
+    Team(Team),
+}
+
+impl From<Entrant> for Lineup {
+    fn from(entrant: Entrant) -> Self {
+        Lineup::Bot(Box::new(entrant))
+    }
+}
+
+/// A team of bots playing one side.
+pub struct Team {
+    /// The team's name (logs, `hello.team`, standings).
+    pub name: String,
+    /// Its members, in the team's list order (the indices of `hello.team.members` and
+    /// of the log's `mate` fields). At least one.
+    pub members: Vec<Member>,
+}
+
+/// A member of a team.
+pub struct Member {
+    /// The name its partners hear in `hello.team.members`.
+    pub name: String,
+    /// Its command, stderr file and limits.
+    pub entrant: Entrant,
+}
+
+/// One bot process of a set, with its place: side and, in a team set, member index.
 struct Seat {
     entrant: Entrant,
+    /// The side it plays: 0 (A) or 1 (B).
+    side: usize,
+    /// Team sets only: its index in its team.
+    mate: Option<usize>,
+    /// The name given to it by the caller (team sets), for `hello.team` and the log.
+    given: String,
+    /// The `hello` line it is sent (in a team set, with its own `team` field).
+    hello: String,
     process: Option<BotProcess>,
     name: Option<String>,
     /// A fault that happened outside a game (failed start-up) and costs the next one.
@@ -107,31 +148,91 @@ struct Seat {
 
 /// Plays a whole set and returns its final record. Bot commands that cannot be started
 /// at all are an error before any game; everything a bot does wrong later is a fault.
+/// Each side is a single bot or a team (both sides alike); a fault by any member of a
+/// team loses the game for the team.
 pub async fn play_set(
     config: &SetConfig,
-    entrants: [Entrant; 2],
+    lineups: [Lineup; 2],
     referee: &str,
     sink: &mut dyn RecordSink,
 ) -> Result<records::SetEnd> {
+    let teams = match &lineups {
+        [Lineup::Bot(_), Lineup::Bot(_)] => None,
+        [Lineup::Team(a), Lineup::Team(b)] => {
+            for t in [a, b] {
+                if t.members.is_empty() {
+                    anyhow::bail!("team {:?} has no members", t.name);
+                }
+            }
+            Some([a.name.clone(), b.name.clone()])
+        }
+        _ => anyhow::bail!("a team set needs a team on each side"),
+    };
+    let names: [Vec<String>; 2] = [0, 1].map(|side| match &lineups[side] {
+        // Only a team's members are named to their partners.
+        Lineup::Bot(_) => vec![String::new()],
+        Lineup::Team(t) => t.members.iter().map(|m| m.name.clone()).collect(),
+    });
+    let plain_hello = hello_line(config, referee);
+    let mut seats = Vec::new();
+    let mut sides: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    for (side, lineup) in lineups.into_iter().enumerate() {
+        let members: Vec<(Option<usize>, String, Entrant)> = match lineup {
+            Lineup::Bot(e) => vec![(None, names[side][0].clone(), *e)],
+            Lineup::Team(t) => t
+                .members
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| (Some(i), m.name, m.entrant))
+                .collect(),
+        };
+        for (mate, given, entrant) in members {
+            let hello = match (&teams, mate) {
+                (Some(teams), Some(i)) => team_hello_line(
+                    config,
+                    referee,
+                    protocol::TeamInfo {
+                        name: teams[side].clone(),
+                        members: names[side].clone(),
+                        you: i as u32,
+                        opponent: teams[1 - side].clone(),
+                        opponent_members: names[1 - side].clone(),
+                    },
+                ),
+                _ => plain_hello.clone(),
+            };
+            sides[side].push(seats.len());
+            seats.push(Seat {
+                entrant,
+                side,
+                mate,
+                given,
+                hello,
+                process: None,
+                name: None,
+                pending: None,
+                faults: 0,
+                last_fault: None,
+            });
+        }
+    }
     let mut runner = Runner {
         config,
-        hello: hello_line(config, referee),
-        seats: entrants.map(|entrant| Seat {
-            entrant,
-            process: None,
-            name: None,
-            pending: None,
-            faults: 0,
-            last_fault: None,
-        }),
+        seats,
+        sides,
+        teams,
     };
     runner.run(referee, sink).await
 }
 
 struct Runner<'a> {
     config: &'a SetConfig,
-    hello: String,
-    seats: [Seat; 2],
+    /// Every bot of the set: side A's first, in their team's order.
+    seats: Vec<Seat>,
+    /// The seats of each side, in the team's list order (one for a single bot).
+    sides: [Vec<usize>; 2],
+    /// Team sets only: the teams' names.
+    teams: Option<[String; 2]>,
 }
 
 /// What ended a turn.
@@ -142,37 +243,43 @@ enum TurnOutcome {
 
 impl Runner<'_> {
     async fn run(&mut self, referee: &str, sink: &mut dyn RecordSink) -> Result<records::SetEnd> {
-        // Spawn both first: a command that cannot run at all is the user's error, before
-        // any record (so the caller can tell that no log was written).
-        // A remote bot that is not connected is the same: the set is not played.
-        for b in 0..2 {
-            let entrant = &self.seats[b].entrant;
+        // Spawn every bot first: a command that cannot run at all is the user's error,
+        // before any record (so the caller can tell that no log was written). A remote
+        // bot that is not connected is the same: the set is not played.
+        for k in 0..self.seats.len() {
+            let entrant = &self.seats[k].entrant;
             let process = entrant
                 .open(self.config.ready_time)
                 .await
                 .map_err(anyhow::Error::msg)
                 .with_context(|| {
-                    format!(
-                        "cannot start bot {} ({:?})",
-                        ["A", "B"][b],
-                        entrant.spec.command
-                    )
+                    format!("cannot start {} ({:?})", self.who(k), entrant.spec.command)
                 })?;
-            self.seats[b].process = Some(process);
+            self.seats[k].process = Some(process);
         }
-        let (first, second) = self.seats.split_at_mut(1);
-        let (r0, r1) = tokio::join!(
-            handshake(&mut first[0], &self.hello, self.config.ready_time),
-            handshake(&mut second[0], &self.hello, self.config.ready_time)
-        );
-        for (b, r) in [(0, &r0), (1, &r1)] {
+        // `hello` to all, then each one's `ready`: every bot's allowance runs from its
+        // own start, and its line is stamped when read, whoever is waited for first.
+        let mut answers = Vec::with_capacity(self.seats.len());
+        for seat in &mut self.seats {
+            answers.push(send_hello(seat, self.config.ready_time).await);
+        }
+        for (k, answer) in answers.iter_mut().enumerate() {
+            if answer.is_ok() {
+                *answer = await_ready(&mut self.seats[k], self.config.ready_time).await;
+            }
+        }
+        let answers: Vec<_> = answers
+            .into_iter()
+            .map(|r| r.map_err(|f| f.at_stage(records::STAGE_START_UP)))
+            .collect();
+        for (k, r) in answers.iter().enumerate() {
             if let Ok((name, _)) = r {
-                self.seats[b].name = name.clone();
+                self.seats[k].name = name.clone();
             }
         }
         sink.record(&Record::Header(self.header(referee)))?;
-        for (b, r) in [(0, r0), (1, r1)] {
-            self.after_handshake(b, r, sink)?;
+        for (k, r) in answers.into_iter().enumerate() {
+            self.after_handshake(k, r, sink)?;
         }
 
         let firsts = self.config.first_movers();
@@ -202,7 +309,8 @@ impl Runner<'_> {
         }
 
         // Bye, then let each bot exit by itself within the grace period.
-        for b in 0..2 {
+        for k in 0..self.seats.len() {
+            let b = self.seats[k].side;
             let outcome = outcome_of(score.leader(), b);
             let msg = RefereeMessage::Bye(Bye {
                 points: Points {
@@ -211,18 +319,19 @@ impl Runner<'_> {
                 },
                 outcome,
             });
-            if let Some(p) = self.seats[b].process.as_mut() {
+            if let Some(p) = self.seats[k].process.as_mut() {
                 let _ = p.send(&msg.to_line(), Instant::now() + WRITE_GRACE).await;
             }
         }
-        let (first, second) = self.seats.split_at_mut(1);
-        let (e0, e1) = tokio::join!(
-            stop(first[0].process.take(), BYE_GRACE),
-            stop(second[0].process.take(), BYE_GRACE)
-        );
-        for (b, ending) in [(0, e0), (1, e1)] {
-            if let Some(ending) = ending {
-                sink.record(&Record::Shutdown(shutdown_record(b, ending)))?;
+        // All at once: each may take the whole grace period.
+        let stopping: Vec<_> = self
+            .seats
+            .iter_mut()
+            .map(|seat| tokio::spawn(stop(seat.process.take(), BYE_GRACE)))
+            .collect();
+        for (k, task) in stopping.into_iter().enumerate() {
+            if let Ok(Some(ending)) = task.await {
+                sink.record(&Record::Shutdown(self.shutdown_record(k, ending)))?;
             }
         }
         let end = records::SetEnd {
@@ -231,7 +340,7 @@ impl Runner<'_> {
             wins: score.wins,
             draws: score.draws,
             winner: score.leader(),
-            faults: [self.seats[0].faults, self.seats[1].faults],
+            faults: [0, 1].map(|b| self.sides[b].iter().map(|&k| self.seats[k].faults).sum()),
             finished: records::now_rfc3339(),
             sprt: tally.as_ref().map(SprtTally::end_record),
         };
@@ -252,39 +361,100 @@ impl Runner<'_> {
             seed: c.seed,
             games: c.games,
             early_stop: c.early_stop,
-            bots: [0, 1].map(|b| records::BotRecord {
-                command: self.seats[b].entrant.spec.command.clone(),
-                name: self.seats[b].name.clone(),
-                stderr: self.seats[b]
-                    .entrant
-                    .stderr_path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            }),
+            bots: [0, 1].map(|b| self.side_record(b)),
             started: records::now_rfc3339(),
             line_limit: MAX_LINE_LEN as u64,
             writer: records::Writer::this_process(),
             openings: c.openings.iter().map(|p| p.to_string()).collect(),
             sprt: c.sprt.as_ref().map(sprt_record),
+            teams: self.teams.as_ref().map(|names| {
+                Box::new([0, 1].map(|b| {
+                    records::TeamRecord {
+                        name: names[b].clone(),
+                        members: self.sides[b]
+                            .iter()
+                            .map(|&k| {
+                                let seat = &self.seats[k];
+                                records::MateRecord {
+                                    name: seat.given.clone(),
+                                    command: seat.entrant.spec.command.clone(),
+                                    announced: seat.name.clone(),
+                                    stderr: file_name(&seat.entrant.stderr_path),
+                                }
+                            })
+                            .collect(),
+                    }
+                }))
+            }),
+        }
+    }
+
+    /// `header.bots[b]`: the bot of side `b`, or in a team set the team as a whole.
+    fn side_record(&self, b: usize) -> records::BotRecord {
+        match &self.teams {
+            None => {
+                let seat = &self.seats[self.sides[b][0]];
+                records::BotRecord {
+                    command: seat.entrant.spec.command.clone(),
+                    name: seat.name.clone(),
+                    stderr: file_name(&seat.entrant.stderr_path),
+                }
+            }
+            Some(names) => records::BotRecord {
+                command: self.sides[b]
+                    .iter()
+                    .map(|&k| self.seats[k].entrant.spec.command.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" + "),
+                name: Some(names[b].clone()),
+                stderr: String::new(),
+            },
+        }
+    }
+
+    /// The bot of seat `k` in words: `bot A`, or `bot greedy (2) of team red`.
+    fn who(&self, k: usize) -> String {
+        let seat = &self.seats[k];
+        match (&self.teams, seat.mate) {
+            (Some(teams), Some(i)) => format!(
+                "bot {} ({}) of team {}",
+                seat.given,
+                i + 1,
+                teams[seat.side]
+            ),
+            _ => format!("bot {}", ["A", "B"][seat.side]),
+        }
+    }
+
+    fn shutdown_record(&self, k: usize, e: crate::bot::Ending) -> records::Shutdown {
+        records::Shutdown {
+            bot: self.seats[k].side,
+            mate: self.seats[k].mate,
+            status: e.status,
+            stopped_by: e.stopped_by.to_string(),
+            leaked: e.leaked,
+            escaped: e.escaped,
+            stderr_bytes: e.stderr_bytes,
+            stderr_cut: e.stderr_cut,
         }
     }
 
     fn after_handshake(
         &mut self,
-        b: usize,
+        k: usize,
         result: std::result::Result<(Option<String>, f64), FaultInfo>,
         sink: &mut dyn RecordSink,
     ) -> Result<()> {
         match result {
             Ok((name, ms)) => {
-                self.seats[b].name = name.clone();
-                let link = self.seats[b]
+                self.seats[k].name = name.clone();
+                let link = self.seats[k]
                     .process
                     .as_ref()
                     .and_then(BotProcess::link_info);
                 sink.record(&Record::Ready(records::Ready {
-                    bot: b,
+                    bot: self.seats[k].side,
+                    mate: self.seats[k].mate,
                     name,
                     ms,
                     peer: link.as_ref().map(|(peer, _)| peer.clone()),
@@ -294,7 +464,7 @@ impl Runner<'_> {
                 }))
             }
             Err(fault) => {
-                self.seats[b].pending = Some(fault);
+                self.seats[k].pending = Some(fault);
                 Ok(())
             }
         }
@@ -303,20 +473,21 @@ impl Runner<'_> {
     /// Restarts every bot that faulted (its process was stopped when the fault was
     /// recorded) before game `game_no`.
     async fn restart_faulted(&mut self, game_no: u32, sink: &mut dyn RecordSink) -> Result<()> {
-        for b in 0..2 {
-            if self.seats[b].process.is_some() {
+        for k in 0..self.seats.len() {
+            if self.seats[k].process.is_some() {
                 continue;
             }
             sink.record(&Record::Restart(records::Restart {
-                bot: b,
+                bot: self.seats[k].side,
+                mate: self.seats[k].mate,
                 game: game_no,
             }))?;
-            let seat = &mut self.seats[b];
+            let seat = &mut self.seats[k];
             match seat.entrant.open(self.config.ready_time).await {
                 Ok(p) => {
                     seat.process = Some(p);
-                    let r = handshake(seat, &self.hello, self.config.ready_time).await;
-                    self.after_handshake(b, r, sink)?;
+                    let r = handshake(seat, self.config.ready_time).await;
+                    self.after_handshake(k, r, sink)?;
                 }
                 Err(e) => {
                     seat.pending = Some(
@@ -329,7 +500,7 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Plays game `game_no` from `start`, the bot `first` being its side to move.
+    /// Plays game `game_no` from `start`, the side `first` being its side to move.
     async fn play_game(
         &mut self,
         game_no: u32,
@@ -341,37 +512,51 @@ impl Runner<'_> {
         // A fresh history: the start is its own first occurrence (RULES.md, section 7).
         let mut game = Game::new(start);
         let bot_of = bots_by_player(first, start.to_move());
+        // Team sets: who of each team plays its side's 1st, 2nd... move, by lot.
+        let order = self.teams.as_ref().map(|_| {
+            team_orders(
+                self.config.seed,
+                game_no,
+                [self.sides[0].len(), self.sides[1].len()],
+            )
+        });
         sink.record(&Record::GameStart(records::GameStart {
             game: game_no,
             first,
             position: game.position().to_string(),
+            order: order.clone(),
         }))?;
 
-        // Faults from a failed start-up cost this game before any move.
+        // Faults from a failed start-up cost this game before any move. `faulted` holds
+        // seats; a side has faulted when any of its seats has.
         let mut faulted: Vec<usize> = Vec::new();
-        for b in 0..2 {
-            if let Some(f) = self.seats[b].pending.take() {
-                self.fault(game_no, &game, b, f, sink).await?;
-                faulted.push(b);
+        for k in 0..self.seats.len() {
+            if let Some(f) = self.seats[k].pending.take() {
+                self.fault(game_no, &game, k, f, sink).await?;
+                faulted.push(k);
             }
         }
         // Every bot still running hears `game`, even when its opponent has already lost
         // this game: `game` precedes every `result` (PROTOCOL.md, "Message order").
-        for b in 0..2 {
-            if faulted.contains(&b) {
+        for k in 0..self.seats.len() {
+            if faulted.contains(&k) {
                 continue;
             }
+            let b = self.seats[k].side;
             let me = player_of(&bot_of, b);
             let pos = game.position();
+            let as_wire = |o: &Vec<usize>| o.iter().map(|&i| i as u32).collect::<Vec<u32>>();
             let msg = RefereeMessage::Game(GameStart {
                 game: game_no,
                 first: b == first,
                 you: pits(pos, me),
                 opponent: pits(pos, me.other()),
+                order: order.as_ref().map(|o| as_wire(&o[b])),
+                opponent_order: order.as_ref().map(|o| as_wire(&o[1 - b])),
             });
-            if let Some(f) = self.send(b, &msg).await {
-                self.fault(game_no, &game, b, f, sink).await?;
-                faulted.push(b);
+            if let Some(f) = self.send(k, &msg).await {
+                self.fault(game_no, &game, k, f, sink).await?;
+                faulted.push(k);
             }
         }
 
@@ -379,27 +564,41 @@ impl Runner<'_> {
             TimeControl::PerMove(_) => [Duration::ZERO; 2],
             TimeControl::Clock { base, .. } => [base; 2],
         };
-        let mut last_move: Option<(usize, u32)> = None; // (bot, pit)
+        let mut last_move: Option<(usize, u32)> = None; // (side, pit)
+        let mut moves_by_side = [0usize; 2];
         while faulted.is_empty() && game.end().is_none() {
             let b = bot_of[game.position().to_move().index()];
+            let k = match &order {
+                Some(o) => self.sides[b][o[b][moves_by_side[b] % o[b].len()]],
+                None => self.sides[b][0],
+            };
             match self
-                .turn(game_no, &mut game, b, last_move, &mut clocks, sink)
+                .turn(game_no, &mut game, k, last_move, &mut clocks, sink)
                 .await?
             {
-                TurnOutcome::Moved { pit } => last_move = Some((b, pit)),
+                TurnOutcome::Moved { pit } => {
+                    last_move = Some((b, pit));
+                    moves_by_side[b] += 1;
+                }
                 TurnOutcome::Fault(f) => {
-                    self.fault(game_no, &game, b, f, sink).await?;
-                    faulted.push(b);
+                    self.fault(game_no, &game, k, f, sink).await?;
+                    faulted.push(k);
                 }
             }
         }
 
         let (fault_kind, fault_detail) = faulted
             .first()
-            .and_then(|&b| self.seats[b].last_fault.clone())
+            .and_then(|&k| self.seats[k].last_fault.clone())
             .map(|(kind, detail)| (kind.as_str().to_string(), Some(detail)))
             .unwrap_or_default();
-        let (reason, winner, double, points) = match faulted.as_slice() {
+        let mut faulted_sides: Vec<usize> = Vec::new();
+        for &k in &faulted {
+            if !faulted_sides.contains(&self.seats[k].side) {
+                faulted_sides.push(self.seats[k].side);
+            }
+        }
+        let (reason, winner, double, points) = match faulted_sides.as_slice() {
             [] => {
                 let end = game
                     .end()
@@ -429,17 +628,19 @@ impl Runner<'_> {
             game: game_no,
             reason: reason.clone(),
             winner,
-            faulted: faulted.clone(),
+            faulted: faulted_sides.clone(),
             double,
             points,
             plies: game.plies(),
             position: game.position().to_string(),
         };
-        // Tell both (a faulted bot has already been stopped and hears nothing).
-        for b in 0..2 {
-            if self.seats[b].process.is_none() {
+        // Tell every bot still running (a faulted bot has already been stopped and hears
+        // nothing; in a team set its team-mates hear that their side faulted).
+        for k in 0..self.seats.len() {
+            if self.seats[k].process.is_none() {
                 continue;
             }
+            let b = self.seats[k].side;
             let me = player_of(&bot_of, b);
             let pos = game.position();
             let msg = RefereeMessage::Result(GameResult {
@@ -456,15 +657,19 @@ impl Runner<'_> {
                 you: pits(pos, me),
                 opponent: pits(pos, me.other()),
                 plies: game.plies(),
-                fault_by: faulted
-                    .first()
-                    .map(|&f| if f == b { Side::You } else { Side::Opponent }),
+                fault_by: faulted_sides.first().map(|&f| {
+                    if f == b {
+                        Side::You
+                    } else {
+                        Side::Opponent
+                    }
+                }),
                 detail: fault_detail.clone(),
             });
-            if let Some(f) = self.send(b, &msg).await {
+            if let Some(f) = self.send(k, &msg).await {
                 // It broke after the game: it starts the next game with this fault.
-                self.seats[b].pending = Some(f.at_stage(records::STAGE_RESULT));
-                self.stop_faulted(b, sink).await?;
+                self.seats[k].pending = Some(f.at_stage(records::STAGE_RESULT));
+                self.stop_faulted(k, sink).await?;
             }
         }
         Ok(end)
@@ -472,9 +677,9 @@ impl Runner<'_> {
 }
 
 impl Runner<'_> {
-    /// Sends `msg` to bot `b`; a bot that cannot be written to has crashed.
-    async fn send(&mut self, b: usize, msg: &RefereeMessage) -> Option<FaultInfo> {
-        let process = self.seats[b].process.as_mut()?;
+    /// Sends `msg` to the bot of seat `k`; a bot that cannot be written to has crashed.
+    async fn send(&mut self, k: usize, msg: &RefereeMessage) -> Option<FaultInfo> {
+        let process = self.seats[k].process.as_mut()?;
         match process
             .send(&msg.to_line(), Instant::now() + WRITE_GRACE)
             .await
@@ -487,23 +692,24 @@ impl Runner<'_> {
         }
     }
 
-    /// Records a fault by bot `b` in this game and stops the bot: it is restarted
-    /// before the next game.
+    /// Records a fault by the bot of seat `k` in this game and stops the bot: it is
+    /// restarted before the next game (its team-mates play on).
     async fn fault(
         &mut self,
         game_no: u32,
         game: &Game<AnyPosition>,
-        b: usize,
+        k: usize,
         f: FaultInfo,
         sink: &mut dyn RecordSink,
     ) -> Result<()> {
-        let seat = &mut self.seats[b];
+        let seat = &mut self.seats[k];
         seat.faults += 1;
         seat.last_fault = Some((f.kind, f.detail.clone()));
         sink.record(&Record::Fault(records::Fault {
             game: game_no,
             ply: game.plies(),
-            bot: b,
+            bot: seat.side,
+            mate: seat.mate,
             kind: f.kind.as_str().to_string(),
             detail: f.detail,
             line: f.line,
@@ -511,13 +717,13 @@ impl Runner<'_> {
             ms: f.ms,
             stage: f.stage.to_string(),
         }))?;
-        self.stop_faulted(b, sink).await
+        self.stop_faulted(k, sink).await
     }
 
-    async fn stop_faulted(&mut self, b: usize, sink: &mut dyn RecordSink) -> Result<()> {
-        if let Some(process) = self.seats[b].process.take() {
+    async fn stop_faulted(&mut self, k: usize, sink: &mut dyn RecordSink) -> Result<()> {
+        if let Some(process) = self.seats[k].process.take() {
             let ending = process.shutdown(Duration::ZERO).await;
-            sink.record(&Record::Shutdown(shutdown_record(b, ending)))?;
+            sink.record(&Record::Shutdown(self.shutdown_record(k, ending)))?;
         }
         Ok(())
     }
@@ -527,18 +733,21 @@ impl Runner<'_> {
         &mut self,
         game_no: u32,
         game: &mut Game<AnyPosition>,
-        b: usize,
+        k: usize,
         last_move: Option<(usize, u32)>,
         clocks: &mut [Duration; 2],
         sink: &mut dyn RecordSink,
     ) -> Result<TurnOutcome> {
+        // Clocks are the sides': a team shares one.
+        let b = self.seats[k].side;
+        let mate = self.seats[k].mate;
         let pos = *game.position();
         let me = pos.to_move();
         let allowance = match self.config.time {
             TimeControl::PerMove(d) => d,
             TimeControl::Clock { .. } => clocks[b],
         };
-        let Some(process) = self.seats[b].process.as_mut() else {
+        let Some(process) = self.seats[k].process.as_mut() else {
             return Ok(TurnOutcome::Fault(FaultInfo::new(
                 FaultKind::Crash,
                 "not running",
@@ -564,7 +773,9 @@ impl Runner<'_> {
             you: pits(&pos, me),
             opponent: pits(&pos, me.other()),
             legal: pos.legal_moves().map(|p| p as u32).collect(),
-            last: last_move.filter(|(by, _)| *by != b).map(|(_, pit)| pit),
+            // The last move on the board, whoever played it (sides alternate: the
+            // opponent's; in a team set, whichever opposing team-mate played it).
+            last: last_move.map(|(_, pit)| pit),
             time_ms: allowance.as_millis() as u64,
             opponent_time_ms: match self.config.time {
                 TimeControl::PerMove(_) => None,
@@ -667,6 +878,7 @@ impl Runner<'_> {
             game: game_no,
             ply: game.plies() - 1,
             bot: b,
+            mate,
             player: me.index(),
             pit: pit as u32,
             ms,
@@ -688,6 +900,21 @@ impl Runner<'_> {
 pub fn lots(seed: u64, games: u32) -> Vec<usize> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     (0..games).map(|_| rng.gen_range(0..2usize)).collect()
+}
+
+/// The order of each team's members in game `game` (from 1) of a team set whose teams
+/// have `sizes` members: for each side, a shuffle of its member indices, drawn from the
+/// set's seed (a ChaCha8 stream of its own for each game, apart from the first-mover
+/// lots of [`lots`]). The same seed always draws the same orders.
+pub fn team_orders(seed: u64, game: u32, sizes: [usize; 2]) -> [Vec<usize>; 2] {
+    use rand::seq::SliceRandom;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(u64::from(game));
+    sizes.map(|n| {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.shuffle(&mut rng);
+        order
+    })
 }
 
 /// The bot that is each player (`[bot of player 0, bot of player 1]`) in a game whose
@@ -727,18 +954,6 @@ fn outcome_of(winner: Option<usize>, bot: usize) -> Outcome {
     }
 }
 
-fn shutdown_record(bot: usize, e: crate::bot::Ending) -> records::Shutdown {
-    records::Shutdown {
-        bot,
-        status: e.status,
-        stopped_by: e.stopped_by.to_string(),
-        leaked: e.leaked,
-        escaped: e.escaped,
-        stderr_bytes: e.stderr_bytes,
-        stderr_cut: e.stderr_cut,
-    }
-}
-
 async fn stop(process: Option<BotProcess>, grace: Duration) -> Option<crate::bot::Ending> {
     match process {
         Some(p) => Some(p.shutdown(grace).await),
@@ -762,8 +977,21 @@ fn wire_time(config: &SetConfig) -> protocol::TimeControl {
     }
 }
 
-/// The `hello` line every bot of a set is sent.
+/// The `hello` line every bot of an ordinary set is sent.
 pub fn hello_line(config: &SetConfig, referee: &str) -> String {
+    hello_message(config, referee, None).to_line()
+}
+
+/// The `hello` line of a member of a team.
+pub fn team_hello_line(config: &SetConfig, referee: &str, team: protocol::TeamInfo) -> String {
+    hello_message(config, referee, Some(team)).to_line()
+}
+
+fn hello_message(
+    config: &SetConfig,
+    referee: &str,
+    team: Option<protocol::TeamInfo>,
+) -> RefereeMessage {
     let rules = config.rules;
     RefereeMessage::Hello(Hello {
         protocol: PROTOCOL_VERSION,
@@ -772,8 +1000,8 @@ pub fn hello_line(config: &SetConfig, referee: &str) -> String {
         time: wire_time(config),
         games: config.games,
         line_limit: MAX_LINE_LEN as u64,
+        team,
     })
-    .to_line()
 }
 
 /// The rules as `hello` announces them: the preset and every parameter.
@@ -818,17 +1046,34 @@ pub fn rules_info(rules: Rules) -> RulesInfo {
 /// stage: it costs the next game, but did not happen in it).
 async fn handshake(
     seat: &mut Seat,
-    hello: &str,
     ready_time: Duration,
 ) -> std::result::Result<(Option<String>, f64), FaultInfo> {
-    answer_hello(seat, hello, ready_time)
-        .await
-        .map_err(|f| f.at_stage(records::STAGE_START_UP))
+    let answer = match send_hello(seat, ready_time).await {
+        Ok(_) => await_ready(seat, ready_time).await,
+        Err(f) => Err(f),
+    };
+    answer.map_err(|f| f.at_stage(records::STAGE_START_UP))
 }
 
-async fn answer_hello(
+/// Sends the seat's `hello` (its allowance for `ready` runs from its spawn).
+async fn send_hello(
     seat: &mut Seat,
-    hello: &str,
+    ready_time: Duration,
+) -> std::result::Result<(Option<String>, f64), FaultInfo> {
+    let Some(process) = seat.process.as_mut() else {
+        return Err(FaultInfo::new(FaultKind::StartUp, "not running"));
+    };
+    let deadline = process.started() + ready_time;
+    if let Err(e) = process.send(&seat.hello, deadline).await {
+        return Err(crash_fault(process, format!("could not be sent hello: {e}"), None).await);
+    }
+    Ok((None, 0.0))
+}
+
+/// Waits for the `ready` that answers `hello`, until the start-up allowance from the
+/// bot's spawn.
+async fn await_ready(
+    seat: &mut Seat,
     ready_time: Duration,
 ) -> std::result::Result<(Option<String>, f64), FaultInfo> {
     let Some(process) = seat.process.as_mut() else {
@@ -836,9 +1081,6 @@ async fn answer_hello(
     };
     let started = process.started();
     let deadline = started + ready_time;
-    if let Err(e) = process.send(hello, deadline).await {
-        return Err(crash_fault(process, format!("could not be sent hello: {e}"), None).await);
-    }
     match process.next_output(deadline).await {
         None => Err(FaultInfo::new(
             FaultKind::StartUp,
@@ -867,6 +1109,13 @@ async fn answer_hello(
         }
         Some(other) => Err(output_fault(process, other, started).await),
     }
+}
+
+/// The file name of a stderr path, as the log's header gives it.
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Milliseconds, to the microsecond.

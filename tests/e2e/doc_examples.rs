@@ -223,8 +223,20 @@ print(game.end.reason if game.end else "none", hus_rules.to_notation(game.positi
 
 /// README `sh` lines that no test runs, and why. Any other line of a `sh` block must
 /// run.
-const NOT_RUN: [(&str, &str); 15] = [
+const NOT_RUN: [(&str, &str); 18] = [
     ("bash tests/run.sh", "the test suite itself"),
+    (
+        "cargo build --release --workspace && ./target/release/hus serve ",
+        "runs until stopped: the e2e tests in tests/e2e/serve.rs run it",
+    ),
+    (
+        "curl -s http://127.0.0.1:8080/",
+        "needs a running hus serve: tests/e2e/serve.rs requests every endpoint",
+    ),
+    (
+        "curl -s -X POST",
+        "needs a running hus serve: tests/e2e/serve.rs runs the admin actions",
+    ),
     ("hus match BOT_A BOT_B [options]", "a synopsis, not a command"),
     (
         "hus match \"target/release/alphabeta-bot --first-legal\" \"target/release/alphabeta-bot --first-legal\" --games 10000",
@@ -397,6 +409,16 @@ fn readme_commands_run() {
                 assert_eq!(v["bots"].as_array().map(Vec::len), Some(4));
             }
             "standings" => has("12 of 12 sets played (84 games)"),
+            "serve-token" => {
+                // The token went to a file; only its digest is in the league's directory.
+                let token = std::fs::read_to_string(sandbox.dir.path().join("admin.token"))
+                    .expect("the token file");
+                let digest = std::fs::read_to_string(
+                    sandbox.dir.path().join("leagues/sample/admin-token.sha256"),
+                )
+                .expect("the digest file");
+                assert_eq!((token.trim().len(), digest.trim().len()), (43, 64));
+            }
             "token" => {
                 has("token_sha256 = \"");
                 let token = std::fs::read_to_string(sandbox.dir.path().join("alice.token"))

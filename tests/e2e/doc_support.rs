@@ -241,11 +241,13 @@ pub fn check_types(what: &str, rows: &[Row], seen: &[Value]) {
 }
 
 fn has_type(value: &Value, documented: &str) -> bool {
-    if let Some(literal) = documented
-        .strip_prefix("`\"")
-        .and_then(|t| t.strip_suffix("\"`"))
-    {
-        return value.as_str() == Some(literal);
+    // `"opponent"`, or alternatives: `"opponent"` or `"you"`.
+    if documented.starts_with("`\"") {
+        return documented.split(" or ").any(|alt| {
+            alt.strip_prefix("`\"")
+                .and_then(|t| t.strip_suffix("\"`"))
+                .is_some_and(|literal| value.as_str() == Some(literal))
+        });
     }
     let nullable = documented.ends_with(" or `null`");
     let base = documented.trim_end_matches(" or `null`");
@@ -257,6 +259,9 @@ fn has_type(value: &Value, documented: &str) -> bool {
         "string" => value.is_string(),
         "boolean" => value.is_boolean(),
         "object" => value.is_object(),
+        "array of strings" => value
+            .as_array()
+            .is_some_and(|a| a.iter().all(Value::is_string)),
         "array of integers" => value
             .as_array()
             .is_some_and(|a| a.iter().all(Value::is_u64)),
@@ -484,16 +489,32 @@ pub struct Recorded {
 }
 
 pub fn record_set(a: &str, b: &str, extra: &[&str]) -> Recorded {
+    record_sides(&[a], &[b], extra)
+}
+
+/// As [`record_set`], for one bot a side or, with more, a team match (`--team-a A...
+/// --team-b B...`) whose first member of team A is the one recorded.
+pub fn record_sides(a: &[&str], b: &[&str], extra: &[&str]) -> Recorded {
     let dir = tempfile::tempdir().expect("temp dir");
     let transcript = dir.path().join("a.transcript");
     let wrapped = format!(
-        "python3 {} {} {a}",
+        "python3 {} {} {}",
         root().join("tests/bots/transcript.py").display(),
-        transcript.display()
+        transcript.display(),
+        a[0]
     );
     let log_dir = dir.path().join("logs");
     let log_dir = log_dir.to_str().expect("utf-8");
-    let mut args = vec!["match", &wrapped, b, "--json", "--log-dir", log_dir];
+    let mut args = vec!["match"];
+    if a.len() == 1 && b.len() == 1 {
+        args.extend([wrapped.as_str(), b[0]]);
+    } else {
+        args.extend(["--team-a", wrapped.as_str()]);
+        args.extend_from_slice(&a[1..]);
+        args.push("--team-b");
+        args.extend_from_slice(b);
+    }
+    args.extend(["--json", "--log-dir", log_dir]);
     // Allowances no healthy bot misses on a loaded machine; `extra` overrides them.
     args.extend_from_slice(&GENEROUS);
     args.extend_from_slice(extra);

@@ -96,6 +96,14 @@ pub fn corpus() -> &'static Corpus {
                     "40",
                 ],
             ),
+            // A team match: hello.team, game.order, mate fields of the records; the
+            // recorded bot's partner faults (garbage at its second turn), so the
+            // recorded bot hears fault_by "you".
+            record_sides(
+                &[&greedy(6), &misbehave("garbage --on 2")],
+                &[&hus_random(7), &hus_random(8)],
+                &["--games", "2", "--seed", "7", "--team-names", "red", "blue"],
+            ),
         ];
         let mut corpus = Corpus {
             received: Vec::new(),

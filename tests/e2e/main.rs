@@ -42,8 +42,15 @@ mod sample_bots;
 mod sample_sets;
 /// `--sandbox`: a hostile bot's every attempt fails; sample bots pass check-bot in it.
 mod sandbox;
+/// `hus serve`: a league without end through its API, SIGTERM and carrying on, admin
+/// tokens, confined downloads, bounded requests and connections, the dashboard in
+/// Chromium.
+mod serve;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
+/// Team matches: who plays each move, hello.team, game.order, turn.last, a member's
+/// fault, replay of team logs.
+mod teams;
 /// Untrusted bots: every misbehaviour handled, bounded memory, no process left behind.
 mod untrusted;
 /// Long boards (widths 17 to 32): sets, replays, perft.

@@ -75,7 +75,9 @@ fn a_faulting_bot_gets_no_result_so_fault_by_is_always_opponent() {
         2,
         "{kinds:?}"
     );
-    // The opponent of a faulting bot is told whose fault it was: its opponent's.
+    // The opponent of a faulting bot is told whose fault it was: its opponent's. Only in
+    // a team set do the faulting bot's partners hear `you` (the corpus's team set, where
+    // the recorded bot's partner faults).
     let by: Vec<&Value> = corpus()
         .received
         .iter()
@@ -83,10 +85,28 @@ fn a_faulting_bot_gets_no_result_so_fault_by_is_always_opponent() {
         .filter_map(|m| m.get("fault_by"))
         .collect();
     assert!(by.len() >= 3, "the corpus has faults");
-    assert!(by.iter().all(|b| *b == "opponent"), "{by:?}");
+    assert!(by.iter().all(|b| *b == "opponent" || *b == "you"), "{by:?}");
+    assert!(by.iter().any(|b| *b == "you"), "{by:?}");
+    let team_results = corpus()
+        .received
+        .iter()
+        .filter(|m| m["type"] == "result" && m["fault_by"] == "you")
+        .count();
+    let team_sessions = corpus()
+        .received
+        .iter()
+        .filter(|m| m["type"] == "hello" && m.get("team").is_some())
+        .count();
+    assert!(
+        team_sessions >= 1 && team_results <= 2,
+        "only the team set's games"
+    );
     // The document says so.
     let rows = protocol_rows("result");
-    assert_eq!(row(&rows, "fault_by").cells[1], "`\"opponent\"`");
+    assert_eq!(
+        row(&rows, "fault_by").cells[1],
+        "`\"opponent\"` or `\"you\"`"
+    );
     let protocol = doc("PROTOCOL.md");
     let faults = section(&protocol, "## Faults");
     assert!(!faults.contains("Both bots get a `result`"), "{faults}");

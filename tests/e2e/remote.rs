@@ -161,7 +161,12 @@ impl Server {
         });
         let (mut writer, stem) = LogWriter::create(&logs, "set").expect("log");
         self.rt
-            .block_on(play_set(&set, entrants, "hus test", &mut writer))
+            .block_on(play_set(
+                &set,
+                entrants.map(referee::Lineup::from),
+                "hus test",
+                &mut writer,
+            ))
             .expect("the set is played");
         drop(writer);
         let path = logs.join(format!("{stem}.jsonl"));

@@ -1396,7 +1396,8 @@ pub fn log_positions(records: &[Value], games: &[u64]) -> Vec<String> {
 
 /// The page computes every board from the moves alone (rules.js): opened with #check it
 /// lists every position of every game it holds, and each is the engine's, for every
-/// preset at several widths. It holds about 9 bytes a move.
+/// preset at several widths, a long board (width 24) included. It holds about 9 bytes a
+/// move.
 #[test]
 fn the_viewer_computes_every_position_as_the_engine_does() {
     if !browser() {
@@ -1407,6 +1408,8 @@ fn the_viewer_computes_every_position_as_the_engine_does() {
         ("rulebook", "9", None),
         ("mancala-world", "13", None),
         ("hus", "8", Some("2-3")),
+        // A long board: the page draws 24 columns and rules.js plays 48 pits a side.
+        ("mancala-world", "24", None),
     ] {
         let p = play(
             &greedy_bot(),

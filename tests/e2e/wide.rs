@@ -2,7 +2,7 @@
 //! re-played by the engine (`verify_log`) and by `hus replay`; `hus perft` and `hus line`
 //! on wide boards.
 
-use engine::{AnyPosition, Preset, Rules};
+use engine::{AnyPosition, Board, Game, Preset, Rules};
 
 use crate::common::*;
 use crate::sample_bots::alphabeta;
@@ -98,6 +98,35 @@ fn perft_and_line_on_long_boards() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(json["counts"], serde_json::json!([36, 1296, 37800]));
     assert_eq!(json["width"], 24);
+    // `hus line` plays a line on the long board as the engine does: pit 23 (the last
+    // front pit), then player 1's pit 47 (the last back pit), then pit 41.
+    let out = hus(&[
+        "line", "--rules", "hus", "--width", "24", "--json", "23", "47", "41",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let mut game = Game::new(AnyPosition::start(
+        Rules::new(Preset::Hus, 24).expect("rules"),
+    ));
+    for (i, pit) in [23, 47, 41].into_iter().enumerate() {
+        let report = game.play(pit).expect("legal");
+        assert_eq!(
+            line["moves"][i]["position"].as_str(),
+            Some(game.position().to_string().as_str())
+        );
+        assert_eq!(
+            line["moves"][i]["sown"].as_u64(),
+            Some(u64::from(report.summary.sown))
+        );
+    }
+    assert_eq!(line["start"].as_str(), Some(start.as_str()));
+    let legal: Vec<usize> = game.position().legal_moves().collect();
+    assert_eq!(line["legal"], serde_json::json!(legal));
     let out = hus(&["perft", "--width", "33", "--depth", "1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)

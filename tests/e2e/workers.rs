@@ -515,3 +515,82 @@ fn a_worker_cut_off_the_network_loses_its_set_to_another_after_the_lease() {
     );
     assert_eq!(standings(&url), single_machine(&file, tmp.path()));
 }
+
+#[test]
+fn a_worker_that_cannot_start_a_bot_gives_its_sets_to_the_others_unforfeited() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    // p4 is a program found through PATH, which only the worker "good" has.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).expect("bin dir");
+    let wrapper = bin.join("hus-test-paced-p4");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", paced(4, 15)),
+    )
+    .expect("write the wrapper");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let file = write_league(tmp.path());
+    let text = std::fs::read_to_string(&file).expect("league file");
+    std::fs::write(&file, text.replace(&paced(4, 15), "hus-test-paced-p4")).expect("rewrite");
+    let pg = Postgres::start();
+    let url = pg.fresh_db();
+    let db = db_name(&url);
+    queue(&file, &url);
+    let path = std::env::var("PATH").unwrap_or_default();
+    let spawn = |name: &str, path: &str, err: &Path| {
+        Command::new(hus_bin())
+            .args([
+                "worker",
+                "--store",
+                &url,
+                "--name",
+                name,
+                "--lease",
+                LEASE_S,
+                "--until-done",
+            ])
+            .env("PATH", path)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(err).expect("stderr file"))
+            .spawn()
+            .expect("hus worker starts")
+    };
+    let err_bad = tmp.path().join("bad.err");
+    let err_good = tmp.path().join("good.err");
+    let mut bad = spawn("bad", &path, &err_bad);
+    // "bad" plays what it can and gives back p4's sets; they wait, pending, unforfeited.
+    wait_for(
+        &pg,
+        &db,
+        "SELECT count(*) FROM sets WHERE status = 'done' OR bot_a = 'p4' OR bot_b = 'p4'",
+        |v| v == "6",
+    );
+    wait_for(
+        &pg,
+        &db,
+        "SELECT count(*) FROM sets WHERE status = 'pending' AND (bot_a = 'p4' OR bot_b = 'p4')",
+        |v| v == "3",
+    );
+    let said = std::fs::read_to_string(&err_bad).unwrap_or_default();
+    assert!(
+        said.contains("cannot play round 1, ")
+            && said.contains("the set is given back to the other workers"),
+        "{said}"
+    );
+    let mut good = spawn("good", &format!("{}:{path}", bin.display()), &err_good);
+    finish(&mut good, "good", &err_good);
+    finish(&mut bad, "bad", &err_bad);
+    assert_counted_once(&pg, &db, Some("0"));
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM sets WHERE (bot_a = 'p4' OR bot_b = 'p4') AND worker = 'good'"
+        ),
+        "3"
+    );
+    assert_eq!(pg.psql(&db, "SELECT count(*) FROM faults"), "0");
+}

@@ -33,7 +33,7 @@ use crate::limits::Limits;
 use crate::match_cmd::{referee_version, stop_signal};
 use crate::records::Record;
 use crate::report::LogWriter;
-use crate::set::{hello_line, lots, play_set, Entrant, RecordSink};
+use crate::set::{hello_line, lots, play_set, Entrant, Lineup, RecordSink};
 
 use diagnose::Mark;
 
@@ -407,7 +407,7 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
         log: &mut log,
         records: Vec::new(),
     };
-    play_set(&config.set, entrants, &referee, &mut sink)
+    play_set(&config.set, entrants.map(Lineup::from), &referee, &mut sink)
         .await
         .with_context(|| {
             format!(

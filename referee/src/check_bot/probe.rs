@@ -210,6 +210,8 @@ async fn answer_turn(
         first: true,
         you: pits(Player::Zero),
         opponent: pits(Player::One),
+        order: None,
+        opponent_order: None,
     });
     let turn = RefereeMessage::Turn(Turn {
         game: 1,

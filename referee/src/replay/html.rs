@@ -101,6 +101,10 @@ struct GameData {
     pits: Vec<u8>,
     /// The time each move took, in ms.
     ms: Vec<f64>,
+    /// Team sets: the member of its team who played each move (`move.mate`); empty
+    /// otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mates: Vec<u8>,
     faults: Vec<FaultData>,
     end: Option<EndData>,
     /// The engine's position after the last move the log holds (or the start), for the
@@ -164,6 +168,7 @@ impl Observer for Collector {
                         start: start.to_string(),
                         pits: Vec::new(),
                         ms: Vec::new(),
+                        mates: Vec::new(),
                         faults: Vec::new(),
                         end: None,
                         last: String::new(),
@@ -181,6 +186,10 @@ impl Observer for Collector {
                     // A pit is below 2W <= 32: it was checked by the engine.
                     game.pits.push(m.pit as u8);
                     game.ms.push(hundredths(m.ms));
+                    if let Some(mate) = m.mate {
+                        // Checked by the verifier against the team's size.
+                        game.mates.push(u8::try_from(mate).unwrap_or(u8::MAX));
+                    }
                     *last = *after;
                 }
             }
@@ -205,6 +214,9 @@ struct BotData {
     letter: &'static str,
     name: Option<String>,
     command: String,
+    /// Team sets: the team's members by name, in the team's list order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    members: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -324,6 +336,9 @@ pub fn page(
             letter: ["A", "B"][b],
             name: h.bots[b].name.clone(),
             command: h.bots[b].command.clone(),
+            members: h.teams.as_ref().map_or_else(Vec::new, |t| {
+                t[b].members.iter().map(|m| m.name.clone()).collect()
+            }),
         }),
         status,
         status_text,

@@ -492,3 +492,35 @@ fn write_file(path: &Path, content: &str) -> Result<()> {
         .and_then(|_| file.flush())
         .with_context(|| format!("cannot write {}", path.display()))
 }
+
+/// The viewer page of `hus replay --html` for the log at `path`, with every game, as a
+/// string (the match server serves it). A log holding more than `max_moves` moves, or
+/// a corrupt one, is an error that says so.
+pub fn viewer_page(path: &Path, max_moves: u64) -> Result<String> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut src = Source::new(file, None);
+    let mut v = Verifier::new();
+    let mut collector = html::Collector::new(None, max_moves);
+    let verdict =
+        drive(&mut src, &mut v, &mut collector).with_context(|| path.display().to_string())?;
+    if let Verdict::Corrupt(c) = &verdict {
+        bail!(
+            "{}: line {}: {}",
+            path.display(),
+            c.line,
+            text::clean(&c.message, 400)
+        );
+    }
+    if collector.too_many_moves() {
+        bail!(
+            "{}: the page would hold {} moves, more than {max_moves}",
+            path.display(),
+            collector.moves
+        );
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    html::page(&v, collector, &verdict, &name)
+}

@@ -55,6 +55,30 @@ pub fn label(header: &Header, bot: usize) -> String {
     }
 }
 
+/// For each side, each team member's label (`greedy for A (red)`); empty lists in an
+/// ordinary set.
+pub fn mate_labels(header: &Header) -> [Vec<String>; 2] {
+    [0, 1].map(|b| match &header.teams {
+        None => Vec::new(),
+        Some(teams) => teams[b]
+            .members
+            .iter()
+            .map(|m| format!("{} for {}", clean(&m.name, 40), label(header, b)))
+            .collect(),
+    })
+}
+
+/// The label of side `bot`, or of its member `mate` in a team set.
+pub fn who<'a>(
+    labels: &'a [String; 2],
+    mates: &'a [Vec<String>; 2],
+    bot: usize,
+    mate: Option<usize>,
+) -> &'a str {
+    mate.and_then(|i| mates[bot.min(1)].get(i))
+        .unwrap_or(&labels[bot.min(1)])
+}
+
 /// `1 seed`, `2 seeds`.
 pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
@@ -314,7 +338,29 @@ fn header_lines(out: &mut String, h: &Header, style: &Style) {
         clean(&h.started, 40)
     );
     for b in 0..2 {
-        let _ = writeln!(out, "  {}: {}", label(h, b), clean(&h.bots[b].command, 200));
+        match &h.teams {
+            None => {
+                let _ = writeln!(out, "  {}: {}", label(h, b), clean(&h.bots[b].command, 200));
+            }
+            Some(teams) => {
+                let _ = writeln!(
+                    out,
+                    "  {}: a team of {}",
+                    label(h, b),
+                    teams[b].members.len()
+                );
+                for (i, m) in teams[b].members.iter().enumerate() {
+                    let _ = writeln!(
+                        out,
+                        "    {}{} {}: {}",
+                        ["A", "B"][b],
+                        i + 1,
+                        clean(&m.name, 40),
+                        clean(&m.command, 200)
+                    );
+                }
+            }
+        }
     }
     if !h.openings.is_empty() {
         let _ = writeln!(
@@ -346,6 +392,8 @@ pub struct Report<W: Write> {
     style: Style,
     follow: bool,
     labels: [String; 2],
+    /// Team sets: each member's label.
+    mates: [Vec<String>; 2],
     first: usize,
     game_ms: [f64; 2],
     times: [BotTime; 2],
@@ -359,6 +407,7 @@ impl<W: Write> Report<W> {
             style,
             follow,
             labels: ["A".to_string(), "B".to_string()],
+            mates: [Vec::new(), Vec::new()],
             first: 0,
             game_ms: [0.0; 2],
             times: [BotTime::default(); 2],
@@ -427,6 +476,7 @@ impl<W: Write> Observer for Report<W> {
         match record {
             Record::Header(h) => {
                 self.labels = [label(h, 0), label(h, 1)];
+                self.mates = mate_labels(h);
                 header_lines(&mut self.buf, h, &style);
             }
             Record::GameStart(g) => {
@@ -456,7 +506,7 @@ impl<W: Write> Observer for Report<W> {
                         "  game {} ply {}: {} {:.2} ms, {}",
                         m.game,
                         m.ply,
-                        self.labels[m.bot],
+                        who(&self.labels, &self.mates, m.bot, m.mate),
                         m.ms,
                         move_words(m)
                     );
@@ -468,7 +518,7 @@ impl<W: Write> Observer for Report<W> {
                     "  {} {}: {} {}: {}",
                     style.paint(RED, "fault"),
                     clean(&f.place(), 100),
-                    self.labels[f.bot],
+                    who(&self.labels, &self.mates, f.bot, f.mate),
                     clean(&f.kind, 40),
                     clean(&f.detail, 300)
                 );
@@ -563,6 +613,8 @@ pub struct GameView<W: Write> {
     /// Player names (by player) in this game.
     names: [String; 2],
     labels: [String; 2],
+    /// Team sets: each member's label.
+    mates: [Vec<String>; 2],
     pub found: bool,
     /// With `ply`: the position was shown.
     pub shown: bool,
@@ -580,6 +632,7 @@ impl<W: Write> GameView<W> {
             ply,
             names: Default::default(),
             labels: ["A".to_string(), "B".to_string()],
+            mates: [Vec::new(), Vec::new()],
             found: false,
             shown: false,
             plies: 0,
@@ -609,7 +662,10 @@ impl<W: Write> Observer for GameView<W> {
         self.buf.clear();
         let style = self.style;
         match (record, checked) {
-            (Record::Header(h), _) => self.labels = [label(h, 0), label(h, 1)],
+            (Record::Header(h), _) => {
+                self.labels = [label(h, 0), label(h, 1)];
+                self.mates = mate_labels(h);
+            }
             (Record::GameStart(g), Checked::Started(start)) if g.game == self.number => {
                 self.found = true;
                 self.names = crate::set::bots_by_player(g.first, start.to_move())
@@ -658,7 +714,7 @@ impl<W: Write> Observer for GameView<W> {
                 let line = format!(
                     "ply {}: {} played pit {} in {:.2} ms: {}",
                     m.ply,
-                    self.labels[m.bot.min(1)],
+                    who(&self.labels, &self.mates, m.bot, m.mate),
                     m.pit,
                     m.ms,
                     move_words(m)
@@ -683,7 +739,7 @@ impl<W: Write> Observer for GameView<W> {
                     "\n{} {}: {} {}: {}",
                     style.paint(RED, "fault"),
                     clean(&f.place(), 100),
-                    self.labels[f.bot.min(1)],
+                    who(&self.labels, &self.mates, f.bot, f.mate),
                     clean(&f.kind, 40),
                     clean(&f.detail, 300)
                 );

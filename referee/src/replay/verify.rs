@@ -14,7 +14,7 @@ use crate::records::{
 
 use super::text;
 use crate::config::opening_of;
-use crate::set::bots_by_player;
+use crate::set::{bots_by_player, team_orders};
 use crate::sprt::{sprt_of_record, SprtTally};
 
 /// The first disagreement: the record's line number and what differs, in words.
@@ -50,8 +50,14 @@ struct InGame {
     /// The bot of each player: `first` is the player to move at the start.
     bots: [usize; 2],
     game: Game<AnyPosition>,
-    /// Faults recorded in this game, in order: (bot, kind).
+    /// Faults recorded in this game, in order: (bot, kind); a bot is a side.
     faults: Vec<(usize, String)>,
+    /// Team sets: the members that faulted in this game, (side, member).
+    mates_faulted: Vec<(usize, usize)>,
+    /// Team sets: each side's order of members in this game.
+    order: Option<[Vec<usize>; 2]>,
+    /// Moves played by each side in this game.
+    side_moves: [usize; 2],
 }
 
 impl InGame {
@@ -101,7 +107,10 @@ pub struct Verifier {
     /// The first mover of the last game started.
     last_first: usize,
     ending: Ending,
-    ready_seen: [bool; 2],
+    /// The bots (side, member) whose ready records have been seen before game 1.
+    ready_seen: Vec<(usize, Option<usize>)>,
+    /// Team sets: the number of members of each team (`header.teams`).
+    team_sizes: Option<[usize; 2]>,
     /// Records checked, of every type.
     records: u64,
     /// Scratch for the engine's notation, reused for every move.
@@ -128,7 +137,8 @@ impl Verifier {
             paired: false,
             last_first: 0,
             ending: Ending::Open,
-            ready_seen: [false; 2],
+            ready_seen: Vec::new(),
+            team_sizes: None,
             records: 0,
             notation: String::new(),
         }
@@ -259,6 +269,18 @@ impl Verifier {
             self.sprt = Some(SprtTally::new(sprt));
         }
         self.paired = !self.openings.is_empty() || self.sprt.is_some();
+        if let Some(teams) = &h.teams {
+            for (b, t) in teams.iter().enumerate() {
+                if t.members.is_empty() {
+                    return Err(format!(
+                        "header: team {} ({}) has no members",
+                        b,
+                        json(&t.name)
+                    ));
+                }
+            }
+            self.team_sizes = Some([teams[0].members.len(), teams[1].members.len()]);
+        }
         self.header = Some(h.clone());
         Ok(Checked::Other)
     }
@@ -274,14 +296,18 @@ impl Verifier {
                 r.bot, r.ms
             ));
         }
+        self.check_mate(r.bot, r.mate, "ready")?;
         // The header is written after the first handshake and names what each bot
         // announced there, which is what the first ready records repeat.
-        if self.last_game == 0 && !self.ready_seen[r.bot] {
-            self.ready_seen[r.bot] = true;
-            let said = self
-                .header
-                .as_ref()
-                .and_then(|h| h.bots[r.bot].name.as_ref());
+        if self.last_game == 0 && !self.ready_seen.contains(&(r.bot, r.mate)) {
+            self.ready_seen.push((r.bot, r.mate));
+            let said = self.header.as_ref().and_then(|h| match (&h.teams, r.mate) {
+                (Some(teams), Some(i)) => teams[r.bot]
+                    .members
+                    .get(i)
+                    .and_then(|m| m.announced.as_ref()),
+                _ => h.bots[r.bot].name.as_ref(),
+            });
             if said != r.name.as_ref() {
                 return Err(format!(
                     "ready of bot {}: the name {} differs from the header's {}",
@@ -296,6 +322,7 @@ impl Verifier {
 
     fn restart(&mut self, r: &Restart) -> Check {
         check_bot(r.bot, "restart")?;
+        self.check_mate(r.bot, r.mate, "restart")?;
         if let Some(g) = &self.game {
             return Err(format!("a restart record inside game {}", g.number));
         }
@@ -312,6 +339,7 @@ impl Verifier {
 
     fn shutdown(&mut self, s: &Shutdown) -> Check {
         check_bot(s.bot, "shutdown")?;
+        self.check_mate(s.bot, s.mate, "shutdown")?;
         if !matches!(s.stopped_by.as_str(), "itself" | "sigterm" | "sigkill") {
             return Err(format!(
                 "shutdown of bot {}: stopped_by {:?} is not itself, sigterm or sigkill",
@@ -392,6 +420,32 @@ impl Verifier {
                 position_difference(&g.position, &start)
             ));
         }
+        match (self.team_sizes, &g.order) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(format!(
+                    "game-start of game {}: an order of team members, but the header has no teams",
+                    g.game
+                ))
+            }
+            (Some(_), None) => {
+                return Err(format!(
+                    "game-start of game {}: no order of team members in a team set",
+                    g.game
+                ))
+            }
+            (Some(sizes), Some(order)) => {
+                let seed = self.header.as_ref().map_or(0, |h| h.seed);
+                let drawn = team_orders(seed, g.game, sizes);
+                if *order != drawn {
+                    return Err(format!(
+                        "game-start of game {}: the log says order {order:?} but the lot of \
+                         seed {seed} draws {drawn:?}",
+                        g.game
+                    ));
+                }
+            }
+        }
         self.last_game = g.game;
         self.last_first = g.first;
         self.game = Some(InGame {
@@ -399,6 +453,9 @@ impl Verifier {
             bots: bots_by_player(g.first, start.to_move()),
             game: Game::new(start),
             faults: Vec::new(),
+            mates_faulted: Vec::new(),
+            order: g.order.clone(),
+            side_moves: [0; 2],
         });
         Ok(Checked::Started(start))
     }
@@ -460,6 +517,19 @@ impl Verifier {
                 g.bot_of(mover)
             ));
         }
+        // In a team set, the member whose turn it is by the game's order.
+        let due = g.order.as_ref().map(|o| {
+            let side = &o[m.bot.min(1)];
+            side[g.side_moves[m.bot.min(1)] % side.len().max(1)]
+        });
+        if m.mate != due {
+            return Err(format!(
+                "{at}: the log says {} of bot {} moved but by the game's order it is {}'s turn",
+                member(m.mate),
+                m.bot,
+                member(due)
+            ));
+        }
         if !m.ms.is_finite() || m.ms < 0.0 {
             return Err(format!("{at}: time {} ms is negative", m.ms));
         }
@@ -503,6 +573,7 @@ impl Verifier {
             ));
         }
         let end = g.game.end().copied();
+        g.side_moves[m.bot.min(1)] += 1;
         self.moves += 1;
         Ok(Checked::Moved(after, end))
     }
@@ -510,8 +581,24 @@ impl Verifier {
     fn fault(&mut self, f: &Fault) -> Check {
         let at = format!("fault of game {} ply {}", f.game, f.ply);
         check_bot(f.bot, &at)?;
+        self.check_mate(f.bot, f.mate, &at)?;
         let g = self.current("fault", f.game)?;
-        if g.faults.iter().any(|&(b, _)| b == f.bot) {
+        if let Some(i) = f.mate {
+            // Several members of a team can fault before a game (start-up, result);
+            // the first fault ends the game, so only then.
+            if g.mates_faulted.contains(&(f.bot, i)) {
+                return Err(format!(
+                    "{at}: member {i} of bot {} already faulted in this game",
+                    f.bot
+                ));
+            }
+            if f.stage == crate::records::STAGE_GAME && g.faults.iter().any(|&(b, _)| b == f.bot) {
+                return Err(format!(
+                    "{at}: bot {} already faulted in this game, which ended it",
+                    f.bot
+                ));
+            }
+        } else if g.faults.iter().any(|&(b, _)| b == f.bot) {
             return Err(format!(
                 "{at}: bot {} already faulted in this game, which ended it",
                 f.bot
@@ -559,7 +646,12 @@ impl Verifier {
                 return Err(format!("{at}: time {ms} ms is negative"));
             }
         }
-        g.faults.push((f.bot, f.kind.clone()));
+        if let Some(i) = f.mate {
+            g.mates_faulted.push((f.bot, i));
+        }
+        if !g.faults.iter().any(|&(b, _)| b == f.bot) {
+            g.faults.push((f.bot, f.kind.clone()));
+        }
         self.faults[f.bot] += 1;
         Ok(Checked::Other)
     }
@@ -760,6 +852,34 @@ struct At(u32, u32);
 impl std::fmt::Display for At {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "move of game {} ply {}", self.0, self.1)
+    }
+}
+
+/// `member 1`, or `no member` (an ordinary set's bot).
+fn member(mate: Option<usize>) -> String {
+    match mate {
+        Some(i) => format!("member {i}"),
+        None => "no member".to_string(),
+    }
+}
+
+impl Verifier {
+    /// A record's `mate`: present exactly in a team set, and a member of the team.
+    fn check_mate(&self, bot: usize, mate: Option<usize>, what: &str) -> Result<(), String> {
+        match (self.team_sizes, mate) {
+            (None, None) => Ok(()),
+            (None, Some(i)) => Err(format!(
+                "{what}: member {i} of bot {bot}, but the header has no teams"
+            )),
+            (Some(_), None) => Err(format!(
+                "{what}: bot {bot} without a member (mate) in a team set"
+            )),
+            (Some(sizes), Some(i)) if i >= sizes[bot.min(1)] => Err(format!(
+                "{what}: member {i} of bot {bot}, but its team has {} members",
+                sizes[bot.min(1)]
+            )),
+            (Some(_), Some(_)) => Ok(()),
+        }
     }
 }
 

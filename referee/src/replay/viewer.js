@@ -116,6 +116,7 @@
       }
       g.moves.push({
         ply: k, player: player, bot: botOfIn(g, player), pit: pit, ms: g.ms[k],
+        mate: g.mates ? g.mates[k] : undefined,
         sown: report.sown, truncated: report.truncated, events: report.events, text: HusRules.words(pit, report),
       });
       g.boards.push(HusRules.copy(pos));
@@ -238,8 +239,12 @@
       for (const e of m.events) {
         if (e.kind === 'capture') for (const t of e.taken) taken += t.seeds;
       }
+      // In a team set, the member who played it: `3. A greedy pit 5`.
+      const members = data.bots[m.bot].members;
+      const who = data.bots[m.bot].letter +
+        (members && m.mate !== undefined ? ' ' + (members[m.mate] || '?') : '');
       const button = el('button', { type: 'button' },
-        m.ply + '. ' + data.bots[m.bot].letter + ' pit ' + m.pit + ' \u00b7 ' + m.sown + ' sown \u00b7 ' + ms(m.ms));
+        m.ply + '. ' + who + ' pit ' + m.pit + ' \u00b7 ' + m.sown + ' sown \u00b7 ' + ms(m.ms));
       if (taken > 0) {
         li.classList.add('capture');
         button.appendChild(el('span', { class: 'took' }, ' \u00b7 took ' + taken));

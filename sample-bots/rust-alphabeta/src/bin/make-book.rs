@@ -49,6 +49,13 @@ fn options(mut args: impl Iterator<Item = String>) -> Result<Option<BookOptions>
         }
     }
     o.rules = Rules::new(preset, width).map_err(|e| format!("--width: {e}"))?;
+    if width > engine::MAX_NARROW_WIDTH {
+        // The book's search runs on the 64-byte board (widths 8 to 16).
+        return Err(format!(
+            "--width: books are made for widths 8 to {}, not {width}",
+            engine::MAX_NARROW_WIDTH
+        ));
+    }
     Ok(Some(o))
 }
 

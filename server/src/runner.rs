@@ -1,0 +1,435 @@
+//! The runner: plays the league without end. It alone owns the store. It chooses each
+//! set by the rule of `pairing`, adds it to the store, claims it, and plays it through
+//! `league::play_claimed` (so `referee::play_set`, its log, and the store's one
+//! transaction per finished set are the league's own), up to the league's concurrency at
+//! once; after every change it publishes a new snapshot for the pages.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use league::{
+    BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetId, Shared,
+    SqliteStore, Store,
+};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::live::LiveTap;
+use crate::pairing::{self, pair, Pair, PairingInput};
+use crate::state::{AppState, Command, Problem, Request, SetView, Snapshot};
+
+/// How long a pair whose set could not be played is held back.
+pub const HOLD_BACK: Duration = Duration::from_secs(30);
+/// Problems kept for the pages.
+const PROBLEMS: usize = 20;
+
+/// The runner's state.
+pub struct Runner {
+    /// The league file as read at start (and again for `AddBot`).
+    pub config: LeagueConfig,
+    /// The league's directory.
+    pub dir: PathBuf,
+    /// The store.
+    pub store: SqliteStore,
+    /// The league's seed.
+    pub seed: u64,
+    /// What sets share (the bots' commands and limits).
+    pub shared: Arc<Shared>,
+    /// Bots that play.
+    pub active: BTreeSet<String>,
+    /// Bots removed by the admin.
+    pub removed: Vec<String>,
+    /// Finished sets, oldest first.
+    pub finished: Vec<FinishedSet>,
+    /// The highest round per pair of every set the store holds.
+    pub rounds: BTreeMap<Pair, u32>,
+    /// Quiet: no progress lines on stderr.
+    pub quiet: bool,
+    /// The remote bots' registry (when the bot port is open): a remote bot plays only
+    /// while it has a connection waiting.
+    pub registry: Option<Arc<remote::Registry>>,
+    held: HashMap<Pair, Instant>,
+    paused: bool,
+    problems: Vec<Problem>,
+    started: u64,
+    done: u64,
+}
+
+type Task = (ClaimedSet, Ending);
+
+impl Runner {
+    /// A runner over a store already in line with the file (settings settled,
+    /// interrupted sets put back).
+    pub fn new(
+        config: LeagueConfig,
+        dir: &Path,
+        store: SqliteStore,
+        seed: u64,
+        shared: Shared,
+        quiet: bool,
+    ) -> league::Result<Runner> {
+        let finished = store.finished()?;
+        let mut rounds = BTreeMap::new();
+        for f in &finished {
+            let r = rounds.entry(pair(&f.key.a, &f.key.b)).or_insert(0);
+            *r = (*r).max(f.key.round);
+        }
+        Ok(Runner {
+            active: config.bots.iter().map(|b| b.name.clone()).collect(),
+            config,
+            dir: dir.to_path_buf(),
+            store,
+            seed,
+            shared: Arc::new(shared),
+            removed: Vec::new(),
+            finished,
+            rounds,
+            quiet,
+            registry: None,
+            held: HashMap::new(),
+            paused: false,
+            problems: Vec::new(),
+            started: 0,
+            done: 0,
+        })
+    }
+
+    fn say(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("hus serve: {line}");
+        }
+    }
+
+    /// A bot the league runs can always play; a remote one while it is connected.
+    fn can_play(&self, name: &str) -> bool {
+        match self.config.bot(name) {
+            Some(bot) if bot.is_remote() => {
+                self.registry.as_ref().is_some_and(|r| r.is_connected(name))
+            }
+            Some(_) => true,
+            None => false,
+        }
+    }
+
+    /// Connects the league's remote bots to `registry`.
+    pub fn use_registry(&mut self, registry: Arc<remote::Registry>) {
+        let mut shared = (*self.shared).clone();
+        for bot in self.config.bots.iter().filter(|b| b.is_remote()) {
+            shared
+                .links
+                .insert(bot.name.clone(), registry.connector(&bot.name));
+        }
+        self.shared = Arc::new(shared);
+        self.registry = Some(registry);
+    }
+
+    fn entries(&self) -> Vec<BotEntry> {
+        self.config
+            .bots
+            .iter()
+            .filter(|b| self.active.contains(&b.name))
+            .map(|b| BotEntry {
+                name: b.name.clone(),
+                command: b.spec.command.clone(),
+            })
+            .collect()
+    }
+
+    /// Brings the store's bots in line with the active ones (the store's schedule then
+    /// holds no set: sets are added one at a time by `start_next`).
+    pub fn sync_bots(&mut self) -> league::Result<()> {
+        let entries = self.entries();
+        self.store.sync(&entries, &[])?;
+        Ok(())
+    }
+
+    /// The snapshot of now.
+    pub fn snapshot(&self) -> league::Result<Snapshot> {
+        let info = LeagueInfo::from_settings(&self.store.settings()?);
+        let mut standings = league::compute_standings(
+            info,
+            self.store.progress()?,
+            &self.store.bots()?,
+            &self.finished,
+        );
+        // The server has no schedule to finish: every set it played is done, and the
+        // ones playing are all it has started.
+        let running = self.store.progress()?.running;
+        standings.progress = league::ProgressView {
+            sets_scheduled: self.finished.len() as u64 + running,
+            sets_done: self.finished.len() as u64,
+            sets_running: running,
+            sets_pending: 0,
+            sets_done_elsewhere: 0,
+        };
+        Ok(Snapshot {
+            standings,
+            sets: self.finished.iter().map(SetView::from_finished).collect(),
+            paused: self.paused,
+            removed: self.removed.clone(),
+            problems: self.problems.clone(),
+            started: self.started,
+            finished: self.done,
+        })
+    }
+
+    fn problem(&mut self, set: &str, error: String) {
+        self.say(&format!("{set} could not be played: {error}"));
+        self.problems.push(Problem {
+            at: referee::now_rfc3339(),
+            set: set.to_string(),
+            error,
+        });
+        if self.problems.len() > PROBLEMS {
+            self.problems.remove(0);
+        }
+    }
+
+    /// Chooses, adds, claims and starts the next set; `None` when no pair can play.
+    fn start_next(
+        &mut self,
+        app: &AppState,
+        running: &HashMap<SetId, ClaimedSet>,
+        tasks: &mut JoinSet<Task>,
+        stop: &watch::Receiver<Option<&'static str>>,
+        standings: &league::Standings,
+    ) -> league::Result<Option<ClaimedSet>> {
+        let now = Instant::now();
+        self.held.retain(|_, until| *until > now);
+        let mut input = PairingInput {
+            available: self
+                .active
+                .iter()
+                .filter(|name| self.can_play(name))
+                .map(String::as_str)
+                .collect(),
+            rounds: self.rounds.clone(),
+            ..Default::default()
+        };
+        for f in &self.finished {
+            *input.finished.entry(pair(&f.key.a, &f.key.b)).or_insert(0) += 1;
+        }
+        for s in running.values() {
+            *input.running.entry(pair(&s.key.a, &s.key.b)).or_insert(0) += 1;
+        }
+        if let Some(r) = &standings.ratings {
+            for p in &r.pairs {
+                let se = p.difference.std_error;
+                input.variance.insert(pair(&p.a, &p.b), se * se);
+            }
+        }
+        input.held = self.held.keys().cloned().collect();
+        let Some(key) = pairing::choose(&self.config.format, &input) else {
+            return Ok(None);
+        };
+        let seed = league::set_seed(self.seed, &key);
+        let entries = self.entries();
+        self.store.sync(
+            &entries,
+            &[PlannedSet {
+                key: key.clone(),
+                seed,
+            }],
+        )?;
+        let Some(set) = self.store.claim_next()? else {
+            return Ok(None);
+        };
+        let stem = set.key.stem();
+        let logs = self.dir.join(league::LOGS_DIR);
+        league::set_aside(&logs, &stem)?;
+        self.store
+            .set_log(set.id, &format!("{}/{stem}.jsonl", league::LOGS_DIR))?;
+        let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
+        *r = (*r).max(set.key.round);
+        self.started += 1;
+        app.hub
+            .started(&stem, [set.key.a.clone(), set.key.b.clone()]);
+        let shared = self.shared.clone();
+        let mut stop = stop.clone();
+        let hub = app.hub.clone();
+        let claimed = set.clone();
+        tasks.spawn(async move {
+            let mut tap = LiveTap { set: stem, hub };
+            let ending = league::play_claimed(&claimed, &shared, &mut stop, Some(&mut tap)).await;
+            (claimed, ending)
+        });
+        Ok(Some(set))
+    }
+
+    /// Plays until `shutdown` says why to stop; running sets are then cut off (their
+    /// logs end with `aborted`, they go back to pending and are played again from
+    /// their start by the next run). Returns the reason.
+    pub async fn run(
+        mut self,
+        app: Arc<AppState>,
+        mut commands: mpsc::Receiver<Request>,
+        mut shutdown: watch::Receiver<Option<&'static str>>,
+    ) -> league::Result<&'static str> {
+        let (stop_tx, stop_rx) = watch::channel(None::<&'static str>);
+        let mut tasks: JoinSet<Task> = JoinSet::new();
+        let mut running: HashMap<SetId, ClaimedSet> = HashMap::new();
+        let mut interrupted: Vec<ClaimedSet> = Vec::new();
+        let mut stopping: Option<&'static str> = None;
+        let mut snapshot = self.snapshot()?;
+        app.publish(snapshot.clone());
+        loop {
+            let mut changed = false;
+            while stopping.is_none() && !self.paused && tasks.len() < self.config.concurrency {
+                let Some(set) =
+                    self.start_next(&app, &running, &mut tasks, &stop_rx, &snapshot.standings)?
+                else {
+                    break;
+                };
+                changed = true;
+                running.insert(set.id, set);
+            }
+            if changed {
+                snapshot = self.snapshot()?;
+                app.publish(snapshot.clone());
+            }
+            if stopping.is_some() && tasks.is_empty() {
+                break;
+            }
+            tokio::select! {
+                why = shutdown.wait_for(|s| s.is_some()), if stopping.is_none() => {
+                    let why = why.ok().and_then(|w| *w).unwrap_or("shutdown");
+                    stopping = Some(why);
+                    let _ = stop_tx.send(Some(why));
+                    self.say(&format!("{why}: stopping the running sets"));
+                }
+                joined = tasks.join_next(), if !tasks.is_empty() => {
+                    let Some(joined) = joined else { continue };
+                    let (set, ending) = joined.map_err(|e| league::Error::Runtime(format!("a set's task failed: {e}")))?;
+                    running.remove(&set.id);
+                    let stem = set.key.stem();
+                    match ending {
+                        Ending::Finished(outcome) => {
+                            self.store.record(set.id, &outcome)?;
+                            self.say(&format!("{} finished: {} {}-{} {}", set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b));
+                            self.finished.push(FinishedSet { key: set.key.clone(), seed: set.seed, outcome });
+                            self.done += 1;
+                            app.hub.ended(&stem, "finished");
+                        }
+                        Ending::Stopped => {
+                            app.hub.ended(&stem, "stopped");
+                            interrupted.push(set);
+                        }
+                        Ending::Failed(e) | Ending::CannotStart(e) => {
+                            app.hub.ended(&stem, "failed");
+                            self.held.insert(pair(&set.key.a, &set.key.b), Instant::now() + HOLD_BACK);
+                            self.problem(&stem, format!("{e:#}"));
+                            interrupted.push(set);
+                        }
+                    }
+                    self.requeue(&mut interrupted)?;
+                    snapshot = self.snapshot()?;
+                    app.publish(snapshot.clone());
+                }
+                request = commands.recv() => {
+                    let Some((command, answer)) = request else { continue };
+                    let said = self.command(command);
+                    // The pages see the change before the admin hears it is done.
+                    snapshot = self.snapshot()?;
+                    app.publish(snapshot.clone());
+                    let _ = answer.send(said);
+                }
+                // Held-back pairs come back, and a paused league may resume: look again.
+                _ = tokio::time::sleep(Duration::from_secs(1)), if tasks.len() < self.config.concurrency && stopping.is_none() => {}
+            }
+        }
+        self.requeue(&mut interrupted)?;
+        Ok(stopping.unwrap_or("shutdown"))
+    }
+
+    /// Puts stopped and failed sets back to pending, their partial logs aside.
+    fn requeue(&mut self, sets: &mut Vec<ClaimedSet>) -> league::Result<()> {
+        if sets.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<SetId> = sets.iter().map(|s| s.id).collect();
+        self.store.requeue(&ids)?;
+        let logs = self.dir.join(league::LOGS_DIR);
+        for set in sets.drain(..) {
+            if let Some(kept) = league::set_aside(&logs, &set.key.stem())?.first() {
+                self.say(&format!(
+                    "{} was stopped; its partial log is kept as {}",
+                    set.key,
+                    kept.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn command(&mut self, command: Command) -> Result<String, String> {
+        match command {
+            Command::Pause => {
+                self.paused = true;
+                self.say("paused by the admin");
+                Ok("paused: no new sets start; running sets finish".into())
+            }
+            Command::Resume => {
+                self.paused = false;
+                self.say("resumed by the admin");
+                Ok("resumed".into())
+            }
+            Command::RemoveBot(name) => {
+                if !self.active.remove(&name) {
+                    return Err(format!("no active bot named {name:?}"));
+                }
+                self.removed.push(name.clone());
+                self.sync_bots().map_err(|e| format!("{e:#}"))?;
+                self.say(&format!("{name} removed by the admin"));
+                Ok(format!(
+                    "{name} plays no new sets; its running sets finish and its results stay"
+                ))
+            }
+            Command::AddBot(name) => {
+                if self.active.contains(&name) {
+                    return Err(format!("{name:?} already plays"));
+                }
+                // The file is read again: a bot's command comes only from the league
+                // file, never from the network.
+                let fresh = LeagueConfig::load(&self.config.path).map_err(|e| format!("{e:#}"))?;
+                let Some(bot) = fresh.bot(&name).cloned() else {
+                    return Err(format!(
+                        "{} has no bot named {name:?}: add it to the file first",
+                        self.config.path.display()
+                    ));
+                };
+                if let Some(sandbox) = &bot.limits.sandbox {
+                    sandbox
+                        .probe(&bot.spec, &bot.limits)
+                        .map_err(|e| format!("{name}'s sandbox cannot start: {e}"))?;
+                }
+                let mut shared = (*self.shared).clone();
+                let mut b = bot.clone();
+                b.limits.nice = shared.bots.values().next().and_then(|x| x.limits.nice);
+                shared.bots.insert(name.clone(), b);
+                self.shared = Arc::new(shared);
+                self.config.bots.retain(|b| b.name != name);
+                self.config.bots.push(bot.clone());
+                if let Some(registry) = &self.registry {
+                    registry.set_tokens(remote::Registry::tokens_of(&self.config));
+                    if bot.is_remote() {
+                        let mut shared = (*self.shared).clone();
+                        shared.links.insert(name.clone(), registry.connector(&name));
+                        self.shared = Arc::new(shared);
+                    }
+                } else if bot.is_remote() {
+                    return Err(format!(
+                        "{name} is a remote bot and this server has no bot port: start it with --bot-listen"
+                    ));
+                }
+                self.active.insert(name.clone());
+                self.removed.retain(|r| *r != name);
+                self.sync_bots().map_err(|e| format!("{e:#}"))?;
+                self.say(&format!("{name} added by the admin"));
+                Ok(format!("{name} plays from now on"))
+            }
+        }
+    }
+}

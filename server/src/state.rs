@@ -1,0 +1,204 @@
+//! What the web side reads: a snapshot the runner replaces after every change (the
+//! store has one owner, the runner; the pages never wait for it), the live hub, and the
+//! channel for admin commands.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use league::{FinishedSet, Standings};
+use serde::Serialize;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::live::Hub;
+
+/// One game of a finished set.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameView {
+    /// Games count from 1.
+    pub game: u32,
+    /// The bot that moved first.
+    pub first: String,
+    /// The winner's name; `null` for a draw.
+    pub winner: Option<String>,
+    /// Points of A and B.
+    pub points: [u32; 2],
+    /// Why it ended: `no-moves`, `repetition`, `no-capture-limit`, or a fault kind.
+    pub reason: String,
+    /// Moves played.
+    pub plies: u32,
+    /// The loser had no seeds at all.
+    pub double: bool,
+}
+
+/// One fault of a finished set.
+#[derive(Clone, Debug, Serialize)]
+pub struct FaultView {
+    /// The game it cost.
+    pub game: u32,
+    /// The ply.
+    pub ply: u32,
+    /// Who faulted.
+    pub bot: String,
+    /// The fault kind (PROTOCOL.md).
+    pub kind: String,
+    /// In plain words (may quote what the bot sent).
+    pub detail: String,
+}
+
+/// A finished set.
+#[derive(Clone, Debug, Serialize)]
+pub struct SetView {
+    /// Its stem, the set's name in every URL: `r3-alpha-vs-greedy`.
+    pub set: String,
+    /// The pair's round.
+    pub round: u32,
+    /// Bots A and B.
+    pub bots: [String; 2],
+    /// The set's seed.
+    pub seed: u64,
+    /// Points of A and B.
+    pub points: [u32; 2],
+    /// The winner's name; `null` for a drawn set.
+    pub winner: Option<String>,
+    /// Moves of A and B.
+    pub moves: [u64; 2],
+    /// Mean milliseconds per move of A and B (`null` without moves).
+    pub mean_move_ms: [Option<f64>; 2],
+    /// The log, relative to the league's directory.
+    pub log: String,
+    /// Every game.
+    pub games: Vec<GameView>,
+    /// Every fault.
+    pub faults: Vec<FaultView>,
+}
+
+impl SetView {
+    /// From the store's form.
+    pub fn from_finished(f: &FinishedSet) -> SetView {
+        let o = &f.outcome;
+        let bots = [f.key.a.clone(), f.key.b.clone()];
+        let name = |seat: u8| bots[usize::from(seat & 1)].clone();
+        SetView {
+            set: f.key.stem(),
+            round: f.key.round,
+            seed: f.seed,
+            points: o.points,
+            winner: o.winner.map(name),
+            moves: o.moves,
+            mean_move_ms: [0, 1]
+                .map(|s| (o.moves[s] > 0).then(|| o.move_ms[s] / o.moves[s] as f64)),
+            log: o.log.clone(),
+            games: o
+                .games
+                .iter()
+                .map(|g| GameView {
+                    game: g.game,
+                    first: name(g.first),
+                    winner: g.winner.map(name),
+                    points: g.points,
+                    reason: g.reason.clone(),
+                    plies: g.plies,
+                    double: g.double,
+                })
+                .collect(),
+            faults: o
+                .faults
+                .iter()
+                .map(|x| FaultView {
+                    game: x.game,
+                    ply: x.ply,
+                    bot: name(x.bot),
+                    kind: x.kind.clone(),
+                    detail: x.detail.clone(),
+                })
+                .collect(),
+            bots,
+        }
+    }
+}
+
+/// A set that could not be played (a bot that cannot start, a log that cannot be
+/// written): the server goes on and holds the pair back for a while.
+#[derive(Clone, Debug, Serialize)]
+pub struct Problem {
+    /// When (RFC 3339).
+    pub at: String,
+    /// The set.
+    pub set: String,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Everything the pages show but the live games, as of the runner's last change.
+#[derive(Clone, Debug, Serialize)]
+pub struct Snapshot {
+    /// The table, as `hus standings --format json` prints it.
+    pub standings: Standings,
+    /// Finished sets, oldest first.
+    #[serde(skip)]
+    pub sets: Vec<SetView>,
+    /// New sets are not started (running ones go on).
+    pub paused: bool,
+    /// Bots the admin removed while the server runs.
+    pub removed: Vec<String>,
+    /// The latest problems, newest last (at most 20).
+    pub problems: Vec<Problem>,
+    /// Sets started by this run.
+    pub started: u64,
+    /// Sets finished by this run.
+    pub finished: u64,
+}
+
+/// An admin command for the runner; the answer is a sentence for the admin.
+#[derive(Debug)]
+pub enum Command {
+    /// Start no new sets.
+    Pause,
+    /// Start sets again.
+    Resume,
+    /// Take a bot of the league file (read again now) into the league.
+    AddBot(String),
+    /// Start no more sets with this bot (its running sets finish; its results stay).
+    RemoveBot(String),
+}
+
+/// A command with the channel of its answer.
+pub type Request = (Command, oneshot::Sender<Result<String, String>>);
+
+/// What the web handlers share.
+pub struct AppState {
+    /// The league's directory.
+    pub dir: PathBuf,
+    /// The latest snapshot.
+    pub snapshot: RwLock<Arc<Snapshot>>,
+    /// Live games.
+    pub hub: Arc<Hub>,
+    /// Admin commands to the runner.
+    pub commands: mpsc::Sender<Request>,
+    /// When the server started.
+    pub started: Instant,
+    /// `set` concurrency of the league.
+    pub concurrency: usize,
+    /// The remote bots' registry, when the bot port is open.
+    pub remote: Option<std::sync::Arc<remote::Registry>>,
+}
+
+impl AppState {
+    /// The latest snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        match self.snapshot.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the snapshot.
+    pub fn publish(&self, snapshot: Snapshot) {
+        let snapshot = Arc::new(snapshot);
+        match self.snapshot.write() {
+            Ok(mut s) => *s = snapshot,
+            Err(poisoned) => *poisoned.into_inner() = snapshot,
+        }
+    }
+}

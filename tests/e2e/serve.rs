@@ -1,0 +1,772 @@
+//! `hus serve`: a league played without end on a loopback port, read through the JSON
+//! API; stopped by SIGTERM and carried on; admin actions, log downloads, request sizes,
+//! connection counts and slow clients bounded; the dashboard in headless Chromium
+//! (`serve_browser.js` drives it over the DevTools pipe).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+fn hus_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_hus")
+}
+
+/// A running `hus serve`, stopped by SIGTERM when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Server {
+    fn start(file: &Path, dir: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(hus_bin())
+            .args(["serve", &file.display().to_string(), "--dir"])
+            .arg(dir)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hus serve starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let text = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let keep = text.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("dashboard on http://").nth(1) {
+                    let addr = rest.split('/').next().unwrap_or_default().to_string();
+                    let _ = tx.send(addr);
+                }
+                let mut all = keep.lock().unwrap_or_else(|e| e.into_inner());
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(addr) => addr.parse().expect("an address"),
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "hus serve never said where it listens: {}",
+                    text.lock().expect("text")
+                );
+            }
+        };
+        Server {
+            child,
+            addr,
+            stderr: text,
+        }
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        let (status, _, body) = request(self.addr, "GET", path, &[], b"");
+        (status, body)
+    }
+
+    fn json(&self, path: &str) -> Value {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
+    }
+
+    /// Waits until `/api/status` satisfies `done` (bounded: `limit`).
+    fn wait_for(&self, what: &str, limit: Duration, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let status = self.json("/api/status");
+            if done(&status) {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what} did not happen within {limit:?}: {status}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// SIGTERM, then the exit status and everything it wrote on stderr.
+    fn stop(mut self) -> (i32, String) {
+        let code = terminate(&mut self.child);
+        std::thread::sleep(Duration::from_millis(100));
+        let text = self.stderr.lock().expect("stderr").clone();
+        (code, text)
+    }
+}
+
+fn terminate(child: &mut Child) -> i32 {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return status.code().unwrap_or(-1);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hus serve did not stop within 60 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            terminate(&mut self.child);
+        }
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection: status, head, body (chunks joined).
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).expect("write head");
+    // The server may answer (413) before reading a big body, and close.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{method} {path}: no status in {head:?}"));
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    (status, head.to_string(), body)
+}
+
+fn dechunk(mut text: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = text.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        text = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// A league file in `dir`: `head` (top-level keys), then one bot per (name, command).
+fn league_file(dir: &Path, head: &str, bots: &[(&str, String)]) -> PathBuf {
+    let mut text = format!("{head}\n");
+    for (name, command) in bots {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = {}\n",
+            toml_string(command)
+        ));
+    }
+    let path = dir.join("L.toml");
+    std::fs::write(&path, text).expect("write league file");
+    path
+}
+
+fn toml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The built-in random mover: instant and deterministic.
+fn instant(seed: u32) -> String {
+    format!("{} random-bot --seed {seed}", hus_bin())
+}
+
+const HEAD: &str = "rules = \"hus\"\nwidth = 8\ngames = 2\nmove_time = \"10s\"\nready_time = \"30s\"\nseed = 7\nconcurrency = 2";
+
+#[test]
+fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("six finished sets", Duration::from_secs(240), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 6
+    });
+
+    let sets = server.json("/api/sets?limit=500");
+    let list = sets["sets"].as_array().expect("sets");
+    assert_eq!(sets["total"].as_u64(), Some(list.len() as u64));
+    // Every pair got played, rounds count from 1 per pair without a gap, and the seats
+    // alternate: the alphabetically first bot is A in odd rounds.
+    let mut rounds: BTreeMap<(String, String), BTreeSet<u64>> = BTreeMap::new();
+    for s in list {
+        let (a, b) = (
+            s["bots"][0].as_str().expect("a"),
+            s["bots"][1].as_str().expect("b"),
+        );
+        let round = s["round"].as_u64().expect("round");
+        assert_eq!(s["set"], format!("r{round}-{a}-vs-{b}"));
+        assert_eq!(round % 2 == 1, a < b, "seats of {}", s["set"]);
+        let pair = if a < b { (a, b) } else { (b, a) };
+        assert!(rounds
+            .entry((pair.0.to_string(), pair.1.to_string()))
+            .or_default()
+            .insert(round));
+        assert_eq!(s["games"].as_array().map(Vec::len), Some(2), "{}", s["set"]);
+        let points =
+            s["points"][0].as_u64().expect("points") + s["points"][1].as_u64().expect("points");
+        let games_points: u64 = s["games"]
+            .as_array()
+            .expect("games")
+            .iter()
+            .map(|g| g["points"][0].as_u64().unwrap_or(0) + g["points"][1].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(points, games_points, "{}", s["set"]);
+    }
+    assert_eq!(
+        rounds.keys().cloned().collect::<Vec<_>>(),
+        [("a", "b"), ("a", "c"), ("b", "c")].map(|(x, y)| (x.to_string(), y.to_string()))
+    );
+    for (pair, played) in &rounds {
+        let n = played.len() as u64;
+        // Running sets may hold the next rounds; the finished ones are a prefix but for
+        // at most the two running at once.
+        assert!(played.iter().all(|&r| r <= n + 2), "{pair:?}: {played:?}");
+    }
+
+    // The standings count exactly the listed sets' games, and every bot is rated.
+    let standings = server.json("/api/standings");
+    let games: u64 = list
+        .iter()
+        .map(|s| s["games"].as_array().map_or(0, |g| g.len() as u64))
+        .sum();
+    assert!(standings["games_played"].as_u64().expect("games") >= games);
+    for b in standings["bots"].as_array().expect("bots") {
+        assert!(b["rating"]["low"].as_f64() <= b["rating"]["value"].as_f64());
+        assert!(b["rating"]["value"].as_f64() <= b["rating"]["high"].as_f64());
+    }
+    let bot = server.json("/api/bots/a");
+    assert_eq!(bot["bot"]["name"], "a");
+    assert!(bot["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .all(|s| s["bots"][0] == "a" || s["bots"][1] == "a"));
+    let (status, _) = server.get("/api/bots/nobody");
+    assert_eq!(status, 404);
+
+    // A set by name, its log, and its replay page with a policy for its inline code.
+    let first = list[0]["set"].as_str().expect("set").to_string();
+    let one = server.json(&format!("/api/sets/{first}"));
+    assert_eq!(one["set"], first.as_str());
+    let (status, log) = server.get(&format!("/api/sets/{first}/log"));
+    assert_eq!(status, 200);
+    let header: Value = serde_json::from_str(log.lines().next().expect("a line")).expect("json");
+    assert_eq!(header["type"], "header");
+    assert_eq!(
+        log.lines().last().map(|l| l.contains("\"set-end\"")),
+        Some(true)
+    );
+    let (status, head, page) = request(
+        server.addr,
+        "GET",
+        &format!("/sets/{first}/replay"),
+        &[],
+        b"",
+    );
+    assert_eq!(status, 200);
+    assert!(page.contains("id=\"hus-data\""));
+    let csp = head
+        .lines()
+        .find(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("content-security-policy:")
+        })
+        .expect("a CSP");
+    assert!(
+        csp.contains("script-src 'sha256-") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+
+    // SIGTERM: exit 0; what the API showed is in the store.
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("stopped by SIGTERM"), "{said}");
+    let out = hus(&["standings", &dir.display().to_string(), "--format", "json"]);
+    let stored: Value = serde_json::from_slice(&out.stdout).expect("standings json");
+    let before = stored["games_played"].as_u64().expect("games");
+    assert!(before >= games);
+
+    // The same command carries on: more sets, none repeated.
+    let server = Server::start(&file, &dir, &[]);
+    let done_before = before / 2;
+    server.wait_for("more sets", Duration::from_secs(240), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= done_before + 3
+    });
+    let sets = server.json("/api/sets?limit=500");
+    let names: Vec<&str> = sets["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .map(|s| s["set"].as_str().expect("set"))
+        .collect();
+    let unique: BTreeSet<&&str> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "a set finished twice: {names:?}");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
+
+#[test]
+fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connections() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    let bots = [("a", instant(1)), ("b", instant(2))];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    std::fs::write(tmp.path().join("secret.txt"), "not for the web").expect("write");
+    let server = Server::start(&file, &dir, &["--max-connections", "4"]);
+    server.wait_for("a finished set", Duration::from_secs(120), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 1
+    });
+
+    // Admin: no token, a wrong one, then a fresh one from hus serve-token.
+    let pause =
+        |headers: &[(&str, &str)]| request(server.addr, "POST", "/api/admin/pause", headers, b"");
+    let (status, _, body) = pause(&[]);
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("Authorization: Bearer"), "{body}");
+    let (status, _, body) = pause(&[("Authorization", "Bearer wrong")]);
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("no admin token"), "{body}");
+    let out = hus(&[
+        "serve-token",
+        &file.display().to_string(),
+        "--dir",
+        &dir.display().to_string(),
+    ]);
+    assert!(out.status.success());
+    let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(token.len(), 43, "{token}");
+    let auth = format!("Bearer {token}");
+    let (status, _, body) = pause(&[("Authorization", "Bearer wrong")]);
+    assert_eq!(
+        (status, body.contains("wrong admin token")),
+        (401, true),
+        "{body}"
+    );
+    assert_eq!(server.json("/api/status")["paused"], false);
+    let (status, _, body) = pause(&[("Authorization", &auth)]);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(server.json("/api/status")["paused"], true);
+    let stored = std::fs::read_to_string(dir.join("admin-token.sha256")).expect("digest");
+    assert!(!stored.contains(&token));
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/bots/zed/remove",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!(status, 409, "{body}");
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/bots/b/remove",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(server.json("/api/status")["removed"][0], "b");
+
+    // Downloads stay in the logs' directory, links included.
+    std::os::unix::fs::symlink(tmp.path().join("secret.txt"), dir.join("logs/leak.jsonl"))
+        .expect("link");
+    for path in [
+        "/api/logs/..%2F..%2Fsecret.txt",
+        "/api/logs/%2e%2e%2fL.toml",
+        "/api/logs/../../secret.txt",
+        "/api/logs/leak.jsonl",
+        "/api/logs/.%2e",
+        "/api/sets/..%2F..%2Fsecret/log",
+        "/sets/..%2F..%2Fsecret/replay",
+    ] {
+        let (status, body) = server.get(path);
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(!body.contains("not for the web"), "{path}");
+    }
+    let first = server.json("/api/sets")["sets"][0]["set"]
+        .as_str()
+        .expect("set")
+        .to_string();
+    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl"));
+    assert_eq!(status, 200, "{body}");
+
+    // A body over 16 KiB, a head over 16 KiB.
+    let (status, _, _) = request(
+        server.addr,
+        "POST",
+        "/api/admin/resume",
+        &[("Authorization", &auth)],
+        &vec![b'x'; 100_000],
+    );
+    assert_eq!(status, 413);
+    assert_eq!(server.json("/api/status")["paused"], true);
+    let long = "x".repeat(20_000);
+    let (status, _, _) = request(server.addr, "GET", "/api/status", &[("X-Long", &long)], b"");
+    assert_eq!(status, 431);
+
+    // Four connections at most: a fifth is closed at once; when they go, all is well.
+    let idle: Vec<TcpStream> = (0..4)
+        .map(|_| TcpStream::connect(server.addr).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut fifth = TcpStream::connect(server.addr).expect("connect");
+    fifth
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let _ = fifth.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut buf = [0u8; 64];
+    assert_eq!(
+        fifth.read(&mut buf).unwrap_or(0),
+        0,
+        "the fifth connection was served"
+    );
+    drop(idle);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        let _ = s.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        if out.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no connection served after the idle ones closed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // A client that never finishes its head is cut off after the 10 s header timeout.
+    let mut slow = TcpStream::connect(server.addr).expect("connect");
+    slow.set_read_timeout(Some(Duration::from_secs(40)))
+        .expect("timeout");
+    let started = Instant::now();
+    slow.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\n")
+        .expect("write");
+    let mut out = Vec::new();
+    let _ = slow.read_to_end(&mut out);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(9) && waited < Duration::from_secs(40),
+        "{waited:?}"
+    );
+    assert!(!String::from_utf8_lossy(&out).contains("200 OK"));
+
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    assert!(!said.contains(&token), "the token is in the log");
+    assert!(said.contains("refused an admin request"), "{said}");
+}
+
+/// The dashboard in headless Chromium: a live game followed to its end, its replay
+/// opened, a bot's HTML-laden announced name shown as text.
+#[test]
+fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
+    if !crate::replay::browser() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    let evil = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2><b>bold</b>";
+    let paced = format!(
+        "python3 {} 5 100 '{evil}'",
+        root().join("tests/bots/paced.py").display()
+    );
+    let bots = [("evil", paced), ("steady", instant(4))];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &[]);
+    let out = Command::new("node")
+        .arg(root().join("tests/e2e/serve_browser.js"))
+        .arg(format!("http://{}/", server.addr))
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
+    // The page saw the games move by move (game * 1000 + ply) and saw the set end.
+    let plies = r["plies_seen"].as_array().expect("plies");
+    assert!(plies.len() >= 3, "{r}");
+    assert!(
+        plies.windows(2).all(|w| w[0].as_u64() < w[1].as_u64()),
+        "{r}"
+    );
+    assert_eq!(r["state"], "finished", "{r}");
+    // The announced name is text: no script ran, no element was made from it.
+    assert_eq!(r["pwned"], Value::Null, "{r}");
+    assert!(
+        r["announced"].as_str().is_some_and(|t| t.contains(evil)),
+        "{r}"
+    );
+    assert_eq!(r["bold_elements"], 0, "{r}");
+    // The replay of the set: the viewer's own check of the last board passed.
+    assert_eq!(r["replay"]["status"], "complete", "{r}");
+    assert_eq!(r["replay"]["check_error_hidden"], true, "{r}");
+    assert_eq!(r["replay"]["pwned"], Value::Null, "{r}");
+    assert!(
+        r["replay"]["moves"].as_u64().unwrap_or(0) >= plies.len() as u64,
+        "{r}"
+    );
+    let log = std::fs::read_to_string(
+        dir.join("logs")
+            .join(format!("{}.jsonl", r["set"].as_str().expect("set"))),
+    )
+    .expect("the set's log");
+    let moves = log
+        .lines()
+        .filter(|l| l.contains("\"type\":\"move\""))
+        .count() as u64;
+    assert_eq!(r["replay"]["moves"].as_u64(), Some(moves), "{r}");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
+
+/// Every object of `expected` has exactly the keys of the same object of `actual`, at
+/// every depth (the first element of lists stands for all; `{}`, `[]` and `null` in
+/// either stand for anything).
+fn same_shape(expected: &Value, actual: &Value, at: &str) -> Result<(), String> {
+    match (expected, actual) {
+        (_, Value::Null) | (Value::Null, _) => Ok(()),
+        (Value::Object(e), Value::Object(a)) => {
+            if e.is_empty() {
+                return Ok(());
+            }
+            let ek: BTreeSet<&String> = e.keys().collect();
+            let ak: BTreeSet<&String> = a.keys().collect();
+            if ek != ak {
+                return Err(format!("{at}: documented {ek:?}, served {ak:?}"));
+            }
+            for (k, v) in e {
+                same_shape(v, &a[k], &format!("{at}.{k}"))?;
+            }
+            Ok(())
+        }
+        (Value::Array(e), Value::Array(a)) => match (e.first(), a.first()) {
+            (Some(e), Some(a)) => same_shape(e, a, &format!("{at}[0]")),
+            _ => Ok(()),
+        },
+        (Value::Object(_) | Value::Array(_), _) | (_, Value::Object(_) | Value::Array(_)) => {
+            Err(format!("{at}: documented {expected}, served {actual}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Each ```http block of docs/api.md with the ```json block after it.
+fn api_examples() -> Vec<(String, String, Value)> {
+    let text = std::fs::read_to_string(root().join("docs/api.md")).expect("docs/api.md");
+    let mut out = Vec::new();
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some(lang) = line.strip_prefix("```") {
+            let body: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| !l.starts_with("```"))
+                .collect();
+            blocks.push((lang.trim().to_string(), body.join("\n")));
+        }
+    }
+    for pair in blocks.windows(2) {
+        if pair[0].0 == "http" && pair[1].0 == "json" {
+            let first = pair[0].1.lines().next().unwrap_or_default();
+            let (method, path) = first.split_once(' ').expect("METHOD PATH");
+            let example: Value = serde_json::from_str(&pair[1].1)
+                .unwrap_or_else(|e| panic!("docs/api.md, example of {first}: {e}"));
+            out.push((method.to_string(), path.to_string(), example));
+        }
+    }
+    out
+}
+
+#[test]
+fn serve_api_matches_docs_api_md() {
+    let examples = api_examples();
+    assert!(examples.len() >= 11, "{} examples", examples.len());
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    let bots = [("alpha", instant(1)), ("greedy", instant(2))];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    let out = hus(&[
+        "serve-token",
+        &file.display().to_string(),
+        "--dir",
+        &dir.display().to_string(),
+    ]);
+    assert!(out.status.success());
+    let auth = format!("Bearer {}", String::from_utf8_lossy(&out.stdout).trim());
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("two finished sets", Duration::from_secs(120), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 2
+    });
+    for (method, path, example) in &examples {
+        let headers: Vec<(&str, &str)> = if path.starts_with("/api/admin/") {
+            vec![("Authorization", auth.as_str())]
+        } else {
+            vec![]
+        };
+        let (status, _, body) = request(server.addr, method, path, &headers, b"");
+        assert_eq!(status, 200, "{method} {path}: {body}");
+        let served: Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{method} {path}: {e}: {body}"));
+        if let Err(e) = same_shape(example, &served, "") {
+            panic!("{method} {path}: docs/api.md and the server disagree: {e}\nserved: {body}");
+        }
+        if path.starts_with("/api/admin/") {
+            assert_eq!(&served, example, "{method} {path}");
+        }
+    }
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
+
+/// A remote bot that is not connected is skipped (the others play on, it forfeits
+/// nothing); once `hus connect` brings it, it plays its sets over the bot port.
+#[test]
+fn serve_skips_a_remote_bot_until_hus_connect_brings_it() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let token_file = tmp.path().join("far.token");
+    let out = hus(&["token", "--out", &token_file.display().to_string()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(line.starts_with("token_sha256 = \""), "{line}");
+    let mut text = format!("{HEAD}\n");
+    for (name, command) in [("a", instant(1)), ("b", instant(2))] {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = {}\n",
+            toml_string(&command)
+        ));
+    }
+    text.push_str(&format!(
+        "\n[[bot]]\nname = \"far\"\nremote = true\n{line}\n"
+    ));
+    let file = tmp.path().join("L.toml");
+    std::fs::write(&file, text).expect("write league file");
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &["--bot-listen", "127.0.0.1:0"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let bot_port = loop {
+        let said = server.stderr.lock().expect("stderr").clone();
+        if let Some(rest) = said.split("bot port on ").nth(1) {
+            break rest.lines().next().unwrap_or_default().trim().to_string();
+        }
+        assert!(Instant::now() < deadline, "no bot port: {said}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    server.wait_for(
+        "three sets without the remote bot",
+        Duration::from_secs(120),
+        |s| s["sets_done"].as_u64().unwrap_or(0) >= 3,
+    );
+    let standings = server.json("/api/standings");
+    let far = standings["bots"]
+        .as_array()
+        .expect("bots")
+        .iter()
+        .find(|b| b["name"] == "far")
+        .expect("far in the table")
+        .clone();
+    assert_eq!(far["games"]["played"], 0, "{far}");
+    assert_eq!(far["faults"]["total"], 0, "{far}");
+
+    let mut connect = Command::new(hus_bin())
+        .args(["connect", &bot_port, "--bot", "far", "--token-file"])
+        .arg(&token_file)
+        .arg("--")
+        .args([hus_bin(), "random-bot", "--seed", "9"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hus connect starts");
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let played = loop {
+        let sets = server.json("/api/sets?limit=500");
+        let with_far: Vec<Value> = sets["sets"]
+            .as_array()
+            .expect("sets")
+            .iter()
+            .filter(|s| s["bots"][0] == "far" || s["bots"][1] == "far")
+            .cloned()
+            .collect();
+        if with_far.len() >= 2 {
+            break with_far;
+        }
+        if Instant::now() > deadline {
+            let _ = connect.kill();
+            panic!(
+                "the remote bot played no sets: {}",
+                server.json("/api/status")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for s in &played {
+        assert_eq!(s["games"].as_array().map(Vec::len), Some(2), "{s}");
+        assert!(
+            s["faults"]
+                .as_array()
+                .expect("faults")
+                .iter()
+                .all(|f| f["bot"] != "far"),
+            "{s}"
+        );
+    }
+    terminate(&mut connect);
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
