@@ -11,7 +11,8 @@ use anyhow::{bail, Context, Result};
 use engine::Rules;
 use ratings::{Advantage, Anchor, FitOptions, GameTable, Outcome, Ratings};
 use referee::{
-    play_set, BotSpec, Entrant, Limits, LogWriter, Record, RecordSink, SetConfig, TimeControl,
+    play_set, BotSpec, Entrant, Limits, Lineup, LogWriter, Record, RecordSink, SetConfig,
+    TimeControl,
 };
 use serde_json::json;
 
@@ -393,7 +394,7 @@ async fn rate(config: &RateConfig) -> Result<ExitCode> {
             faults: 0,
         };
         let log_path = sink.log.path().to_path_buf();
-        play_set(&set, entrants, &referee, &mut sink)
+        play_set(&set, entrants.map(Lineup::from), &referee, &mut sink)
             .await
             .with_context(|| format!("set {set_no} against {}", rung.bot))?;
         let mut result = SetResult {
