@@ -342,7 +342,8 @@ pub fn console_commands(text: &str) -> Vec<Shown> {
 /// Output with what changes from run to run replaced by `#`: times in milliseconds
 /// (`485 ms`), numbers with decimals (`0.29`), dates and times in file names
 /// (`20261201-045210`), and the numbers of check-bot's temporary directories
-/// (`hus-check-3774-0`); runs of spaces become one. Counts, seeds and pits stay.
+/// (`hus-check-3774-0`), the `-2` of a log name that was taken; runs of spaces become
+/// one. Counts, seeds and pits stay.
 pub fn normalize(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
@@ -366,6 +367,14 @@ pub fn normalize(text: &str) -> String {
         let number = &text[i..j];
         let after = &text[j..];
         let before = &text[..i];
+        // A log name already taken gets `-2`, `-3`, ... (LogWriter::create): two
+        // documented sets of the same bots started within one second (a quick machine)
+        // differ only there.
+        if before.ends_with('-') && after.starts_with(".jsonl") {
+            out.pop();
+            i = j;
+            continue;
+        }
         let varies = number.contains('.')
             || after.starts_with(" ms")
             || (number.len() == 8 && after.starts_with('-'))
@@ -545,4 +554,18 @@ pub fn record_sides(a: &[&str], b: &[&str], extra: &[&str]) -> Recorded {
         summary,
         _dir: dir,
     }
+}
+
+#[test]
+fn normalize_drops_what_changes_between_runs_and_keeps_counts() {
+    assert_eq!(
+        normalize("log: hus-logs/20261201-045210-1-greedy_bot-vs-hus-2.jsonl"),
+        normalize("log: hus-logs/20261201-045211-1-greedy_bot-vs-hus.jsonl"),
+    );
+    assert_eq!(
+        normalize("log: hus-logs/20261201-045210-1-greedy_bot-vs-hus-2.jsonl"),
+        "log: hus-logs/#-#-1-greedy_bot-vs-hus.jsonl"
+    );
+    assert_ne!(normalize("7 games, 3 won"), normalize("7 games, 4 won"));
+    assert_eq!(normalize("took 485 ms,  0.29"), "took # ms, #");
 }
