@@ -40,8 +40,16 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
             ),
         });
     }
-    if let Some(url) = &args.store {
+    // The store: --store, else the file's `store` key, else the directory's SQLite file.
+    if let Some(url) = args.store.as_ref().or(config.store.as_ref()) {
         return crate::worker::run_league_on_store(args, &config, url);
+    }
+    if args.no_play || args.lease_given() {
+        return Err(Error::Usage(format!(
+            "--no-play and --lease need a PostgreSQL store (--store URL, or a store key in {}); \
+             a league in its directory is played by this command alone",
+            config.path.display()
+        )));
     }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(LOGS_DIR);

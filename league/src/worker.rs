@@ -33,9 +33,19 @@ use crate::store::{ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, Stor
 const LEAGUE_TEXT: &str = "league_text";
 const LEAGUE_PATH: &str = "league_path";
 
+/// The lease of `hus league --store` without `--lease`, in seconds.
+const DEFAULT_LEASE_S: f64 = 30.0;
+
 /// Backoff bounds while the store is unreachable.
 const BACKOFF_MIN: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// The first wait of a worker that found no set to claim; it doubles at each empty
+/// claim up to a quarter of a lease (at most 1 s), and starts again at a claim. Short,
+/// because at the end of a league the last sets are in play elsewhere and a worker
+/// with `--until-done` waits for them to finish (to play them again if their worker
+/// dies); a fixed 1 s poll there added up to 1 s to every league's end.
+const IDLE_MIN: Duration = Duration::from_millis(20);
 
 /// How a worker runs.
 struct Plan {
@@ -64,7 +74,7 @@ pub(crate) fn run_league_on_store(
     config: &LeagueConfig,
     url: &str,
 ) -> Result<ExitCode> {
-    let lease = lease_of(args.lease)?;
+    let lease = lease_of(args.lease.unwrap_or(DEFAULT_LEASE_S))?;
     let text = std::fs::read_to_string(&config.path).map_err(|source| Error::ReadFile {
         path: config.path.clone(),
         source,
@@ -359,6 +369,7 @@ async fn work_loop(
     let renew_every = plan.lease / 4;
     let mut next_renewal = Instant::now();
     let idle_poll = (plan.lease / 4).min(Duration::from_secs(1));
+    let mut idle = IDLE_MIN.min(idle_poll);
 
     loop {
         // Results first: they free the sets.
@@ -416,6 +427,7 @@ async fn work_loop(
                 claimed_none = got.is_some();
                 break;
             };
+            idle = IDLE_MIN.min(idle_poll);
             // A bot added to the league since this worker read the file.
             if [&set.key.a, &set.key.b]
                 .iter()
@@ -449,12 +461,18 @@ async fn work_loop(
                 }
             }
         }
-        let wait = if unsent.is_empty() {
+        let wait = if !unsent.is_empty() {
+            BACKOFF_MIN
+        } else if claimed_none {
+            let wait = idle;
+            idle = (idle * 2).min(idle_poll);
+            next_renewal
+                .saturating_duration_since(Instant::now())
+                .min(wait)
+        } else {
             next_renewal
                 .saturating_duration_since(Instant::now())
                 .min(idle_poll)
-        } else {
-            BACKOFF_MIN
         };
         tokio::select! {
                     name = &mut signal, if stopped.is_none() => {
