@@ -411,6 +411,6 @@ fn the_store_key_takes_a_postgres_url_and_never_echoes_it() {
     assert!(!bad_port.contains("s3cret"), "{bad_port}");
     assert_eq!(
         d.error(&format!("store = 5\n{TWO_BOTS}")),
-        "L.toml line 1: invalid type: integer `5`, expected a string"
+        "L.toml line 1: store: invalid type: integer `5`, expected a string"
     );
 }
