@@ -27,8 +27,6 @@ mod one_truth;
 /// Openings: games in pairs, seats by side to move, logs checked by `hus replay`, bad
 /// files, the viewer, the shipped books.
 mod openings;
-/// `hus play --web`: a whole game by clicks in Chromium, refused requests, the log.
-mod play_web;
 /// A real PostgreSQL server for the worker tests (shared with the league crate's tests).
 #[path = "../support/pg.rs"]
 mod pg;
