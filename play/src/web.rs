@@ -40,7 +40,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::stream;
 use protocol::{BotMessage, Outcome, RefereeMessage, Side};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -408,7 +408,12 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
         mut log,
         stderr,
     } = crate::seat(&config, Arc::new(person_seat))?;
-    let ui = WebUi::start(listener, crate::bot_short_name(&config.bot), &config.name, ends)?;
+    let ui = WebUi::start(
+        listener,
+        crate::bot_short_name(&config.bot),
+        &config.name,
+        ends,
+    )?;
     println!(
         "hus play: open http://{}/ in a browser to play (Ctrl-C stops)",
         ui.addr
@@ -557,7 +562,10 @@ fn router(shared: Arc<Shared>) -> Router {
             "/play.js",
             get(|| asset("text/javascript; charset=utf-8", PLAY_JS)),
         )
-        .route("/play.css", get(|| asset("text/css; charset=utf-8", PLAY_CSS)))
+        .route(
+            "/play.css",
+            get(|| asset("text/css; charset=utf-8", PLAY_CSS)),
+        )
         .route(
             "/rules.js",
             get(|| {
@@ -578,7 +586,12 @@ fn router(shared: Arc<Shared>) -> Router {
         )
         .route(
             "/viewer.css",
-            get(|| asset("text/css; charset=utf-8", referee::viewer_assets::VIEWER_CSS)),
+            get(|| {
+                asset(
+                    "text/css; charset=utf-8",
+                    referee::viewer_assets::VIEWER_CSS,
+                )
+            }),
         )
         .route("/api/state", get(state))
         .route("/api/events", get(events))
@@ -764,7 +777,9 @@ async fn play_move(
         Err(rejection) => {
             return error(
                 rejection.status(),
-                format!("the move's body could not be read (at most {MAX_BODY} bytes): {rejection}"),
+                format!(
+                    "the move's body could not be read (at most {MAX_BODY} bytes): {rejection}"
+                ),
             )
         }
     };
@@ -932,7 +947,9 @@ mod tests {
         assert_eq!(why, "pit 3 is not a legal move: the legal pits are 4, 5, 6");
         let (status, why) = take_move(&mut v, &request(1, 2, 4)).unwrap_err();
         assert_eq!(status, StatusCode::CONFLICT);
-        assert!(why.starts_with("this move is for game 1 ply 2, but the referee waits on game 1 ply 0"));
+        assert!(
+            why.starts_with("this move is for game 1 ply 2, but the referee waits on game 1 ply 0")
+        );
         // Nothing was lost: the turn is still open.
         assert_eq!(v.phase, "your-turn");
         assert_eq!(
@@ -947,7 +964,12 @@ mod tests {
         let (status, why) = take_move(&mut v, &request(1, 0, 5)).unwrap_err();
         assert_eq!(status, StatusCode::CONFLICT);
         assert_eq!(why, "it is not your turn: wait for the bot's move");
-        let moves: Vec<_> = v.game.iter().flat_map(|g| &g.moves).map(|m| (m.by, m.pit)).collect();
+        let moves: Vec<_> = v
+            .game
+            .iter()
+            .flat_map(|g| &g.moves)
+            .map(|m| (m.by, m.pit))
+            .collect();
         assert_eq!(moves, [("you", 5)]);
     }
 
@@ -970,7 +992,11 @@ mod tests {
         );
         take_move(&mut v, &request(1, 2, 7)).expect("legal");
         let moves = |v: &View| -> Vec<(&str, u32)> {
-            v.game.iter().flat_map(|g| &g.moves).map(|m| (m.by, m.pit)).collect()
+            v.game
+                .iter()
+                .flat_map(|g| &g.moves)
+                .map(|m| (m.by, m.pit))
+                .collect()
         };
         assert_eq!(moves(&v), [("you", 4), ("bot", 9), ("you", 7)]);
         // The bot's reply ended the game: the result's `last` is its move.
@@ -1026,12 +1052,18 @@ mod tests {
                 "innerHTML",
                 "eval(",
             ] {
-                assert!(!source.contains(word), "the play page must not use {word:?}");
+                assert!(
+                    !source.contains(word),
+                    "the play page must not use {word:?}"
+                );
             }
         }
         // No inline script, style or handler: the policy would refuse them.
         for word in ["<script>", "<style", " style=", " onclick=", " onload="] {
-            assert!(!PLAY_HTML.contains(word), "play.html must not hold {word:?}");
+            assert!(
+                !PLAY_HTML.contains(word),
+                "play.html must not hold {word:?}"
+            );
         }
     }
 }

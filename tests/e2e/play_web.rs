@@ -100,7 +100,10 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
     assert!(why.starts_with("the move must be JSON"), "{why}");
     let (status, why) = answer("illegal");
     assert_eq!(status, 422, "{why}");
-    assert!(why.contains("is not a legal move: the legal pits are"), "{why}");
+    assert!(
+        why.contains("is not a legal move: the legal pits are"),
+        "{why}"
+    );
     let (status, why) = answer("stale");
     assert_eq!(status, 409, "{why}");
     assert!(why.contains("but the referee waits on game 1 ply"), "{why}");
@@ -165,7 +168,10 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
         _ => "The set is drawn",
     };
     assert!(shown.starts_with(words), "{shown}");
-    assert!(shown.contains(&points.replace('-', " \u{2013} ")), "{shown}");
+    assert!(
+        shown.contains(&points.replace('-', " \u{2013} ")),
+        "{shown}"
+    );
     let out = hus(&["replay", &log.display().to_string()]);
     assert!(
         out.status.success(),
