@@ -67,7 +67,7 @@
       moves.push({ player: player, pit: m.pit, events: report.events, sown: report.sown,
         text: HusRules.words(m.pit, report) });
     }
-    if (error === null) {
+    if (error === null && moves.length === g.board_plies) {
       const mine = pos.pits[0].join(','), theirs = pos.pits[1].join(',');
       if (mine !== g.board[0].join(',') || theirs !== g.board[1].join(',')) {
         error = 'after ' + plural(moves.length, 'ply', 'plies') + ' this page has ' + mine + ' / ' + theirs +

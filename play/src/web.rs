@@ -121,6 +121,8 @@ pub struct GameView {
     /// The board as the referee last sent it (the person's pits, the bot's): the page
     /// checks its own against it.
     pub board: [Vec<u32>; 2],
+    /// The plies played on `board` (the person's move just posted is not on it yet).
+    pub board_plies: u32,
     /// The turn the referee waits on, while it is the person's.
     pub turn: Option<TurnView>,
 }
@@ -303,6 +305,7 @@ fn hear(v: &mut View, message: RefereeMessage) {
                 start: [g.you.clone(), g.opponent.clone()],
                 moves: Vec::new(),
                 board: [g.you, g.opponent],
+                board_plies: 0,
                 turn: None,
             });
         }
@@ -317,6 +320,7 @@ fn hear(v: &mut View, message: RefereeMessage) {
                 }
             }
             game.board = [t.you, t.opponent];
+            game.board_plies = t.ply;
             game.turn = Some(TurnView {
                 ply: t.ply,
                 legal: t.legal,
@@ -333,6 +337,7 @@ fn hear(v: &mut View, message: RefereeMessage) {
                     }
                 }
                 game.board = [r.you.clone(), r.opponent.clone()];
+                game.board_plies = r.plies;
                 game.turn = None;
             }
             v.results.push(ResultView {

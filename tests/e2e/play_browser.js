@@ -91,7 +91,8 @@ async function main() {
     result: document.getElementById('set-result').textContent, status: document.getElementById('status').textContent,
     moves: document.querySelectorAll('#moves li').length,
     you: document.querySelectorAll('#moves li.you').length,
-    check_error_hidden: document.getElementById('check-error').hidden })`);
+    check_error_hidden: document.getElementById('check-error').hidden,
+    check_error: document.getElementById('check-error').textContent })`);
   finish(0, { clicks, refused, end });
 }
 
