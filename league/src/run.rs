@@ -643,6 +643,7 @@ pub async fn play_claimed(
             limits: bot.limits.clone(),
             // A remote bot plays over its link, as a member of a team too.
             link: shared.links.get(bot.name.as_str()).cloned(),
+            time: None,
         };
         if let Some(team) = shared.config.team(name) {
             let mut members = Vec::with_capacity(team.members.len());
