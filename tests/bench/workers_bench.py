@@ -3,6 +3,7 @@
 
     python3 tests/bench/workers_bench.py [--runs R] [--bots N] [--rounds K] [--games G]
                                          [--concurrency C] [--sets-store S] [--no-build]
+                                         [--workers 1,2,4] [--no-throughput | --no-store-cost]
 
 Builds the release binaries (hus, alphabeta-bot, the league crate's store_cost
 example), makes a throw-away PostgreSQL cluster (Debian's binaries, run as `nobody`
@@ -191,6 +192,7 @@ def main():
     ap.add_argument("--workers", default="1,2,4")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--no-store-cost", action="store_true")
+    ap.add_argument("--no-throughput", action="store_true")
     a = ap.parse_args()
     if not a.no_build:
         build()
@@ -201,15 +203,19 @@ def main():
     tmp = tempfile.mkdtemp()
     try:
         runs = {w: [] for w in counts}
-        for n in range(a.runs):
+        for n in range(0 if a.no_throughput else a.runs):
             for w in counts:
                 r = throughput(cluster, w, a, n, tmp)
                 runs[w].append(r)
                 print(json.dumps(r), file=sys.stderr)
         sets = a.rounds * a.bots * (a.bots - 1) // 2
-        base = statistics.median(r["sets_per_s"] for r in runs[counts[0]])
-        print(f"throughput ({a.bots} bots, {a.rounds} round(s): {sets} sets of {a.games} games, "
-              f"instant bots, worker concurrency {a.concurrency}, median of {a.runs}):")
+        if a.no_throughput:
+            runs = {}
+        else:
+            base = statistics.median(r["sets_per_s"] for r in runs[counts[0]])
+            print(f"throughput ({a.bots} bots, {a.rounds} round(s): {sets} sets of {a.games} "
+                  f"games, instant bots, worker concurrency {a.concurrency}, median of "
+                  f"{a.runs}):")
         for w, rs in runs.items():
             sps = statistics.median(r["sets_per_s"] for r in rs)
             print(f"  {w} worker(s): {sps:.2f} sets/s, "
