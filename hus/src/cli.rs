@@ -82,8 +82,9 @@ pub enum Command {
     /// SIGTERM, 2 for bad arguments or a bot command that cannot be started.
     Rate(RateArgs),
     /// Play a bot yourself, in the terminal: each board drawn and each move described
-    /// as `hus replay` does, your move typed as a pit number; logged like a `hus match`
-    /// set.
+    /// as `hus replay` does, your move typed as a pit number; or with --web in a
+    /// browser, clicking the pits of the replay viewer's board; logged like a `hus
+    /// match` set.
     ///
     /// Exit status 0 when the set was played to its end, 130 when you stop it (Ctrl-C,
     /// Ctrl-D, q; the log ends with aborted), 2 for bad arguments or a bot command that

@@ -46,6 +46,14 @@ pub struct PlayArgs {
     /// Colour: auto (when stdout is a terminal and NO_COLOR is not set), always or never.
     #[arg(long, default_value = "auto", value_name = "WHEN")]
     pub color: String,
+    /// Play in a browser instead of the terminal: serve the board on loopback, print
+    /// its address, and click a pit to play it.
+    #[arg(long)]
+    pub web: bool,
+    /// With --web: the address to serve on, a loopback address (default 127.0.0.1 and
+    /// a free port).
+    #[arg(long, value_name = "ADDR", requires = "web")]
+    pub listen: Option<String>,
 }
 
 /// Who begins the first game.

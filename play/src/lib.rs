@@ -7,7 +7,9 @@
 //! bot's pipes, and at the other end ([`SeatEnd`]) a user interface speaks protocol v1
 //! exactly as a bot does. [`run_play`] (`hus play BOT`) puts the terminal there
 //! ([`Terminal`], in `terminal.rs`): boards drawn and moves described as `hus replay`
-//! draws and describes them, a move typed as a pit number.
+//! draws and describes them, a move typed as a pit number; with `--web`,
+//! [`web::run`] puts a browser page there instead (`web.rs`): the replay viewer's board,
+//! served on loopback, a move played by clicking a pit.
 //!
 //! The person plays on a time control of their own ([`referee::Entrant::time`]; no
 //! limit unless `--my-time`), the bot on the set's.
@@ -17,6 +19,7 @@
 mod args;
 mod seat;
 mod terminal;
+pub mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +40,9 @@ pub const PERSON_COMMAND: &str = "person";
 /// SIGTERM): the log then ends with `aborted`, as `hus match`'s does.
 pub fn run_play(args: &PlayArgs) -> Result<ExitCode> {
     let config = PlayConfig::from_args(args)?;
+    if args.web {
+        return web::run(config, args.listen.as_deref());
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -102,7 +108,7 @@ pub fn seat(config: &PlayConfig, seat: Arc<PersonSeat>) -> Result<Seating> {
 
 /// The bot's name in the log's file name and on the board: `random` for the random
 /// mover, else its program's (as `hus match`).
-fn bot_short_name(spec: &BotSpec) -> String {
+pub(crate) fn bot_short_name(spec: &BotSpec) -> String {
     if spec.argv.get(1).map(String::as_str) == Some("random-bot") {
         "random".to_string()
     } else {

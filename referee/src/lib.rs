@@ -76,3 +76,10 @@ pub use set::{
     bots_by_player, lots, play_set, team_orders, Entrant, Lineup, Member, RecordSink, Team,
 };
 pub use sprt::parse_sprt;
+
+/// The replay viewer's board, for other pages that show one (`hus play --web` serves
+/// them as files under its own Content-Security-Policy): one drawing of the board
+/// everywhere.
+pub mod viewer_assets {
+    pub use crate::replay::html::{BOARD_JS, CSS as VIEWER_CSS, RULES_JS};
+}

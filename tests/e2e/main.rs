@@ -32,6 +32,8 @@ mod openings;
 mod pg;
 /// `hus play` through a pseudo-terminal: whole games typed, bad input, Ctrl-D, Ctrl-C.
 mod play;
+/// `hus play --web`: a whole game by clicks in Chromium, refused requests, the log.
+mod play_web;
 /// Remote bots: `hus connect`, raw TCP, refused logins, disconnects (the bot port in-process).
 mod remote;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
