@@ -1036,6 +1036,34 @@ mod tests {
     }
 
     #[test]
+    fn the_page_is_served_only_on_loopback() {
+        assert_eq!(
+            listen_address(None).expect("default"),
+            SocketAddr::from(([127, 0, 0, 1], 0))
+        );
+        assert_eq!(
+            listen_address(Some("[::1]:8080")).expect("loopback").port(),
+            8080
+        );
+        let refused = listen_address(Some("0.0.0.0:8080")).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "--listen 0.0.0.0:8080: the page has no password, so it is served only on a \
+             loopback address (127.0.0.1 or [::1])"
+        );
+        let bad = listen_address(Some("localhost")).unwrap_err();
+        assert!(
+            bad.to_string()
+                .starts_with("invalid --listen \"localhost\""),
+            "{bad}"
+        );
+        assert_eq!(
+            hosts(SocketAddr::from(([127, 0, 0, 1], 4000))),
+            BTreeSet::from(["127.0.0.1:4000".to_string(), "localhost:4000".to_string()])
+        );
+    }
+
+    #[test]
     fn tab_ids_are_checked() {
         assert_eq!(tab_id(Some("abcdEFGH-_12")), Ok("abcdEFGH-_12"));
         for bad in ["short", "has space 1234", "semi;colon12", &"x".repeat(65)] {
