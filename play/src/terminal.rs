@@ -446,7 +446,7 @@ fn time_words(t: &TimeControl) -> String {
 fn ms_words(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
-    } else if ms % 1000 == 0 {
+    } else if ms / 1000 * 1000 == ms {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.1} s", ms as f64 / 1000.0)
