@@ -103,7 +103,7 @@ impl<W: Write> Terminal<W> {
                 Some(UiEnd::Quit(why)) => return (UiEnd::Quit(why), Some(end)),
                 Some(done) => return (done, None),
                 None => self.say(
-                    "hus play: the referee closed your seat after a fault; you sit down again for the next game",
+                    "hus play: the referee closed your seat after a fault (you sit down again if there is a next game)",
                 ),
             }
         }
@@ -169,7 +169,20 @@ impl<W: Write> Terminal<W> {
                 }
                 RefereeMessage::Turn(t) => {
                     self.catch_up(state, t.ply, t.last, &t.you, &t.opponent);
-                    let Some(pit) = self.ask(state, &t.legal, input).await else {
+                    // The referee says nothing while it waits for the move: a line or
+                    // the end of the link now means the seat was closed (out of time).
+                    let asked = tokio::select! {
+                        answer = self.ask(state, &t.legal, t.time_ms, input) => answer,
+                        _ = end.next() => {
+                            self.say("");
+                            self.say(&format!(
+                                "hus play: no move within {}: the game is lost by time-out",
+                                ms_words(t.time_ms)
+                            ));
+                            return None;
+                        }
+                    };
+                    let Some(pit) = asked else {
                         self.say("");
                         return Some(UiEnd::Quit("stopped by the end of the input".into()));
                     };
@@ -302,6 +315,7 @@ impl<W: Write> Terminal<W> {
         &mut self,
         state: &State,
         legal: &[u32],
+        time_ms: u64,
         input: &mut mpsc::UnboundedReceiver<InputLine>,
     ) -> Option<Option<u32>> {
         let list = legal
@@ -312,8 +326,13 @@ impl<W: Write> Terminal<W> {
         if state.plies == 0 {
             self.board(state, &Marks::default(), false);
         }
+        let limit = if time_ms >= NO_LIMIT.as_millis() as u64 {
+            String::new()
+        } else {
+            format!(" within {}", ms_words(time_ms))
+        };
         loop {
-            self.prompt(&format!("your move (pits {list}): "));
+            self.prompt(&format!("your move{limit} (pits {list}): "));
             let line = input.recv().await.flatten()?;
             let text = line.trim();
             if text.is_empty() {
@@ -420,6 +439,17 @@ fn time_words(t: &TimeControl) -> String {
             format!("a clock of {base_ms} ms + {increment_ms} ms a move")
         }
         TimeControl::Unknown => "an unknown time control".to_string(),
+    }
+}
+
+/// `500 ms`, `2 s`, `2.5 s`.
+fn ms_words(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms / 1000 * 1000 == ms {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
     }
 }
 

@@ -282,14 +282,20 @@ fn hear(v: &mut View, message: RefereeMessage) {
             });
             v.games = h.games;
             v.time = match h.time {
+                // The person's own time: `NO_LIMIT` unless `--my-time`.
+                protocol::TimeControl::PerMove { move_ms, .. }
+                    if u128::from(move_ms) >= crate::NO_LIMIT.as_millis() =>
+                {
+                    "no time limit for you".into()
+                }
                 protocol::TimeControl::PerMove { move_ms, .. } => {
-                    format!("{move_ms} ms per move")
+                    format!("your time: {move_ms} ms per move")
                 }
                 protocol::TimeControl::Clock {
                     base_ms,
                     increment_ms,
                     ..
-                } => format!("clock {base_ms} ms + {increment_ms} ms per move"),
+                } => format!("your clock: {base_ms} ms + {increment_ms} ms per move"),
                 protocol::TimeControl::Unknown => "unknown time control".into(),
             };
             if v.phase == "starting" || v.phase.is_empty() {

@@ -384,3 +384,86 @@ fn ctrl_c_and_q_stop_the_set_with_an_aborted_log() {
         );
     }
 }
+
+/// With `--my-time`, a person who does not move in time loses the game by time-out,
+/// as a bot does, and sits down again for the next game (the referee asks the seat for
+/// a new link, as it restarts a bot). The margin is the person's own deadline: the test
+/// types nothing in game 1.
+#[test]
+fn out_of_my_time_the_game_is_lost_and_the_next_is_played_on_a_new_seat() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut pty = Pty::spawn(
+        &[
+            "random",
+            "--seed",
+            "6",
+            "--color",
+            "never",
+            "--first",
+            "me",
+            "--games",
+            "2",
+            "--my-time",
+            "2s",
+        ],
+        dir.path(),
+    );
+    pty.expect("game 1: you begin\n");
+    pty.expect("your move within 2 s (pits ");
+    pty.expect("hus play: no move within 2 s: the game is lost by time-out\n");
+    pty.expect("hus play: the referee closed your seat after a fault (you sit down again if there is a next game)\n");
+    pty.expect("game 2: ");
+    pty.expect("your move within 2 s (pits ");
+    pty.send("q\n");
+    let (code, rest) = pty.finish();
+    assert_eq!(code, Some(130), "{rest}");
+    let log = the_log(dir.path());
+    let records = read_log(&log);
+    let header = &of_type(&records, "header")[0];
+    let person = if header["bots"][0]["command"] == "person" {
+        0
+    } else {
+        1
+    };
+    assert_eq!(
+        header["bots"][person]["time"],
+        serde_json::json!({"mode": "per-move", "move_ms": 2000, "ready_ms": 10000})
+    );
+    let faults: Vec<(u64, u64, String, String)> = of_type(&records, "fault")
+        .iter()
+        .map(|f| {
+            (
+                f["game"].as_u64().expect("game"),
+                f["bot"].as_u64().expect("bot"),
+                f["kind"].as_str().expect("kind").to_string(),
+                f["detail"].as_str().expect("detail").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        faults,
+        [(
+            1,
+            person as u64,
+            "time-out".to_string(),
+            "no move within 2000 ms".to_string()
+        )]
+    );
+    let restarts: Vec<(u64, u64)> = of_type(&records, "restart")
+        .iter()
+        .map(|r| {
+            (
+                r["bot"].as_u64().expect("bot"),
+                r["game"].as_u64().expect("game"),
+            )
+        })
+        .collect();
+    assert_eq!(restarts, [(person as u64, 2)]);
+    let (code, line) = replay_verdict(&log);
+    assert_eq!(code, Some(0));
+    assert!(
+        line.starts_with("verified: 1 game, ")
+            && line.ends_with("the set was aborted (stopped by the person (q))"),
+        "{line}"
+    );
+}
