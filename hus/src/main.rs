@@ -25,11 +25,10 @@ fn main() -> ExitCode {
         cli::Command::League(args) => league::run_league(&args).map_err(anyhow::Error::from),
         cli::Command::Standings(args) => league::run_standings(&args).map_err(anyhow::Error::from),
         cli::Command::Serve(args) => server::run_serve(&args),
-        cli::Command::ServeToken(args) => server::run_serve_token(&args),
         cli::Command::Worker(args) => league::run_worker(&args).map_err(anyhow::Error::from),
         cli::Command::Workers(args) => league::run_workers(&args).map_err(anyhow::Error::from),
         cli::Command::Export(args) => league::run_export(&args).map_err(anyhow::Error::from),
-        cli::Command::Token(args) => remote::run_token(&args),
+        cli::Command::Token(args) => server::run_token(&args),
         cli::Command::Connect(args) => remote::run_connect(&args),
         cli::Command::Rate(args) => ladder::run_rate(&args),
     };
