@@ -56,6 +56,7 @@ pub trait Board:
 
     /// Plays `pit` for the side to move and reports every relay and capture.
     /// On an illegal move the board is unchanged.
+    #[inline]
     fn play(&mut self, pit: usize) -> Result<MoveReport, IllegalMove> {
         let mut report = MoveReport::default();
         report.summary = self.play_with(pit, &mut report)?;
@@ -64,6 +65,7 @@ pub trait Board:
 
     /// Plays `pit`, telling `recorder` what happens, and returns the move's counters.
     /// On an illegal move the board is unchanged and `recorder` hears nothing.
+    #[inline]
     fn play_with<R: Recorder>(
         &mut self,
         pit: usize,

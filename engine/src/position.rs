@@ -449,30 +449,23 @@ impl ExactSizeIterator for Moves {}
 
 impl Position {
     /// Plays `pit` for the side to move and reports every relay and capture.
-    /// On an illegal move the position is unchanged.
+    /// On an illegal move the position is unchanged. (The checks are [`Board::play`]'s,
+    /// here so that callers need not import the trait.)
+    #[inline]
     pub fn play(&mut self, pit: usize) -> Result<crate::MoveReport, IllegalMove> {
-        let mut report = crate::MoveReport::default();
-        report.summary = self.play_with(pit, &mut report)?;
-        Ok(report)
+        Board::play(self, pit)
     }
 
     /// Plays `pit`, telling `recorder` what happens, and returns the move's counters.
-    /// On an illegal move the position is unchanged and `recorder` hears nothing.
+    /// On an illegal move the position is unchanged and `recorder` hears nothing
+    /// ([`Board::play_with`]).
     #[inline]
     pub fn play_with<R: Recorder>(
         &mut self,
         pit: usize,
         recorder: &mut R,
     ) -> Result<Summary, IllegalMove> {
-        let pits = 2 * self.width();
-        if pit >= pits {
-            return Err(IllegalMove::OutOfRange { pit, pits });
-        }
-        let seeds = self.seeds(self.to_move(), pit);
-        if seeds < MIN_SEEDS_TO_MOVE {
-            return Err(IllegalMove::TooFewSeeds { pit, seeds });
-        }
-        Ok(self.play_unchecked(pit, recorder))
+        Board::play_with(self, pit, recorder)
     }
 
     /// Plays `pit` without checking it. For trusted hot paths that took `pit` from

@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 use ladder::RateArgs;
 use league::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
+use play::PlayArgs;
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 use remote::ConnectArgs;
 use server::{ServeArgs, TokenArgs};
@@ -79,6 +80,15 @@ pub enum Command {
     /// Exit status 0 when every game was played, 130 when stopped by Ctrl-C or
     /// SIGTERM, 2 for bad arguments or a bot command that cannot be started.
     Rate(RateArgs),
+    /// Play a bot yourself, in the terminal: each board drawn and each move described
+    /// as `hus replay` does, your move typed as a pit number; or with --web in a
+    /// browser, clicking the pits of the replay viewer's board; logged like a `hus
+    /// match` set.
+    ///
+    /// Exit status 0 when the set was played to its end, 130 when you stop it (Ctrl-C,
+    /// Ctrl-D, q; the log ends with aborted), 2 for bad arguments or a bot command that
+    /// cannot be started.
+    Play(Box<PlayArgs>),
     /// A built-in bot that plays random legal moves (the opponent of `check-bot`).
     #[command(hide = true)]
     RandomBot(RandomBotArgs),

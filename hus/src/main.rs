@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         cli::Command::Token(args) => server::run_token(&args),
         cli::Command::Connect(args) => remote::run_connect(&args),
         cli::Command::Rate(args) => ladder::run_rate(&args),
+        cli::Command::Play(args) => play::run_play(&args),
     };
     match result {
         Ok(code) => code,

@@ -369,12 +369,14 @@ async fn rate(config: &RateConfig) -> Result<ExitCode> {
                 stderr_path: config.log_dir.join(format!("{stem}.a.stderr")),
                 limits: Limits::default(),
                 link: None,
+                time: None,
             },
             Entrant {
                 spec: config.rung_command(rung.bot, seed),
                 stderr_path: config.log_dir.join(format!("{stem}.b.stderr")),
                 limits: Limits::default(),
                 link: None,
+                time: None,
             },
         ];
         let set = SetConfig {

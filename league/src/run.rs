@@ -448,6 +448,12 @@ async fn play_pending(
     // The name of the signal that stops the league (or of the failure), once there is one.
     let (stop_tx, stop_rx) = watch::channel(None::<&'static str>);
     let mut tasks: JoinSet<(ClaimedSet, Ending)> = JoinSet::new();
+    // Declared after `tasks`, so dropped before it: whatever way this function is left,
+    // the sets still running are stopped (their bots killed) before it returns.
+    let mut threads = SetThreads {
+        stop: stop_tx.clone(),
+        running: Vec::new(),
+    };
     let signal = referee::stop_signal();
     tokio::pin!(signal);
     let mut stopped: Option<&'static str> = None;
@@ -460,7 +466,7 @@ async fn play_pending(
             };
             set_aside(&shared.logs, &set.key.stem())?;
             store.set_log(set.id, &format!("{LOGS_DIR}/{}.jsonl", set.key.stem()))?;
-            tasks.spawn(play_one(set, shared.clone(), stop_rx.clone()));
+            tasks.spawn(threads.start(set, shared.clone(), stop_rx.clone()));
         }
         if tasks.is_empty() {
             break;
@@ -513,6 +519,93 @@ async fn play_pending(
     }
 }
 
+/// The threads of the running sets. Each set runs on a thread of its own with a
+/// single-threaded runtime, as `hus match` runs its one set: a set's tasks (the set
+/// and its bots' readers) then hand each ply to each other on one thread, with no
+/// wake-up of another thread in between, and the sets of a league are independent
+/// threads that the kernel spreads over the cores. On a multi-threaded runtime, the
+/// sets shared its worker threads and a ply crossed threads (docs/league.md, Speed).
+struct SetThreads {
+    stop: watch::Sender<Option<&'static str>>,
+    running: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl SetThreads {
+    /// Starts `set` on a new thread; the returned future ends with its ending. A set
+    /// whose thread cannot start, or ends without an ending, has failed (and is put
+    /// back into the queue like any interrupted set).
+    fn start(
+        &mut self,
+        set: ClaimedSet,
+        shared: Arc<Shared>,
+        stop: watch::Receiver<Option<&'static str>>,
+    ) -> impl std::future::Future<Output = (ClaimedSet, Ending)> {
+        self.running.retain(|t| !t.is_finished());
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let played = set.clone();
+        // The thread inherits this thread's scheduling priority (the referee's, raised
+        // above its bots' before the runtime started), and its bots inherit it in turn,
+        // lowered again for them by their limits.
+        let spawned = std::thread::Builder::new()
+            .name(format!("set {}", set.key))
+            .spawn(move || {
+                let ending = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(play_one(played, shared, stop)),
+                    Err(e) => (
+                        played,
+                        Ending::Failed(anyhow::anyhow!("cannot start a set's runtime: {e}")),
+                    ),
+                };
+                let _ = tx.send(ending);
+            });
+        let started = match spawned {
+            Ok(thread) => {
+                self.running.push(thread);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
+        async move {
+            if let Err(e) = started {
+                return (
+                    set,
+                    Ending::Failed(anyhow::anyhow!("cannot start a set's thread: {e}")),
+                );
+            }
+            match rx.await {
+                Ok(ended) => ended,
+                Err(_) => (
+                    set,
+                    Ending::Failed(anyhow::anyhow!("a set's thread ended without a result")),
+                ),
+            }
+        }
+    }
+}
+
+impl Drop for SetThreads {
+    /// Stops the sets still running and waits for their threads: a set cut off this
+    /// way ends its log with `aborted` and kills its bots, as on Ctrl-C.
+    fn drop(&mut self) {
+        if self.running.iter().any(|t| !t.is_finished()) {
+            let _ = self.stop.send_if_modified(|stop| {
+                if stop.is_none() {
+                    *stop = Some("the end of the league's run");
+                    true
+                } else {
+                    false
+                }
+            });
+        }
+        for thread in self.running.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Plays one set through `play_set`, exactly as `hus match` does, writing its log and
 /// collecting what the store keeps; a stop cuts it off and ends its log with `aborted`.
 async fn play_one(
@@ -550,6 +643,7 @@ pub async fn play_claimed(
             limits: bot.limits.clone(),
             // A remote bot plays over its link, as a member of a team too.
             link: shared.links.get(bot.name.as_str()).cloned(),
+            time: None,
         };
         if let Some(team) = shared.config.team(name) {
             let mut members = Vec::with_capacity(team.members.len());

@@ -263,12 +263,9 @@ pub struct MatchArgs {
         help_heading = "Teams"
     )]
     pub team_names: Vec<String>,
-    /// Rules preset: hus, rulebook or mancala-world.
-    #[arg(long, default_value = "hus")]
-    pub rules: String,
-    /// Row width, 8 to 32.
-    #[arg(long, default_value_t = 8)]
-    pub width: usize,
+    /// The rules: --rules and --width.
+    #[command(flatten)]
+    pub board: BoardArgs,
     /// Games in the set (default 7); with --sprt, the most to play (default 20000, an
     /// even number).
     #[arg(long, value_name = "N")]
@@ -288,15 +285,9 @@ pub struct MatchArgs {
     /// (alpha and beta default to 0.05). --games is then the most games to play.
     #[arg(long, value_name = "elo0=E0,elo1=E1[,alpha=A,beta=B]")]
     pub sprt: Option<String>,
-    /// Time for each move: 250ms, 1.5s, 2m, or a number of milliseconds.
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
-    pub move_time: String,
-    /// A chess clock per game instead of a per-move limit: BASE+INCREMENT, e.g. 60s+1s.
-    #[arg(long, value_name = "BASE+INC")]
-    pub clock: Option<String>,
-    /// Time a bot has from its start to answer hello with ready.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub ready_time: String,
+    /// The time control: --move-time or --clock, and --ready-time.
+    #[command(flatten)]
+    pub time: TimeArgs,
     /// Stop the set once its winner can no longer change.
     #[arg(long)]
     pub early_stop: bool,
@@ -334,6 +325,54 @@ pub struct MatchArgs {
     /// Sandbox options.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+}
+
+/// The rules of a set: `--rules` and `--width` (`hus match`, `hus play`).
+#[derive(Clone, Debug, Args)]
+pub struct BoardArgs {
+    /// Rules preset: hus, rulebook or mancala-world.
+    #[arg(long, default_value = "hus")]
+    pub rules: String,
+    /// Row width, 8 to 32.
+    #[arg(long, default_value_t = 8)]
+    pub width: usize,
+}
+
+impl BoardArgs {
+    /// The rules, checked.
+    pub fn checked(&self) -> anyhow::Result<engine::Rules> {
+        let preset: engine::Preset = self.rules.parse().context("invalid --rules")?;
+        engine::Rules::new(preset, self.width).context("invalid --width")
+    }
+}
+
+/// The time control of a set: `--move-time` or `--clock`, and `--ready-time` (`hus
+/// match`, `hus play`).
+#[derive(Clone, Debug, Args)]
+pub struct TimeArgs {
+    /// Time for each move: 250ms, 1.5s, 2m, or a number of milliseconds.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub move_time: String,
+    /// A chess clock per game instead of a per-move limit: BASE+INCREMENT, e.g. 60s+1s.
+    #[arg(long, value_name = "BASE+INC")]
+    pub clock: Option<String>,
+    /// Time a bot has from its start to answer hello with ready.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub ready_time: String,
+}
+
+impl TimeArgs {
+    /// The time control and the start-up allowance, checked.
+    pub fn checked(&self) -> anyhow::Result<(crate::config::TimeControl, std::time::Duration)> {
+        use crate::config::{check_positive, parse_clock, parse_duration, TimeControl};
+        let move_time = parse_duration(&self.move_time).context("invalid --move-time")?;
+        let time = match &self.clock {
+            Some(text) => parse_clock(text).context("invalid --clock")?,
+            None => TimeControl::PerMove(check_positive(move_time, "--move-time")?),
+        };
+        let ready_time = parse_duration(&self.ready_time).context("invalid --ready-time")?;
+        Ok((time, check_positive(ready_time, "--ready-time")?))
+    }
 }
 
 impl MatchArgs {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use engine::{AnyPosition, Preset, Rules};
+use engine::{AnyPosition, Rules};
 
 use crate::args::MatchArgs;
 use crate::limits::Limits;
@@ -161,8 +161,7 @@ pub struct MatchConfig {
 
 impl MatchConfig {
     pub fn from_args(args: &MatchArgs) -> Result<MatchConfig> {
-        let preset: Preset = args.rules.parse().context("invalid --rules")?;
-        let rules = Rules::new(preset, args.width).context("invalid --width")?;
+        let rules = args.board.checked()?;
         let sprt = match &args.sprt {
             Some(text) => Some(
                 crate::sprt::parse_sprt(text)
@@ -191,13 +190,7 @@ impl MatchConfig {
                 );
             }
         }
-        let move_time = parse_duration(&args.move_time).context("invalid --move-time")?;
-        let time = match &args.clock {
-            Some(text) => parse_clock(text).context("invalid --clock")?,
-            None => TimeControl::PerMove(check_positive(move_time, "--move-time")?),
-        };
-        let ready_time = parse_duration(&args.ready_time).context("invalid --ready-time")?;
-        let ready_time = check_positive(ready_time, "--ready-time")?;
+        let (time, ready_time) = args.time.checked()?;
         let seed = match args.seed {
             Some(seed) => seed,
             None => fresh_seed(),

@@ -50,24 +50,25 @@ mod set;
 mod sprt;
 
 pub use args::{
-    parse_bytes, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs,
-    SandboxArgs,
+    parse_bytes, BoardArgs, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs,
+    ReplayArgs, SandboxArgs, TimeArgs,
 };
 pub use check_bot::run as run_check_bot;
 pub use config::{
-    first_movers, fresh_seed, parse_clock, parse_duration, BotSpec, SetConfig, TimeControl,
-    DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
+    first_movers, fresh_seed, parse_clock, parse_duration, sanitize, BotSpec, SetConfig,
+    TimeControl, DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
 };
 pub use limits::{raise_referee_priority, Limits};
 pub use line_cmd::run as run_line;
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
-pub use match_cmd::{referee_version, run as run_match, stop_signal};
+pub use match_cmd::{log_stem, referee_version, run as run_match, stop_signal};
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,
 };
 pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;
 pub use records::{now_rfc3339, Aborted, Record};
+pub use replay::text::{draw_board, report_words, Marks, Style};
 pub use replay::{run as run_replay, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE};
@@ -75,3 +76,10 @@ pub use set::{
     bots_by_player, lots, play_set, team_orders, Entrant, Lineup, Member, RecordSink, Team,
 };
 pub use sprt::parse_sprt;
+
+/// The replay viewer's board, for other pages that show one (`hus play --web` serves
+/// them as files under its own Content-Security-Policy): one drawing of the board
+/// everywhere.
+pub mod viewer_assets {
+    pub use crate::replay::html::{BOARD_JS, CSS as VIEWER_CSS, RULES_JS};
+}

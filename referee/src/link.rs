@@ -180,6 +180,7 @@ mod tests {
             stderr_path: "unused.stderr".into(),
             limits: crate::Limits::default(),
             link: Some(Arc::new(connect)),
+            time: None,
         }
     }
 

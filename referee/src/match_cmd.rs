@@ -65,18 +65,9 @@ pub fn probe_sandboxes(bots: &[Vec<BotSpec>; 2], limits: &[Vec<Limits>; 2]) -> R
 }
 
 async fn run_match(config: MatchConfig) -> Result<ExitCode> {
-    let stamp = time::OffsetDateTime::now_utc();
-    let stem = format!(
-        "{:04}{:02}{:02}-{:02}{:02}{:02}-{}-{}-vs-{}",
-        stamp.year(),
-        stamp.month() as u8,
-        stamp.day(),
-        stamp.hour(),
-        stamp.minute(),
-        stamp.second(),
+    let stem = log_stem(
         config.set.seed,
-        side_name(&config, 0),
-        side_name(&config, 1)
+        [side_name(&config, 0), side_name(&config, 1)],
     );
     let (mut log, stem) = LogWriter::create(&config.log_dir, &stem)?;
     // `STEM.a.stderr`, or for a team `STEM.a1.stderr`, `STEM.a2.stderr`...
@@ -95,6 +86,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                     stderr_path,
                     limits: config.limits[b][i].clone(),
                     link: None,
+                    time: None,
                 }
             })
             .collect()
@@ -232,6 +224,24 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
         console.print_table(log.path());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The name of a set's log without `.jsonl`: `20261201-223156-SEED-A-vs-B`, the UTC
+/// time it starts, its seed and its sides' short names (`hus match`, `hus play`).
+pub fn log_stem(seed: u64, sides: [String; 2]) -> String {
+    let stamp = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}-{}-{}-vs-{}",
+        stamp.year(),
+        stamp.month() as u8,
+        stamp.day(),
+        stamp.hour(),
+        stamp.minute(),
+        stamp.second(),
+        seed,
+        sides[0],
+        sides[1]
+    )
 }
 
 /// A side's name in the log's file name: the bot's short name, or the team's name.

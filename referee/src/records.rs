@@ -18,6 +18,9 @@ pub const STAGE_GAME: &str = "game";
 pub const STAGE_RESULT: &str = "result";
 
 /// One line of a log.
+// The header is the large variant, and there is one per log: records are handled one
+// at a time, never kept by the million.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Record {
@@ -209,6 +212,10 @@ pub struct BotRecord {
     pub name: Option<String>,
     /// Its stderr file, beside the log.
     pub stderr: String,
+    /// A time control of its own, when the side does not play on the set's (`time`):
+    /// the person's seat of `hus play`. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<TimeRecord>,
 }
 
 /// A bot answered `hello` (or failed to): at the start of the set and after restarts.

@@ -49,6 +49,11 @@ pub struct Entrant {
     /// else about the set is the same; a disconnect is a crash, and a restart asks for
     /// a new link.
     pub link: Option<Arc<dyn Connect>>,
+    /// A time control of its own instead of the set's (`None`: the set's): the
+    /// person's seat of `hus play` takes its time while the bot keeps the set's. Its
+    /// `hello` states it, and the log's header records it (`bots[].time`). In a team,
+    /// only the first member's counts (a side has one clock).
+    pub time: Option<TimeControl>,
 }
 
 impl Entrant {
@@ -173,7 +178,9 @@ pub async fn play_set(
         Lineup::Bot(_) => vec![String::new()],
         Lineup::Team(t) => t.members.iter().map(|m| m.name.clone()).collect(),
     });
-    let plain_hello = hello_line(config, referee);
+    let plain_hello = |time: Option<TimeControl>| {
+        hello_message_timed(config, time.unwrap_or(config.time), referee, None).to_line()
+    };
     let mut seats = Vec::new();
     let mut sides: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     for (side, lineup) in lineups.into_iter().enumerate() {
@@ -199,7 +206,7 @@ pub async fn play_set(
                         opponent_members: names[1 - side].clone(),
                     },
                 ),
-                _ => plain_hello.clone(),
+                _ => plain_hello(entrant.time),
             };
             sides[side].push(seats.len());
             seats.push(Seat {
@@ -398,6 +405,10 @@ impl Runner<'_> {
                     command: seat.entrant.spec.command.clone(),
                     name: seat.name.clone(),
                     stderr: file_name(&seat.entrant.stderr_path),
+                    time: seat
+                        .entrant
+                        .time
+                        .map(|t| wire_time_of(t, self.config.ready_time)),
                 }
             }
             Some(names) => records::BotRecord {
@@ -408,8 +419,17 @@ impl Runner<'_> {
                     .join(" + "),
                 name: Some(names[b].clone()),
                 stderr: String::new(),
+                time: None,
             },
         }
+    }
+
+    /// The time control of side `b`: its (first) seat's own, or the set's.
+    fn time_of_side(&self, b: usize) -> TimeControl {
+        self.seats[self.sides[b][0]]
+            .entrant
+            .time
+            .unwrap_or(self.config.time)
     }
 
     /// The bot of seat `k` in words: `bot A`, or `bot greedy (2) of team red`.
@@ -560,10 +580,10 @@ impl Runner<'_> {
             }
         }
 
-        let mut clocks = match self.config.time {
-            TimeControl::PerMove(_) => [Duration::ZERO; 2],
-            TimeControl::Clock { base, .. } => [base; 2],
-        };
+        let mut clocks = [0, 1].map(|b| match self.time_of_side(b) {
+            TimeControl::PerMove(_) => Duration::ZERO,
+            TimeControl::Clock { base, .. } => base,
+        });
         let mut last_move: Option<(usize, u32)> = None; // (side, pit)
         let mut moves_by_side = [0usize; 2];
         while faulted.is_empty() && game.end().is_none() {
@@ -743,7 +763,9 @@ impl Runner<'_> {
         let mate = self.seats[k].mate;
         let pos = *game.position();
         let me = pos.to_move();
-        let allowance = match self.config.time {
+        let time = self.time_of_side(b);
+        let opponent_time = self.time_of_side(1 - b);
+        let allowance = match time {
             TimeControl::PerMove(d) => d,
             TimeControl::Clock { .. } => clocks[b],
         };
@@ -777,7 +799,7 @@ impl Runner<'_> {
             // opponent's; in a team set, whichever opposing team-mate played it).
             last: last_move.map(|(_, pit)| pit),
             time_ms: allowance.as_millis() as u64,
-            opponent_time_ms: match self.config.time {
+            opponent_time_ms: match opponent_time {
                 TimeControl::PerMove(_) => None,
                 TimeControl::Clock { .. } => Some(clocks[1 - b].as_millis() as u64),
             },
@@ -871,7 +893,7 @@ impl Runner<'_> {
                 )))
             }
         };
-        if let TimeControl::Clock { increment, .. } = self.config.time {
+        if let TimeControl::Clock { increment, .. } = time {
             clocks[b] = clocks[b].saturating_sub((at - written).saturating_sub(credit)) + increment;
         }
         sink.record(&Record::Move(records::MoveRecord {
@@ -963,8 +985,13 @@ async fn stop(process: Option<BotProcess>, grace: Duration) -> Option<crate::bot
 
 /// The time control as `hello` and the log's header state it.
 fn wire_time(config: &SetConfig) -> protocol::TimeControl {
-    let ready_ms = config.ready_time.as_millis() as u64;
-    match config.time {
+    wire_time_of(config.time, config.ready_time)
+}
+
+/// `time` as `hello` and the log state it, with the set's start-up allowance.
+fn wire_time_of(time: TimeControl, ready_time: Duration) -> protocol::TimeControl {
+    let ready_ms = ready_time.as_millis() as u64;
+    match time {
         TimeControl::PerMove(d) => protocol::TimeControl::PerMove {
             move_ms: d.as_millis() as u64,
             ready_ms,
@@ -992,12 +1019,22 @@ fn hello_message(
     referee: &str,
     team: Option<protocol::TeamInfo>,
 ) -> RefereeMessage {
+    hello_message_timed(config, config.time, referee, team)
+}
+
+/// The `hello` of a seat whose time control is `time`.
+fn hello_message_timed(
+    config: &SetConfig,
+    time: TimeControl,
+    referee: &str,
+    team: Option<protocol::TeamInfo>,
+) -> RefereeMessage {
     let rules = config.rules;
     RefereeMessage::Hello(Hello {
         protocol: PROTOCOL_VERSION,
         referee: referee.to_string(),
         rules: rules_info(rules),
-        time: wire_time(config),
+        time: wire_time_of(time, config.ready_time),
         games: config.games,
         line_limit: MAX_LINE_LEN as u64,
         team,

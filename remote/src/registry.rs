@@ -143,6 +143,7 @@ impl Registry {
             stderr_path,
             limits: bot.limits.clone(),
             link: bot.is_remote().then(|| self.connector(&bot.name)),
+            time: None,
         }
     }
 

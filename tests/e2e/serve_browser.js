@@ -1,69 +1,26 @@
-// Drives headless Chromium over the DevTools pipe (fd 3 and 4, no network port) for
+// Drives headless Chromium over the DevTools pipe (cdp.js) for
 // the `hus serve` browser test: loads the dashboard at argv[2], follows the first live
 // set's game ply by ply until its card says the set finished, opens the set's replay,
 // and prints one JSON object with what it saw. Node's standard library only.
 "use strict";
-const { spawn } = require("child_process");
-const fs = require("fs");
-const os = require("os");
-const path = require("path");
+const { launch, sleep } = require("./cdp.js");
 
 const url = process.argv[2];
 const LIMIT_MS = 120000;
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), "hus-serve-chromium-"));
-const chrome = spawn("/usr/bin/chromium", [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-  "--remote-debugging-pipe", "--user-data-dir=" + profile, "about:blank",
-], { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"] });
-
-let nextId = 1;
-const waiting = new Map();
-let buffer = Buffer.alloc(0);
-chrome.stdio[4].on("data", (chunk) => {
-  buffer = Buffer.concat([buffer, chunk]);
-  let end;
-  while ((end = buffer.indexOf(0)) >= 0) {
-    const msg = JSON.parse(buffer.subarray(0, end).toString("utf8"));
-    buffer = buffer.subarray(end + 1);
-    if (msg.id && waiting.has(msg.id)) {
-      const { resolve, reject } = waiting.get(msg.id);
-      waiting.delete(msg.id);
-      if (msg.error) reject(new Error(JSON.stringify(msg.error)));
-      else resolve(msg.result);
-    }
-  }
-});
-
-function send(method, params, sessionId) {
-  const id = nextId++;
-  const msg = { id, method, params: params || {} };
-  if (sessionId) msg.sessionId = sessionId;
-  chrome.stdio[3].write(JSON.stringify(msg) + "\0");
-  return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const browser = launch();
 
 function finish(code, out) {
   process.stdout.write(JSON.stringify(out) + "\n");
-  chrome.kill("SIGKILL");
-  try { fs.rmSync(profile, { recursive: true, force: true }); } catch (e) { /* left in tmp */ }
+  browser.close();
   process.exit(code);
 }
 
 setTimeout(() => finish(1, { error: "no result within " + LIMIT_MS + " ms" }), LIMIT_MS);
 
 async function main() {
-  const { targetId } = await send("Target.createTarget", { url: "about:blank" });
-  const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
-  const evaluate = async (expression) => {
-    const r = await send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true }, sessionId);
-    if (r.exceptionDetails) throw new Error(JSON.stringify(r.exceptionDetails));
-    return r.result.value;
-  };
-  await send("Page.enable", {}, sessionId);
-  await send("Page.navigate", { url }, sessionId);
+  const tab = await browser.open(url);
+  const evaluate = tab.evaluate;
+  const send = tab.send;
 
   // The first set that starts after the page is up (one already running may be near
   // its end); then its ply, polled, until its card says the set finished.
@@ -101,7 +58,7 @@ async function main() {
     replayLink: (document.querySelector('.live-set[data-set="${set}"] a.replay') || {}).href || null })`);
   if (!set || !page.replayLink) finish(1, { error: "no finished live set", set, plies, state });
 
-  await send("Page.navigate", { url: page.replayLink }, sessionId);
+  await send("Page.navigate", { url: page.replayLink });
   let replay = null;
   for (let i = 0; i < 200 && !replay; i++) {
     await sleep(50);

@@ -394,12 +394,14 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
             stderr_path: dir.path.join(format!("{stem}.a.stderr")),
             limits: config.limits.clone(),
             link: None,
+            time: None,
         },
         Entrant {
             spec: config.opponent.clone(),
             stderr_path: dir.path.join(format!("{stem}.b.stderr")),
             limits: Limits::default(),
             link: None,
+            time: None,
         },
     ];
     let stderr = entrants[0].stderr_path.clone();

@@ -1,8 +1,8 @@
 //! `hus replay LOG --html OUT.html`: one self-contained page (no network, inline CSS and
 //! JS) that replays the set, or the games chosen with `--game N` / `--games A-B`. The
-//! viewer's source is in `viewer.html`, `viewer.css`, `rules.js` and `viewer.js` beside
-//! this file; the set goes into the page as JSON in a `<script type="application/json">`
-//! element, with `<`, `>`, `&`, U+2028 and U+2029 escaped so that nothing in a log (a bot
+//! viewer's source is in `viewer.html`, `viewer.css`, `rules.js`, `board.js` (the board
+//! drawing, shared with `hus play --web`) and `viewer.js` beside this file; the set goes
+//! into the page as JSON in a `<script type="application/json">` element, with `<`, `>`, `&`, U+2028 and U+2029 escaped so that nothing in a log (a bot
 //! named `</script><script>...`) can end that element. The script inserts every text
 //! from the log with `textContent`.
 //!
@@ -26,8 +26,12 @@ use super::verify::{Checked, Verifier};
 use super::{Observer, Verdict};
 
 const TEMPLATE: &str = include_str!("viewer.html");
-const CSS: &str = include_str!("viewer.css");
-const RULES_JS: &str = include_str!("rules.js");
+/// The viewer's style sheet (the board's look included).
+pub const CSS: &str = include_str!("viewer.css");
+/// `HusRules`: the engine's move function ported to JavaScript.
+pub const RULES_JS: &str = include_str!("rules.js");
+/// `HusBoard`: the board drawing (SVG), on `HusRules` positions.
+pub const BOARD_JS: &str = include_str!("board.js");
 const JS: &str = include_str!("viewer.js");
 const CSS_SLOT: &str = "/*HUS-CSS*/";
 const JS_SLOT: &str = "/*HUS-JS*/";
@@ -371,7 +375,7 @@ pub fn page(
 /// The template with the style, the scripts and the data in their slots. The data goes
 /// in last, so nothing in it is ever taken for a slot.
 fn fill(json: &str) -> String {
-    let script = format!("{RULES_JS}\n{JS}");
+    let script = format!("{RULES_JS}\n{BOARD_JS}\n{JS}");
     let html = TEMPLATE
         .replacen(CSS_SLOT, CSS, 1)
         .replacen(JS_SLOT, &script, 1);
@@ -396,13 +400,13 @@ mod tests {
         assert_eq!(TEMPLATE.matches(CSS_SLOT).count(), 1);
         assert_eq!(TEMPLATE.matches(JS_SLOT).count(), 1);
         assert_eq!(TEMPLATE.matches(DATA_SLOT).count(), 1);
-        for source in [CSS, RULES_JS, JS] {
+        for source in [CSS, RULES_JS, BOARD_JS, JS] {
             assert!(!source.contains(DATA_SLOT));
             assert!(!source.to_ascii_lowercase().contains("</script"));
             assert!(!source.to_ascii_lowercase().contains("</style"));
         }
         // No network: nothing is loaded from anywhere.
-        for source in [TEMPLATE, CSS, RULES_JS, JS] {
+        for source in [TEMPLATE, CSS, RULES_JS, BOARD_JS, JS] {
             // The SVG namespace is a name, not an address that is loaded.
             let source = source.replace("http://www.w3.org/2000/svg", "");
             for word in [

@@ -13,7 +13,7 @@
 //! log, an unknown `log_version`, or bad arguments), 3 incomplete (cut short, but
 //! consistent as far as it goes).
 
-mod html;
+pub(crate) mod html;
 mod source;
 pub(crate) mod text;
 mod verify;

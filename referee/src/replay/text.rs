@@ -18,6 +18,7 @@ use super::Observer;
 /// Whether to colour the output (ANSI escapes).
 #[derive(Clone, Copy, Debug)]
 pub struct Style {
+    /// Colour with ANSI escapes.
     pub color: bool,
 }
 

@@ -1,7 +1,7 @@
 // The hus replay viewer. The set is the JSON in #hus-data (written by `hus replay
 // --html`): for each game its starting position, the pit and time of every move, and
 // the engine's last position. The boards, relays and captures are computed here with
-// HusRules (rules.js), and the last board of each game is checked against the
+// HusRules (rules.js) and drawn with HusBoard (board.js), and the last board of each game is checked against the
 // engine's: a disagreement is shown, never hidden. Every text from the log is inserted
 // with textContent, never parsed as HTML.
 //
@@ -14,18 +14,11 @@
   const data = JSON.parse(document.getElementById('hus-data').textContent);
   const W = data.rules.width;
   const clockwise = data.rules.sowing === 'clockwise';
-  const SVG = 'http://www.w3.org/2000/svg';
   const $ = (id) => document.getElementById(id);
 
   function el(tag, attrs, text) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-  function svg(tag, attrs, text) {
-    const node = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
     if (text !== undefined) node.textContent = text;
     return node;
   }
@@ -36,58 +29,8 @@
   const plural = (n, one, many) => n + ' ' + (n === 1 ? one : many);
   const ms = (x) => (x === null || x === undefined ? '' : x.toFixed(2) + ' ms');
 
-  // The pit at column `col` (0 = left, seen from player 0's seat) of a player's row:
-  // RULES.md section 2. Clockwise, player 0's front row runs 0..W-1 left to right and
-  // the back row 2W-1..W; player 1's side is the same turned half round. Anticlockwise
-  // is the mirror image.
-  function pitAt(player, front, col) {
-    const mirrored = clockwise ? player === 1 : player === 0;
-    if (front) return mirrored ? W - 1 - col : col;
-    return mirrored ? W + col : 2 * W - 1 - col;
-  }
-
-  // ---- the board, built once -------------------------------------------------------
-  const CELL = 64, R = 27, LEFT = 64, TOP = 40;
-  const rowsY = { '1back': TOP + 34, '1front': TOP + 98, '0front': TOP + 182, '0back': TOP + 246 };
-  const width = LEFT + W * CELL + 16;
-  const height = TOP + 246 + 34 + 44;
-  const board = $('board');
-  board.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
-  board.appendChild(svg('rect', { class: 'frame', x: LEFT - 8, y: TOP, width: W * CELL + 16, height: 280, rx: 18 }));
-  const sides = [
-    svg('rect', { class: 'side', 'data-side': 0, x: LEFT - 4, y: TOP + 144, width: W * CELL + 8, height: 132, rx: 14 }),
-    svg('rect', { class: 'side', 'data-side': 1, x: LEFT - 4, y: TOP + 4, width: W * CELL + 8, height: 132, rx: 14 }),
-  ];
-  sides.forEach((s) => board.appendChild(s));
-  board.appendChild(svg('line', { class: 'divider', x1: LEFT - 8, x2: LEFT + W * CELL + 8, y1: TOP + 140, y2: TOP + 140 }));
-  const names = [
-    svg('text', { class: 'name', id: 'name-0', x: LEFT + (W * CELL) / 2, y: TOP + 306 }),
-    svg('text', { class: 'name', id: 'name-1', x: LEFT + (W * CELL) / 2, y: TOP - 14 }),
-  ];
-  names.forEach((n) => board.appendChild(n));
-  // pits[player][pit] = { group, count }
-  const pits = [[], []];
-  for (const player of [1, 0]) {
-    for (const front of player === 1 ? [false, true] : [true, false]) {
-      const y = rowsY[player + (front ? 'front' : 'back')];
-      const row = front ? 'front' : 'back';
-      board.appendChild(svg('text', { class: 'rowlabel', x: LEFT - 14, y: y }, 'P' + player + ' ' + row));
-      for (let col = 0; col < W; col++) {
-        const pit = pitAt(player, front, col);
-        const x = LEFT + col * CELL + CELL / 2;
-        const group = svg('g', { class: 'pit', id: 'pit-' + player + '-' + pit });
-        group.appendChild(svg('circle', { cx: x, cy: y, r: R }));
-        const count = svg('text', {
-          class: 'count', x: x, y: y - 3,
-          'data-player': player, 'data-pit': pit, 'data-row': row, 'data-col': col,
-        });
-        group.appendChild(count);
-        group.appendChild(svg('text', { class: 'num', x: x, y: y + 20 }, String(pit)));
-        board.appendChild(group);
-        pits[player][pit] = { group: group, count: count };
-      }
-    }
-  }
+  // ---- the board, built once (board.js) -------------------------------------------
+  const board = HusBoard.create($('board'), W, clockwise);
 
   // The bot that is `player` in game `g` (expanded, or being expanded).
   function botOfIn(g, player) { return player === g.startToMove ? g.first : 1 - g.first; }
@@ -159,29 +102,12 @@
     const b = boardAt(ply);
     const mover = toMoveAt(ply);
     const over = ply === plies() && game.end !== null;
-    for (const p of [0, 1]) {
-      for (let i = 0; i < 2 * W; i++) {
-        const cell = pits[p][i];
-        cell.count.textContent = String(b[p][i]);
-        cell.group.setAttribute('class', 'pit' + (b[p][i] === 0 ? ' empty' : ''));
-      }
-      const isMover = !over && p === mover;
-      sides[p].setAttribute('class', 'side' + (isMover ? ' mover' : ''));
-      names[p].setAttribute('class', 'name' + (isMover ? ' mover' : ''));
-      names[p].textContent = 'player ' + p + ': ' + label(botOf(p)) + (isMover ? '  \u2190 to move' : '');
-    }
+    const last = ply > 0 ? game.moves[ply - 1] : null;
+    board.show(b, over ? null : mover, (p, isMover) =>
+      'player ' + p + ': ' + label(botOf(p)) + (isMover ? '  \u2190 to move' : ''), last);
     const info = $('move-info');
     if (ply > 0) {
       const m = game.moves[ply - 1];
-      const mark = (player, pit, cls) => pits[player][pit].group.classList.add(cls);
-      for (const e of m.events) {
-        if (e.kind === 'relay') mark(m.player, e.pit, 'relay');
-        if (e.kind === 'capture') {
-          mark(m.player, e.landing, 'landing');
-          for (const t of e.taken) mark(1 - m.player, t.pit, 'taken');
-        }
-      }
-      mark(m.player, m.pit, 'played');
       info.textContent = 'Ply ' + m.ply + ': ' + label(m.bot) + ', player ' + m.player +
         ', played in ' + ms(m.ms) + ' \u2014 ' + m.text + '.';
     } else {

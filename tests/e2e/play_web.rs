@@ -1,0 +1,182 @@
+//! `hus play --web`: a person plays the random mover in headless Chromium by clicking
+//! the board's pits (`play_browser.js` drives it over the DevTools pipe), the refused
+//! requests say what is wrong and change nothing, the page's result is the log's, and
+//! `hus replay` verifies the log.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+#[test]
+fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
+    if !crate::replay::browser() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args(["play", "--web", &hus_random(7), "--seed", "11", "--log-dir"])
+        .arg(tmp.path())
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus play starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("open http://").nth(1) {
+                let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let Ok(addr) = rx.recv_timeout(Duration::from_secs(120)) else {
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("output");
+        panic!(
+            "hus play --web never said where it listens: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+
+    let out = Command::new("node")
+        .arg(root().join("tests/e2e/play_browser.js"))
+        .arg(format!("http://{addr}/"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        let _ = child.kill();
+    }
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
+
+    // When the set is over hus play exits by itself (the page was sent the result).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("hus play --web did not exit after the set: {r}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let said = reader.join().expect("stdout reader");
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+    }
+    assert!(status.success(), "{status}: {said}\n{stderr}");
+
+    // What the server refused, and why; the game was not touched.
+    let refused = &r["refused"];
+    let answer = |what: &str| -> (u64, String) {
+        let a = &refused[what];
+        let body: Value = serde_json::from_str(a["body"].as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{what}: {e}: {a}"));
+        (
+            a["status"].as_u64().unwrap_or_default(),
+            body["error"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let (status, why) = answer("garbage");
+    assert_eq!(status, 400, "{why}");
+    assert!(why.starts_with("the move must be JSON"), "{why}");
+    let (status, why) = answer("illegal");
+    assert_eq!(status, 422, "{why}");
+    assert!(
+        why.contains("is not a legal move: the legal pits are"),
+        "{why}"
+    );
+    let (status, why) = answer("stale");
+    assert_eq!(status, 409, "{why}");
+    assert!(why.contains("but the referee waits on game 1 ply"), "{why}");
+    let (status, why) = answer("text_plain");
+    assert_eq!(
+        (status, why.as_str()),
+        (415, "send the move as Content-Type: application/json")
+    );
+    let (status, why) = answer("oversized");
+    assert_eq!(status, 413, "{why}");
+    assert!(why.contains("at most 1024 bytes"), "{why}");
+    let (status, why) = answer("other_tab");
+    assert_eq!(status, 409, "{why}");
+    assert!(why.starts_with("this game is open in another tab"), "{why}");
+    assert!(
+        refused["click"]
+            .as_str()
+            .is_some_and(|t| t.contains("is not a legal move")),
+        "{r}"
+    );
+    assert!(
+        refused["second_tab"]
+            .as_str()
+            .is_some_and(|t| t.contains("already open in another tab")),
+        "{r}"
+    );
+    assert_eq!(refused["unchanged"], true, "{r}");
+
+    // The log: a complete set, the person's moves are the clicks, and it verifies.
+    let log = file_ending(tmp.path(), ".jsonl");
+    let records = read_log(&log);
+    verify_log(&records);
+    let header = &records[0];
+    let person = (0..2)
+        .find(|&b| header["bots"][b]["command"] == "person")
+        .unwrap_or_else(|| panic!("no person in {header}"));
+    let moves = of_type(&records, "move");
+    let mine = moves.iter().filter(|m| m["bot"] == person).count() as u64;
+    assert_eq!(r["clicks"].as_u64(), Some(mine), "{r}");
+    assert_eq!(r["end"]["moves"].as_u64(), Some(moves.len() as u64), "{r}");
+    assert_eq!(r["end"]["you"].as_u64(), Some(mine), "{r}");
+    assert_eq!(r["end"]["check"], "ok", "{r}");
+    assert_eq!(r["end"]["check_error_hidden"], true, "{r}");
+    let end = of_type(&records, "set-end")[0];
+    let outcome = match end["winner"].as_u64() {
+        Some(w) if w as usize == person => "win",
+        Some(_) => "loss",
+        None => "draw",
+    };
+    let points = format!(
+        "{}-{}",
+        end["points"][person].as_u64().expect("points"),
+        end["points"][1 - person].as_u64().expect("points")
+    );
+    assert_eq!(r["end"]["phase"], "over", "{r}");
+    assert_eq!(r["end"]["outcome"], outcome, "{r}");
+    assert_eq!(r["end"]["points"], points.as_str(), "{r}");
+    let shown = r["end"]["result"].as_str().unwrap_or_default();
+    let words = match outcome {
+        "win" => "You won the set",
+        "loss" => "The bot won the set",
+        _ => "The set is drawn",
+    };
+    assert!(shown.starts_with(words), "{shown}");
+    assert!(
+        shown.contains(&points.replace('-', " \u{2013} ")),
+        "{shown}"
+    );
+    let out = hus(&["replay", &log.display().to_string()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains(&log.display().to_string()), "{said}");
+}
