@@ -27,17 +27,25 @@ pub struct LeagueArgs {
     /// Keep the league in this PostgreSQL database instead of the directory's SQLite
     /// file (postgres://USER@HOST:PORT/DB), so that `hus worker` processes on any number
     /// of machines play its sets. This command then plays sets too, as a worker, until
-    /// none is left (unless --no-play). See docs/deploy.md.
+    /// none is left (unless --no-play). Overrides the league file's `store` key. See
+    /// docs/deploy.md.
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
-    /// With --store: put the league in the store and return at once, leaving the sets to
-    /// the workers.
-    #[arg(long, requires = "store")]
+    /// With a PostgreSQL store (--store, or the file's `store` key): put the league in
+    /// the store and return at once, leaving the sets to the workers.
+    #[arg(long)]
     pub no_play: bool,
-    /// With --store: the lease of each set this command plays, in seconds (as `hus
-    /// worker --lease`).
-    #[arg(long, requires = "store", default_value = "30", value_name = "SECONDS")]
-    pub lease: f64,
+    /// With a PostgreSQL store: the lease of each set this command plays, in seconds
+    /// (as `hus worker --lease`; default 30).
+    #[arg(long, value_name = "SECONDS")]
+    pub lease: Option<f64>,
+}
+
+impl LeagueArgs {
+    /// Whether `--lease` was given.
+    pub fn lease_given(&self) -> bool {
+        self.lease.is_some()
+    }
 }
 
 /// The raw arguments of `hus standings`.

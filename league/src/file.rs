@@ -47,6 +47,7 @@ struct RawLeague {
     anchor: Option<Spanned<String>>,
     anchor_rating: Option<Spanned<f64>>,
     lag_cap: Option<Spanned<String>>,
+    store: Option<Spanned<String>>,
     #[serde(default)]
     bot: Vec<Spanned<RawBot>>,
     #[serde(default)]
@@ -82,6 +83,23 @@ struct RawBot {
     sandbox_ro: Vec<Spanned<String>>,
     sandbox_processes: Option<Spanned<u32>>,
     sandbox_tmp: Option<Spanned<String>>,
+}
+
+/// Checks the `store` key: a PostgreSQL connection URL. The message never repeats the
+/// value (it may hold a password).
+fn check_store_url(url: &str) -> std::result::Result<String, String> {
+    use std::str::FromStr;
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(
+            "store: must be a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB); without \
+             the key, the league is kept in its directory's SQLite file"
+                .to_string(),
+        );
+    }
+    postgres::Config::from_str(url).map_err(|e| {
+        format!("store: not a valid PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB): {e}")
+    })?;
+    Ok(url.to_string())
 }
 
 /// Who plays whom in each round.
@@ -209,6 +227,9 @@ pub struct LeagueConfig {
     pub teams: Vec<TeamConfig>,
     /// The line of each top-level key the file sets, for messages about it later.
     pub lines: BTreeMap<&'static str, usize>,
+    /// The league's PostgreSQL store (`store = "postgres://..."`), used by `hus league`
+    /// when no `--store` is given; `None`: the SQLite store of the league's directory.
+    pub store: Option<String>,
 }
 
 impl LeagueConfig {
@@ -346,6 +367,14 @@ impl LeagueConfig {
                     path: p,
                     book,
                 })
+            }
+            None => None,
+        };
+
+        let store = match &raw.store {
+            Some(s) => {
+                line_of("store", s.span());
+                Some(check_store_url(s.get_ref()).map_err(|e| file.error(Some(s.span()), e))?)
             }
             None => None,
         };
@@ -572,6 +601,7 @@ impl LeagueConfig {
             bots,
             teams,
             lines,
+            store,
         })
     }
 

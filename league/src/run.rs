@@ -76,8 +76,16 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
             ),
         });
     }
-    if let Some(url) = &args.store {
+    // The store: --store, else the file's `store` key, else the directory's SQLite file.
+    if let Some(url) = args.store.as_ref().or(config.store.as_ref()) {
         return crate::worker::run_league_on_store(args, &config, url);
+    }
+    if args.no_play || args.lease_given() {
+        return Err(Error::Usage(format!(
+            "--no-play and --lease need a PostgreSQL store (--store URL, or a store key in {}); \
+             a league in its directory is played by this command alone",
+            config.path.display()
+        )));
     }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(LOGS_DIR);
@@ -450,10 +458,7 @@ async fn play_pending(
     let mut tasks: JoinSet<(ClaimedSet, Ending)> = JoinSet::new();
     // Declared after `tasks`, so dropped before it: whatever way this function is left,
     // the sets still running are stopped (their bots killed) before it returns.
-    let mut threads = SetThreads {
-        stop: stop_tx.clone(),
-        running: Vec::new(),
-    };
+    let mut threads = SetThreads::new(stop_tx.clone());
     let signal = referee::stop_signal();
     tokio::pin!(signal);
     let mut stopped: Option<&'static str> = None;
@@ -525,16 +530,27 @@ async fn play_pending(
 /// wake-up of another thread in between, and the sets of a league are independent
 /// threads that the kernel spreads over the cores. On a multi-threaded runtime, the
 /// sets shared its worker threads and a ply crossed threads (docs/league.md, Speed).
-struct SetThreads {
+/// `hus worker` plays its sets the same way (league/src/worker.rs).
+pub(crate) struct SetThreads {
     stop: watch::Sender<Option<&'static str>>,
     running: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl SetThreads {
+    /// No set yet; when dropped with sets still running, a stop is sent on `stop`
+    /// (their sets must listen to it, or be stopped otherwise) and their threads are
+    /// waited for.
+    pub(crate) fn new(stop: watch::Sender<Option<&'static str>>) -> SetThreads {
+        SetThreads {
+            stop,
+            running: Vec::new(),
+        }
+    }
+
     /// Starts `set` on a new thread; the returned future ends with its ending. A set
     /// whose thread cannot start, or ends without an ending, has failed (and is put
     /// back into the queue like any interrupted set).
-    fn start(
+    pub(crate) fn start(
         &mut self,
         set: ClaimedSet,
         shared: Arc<Shared>,

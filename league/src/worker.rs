@@ -4,7 +4,8 @@
 //! export` writes the kept logs out.
 //!
 //! A worker claims a set with a lease (see `store::pg`), plays it through
-//! `referee::play_set` exactly as `hus league` does (the same `play_claimed`), renews
+//! `referee::play_set` exactly as `hus league` does (the same `play_claimed`, each set
+//! on a thread of its own with a single-threaded runtime: `run::SetThreads`), renews
 //! its leases every quarter of their length, and sends the result with the whole log
 //! (gzip) in one transaction. A set whose lease it lost (it was silent for a lease, and
 //! another worker took the set) is dropped, its bots killed. A bot it cannot start:
@@ -24,8 +25,8 @@ use tokio::task::{block_in_place, AbortHandle, JoinSet};
 use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
-use crate::run::{play_claimed, print, read_standings, settle_settings, sync_with_file};
-use crate::run::{Ending, Shared};
+use crate::run::{print, read_standings, settle_settings, sync_with_file};
+use crate::run::{Ending, SetThreads, Shared};
 use crate::standings::OutputFormat;
 use crate::store::{ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError};
 
@@ -33,9 +34,19 @@ use crate::store::{ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, Stor
 const LEAGUE_TEXT: &str = "league_text";
 const LEAGUE_PATH: &str = "league_path";
 
+/// The lease of `hus league --store` without `--lease`, in seconds.
+const DEFAULT_LEASE_S: f64 = 30.0;
+
 /// Backoff bounds while the store is unreachable.
 const BACKOFF_MIN: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// The first wait of a worker that found no set to claim; it doubles at each empty
+/// claim up to a quarter of a lease (at most 1 s), and starts again at a claim. Short,
+/// because at the end of a league the last sets are in play elsewhere and a worker
+/// with `--until-done` waits for them to finish (to play them again if their worker
+/// dies); a fixed 1 s poll there added up to 1 s to every league's end.
+const IDLE_MIN: Duration = Duration::from_millis(20);
 
 /// How a worker runs.
 struct Plan {
@@ -64,7 +75,7 @@ pub(crate) fn run_league_on_store(
     config: &LeagueConfig,
     url: &str,
 ) -> Result<ExitCode> {
-    let lease = lease_of(args.lease)?;
+    let lease = lease_of(args.lease.unwrap_or(DEFAULT_LEASE_S))?;
     let text = std::fs::read_to_string(&config.path).map_err(|source| Error::ReadFile {
         path: config.path.clone(),
         source,
@@ -196,10 +207,20 @@ fn league_from_store(store: &PgStore) -> Result<LeagueConfig> {
     LeagueConfig::parse(Path::new(path), text)
 }
 
-/// A set being played here.
+/// A set being played here, on a thread of its own (`SetThreads`). Dropping it (its
+/// lease lost, the worker stopping or failing) stops the set: its bots are killed and
+/// its log ends with `aborted`.
 struct Held {
     set: ClaimedSet,
     abort: AbortHandle,
+    stop: watch::Sender<Option<&'static str>>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.abort.abort();
+        let _ = self.stop.send(Some("the worker gave the set up"));
+    }
 }
 
 /// A finished set's result waiting to reach the store.
@@ -348,8 +369,12 @@ async fn work_loop(
         }
     };
     let mut shared = Arc::new(Shared::new(&config, scratch.to_path_buf(), nice));
-    let (_stop_tx, stop_rx) = watch::channel(None::<&'static str>);
+    // Each set listens to its own stop (`Held`); this one only serves `SetThreads`.
+    let (all_tx, _all_rx) = watch::channel(None::<&'static str>);
     let mut tasks: JoinSet<(SetId, Ending)> = JoinSet::new();
+    // Declared before `held`, so dropped after it: whatever way this function is left,
+    // the sets still held are stopped, then their threads are waited for.
+    let mut threads = SetThreads::new(all_tx);
     let mut held: HashMap<SetId, Held> = HashMap::new();
     let mut unsent: VecDeque<Unsent> = VecDeque::new();
     let mut skip: Vec<String> = Vec::new();
@@ -359,6 +384,7 @@ async fn work_loop(
     let renew_every = plan.lease / 4;
     let mut next_renewal = Instant::now();
     let idle_poll = (plan.lease / 4).min(Duration::from_secs(1));
+    let mut idle = IDLE_MIN.min(idle_poll);
 
     loop {
         // Results first: they free the sets.
@@ -416,6 +442,7 @@ async fn work_loop(
                 claimed_none = got.is_some();
                 break;
             };
+            idle = IDLE_MIN.min(idle_poll);
             // A bot added to the league since this worker read the file.
             if [&set.key.a, &set.key.b]
                 .iter()
@@ -426,15 +453,13 @@ async fn work_loop(
                     shared = Arc::new(Shared::new(&config, scratch.to_path_buf(), nice));
                 }
             }
-            let task_shared = shared.clone();
-            let mut stop = stop_rx.clone();
-            let task_set = set.clone();
+            let (stop, stop_rx) = watch::channel(None::<&'static str>);
+            let playing = threads.start(set.clone(), shared.clone(), stop_rx);
             let abort = tasks.spawn(async move {
-                let id = task_set.id;
-                let ending = play_claimed(&task_set, &task_shared, &mut stop, None).await;
-                (id, ending)
+                let (set, ending) = playing.await;
+                (set.id, ending)
             });
-            held.insert(set.id, Held { set, abort });
+            held.insert(set.id, Held { set, abort, stop });
         }
         if held.is_empty() && unsent.is_empty() {
             if stopped.is_some() {
@@ -449,12 +474,18 @@ async fn work_loop(
                 }
             }
         }
-        let wait = if unsent.is_empty() {
+        let wait = if !unsent.is_empty() {
+            BACKOFF_MIN
+        } else if claimed_none {
+            let wait = idle;
+            idle = (idle * 2).min(idle_poll);
+            next_renewal
+                .saturating_duration_since(Instant::now())
+                .min(wait)
+        } else {
             next_renewal
                 .saturating_duration_since(Instant::now())
                 .min(idle_poll)
-        } else {
-            BACKOFF_MIN
         };
         tokio::select! {
                     name = &mut signal, if stopped.is_none() => {
@@ -490,7 +521,7 @@ async fn work_loop(
                                     .iter()
                                     .map(|s| scratch.join(format!("{stem}.{s}")))
                                     .collect();
-                                unsent.push_back(Unsent { set: h.set, outcome, log, files });
+                                unsent.push_back(Unsent { set: h.set.clone(), outcome, log, files });
                             }
                             Ending::CannotStart(e) => {
                                 // The bots whose program is not found here; when both are

@@ -147,7 +147,7 @@ fn unknown_key_is_named_with_its_line() {
         d.error(&format!("games = 3\nconcurency = 2\n{TWO_BOTS}")),
         "L.toml line 2: unknown field `concurency`, expected one of `rules`, `width`, `games`, \
          `move_time`, `clock`, `ready_time`, `format`, `challengers`, `rounds`, `concurrency`, \
-         `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `bot`, `team`"
+         `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `store`, `bot`, `team`"
     );
     assert_eq!(
         d.error(&format!("{TWO_BOTS}colour = \"red\"\n")),
@@ -379,5 +379,38 @@ fn a_remote_bot_has_a_token_hash_and_no_process() {
     assert_eq!(
         d.error(&format!("lag_cap = \"6s\"\n{TWO_BOTS}")),
         "L.toml line 1: lag_cap: at most 5000 ms, not 6000 ms"
+    );
+}
+
+/// `store` names the league's PostgreSQL store; anything but a postgres:// URL is
+/// refused with the key and its line, and the message never repeats the value (it may
+/// hold a password).
+#[test]
+fn the_store_key_takes_a_postgres_url_and_never_echoes_it() {
+    let d = Dir::new();
+    let c = d.parse(TWO_BOTS).expect("valid");
+    assert_eq!(c.store, None);
+    let url = "postgres://hus:s3cret@db.example:5432/league1";
+    let c = d
+        .parse(&format!("games = 3\nstore = \"{url}\"\n{TWO_BOTS}"))
+        .expect("valid");
+    assert_eq!(c.store.as_deref(), Some(url));
+    assert_eq!(c.place("store"), format!("{} line 2", d.path().display()));
+    assert_eq!(
+        d.error(&format!("store = \"mysql://hus:s3cret@db/x\"\n{TWO_BOTS}")),
+        "L.toml line 1: store: must be a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB); \
+         without the key, the league is kept in its directory's SQLite file"
+    );
+    let bad_port = d.error(&format!(
+        "store = \"postgres://hus:s3cret@db:port/x\"\n{TWO_BOTS}"
+    ));
+    assert!(
+        bad_port.starts_with("L.toml line 1: store: not a valid PostgreSQL URL"),
+        "{bad_port}"
+    );
+    assert!(!bad_port.contains("s3cret"), "{bad_port}");
+    assert_eq!(
+        d.error(&format!("store = 5\n{TWO_BOTS}")),
+        "L.toml line 1: store: invalid type: integer `5`, expected a string"
     );
 }

@@ -26,14 +26,17 @@ fn an_expired_lease_is_claimed_again_and_the_late_result_is_a_duplicate() {
     let (mut one, url) = store_with_sets("one");
     let mut two = PgStore::connect(&url).expect("connect");
     two.set_name("two");
-    let lease = Duration::from_millis(300);
-    let held = one.claim(lease, &[]).expect("claim").expect("a set");
+    // While the lease holds (a long one: a stall of the machine between the two
+    // claims must not let it expire), the other worker gets the next set, not this one.
+    let long = Duration::from_secs(60);
+    let held = one.claim(long, &[]).expect("claim").expect("a set");
     assert_eq!(held.attempts, 1);
-    // While the lease holds, the other worker gets the next set, not this one.
-    let other = two.claim(lease, &[]).expect("claim").expect("a set");
+    let other = two.claim(long, &[]).expect("claim").expect("a set");
     assert_ne!(other.id, held.id);
+    // A renewal sets the lease from now: a short one, which then runs out after two
+    // of its lengths without renewal (the database's clock).
+    let lease = Duration::from_millis(300);
     assert!(one.renew(held.id, 1, lease).expect("renew"));
-    // The lease runs out: two lease lengths without renewal (the database's clock).
     std::thread::sleep(lease * 2);
     let again = two
         .claim(lease, &[])

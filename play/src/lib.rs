@@ -143,18 +143,24 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
     let stop = referee::stop_signal();
     tokio::pin!(stop);
     let mut ui_end = None;
+    let mut open_seat = None;
     let outcome = loop {
         tokio::select! {
             result = &mut set => break Ok(result),
             signal = &mut stop => break Err(format!("stopped by {signal}")),
             end = &mut ui, if ui_end.is_none() => match end {
-                Ok(UiEnd::Quit(why)) => break Err(why),
+                Ok((UiEnd::Quit(why), seat)) => {
+                    open_seat = seat;
+                    break Err(why);
+                }
                 other => ui_end = Some(other),
             },
         }
     };
-    // Dropping the set's future drops the bot's process: its process group is killed.
+    // Dropping the set's future drops the bot's process (its process group is killed),
+    // and only then the person's seat: closed first, it would be a disconnect.
     drop(set);
+    drop(open_seat);
     let result = match outcome {
         Ok(result) => result,
         Err(reason) => {

@@ -83,12 +83,14 @@ struct State {
 
 impl<W: Write> Terminal<W> {
     /// Plays the person's side: each link the referee opens for the seat, in turn,
-    /// until `bye`, the end of the input, or no more links.
+    /// until `bye`, the end of the input, or no more links. When the person stops the
+    /// set, the seat's end comes back still open: the caller drops it only after the
+    /// set (a seat closed first would be a disconnect, a crash in the log).
     pub async fn run(
         &mut self,
         mut ends: mpsc::UnboundedReceiver<SeatEnd>,
         input: &mut mpsc::UnboundedReceiver<InputLine>,
-    ) -> UiEnd {
+    ) -> (UiEnd, Option<SeatEnd>) {
         let mut state = State {
             rules: None,
             me: Player::Zero,
@@ -98,13 +100,14 @@ impl<W: Write> Terminal<W> {
         };
         while let Some(mut end) = ends.recv().await {
             match self.serve(&mut end, &mut state, input).await {
-                Some(done) => return done,
+                Some(UiEnd::Quit(why)) => return (UiEnd::Quit(why), Some(end)),
+                Some(done) => return (done, None),
                 None => self.say(
-                    "hus play: the referee closed your seat after a fault; you sit down again for the next game",
+                    "hus play: the referee closed your seat after a fault (you sit down again if there is a next game)",
                 ),
             }
         }
-        UiEnd::Closed
+        (UiEnd::Closed, None)
     }
 
     /// One link, until the referee closes it (`None`) or the set ends.
@@ -125,13 +128,15 @@ impl<W: Write> Terminal<W> {
             match message {
                 RefereeMessage::Hello(h) => {
                     state.rules = rules_of(&h.rules);
-                    let rules = h.rules.width;
+                    let rules = match state.rules {
+                        Some(r) => format!("{} rules at width {}", r.preset().name(), r.width()),
+                        None => "rules this hus cannot draw".to_string(),
+                    };
                     self.say(&format!(
-                        "hus play: {} against {}, {} of {:?} rules at width {rules}; you have {}",
+                        "hus play: {} against {}, {} of {rules}; you have {}",
                         self.name,
                         self.bot,
                         plural(h.games, "game", "games"),
-                        h.rules.preset,
                         time_words(&h.time),
                     ));
                     self.say("type a pit number and Enter to move; q to stop (Ctrl-C and Ctrl-D stop too)");
@@ -164,8 +169,22 @@ impl<W: Write> Terminal<W> {
                 }
                 RefereeMessage::Turn(t) => {
                     self.catch_up(state, t.ply, t.last, &t.you, &t.opponent);
-                    let Some(pit) = self.ask(state, &t.legal, input).await else {
-                        return Some(UiEnd::Quit(self.quit_reason(input)));
+                    // The referee says nothing while it waits for the move: a line or
+                    // the end of the link now means the seat was closed (out of time).
+                    let asked = tokio::select! {
+                        answer = self.ask(state, &t.legal, t.time_ms, input) => answer,
+                        _ = end.next() => {
+                            self.say("");
+                            self.say(&format!(
+                                "hus play: no move within {}: the game is lost by time-out",
+                                ms_words(t.time_ms)
+                            ));
+                            return None;
+                        }
+                    };
+                    let Some(pit) = asked else {
+                        self.say("");
+                        return Some(UiEnd::Quit("stopped by the end of the input".into()));
                     };
                     let Some(pit) = pit else {
                         return Some(UiEnd::Quit("stopped by the person (q)".into()));
@@ -296,6 +315,7 @@ impl<W: Write> Terminal<W> {
         &mut self,
         state: &State,
         legal: &[u32],
+        time_ms: u64,
         input: &mut mpsc::UnboundedReceiver<InputLine>,
     ) -> Option<Option<u32>> {
         let list = legal
@@ -306,8 +326,13 @@ impl<W: Write> Terminal<W> {
         if state.plies == 0 {
             self.board(state, &Marks::default(), false);
         }
+        let limit = if time_ms >= NO_LIMIT.as_millis() as u64 {
+            String::new()
+        } else {
+            format!(" within {}", ms_words(time_ms))
+        };
         loop {
-            self.prompt(&format!("your move (pits {list}): "));
+            self.prompt(&format!("your move{limit} (pits {list}): "));
             let line = input.recv().await.flatten()?;
             let text = line.trim();
             if text.is_empty() {
@@ -344,12 +369,6 @@ impl<W: Write> Terminal<W> {
             };
             self.say(&format!("{why}: type one of {list}"));
         }
-    }
-
-    /// Why the input ended, for the log: the end of the input.
-    fn quit_reason(&mut self, _input: &mut mpsc::UnboundedReceiver<InputLine>) -> String {
-        self.say("");
-        "stopped by the end of the input".to_string()
     }
 
     fn board(&mut self, state: &State, marks: &Marks, over: bool) {
@@ -420,6 +439,17 @@ fn time_words(t: &TimeControl) -> String {
             format!("a clock of {base_ms} ms + {increment_ms} ms a move")
         }
         TimeControl::Unknown => "an unknown time control".to_string(),
+    }
+}
+
+/// `500 ms`, `2 s`, `2.5 s`.
+fn ms_words(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms / 1000 * 1000 == ms {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
     }
 }
 

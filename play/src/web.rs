@@ -282,14 +282,20 @@ fn hear(v: &mut View, message: RefereeMessage) {
             });
             v.games = h.games;
             v.time = match h.time {
+                // The person's own time: `NO_LIMIT` unless `--my-time`.
+                protocol::TimeControl::PerMove { move_ms, .. }
+                    if u128::from(move_ms) >= crate::NO_LIMIT.as_millis() =>
+                {
+                    "no time limit for you".into()
+                }
                 protocol::TimeControl::PerMove { move_ms, .. } => {
-                    format!("{move_ms} ms per move")
+                    format!("your time: {move_ms} ms per move")
                 }
                 protocol::TimeControl::Clock {
                     base_ms,
                     increment_ms,
                     ..
-                } => format!("clock {base_ms} ms + {increment_ms} ms per move"),
+                } => format!("your clock: {base_ms} ms + {increment_ms} ms per move"),
                 protocol::TimeControl::Unknown => "unknown time control".into(),
             };
             if v.phase == "starting" || v.phase.is_empty() {
@@ -1033,6 +1039,34 @@ mod tests {
         // The person's own move ended it: nothing is added.
         hear(&mut v, result(3, 7));
         assert_eq!(moves(&v), [("you", 4), ("bot", 9), ("you", 7)]);
+    }
+
+    #[test]
+    fn the_page_is_served_only_on_loopback() {
+        assert_eq!(
+            listen_address(None).expect("default"),
+            SocketAddr::from(([127, 0, 0, 1], 0))
+        );
+        assert_eq!(
+            listen_address(Some("[::1]:8080")).expect("loopback").port(),
+            8080
+        );
+        let refused = listen_address(Some("0.0.0.0:8080")).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "--listen 0.0.0.0:8080: the page has no password, so it is served only on a \
+             loopback address (127.0.0.1 or [::1])"
+        );
+        let bad = listen_address(Some("localhost")).unwrap_err();
+        assert!(
+            bad.to_string()
+                .starts_with("invalid --listen \"localhost\""),
+            "{bad}"
+        );
+        assert_eq!(
+            hosts(SocketAddr::from(([127, 0, 0, 1], 4000))),
+            BTreeSet::from(["127.0.0.1:4000".to_string(), "localhost:4000".to_string()])
+        );
     }
 
     #[test]

@@ -353,6 +353,66 @@ mod tests {
         );
     }
 
+    /// A seat with a time control of its own (the person's seat of `hus play`) plays on
+    /// it, the other on the set's: a bot taking 1 s a move is in time on its own 10 s,
+    /// out of time on the set's 100 ms; the header records the seat's own.
+    #[tokio::test(start_paused = true)]
+    async fn a_seat_with_its_own_time_plays_on_it_and_the_header_says_so() {
+        let set = config(1, TimeControl::PerMove(Duration::from_millis(100)));
+        let slow = || {
+            plan(
+                vec![Behaviour::Slow(Duration::from_secs(1))],
+                None,
+                Duration::ZERO,
+            )
+        };
+        let fast = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+        let mut own = entrant(slow());
+        own.time = Some(TimeControl::PerMove(Duration::from_secs(10)));
+        let mut sink = Collect::default();
+        play_set(
+            &set,
+            [own, entrant(fast())].map(crate::set::Lineup::from),
+            "hus test",
+            &mut sink,
+        )
+        .await
+        .expect("the set is played");
+        let records = sink.0;
+        assert_eq!(faults(&records), []);
+        let Some(Record::Header(header)) = records.first() else {
+            panic!("no header: {records:?}");
+        };
+        assert_eq!(
+            header.bots.each_ref().map(|b| b.time),
+            [
+                Some(protocol::TimeControl::PerMove {
+                    move_ms: 10_000,
+                    ready_ms: 5_000
+                }),
+                None
+            ]
+        );
+        let slow_moves: Vec<f64> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Move(m) if m.bot == 0 => Some(m.ms),
+                _ => None,
+            })
+            .collect();
+        assert!(!slow_moves.is_empty());
+        assert!(slow_moves.iter().all(|&ms| ms == 1000.0), "{slow_moves:?}");
+
+        // The same bot on the set's time is out of time at its first move.
+        let records = play(&set, slow(), fast()).await;
+        let f = faults(&records);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].1, f[0].2.as_str(), f[0].3.as_str()),
+            (0, "time-out", "no move within 100 ms")
+        );
+    }
+
     /// On a clock, the credit comes off the time charged: a bot that takes 1000 ms a
     /// move on a 1500 ms clock, credited 400 ms a move, is charged 600 ms: it has 900
     /// ms left after its first move, 300 after its second, and its third (due within

@@ -1,24 +1,34 @@
 #!/usr/bin/env python3
 """Benchmarks of `hus worker` on PostgreSQL (not tests: figures for docs/deploy.md).
 
-    python3 tests/bench/workers_bench.py [--runs R] [--bots N] [--games G] [--sets-store S]
+    python3 tests/bench/workers_bench.py [--runs R] [--bots N] [--rounds K] [--games G]
+                                         [--concurrency C] [--sets-store S] [--no-build]
+                                         [--workers 1,2,4] [--no-throughput | --no-store-cost]
 
 Builds the release binaries (hus, alphabeta-bot, the league crate's store_cost
 example), makes a throw-away PostgreSQL cluster (Debian's binaries, run as `nobody`
-when this runs as root, on a free port in a temporary directory; stopped at the end),
-then:
+when this runs as root, on a free port in a temporary directory; the default
+durability settings, fsync and synchronous_commit on; stopped at the end), then:
 
 throughput: a league of instant bots (`alphabeta-bot --first-legal`, as the league
-    bench uses; N bots, default 8, round-robin, 1 round, G games per set, default 10:
-    28 sets, 280 games) is put in a fresh database (`hus league --store --no-play`)
-    and played by 1, 2 and 4 `hus worker --until-done` processes (concurrency 1 each),
-    in turn, R times (default 3). Reports the median sets/s and games/s (wall time from
-    the first worker's start to the last one's exit) and the ratios to 1 worker, with
-    the CPU seconds of the workers (and their bots) and of the database server.
+    bench uses; N bots, default 8, round-robin, K rounds, default 6, G games per set,
+    default 10: 168 sets, 1680 games) is put in a fresh database (`hus league --store
+    --no-play`) and played by 1, 2 and 4 `hus worker --until-done` processes
+    (`--concurrency C` each, default 1), in turn, R times (default 3). What it
+    measures: the wall time from the first worker's start to the last one's exit, so
+    it includes each worker's start-up (connecting, reading the league from the store)
+    and the end of the league (a worker with nothing left waits for the sets still in
+    play elsewhere); with the default size those are under 0.2 s of about 10 s. Reports
+    the median sets/s and games/s and the ratios to 1 worker, the CPU seconds per set
+    of the workers (with their bots) and of the database server, the cores they kept
+    busy (CPU seconds over wall seconds), and the load average before the runs. Each
+    run prints a JSON line on stderr with every worker's own wall time and sets.
 
 store cost: what the store does per finished set without any game (league example
     store_cost: claim, heartbeat, renewal, result with a real compressed log), S sets
-    (default 2000) by 1 and by 4 connections at once: results per second, median and
+    (default 2000) by 1 and by 4 connections at once, with synchronous_commit on (the
+    default: a commit waits for its WAL flush) and off (a crash of the database may
+    lose the last few hundred milliseconds of commits): results per second, median and
     90th percentile ms per set; and the database server's CPU milliseconds per set
     (from /proc), whence how many worker cores one PostgreSQL core can feed.
 """
@@ -123,10 +133,10 @@ class Cluster:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def league_file(path, bots, games):
+def league_file(path, bots, rounds, games):
     with open(path, "w") as f:
         f.write(f'rules = "hus"\nwidth = 8\ngames = {games}\nmove_time = "1s"\n'
-                f'rounds = 1\nseed = 1\nconcurrency = 1\n')
+                f'rounds = {rounds}\nseed = 1\nconcurrency = 1\n')
         for i in range(bots):
             f.write(f'\n[[bot]]\nname = "b{i}"\ncommand = "{ALPHABETA} --first-legal"\n')
 
@@ -136,52 +146,88 @@ def children_cpu():
     return r.children_user + r.children_system
 
 
-def throughput(cluster, workers, bots, games, n, tmp):
+def throughput(cluster, workers, a, n, tmp):
     url = cluster.create(f"w{workers}_{n}")
     path = os.path.join(tmp, f"L{workers}_{n}.toml")
-    league_file(path, bots, games)
+    league_file(path, a.bots, a.rounds, a.games)
     subprocess.run([HUS, "league", path, "--store", url, "--no-play", "--quiet"], check=True)
     cpu0, srv0 = children_cpu(), cluster.cpu_s()
     start = time.monotonic()
     procs = [subprocess.Popen([HUS, "worker", "--store", url, "--until-done", "--quiet",
-                               "--name", f"w{i}"]) for i in range(workers)]
-    for p in procs:
-        if p.wait() != 0:
-            sys.exit(f"a worker failed: {p.returncode}")
+                               "--concurrency", str(a.concurrency), "--name", f"w{i}"])
+             for i in range(workers)]
+    own = {}
+    pending = set(range(workers))
+    while pending:
+        for i in list(pending):
+            if procs[i].poll() is not None:
+                if procs[i].returncode != 0:
+                    sys.exit(f"a worker failed: {procs[i].returncode}")
+                own[f"w{i}"] = round(time.monotonic() - start, 3)
+                pending.discard(i)
+        time.sleep(0.005)
     wall = time.monotonic() - start
-    sets = bots * (bots - 1) // 2
-    return {"workers": workers, "wall_s": wall, "sets_per_s": sets / wall,
-            "games_per_s": sets * games / wall, "worker_cpu_s": children_cpu() - cpu0,
-            "server_cpu_s": cluster.cpu_s() - srv0, "sets": sets}
+    worker_cpu, server_cpu = children_cpu() - cpu0, cluster.cpu_s() - srv0
+    listed = json.loads(subprocess.run([HUS, "workers", "--store", url, "--format", "json"],
+                                       check=True, capture_output=True, text=True).stdout)
+    per = {w["name"]: {"exit_s": own.get(w["name"]), "sets": w["sets_finished"],
+                       "duplicates": w["duplicates"]} for w in listed}
+    sets = a.rounds * a.bots * (a.bots - 1) // 2
+    if sum(w["sets"] for w in per.values()) != sets:
+        sys.exit(f"the workers finished {per}, not {sets} sets")
+    return {"workers": workers, "wall_s": round(wall, 3), "sets_per_s": sets / wall,
+            "games_per_s": sets * a.games / wall, "worker_cpu_s": worker_cpu,
+            "server_cpu_s": server_cpu, "cores_busy": (worker_cpu + server_cpu) / wall,
+            "sets": sets, "per_worker": per}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--bots", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--games", type=int, default=10)
+    ap.add_argument("--concurrency", type=int, default=1)
     ap.add_argument("--sets-store", type=int, default=2000)
+    ap.add_argument("--workers", default="1,2,4")
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--no-store-cost", action="store_true")
+    ap.add_argument("--no-throughput", action="store_true")
     a = ap.parse_args()
-    build()
+    if not a.no_build:
+        build()
+    counts = [int(w) for w in a.workers.split(",")]
+    print(f"load average before: {' '.join(open('/proc/loadavg').read().split()[:3])}; "
+          f"{os.cpu_count()} cores")
     cluster = Cluster()
     tmp = tempfile.mkdtemp()
     try:
-        runs = {1: [], 2: [], 4: []}
-        for n in range(a.runs):
-            for w in (1, 2, 4):
-                r = throughput(cluster, w, a.bots, a.games, n, tmp)
+        runs = {w: [] for w in counts}
+        for n in range(0 if a.no_throughput else a.runs):
+            for w in counts:
+                r = throughput(cluster, w, a, n, tmp)
                 runs[w].append(r)
                 print(json.dumps(r), file=sys.stderr)
-        base = statistics.median(r["sets_per_s"] for r in runs[1])
-        print(f"throughput ({a.bots} bots, {a.bots * (a.bots - 1) // 2} sets of {a.games} games, "
-              f"instant bots, median of {a.runs}):")
+        sets = a.rounds * a.bots * (a.bots - 1) // 2
+        if a.no_throughput:
+            runs = {}
+        else:
+            base = statistics.median(r["sets_per_s"] for r in runs[counts[0]])
+            print(f"throughput ({a.bots} bots, {a.rounds} round(s): {sets} sets of {a.games} "
+                  f"games, instant bots, worker concurrency {a.concurrency}, median of "
+                  f"{a.runs}):")
         for w, rs in runs.items():
             sps = statistics.median(r["sets_per_s"] for r in rs)
             print(f"  {w} worker(s): {sps:.2f} sets/s, "
                   f"{statistics.median(r['games_per_s'] for r in rs):.1f} games/s, "
-                  f"x{sps / base:.2f} of 1 worker; CPU s per set: workers "
-                  f"{statistics.median(r['worker_cpu_s'] / r['sets'] for r in rs):.3f}, "
-                  f"server {statistics.median(r['server_cpu_s'] / r['sets'] for r in rs):.4f}")
+                  f"x{sps / base:.2f} of {counts[0]} worker(s), wall "
+                  f"{statistics.median(r['wall_s'] for r in rs):.2f} s; CPU s per set: workers "
+                  f"{statistics.median(r['worker_cpu_s'] / r['sets'] for r in rs):.4f}, "
+                  f"server {statistics.median(r['server_cpu_s'] / r['sets'] for r in rs):.4f}; "
+                  f"cores busy {statistics.median(r['cores_busy'] for r in rs):.2f}")
+        print(f"load average after: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+        if a.no_store_cost:
+            return
         # The store alone.
         logs = os.path.join(tmp, "match-logs")
         subprocess.run([HUS, "match", f"{ALPHABETA} --depth 2", f"{ALPHABETA} --first-legal",
@@ -190,16 +236,22 @@ def main():
         log = [os.path.join(logs, f) for f in os.listdir(logs) if f.endswith(".jsonl")][0]
         print(f"store cost per finished set (claim, heartbeat, renewal, result with a "
               f"{os.path.getsize(log)}-byte log of 7 games, {a.sets_store} sets):")
-        for threads in (1, 4):
-            url = cluster.create(f"cost{threads}")
-            srv0 = cluster.cpu_s()
-            out = subprocess.run([STORE_COST, url, log, str(a.sets_store), str(threads)],
-                                 check=True, capture_output=True, text=True).stdout
-            r = json.loads(out)
-            srv = (cluster.cpu_s() - srv0) / r["sets"] * 1000
-            print(f"  {threads} connection(s): {r['results_per_s']:.0f} results/s, "
-                  f"median {r['median_ms']:.2f} ms, p90 {r['p90_ms']:.2f} ms per set; "
-                  f"server CPU {srv:.2f} ms per set")
+        for sync in ("on", "off"):
+            for threads in (1, 4):
+                db = f"cost{threads}_{sync}"
+                url = cluster.create(db)
+                subprocess.run([os.path.join(cluster.bin, "psql"), "-X", "-q", "-d", url, "-c",
+                                f"ALTER DATABASE {db} SET synchronous_commit = {sync}"],
+                               check=True)
+                srv0 = cluster.cpu_s()
+                out = subprocess.run([STORE_COST, url, log, str(a.sets_store), str(threads)],
+                                     check=True, capture_output=True, text=True).stdout
+                r = json.loads(out)
+                srv = (cluster.cpu_s() - srv0) / r["sets"] * 1000
+                print(f"  synchronous_commit {sync}, {threads} connection(s): "
+                      f"{r['results_per_s']:.0f} results/s, "
+                      f"median {r['median_ms']:.2f} ms, p90 {r['p90_ms']:.2f} ms per set; "
+                      f"server CPU {srv:.2f} ms per set", flush=True)
     finally:
         cluster.stop()
         shutil.rmtree(tmp, ignore_errors=True)

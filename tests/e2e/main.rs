@@ -30,6 +30,8 @@ mod openings;
 /// A real PostgreSQL server for the worker tests (shared with the league crate's tests).
 #[path = "../support/pg.rs"]
 mod pg;
+/// `hus play` through a pseudo-terminal: whole games typed, bad input, Ctrl-D, Ctrl-C.
+mod play;
 /// `hus play --web`: a whole game by clicks in Chromium, refused requests, the log.
 mod play_web;
 /// Remote bots: `hus connect`, raw TCP, refused logins, disconnects (the bot port in-process).

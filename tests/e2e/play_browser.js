@@ -90,6 +90,7 @@ async function main() {
     points: document.body.dataset.points || null, check: document.body.dataset.check || null,
     result: document.getElementById('set-result').textContent, status: document.getElementById('status').textContent,
     moves: document.querySelectorAll('#moves li').length,
+    games: document.querySelectorAll('#end-info .game-result').length,
     you: document.querySelectorAll('#moves li.you').length,
     check_error_hidden: document.getElementById('check-error').hidden,
     check_error: document.getElementById('check-error').textContent })`);

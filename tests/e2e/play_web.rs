@@ -1,4 +1,4 @@
-//! `hus play --web`: a person plays the random mover in headless Chromium by clicking
+//! `hus play --web`: a person plays the random mover (two games) in headless Chromium by clicking
 //! the board's pits (`play_browser.js` drives it over the DevTools pipe), the refused
 //! requests say what is wrong and change nothing, the page's result is the log's, and
 //! `hus replay` verifies the log.
@@ -18,7 +18,16 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
     }
     let tmp = tempfile::tempdir().expect("temp dir");
     let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
-        .args(["play", "--web", &hus_random(7), "--seed", "11", "--log-dir"])
+        .args([
+            "play",
+            "--web",
+            &hus_random(7),
+            "--seed",
+            "11",
+            "--games",
+            "2",
+        ])
+        .arg("--log-dir")
         .arg(tmp.path())
         .args(["--listen", "127.0.0.1:0"])
         .stdin(Stdio::null())
@@ -140,11 +149,20 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
     let person = (0..2)
         .find(|&b| header["bots"][b]["command"] == "person")
         .unwrap_or_else(|| panic!("no person in {header}"));
+    assert_eq!(of_type(&records, "game-end").len(), 2);
     let moves = of_type(&records, "move");
     let mine = moves.iter().filter(|m| m["bot"] == person).count() as u64;
     assert_eq!(r["clicks"].as_u64(), Some(mine), "{r}");
-    assert_eq!(r["end"]["moves"].as_u64(), Some(moves.len() as u64), "{r}");
-    assert_eq!(r["end"]["you"].as_u64(), Some(mine), "{r}");
+    // The page lists the moves of the game on the board: the last one.
+    let last_game: Vec<_> = moves.iter().filter(|m| m["game"] == 2).collect();
+    let mine_last = last_game.iter().filter(|m| m["bot"] == person).count() as u64;
+    assert_eq!(
+        r["end"]["moves"].as_u64(),
+        Some(last_game.len() as u64),
+        "{r}"
+    );
+    assert_eq!(r["end"]["you"].as_u64(), Some(mine_last), "{r}");
+    assert_eq!(r["end"]["games"].as_u64(), Some(2), "{r}");
     assert_eq!(r["end"]["check"], "ok", "{r}");
     assert_eq!(r["end"]["check_error_hidden"], true, "{r}");
     let end = of_type(&records, "set-end")[0];

@@ -6,6 +6,7 @@
 //! it, never in between.
 
 mod pg;
+mod rows;
 mod sqlite;
 
 use std::collections::BTreeMap;

@@ -19,7 +19,7 @@
 //! `results` as a duplicate and counts for nothing. Times are the database's clock, so
 //! the workers' clocks do not matter.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::str::FromStr;
 use std::sync::{Mutex, MutexGuard};
@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use postgres::{Client, Config, NoTls, Transaction};
 
+use super::rows::{bot_changes, seats_to_text, seed_to_sql, BotChange, FinishedRows};
 use super::{
     BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
     SetOutcome, Store, StoreError, SyncReport,
@@ -127,6 +128,10 @@ const MIGRATIONS: &[&str] = &[
     );
     ",
 ];
+
+/// The condition that attempt `$2` of set `$1` still holds it: the one check of every
+/// lease operation (renewal, release, result).
+const HOLDS: &str = "id = $1 AND attempts = $2 AND status = 'running'";
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -230,28 +235,6 @@ fn describe(config: &Config) -> String {
         hosts.join(","),
         config.get_dbname().unwrap_or("")
     )
-}
-
-/// Seeds are 63-bit (see `schedule::set_seed`), so they fit a signed BIGINT.
-fn seed_to_sql(seed: u64) -> i64 {
-    (seed & (u64::MAX >> 1)) as i64
-}
-
-fn seats_to_text(seats: &[u8]) -> String {
-    seats
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn seats_from_text(text: &str) -> Option<Vec<u8>> {
-    if text.is_empty() {
-        return Some(Vec::new());
-    }
-    text.split(',')
-        .map(|s| s.parse().ok().filter(|&b: &u8| b < 2))
-        .collect()
 }
 
 fn to_i32(n: u32) -> i32 {
@@ -478,8 +461,10 @@ impl PgStore {
         let n = self
             .c()
             .execute(
-                "UPDATE sets SET lease_until = now() + $3 * interval '1 millisecond'
-                 WHERE id = $1 AND attempts = $2 AND status = 'running'",
+                &format!(
+                    "UPDATE sets SET lease_until = now() + $3 * interval '1 millisecond'
+                 WHERE {HOLDS}"
+                ),
                 &[&id, &to_i32(attempt), &(lease.as_millis() as f64)],
             )
             .map_err(|e| backend(&place, "cannot renew a lease", e))?;
@@ -493,9 +478,11 @@ impl PgStore {
         let n = self
             .c()
             .execute(
-                "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+                &format!(
+                    "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
                      started = NULL, log = NULL
-                 WHERE id = $1 AND attempts = $2 AND status = 'running'",
+                 WHERE {HOLDS}"
+                ),
                 &[&id, &to_i32(attempt)],
             )
             .map_err(|e| backend(&place, "cannot release a set", e))?;
@@ -526,8 +513,7 @@ impl PgStore {
             .map_err(|e| backend(&place, "cannot start a transaction", e))?;
         let holds = tx
             .query_opt(
-                "SELECT 1 FROM sets WHERE id = $1 AND attempts = $2 AND status = 'running'
-                 FOR UPDATE",
+                &format!("SELECT 1 FROM sets WHERE {HOLDS} FOR UPDATE"),
                 &[&id, &to_i32(attempt)],
             )
             .map_err(|e| backend(&place, "cannot read a set", e))?
@@ -818,46 +804,21 @@ impl Store for PgStore {
             .iter()
             .map(|r| (r.get(0), (r.get(1), r.get(2))))
             .collect();
-        for bot in bots {
-            match known.get(&bot.name) {
-                None => {
-                    tx.execute(
-                        "INSERT INTO bots (name, command, active, added) VALUES ($1, $2, true, now())",
-                        &[&bot.name, &bot.command],
-                    )
-                    .map_err(err)?;
-                    report.added_bots.push(bot.name.clone());
-                }
-                Some((command, active)) => {
-                    if !active {
-                        report.returned_bots.push(bot.name.clone());
-                    }
-                    if *command != bot.command {
-                        report.changed_commands.push((
-                            bot.name.clone(),
-                            command.clone(),
-                            bot.command.clone(),
-                        ));
-                    }
-                    tx.execute(
-                        "UPDATE bots SET command = $2, active = true WHERE name = $1",
-                        &[&bot.name, &bot.command],
-                    )
-                    .map_err(err)?;
+        for change in bot_changes(&known, bots, &mut report) {
+            match change {
+                BotChange::Add(bot) => tx.execute(
+                    "INSERT INTO bots (name, command, active, added) VALUES ($1, $2, true, now())",
+                    &[&bot.name, &bot.command],
+                ),
+                BotChange::Keep(bot) => tx.execute(
+                    "UPDATE bots SET command = $2, active = true WHERE name = $1",
+                    &[&bot.name, &bot.command],
+                ),
+                BotChange::Retire(name) => {
+                    tx.execute("UPDATE bots SET active = false WHERE name = $1", &[&name])
                 }
             }
-        }
-        let named: HashSet<&String> = bots.iter().map(|b| &b.name).collect();
-        let mut gone: Vec<&String> = known
-            .iter()
-            .filter(|(name, (_, active))| *active && !named.contains(name))
-            .map(|(name, _)| name)
-            .collect();
-        gone.sort();
-        for name in gone {
-            tx.execute("UPDATE bots SET active = false WHERE name = $1", &[name])
-                .map_err(err)?;
-            report.removed_bots.push(name.clone());
+            .map_err(err)?;
         }
         tx.execute("UPDATE sets SET scheduled = false WHERE scheduled", &[])
             .map_err(err)?;
@@ -1023,38 +984,40 @@ impl Store for PgStore {
                  FROM sets WHERE status = 'done' ORDER BY finished, id",
                 &[],
             )
-            .map_err(err)?;
-        let mut index = HashMap::new();
-        let mut out = Vec::with_capacity(sets.len());
-        for (i, r) in sets.iter().enumerate() {
-            index.insert(r.get::<_, i64>(0), i);
-            out.push(FinishedSet {
-                key: SetKey {
-                    round: to_u32(r.get(1)),
-                    a: r.get(2),
-                    b: r.get(3),
-                },
-                seed: r.get::<_, i64>(4) as u64,
-                outcome: SetOutcome {
-                    games: Vec::new(),
-                    faults: Vec::new(),
-                    points: [
-                        r.get::<_, Option<i32>>(5).map_or(0, to_u32),
-                        r.get::<_, Option<i32>>(6).map_or(0, to_u32),
-                    ],
-                    winner: r.get::<_, Option<i16>>(7).map(|w| w as u8),
-                    moves: [
-                        r.get::<_, Option<i64>>(8).unwrap_or(0) as u64,
-                        r.get::<_, Option<i64>>(9).unwrap_or(0) as u64,
-                    ],
-                    move_ms: [
-                        r.get::<_, Option<f64>>(10).unwrap_or(0.0),
-                        r.get::<_, Option<f64>>(11).unwrap_or(0.0),
-                    ],
-                    log: r.get::<_, Option<String>>(12).unwrap_or_default(),
-                },
-            });
-        }
+            .map_err(err)?
+            .iter()
+            .map(|r| {
+                (
+                    r.get::<_, i64>(0),
+                    FinishedSet {
+                        key: SetKey {
+                            round: to_u32(r.get(1)),
+                            a: r.get(2),
+                            b: r.get(3),
+                        },
+                        seed: r.get::<_, i64>(4) as u64,
+                        outcome: SetOutcome {
+                            games: Vec::new(),
+                            faults: Vec::new(),
+                            points: [
+                                r.get::<_, Option<i32>>(5).map_or(0, to_u32),
+                                r.get::<_, Option<i32>>(6).map_or(0, to_u32),
+                            ],
+                            winner: r.get::<_, Option<i16>>(7).map(|w| w as u8),
+                            moves: [
+                                r.get::<_, Option<i64>>(8).unwrap_or(0) as u64,
+                                r.get::<_, Option<i64>>(9).unwrap_or(0) as u64,
+                            ],
+                            move_ms: [
+                                r.get::<_, Option<f64>>(10).unwrap_or(0.0),
+                                r.get::<_, Option<f64>>(11).unwrap_or(0.0),
+                            ],
+                            log: r.get::<_, Option<String>>(12).unwrap_or_default(),
+                        },
+                    },
+                )
+            })
+            .collect();
         let games = tx
             .query(
                 "SELECT g.set_id, g.game, g.first, g.winner, g.points_a, g.points_b, g.reason, g.plies, g.is_double, g.faulted
@@ -1062,30 +1025,25 @@ impl Store for PgStore {
                  ORDER BY g.set_id, g.game",
                 &[],
             )
-            .map_err(err)?;
-        for r in &games {
-            let set_id: i64 = r.get(0);
-            let game = to_u32(r.get(1));
-            let faulted: String = r.get(9);
-            let seats = seats_from_text(&faulted).ok_or_else(|| {
-                invalid(
-                    place,
-                    format!("game {game} of set {set_id} has faulted seats {faulted:?}"),
+            .map_err(err)?
+            .iter()
+            .map(|r| {
+                (
+                    r.get::<_, i64>(0),
+                    GameRow {
+                        game: to_u32(r.get(1)),
+                        first: r.get::<_, i16>(2) as u8,
+                        winner: r.get::<_, Option<i16>>(3).map(|w| w as u8),
+                        points: [to_u32(r.get(4)), to_u32(r.get(5))],
+                        reason: r.get(6),
+                        plies: to_u32(r.get(7)),
+                        double: r.get(8),
+                        faulted: Vec::new(),
+                    },
+                    r.get::<_, String>(9),
                 )
-            })?;
-            if let Some(&i) = index.get(&set_id) {
-                out[i].outcome.games.push(GameRow {
-                    game,
-                    first: r.get::<_, i16>(2) as u8,
-                    winner: r.get::<_, Option<i16>>(3).map(|w| w as u8),
-                    points: [to_u32(r.get(4)), to_u32(r.get(5))],
-                    reason: r.get(6),
-                    plies: to_u32(r.get(7)),
-                    double: r.get(8),
-                    faulted: seats,
-                });
-            }
-        }
+            })
+            .collect();
         let faults = tx
             .query(
                 "SELECT f.set_id, f.game, f.ply, f.bot, f.kind, f.detail
@@ -1093,21 +1051,29 @@ impl Store for PgStore {
                  ORDER BY f.set_id, f.id",
                 &[],
             )
-            .map_err(err)?;
-        for r in &faults {
-            if let Some(&i) = index.get(&r.get::<_, i64>(0)) {
-                out[i].outcome.faults.push(FaultRow {
-                    game: to_u32(r.get(1)),
-                    ply: to_u32(r.get(2)),
-                    bot: r.get::<_, i16>(3) as u8,
-                    kind: r.get(4),
-                    detail: r.get(5),
-                });
-            }
-        }
+            .map_err(err)?
+            .iter()
+            .map(|r| {
+                (
+                    r.get::<_, i64>(0),
+                    FaultRow {
+                        game: to_u32(r.get(1)),
+                        ply: to_u32(r.get(2)),
+                        bot: r.get::<_, i16>(3) as u8,
+                        kind: r.get(4),
+                        detail: r.get(5),
+                    },
+                )
+            })
+            .collect();
         tx.commit()
             .map_err(|e| backend(place, "cannot end a read", e))?;
-        Ok(out)
+        FinishedRows {
+            sets,
+            games,
+            faults,
+        }
+        .assemble(place)
     }
 
     fn progress(&self) -> Result<Progress, StoreError> {

@@ -11,6 +11,7 @@ use rusqlite::{
     params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 
+use super::rows::{bot_changes, seats_to_text, seed_to_sql, BotChange, FinishedRows};
 use super::{
     BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
     SetOutcome, SetStatus, Store, StoreError, SyncReport,
@@ -224,28 +225,6 @@ fn now() -> String {
     referee::now_rfc3339()
 }
 
-/// Seeds are 63-bit (see `schedule::set_seed`), so they fit SQLite's signed integers.
-fn seed_to_sql(seed: u64) -> i64 {
-    (seed & (u64::MAX >> 1)) as i64
-}
-
-fn seats_to_text(seats: &[u8]) -> String {
-    seats
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn seats_from_text(text: &str) -> Option<Vec<u8>> {
-    if text.is_empty() {
-        return Some(Vec::new());
-    }
-    text.split(',')
-        .map(|s| s.parse().ok().filter(|&b: &u8| b < 2))
-        .collect()
-}
-
 impl Store for SqliteStore {
     fn settings(&self) -> Result<BTreeMap<String, String>, StoreError> {
         let read = || -> rusqlite::Result<BTreeMap<String, String>> {
@@ -290,42 +269,24 @@ impl Store for SqliteStore {
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
-            for bot in bots {
-                match known.get(&bot.name) {
-                    None => {
+            for change in bot_changes(&known, bots, report) {
+                match change {
+                    BotChange::Add(bot) => {
                         tx.execute(
                             "INSERT INTO bots (name, command, active, added) VALUES (?1, ?2, 1, ?3)",
                             params![bot.name, bot.command, stamp],
                         )?;
-                        report.added_bots.push(bot.name.clone());
                     }
-                    Some((command, active)) => {
-                        if !active {
-                            report.returned_bots.push(bot.name.clone());
-                        }
-                        if *command != bot.command {
-                            report.changed_commands.push((
-                                bot.name.clone(),
-                                command.clone(),
-                                bot.command.clone(),
-                            ));
-                        }
+                    BotChange::Keep(bot) => {
                         tx.execute(
                             "UPDATE bots SET command = ?2, active = 1 WHERE name = ?1",
                             params![bot.name, bot.command],
                         )?;
                     }
+                    BotChange::Retire(name) => {
+                        tx.execute("UPDATE bots SET active = 0 WHERE name = ?1", params![name])?;
+                    }
                 }
-            }
-            let mut gone: Vec<&String> = known
-                .iter()
-                .filter(|(name, (_, active))| *active && !bots.iter().any(|b| &b.name == *name))
-                .map(|(name, _)| name)
-                .collect();
-            gone.sort();
-            for name in gone {
-                tx.execute("UPDATE bots SET active = 0 WHERE name = ?1", params![name])?;
-                report.removed_bots.push(name.clone());
             }
             tx.execute("UPDATE sets SET scheduled = 0 WHERE scheduled = 1", [])?;
             let mut insert = tx.prepare(
@@ -553,14 +514,7 @@ impl Store for SqliteStore {
     }
 
     fn finished(&self) -> Result<Vec<FinishedSet>, StoreError> {
-        /// The rows of the three tables, each with its set's id (a game's faulted seats
-        /// still as text).
-        type Rows = (
-            Vec<(i64, FinishedSet)>,
-            Vec<(i64, GameRow, String)>,
-            Vec<(i64, FaultRow)>,
-        );
-        let read = || -> rusqlite::Result<Rows> {
+        let read = || -> rusqlite::Result<FinishedRows> {
             let mut stmt = self.conn.prepare(
                 "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
                         moves_a, moves_b, move_ms_a, move_ms_b, log
@@ -632,34 +586,15 @@ impl Store for SqliteStore {
                     ))
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok((sets, games, faults))
+            Ok(FinishedRows {
+                sets,
+                games,
+                faults,
+            })
         };
-        let (sets, games, faults) =
-            read().map_err(|e| backend(&self.place, "cannot read the finished sets", e))?;
-        let index: HashMap<i64, usize> = sets
-            .iter()
-            .enumerate()
-            .map(|(i, (id, _))| (*id, i))
-            .collect();
-        let mut out: Vec<FinishedSet> = sets.into_iter().map(|(_, s)| s).collect();
-        for (set_id, mut game, faulted) in games {
-            game.faulted = seats_from_text(&faulted).ok_or_else(|| StoreError::Invalid {
-                place: self.place.clone(),
-                what: format!(
-                    "game {} of set {set_id} has faulted seats {faulted:?}",
-                    game.game
-                ),
-            })?;
-            if let Some(&i) = index.get(&set_id) {
-                out[i].outcome.games.push(game);
-            }
-        }
-        for (set_id, fault) in faults {
-            if let Some(&i) = index.get(&set_id) {
-                out[i].outcome.faults.push(fault);
-            }
-        }
-        Ok(out)
+        read()
+            .map_err(|e| backend(&self.place, "cannot read the finished sets", e))?
+            .assemble(&self.place)
     }
 
     fn progress(&self) -> Result<Progress, StoreError> {

@@ -36,7 +36,9 @@ var HusBoard = (function () {
       return mirrored ? W + col : 2 * W - 1 - col;
     }
 
-    const CELL = 64, R = 27, LEFT = 64, TOP = 40;
+    // Room on the left for the row labels: the viewer's `P1 front`, or longer names.
+    const longest = Math.max(rows[0].length, rows[1].length);
+    const CELL = 64, R = 27, LEFT = 64 + 10 * Math.max(0, longest - 2), TOP = 40;
     const rowsY = { '1back': TOP + 34, '1front': TOP + 98, '0front': TOP + 182, '0back': TOP + 246 };
     const width = LEFT + W * CELL + 16;
     const height = TOP + 246 + 34 + 44;
