@@ -150,6 +150,12 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
         .find(|&b| header["bots"][b]["command"] == "person")
         .unwrap_or_else(|| panic!("no person in {header}"));
     assert_eq!(of_type(&records, "game-end").len(), 2);
+    let peers: Vec<_> = of_type(&records, "ready")
+        .into_iter()
+        .filter(|r| r["bot"] == person)
+        .map(|r| r["peer"].clone())
+        .collect();
+    assert_eq!(peers, [Value::from("browser")]);
     let moves = of_type(&records, "move");
     let mine = moves.iter().filter(|m| m["bot"] == person).count() as u64;
     assert_eq!(r["clicks"].as_u64(), Some(mine), "{r}");
