@@ -223,8 +223,12 @@ print(game.end.reason if game.end else "none", hus_rules.to_notation(game.positi
 
 /// README `sh` lines that no test runs, and why. Any other line of a `sh` block must
 /// run.
-const NOT_RUN: [(&str, &str); 19] = [
+const NOT_RUN: [(&str, &str); 20] = [
     ("bash tests/run.sh", "the test suite itself"),
+    (
+        "./target/release/hus play --web ",
+        "a person at a browser: tests/e2e/play_web.rs plays it by clicks in Chromium",
+    ),
     (
         "./target/release/hus play ",
         "a person at the keyboard: tests/e2e/play.rs plays it through a pseudo-terminal",
