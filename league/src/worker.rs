@@ -387,28 +387,6 @@ async fn work_loop(
     let mut idle = IDLE_MIN.min(idle_poll);
 
     loop {
-        // Results first: they free the sets.
-        while let Some(u) = unsent.front() {
-            let (id, attempt) = (u.set.id, u.set.attempts);
-            let sent = link.run("recording a result", |s| {
-                s.record_attempt(id, attempt, &u.outcome, &u.log)
-            })?;
-            let Some(recorded) = sent else { break };
-            let Some(u) = unsent.pop_front() else { break };
-            for f in &u.files {
-                let _ = std::fs::remove_file(f);
-            }
-            match recorded {
-                Recorded::Counted => say(format!(
-                    "{who}: {} finished: {}-{}",
-                    u.set.key, u.outcome.points[0], u.outcome.points[1]
-                )),
-                Recorded::Duplicate => say(format!(
-                    "{who}: {} finished, but its lease was lost and another worker played it: kept as a duplicate, not counted",
-                    u.set.key
-                )),
-            }
-        }
         // Renewals and the heartbeat, every quarter of a lease.
         if Instant::now() >= next_renewal {
             next_renewal = Instant::now() + renew_every;
@@ -460,6 +438,30 @@ async fn work_loop(
                 (set.id, ending)
             });
             held.insert(set.id, Held { set, abort, stop });
+        }
+        // Results, once the next sets are started: a set's thread plays while its
+        // predecessor's result goes to the store (with one set at a time, the store's
+        // commit no longer stops the games).
+        while let Some(u) = unsent.front() {
+            let (id, attempt) = (u.set.id, u.set.attempts);
+            let sent = link.run("recording a result", |s| {
+                s.record_attempt(id, attempt, &u.outcome, &u.log)
+            })?;
+            let Some(recorded) = sent else { break };
+            let Some(u) = unsent.pop_front() else { break };
+            for f in &u.files {
+                let _ = std::fs::remove_file(f);
+            }
+            match recorded {
+                Recorded::Counted => say(format!(
+                    "{who}: {} finished: {}-{}",
+                    u.set.key, u.outcome.points[0], u.outcome.points[1]
+                )),
+                Recorded::Duplicate => say(format!(
+                    "{who}: {} finished, but its lease was lost and another worker played it: kept as a duplicate, not counted",
+                    u.set.key
+                )),
+            }
         }
         if held.is_empty() && unsent.is_empty() {
             if stopped.is_some() {
