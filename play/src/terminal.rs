@@ -11,7 +11,7 @@ use std::io::{BufRead, Write};
 
 use engine::{AnyPosition, Board, Player, Preset, Rules, Setup};
 use protocol::{BotMessage, Outcome, RefereeMessage, Side, TimeControl};
-use referee::{draw_board, report_words, Marks, Style};
+use referee::{draw_board_from, report_words, Marks, Style};
 use tokio::sync::mpsc;
 
 use crate::args::NO_LIMIT;
@@ -377,7 +377,7 @@ impl<W: Write> Terminal<W> {
         names[state.me.index()] = self.name.clone();
         names[state.me.other().index()] = self.bot.clone();
         let mut s = String::new();
-        draw_board(&mut s, pos, &names, marks, over, &self.style);
+        draw_board_from(&mut s, pos, &names, marks, over, &self.style, state.me);
         let _ = write!(self.out, "{s}");
         let _ = self.out.flush();
     }

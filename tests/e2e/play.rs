@@ -365,7 +365,13 @@ fn ctrl_c_and_q_stop_the_set_with_an_aborted_log() {
         // The bot begins: its move is described, then it is the person's turn.
         pty.expect("game 1: random begins\n");
         pty.expect("random plays pit ");
-        pty.expect("your move (pits ");
+        // The person is player 1: the board is drawn from their seat, their rows at
+        // the bottom.
+        let seen = pty.expect("your move (pits ");
+        assert!(
+            seen.ends_with("P1 pit       15   14   13   12   11   10    9    8\n          player 1: you  <- to move\nyour move (pits "),
+            "{seen}"
+        );
         pty.send(key);
         let (code, rest) = pty.finish();
         assert_eq!(code, Some(130), "{rest}");

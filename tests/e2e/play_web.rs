@@ -150,6 +150,12 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
         .find(|&b| header["bots"][b]["command"] == "person")
         .unwrap_or_else(|| panic!("no person in {header}"));
     assert_eq!(of_type(&records, "game-end").len(), 2);
+    let peers: Vec<_> = of_type(&records, "ready")
+        .into_iter()
+        .filter(|r| r["bot"] == person)
+        .map(|r| r["peer"].clone())
+        .collect();
+    assert_eq!(peers, [Value::from("browser")]);
     let moves = of_type(&records, "move");
     let mine = moves.iter().filter(|m| m["bot"] == person).count() as u64;
     assert_eq!(r["clicks"].as_u64(), Some(mine), "{r}");
@@ -197,4 +203,121 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(said.contains(&log.display().to_string()), "{said}");
+}
+
+/// One HTTP/1.1 request (its head without the blank line, then `body`): the status, the
+/// head in lower case, the body.
+fn request_with(addr: &str, head: &str, body: &str) -> (u16, String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .write_all(format!("{head}Connection: close\r\n\r\n{body}").as_bytes())
+        .expect("write");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+/// Before any browser: the page and its scripts under the dashboard's policy, another
+/// `Host` (DNS rebinding) and unknown paths refused, a move without a tab refused; then
+/// SIGTERM stops the set: exit status 130, the log ends with `aborted`.
+#[test]
+fn play_web_serves_under_its_policy_refuses_other_hosts_and_stops_on_sigterm() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args(["play", "--web", &hus_random(3), "--seed", "5", "--log-dir"])
+        .arg(tmp.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus play starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    let addr = first
+        .split("open http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!("no address in {first:?}")
+        })
+        .to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+
+    let host = format!("Host: {addr}\r\n");
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/play.js", "text/javascript"),
+        ("/board.js", "text/javascript"),
+        ("/rules.js", "text/javascript"),
+        ("/viewer.css", "text/css"),
+        ("/play.css", "text/css"),
+    ] {
+        let (status, head, _) = request_with(&addr, &format!("GET {path} HTTP/1.1\r\n{host}"), "");
+        assert_eq!(status, 200, "{path}: {head}");
+        assert!(head.contains(&format!("content-type: {kind}")), "{head}");
+        assert!(
+            head.contains("content-security-policy: default-src 'none'; script-src 'self';"),
+            "{head}"
+        );
+        assert!(head.contains("x-frame-options: deny"), "{head}");
+    }
+    let (status, _, body) = request_with(&addr, "GET / HTTP/1.1\r\nHost: evil.example:80\r\n", "");
+    assert_eq!(status, 421, "{body}");
+    assert!(
+        body.contains("this page is served only as http://127.0.0.1:"),
+        "{body}"
+    );
+    let (status, _, body) = request_with(&addr, &format!("GET /etc/passwd HTTP/1.1\r\n{host}"), "");
+    assert_eq!(
+        (status, body.as_str()),
+        (404, r#"{"error":"no such page"}"#)
+    );
+    // A move from a tab that holds no seat (no page is open) changes nothing.
+    let move_body = r#"{"tab":"abcdefgh12","game":1,"ply":0,"pit":4}"#;
+    let (status, _, body) = request_with(
+        &addr,
+        &format!(
+            "POST /api/move HTTP/1.1\r\n{host}Content-Type: application/json\r\nContent-Length: {}\r\n",
+            move_body.len()
+        ),
+        move_body,
+    );
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            409,
+            r#"{"error":"this tab does not hold the seat: reload the page"}"#
+        )
+    );
+    let (status, _, body) = request_with(&addr, &format!("GET /api/events HTTP/1.1\r\n{host}"), "");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("no tab"), "{body}");
+
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hus play did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let records = read_log(&file_ending(tmp.path(), ".jsonl"));
+    let last = records.last().expect("records");
+    assert_eq!(last["type"], "aborted", "{last}");
+    assert_eq!(last["reason"], "stopped by SIGTERM", "{last}");
 }

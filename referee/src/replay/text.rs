@@ -216,8 +216,28 @@ pub fn draw_board(
     over: bool,
     style: &Style,
 ) {
+    draw_board_from(out, pos, names, marks, over, style, Player::Zero);
+}
+
+/// [`draw_board`] as seen from the seat of `bottom`: that player's rows at the bottom,
+/// the board turned half round when it is player 1 (`hus play` draws the person's side
+/// at the bottom). The pit numbers are the same; only the point of view changes.
+pub fn draw_board_from(
+    out: &mut String,
+    pos: &AnyPosition,
+    names: &[String; 2],
+    marks: &Marks,
+    over: bool,
+    style: &Style,
+    bottom: Player,
+) {
     let rules = pos.rules();
     let (w, sowing) = (rules.width(), rules.preset().sowing());
+    // Column `col` from `bottom`'s seat is column `w - 1 - col` from player 0's.
+    let column = |col: usize| match bottom {
+        Player::Zero => col,
+        Player::One => w - 1 - col,
+    };
     let name_line = |out: &mut String, player: Player| {
         let mut text = format!("player {}", player.index());
         if !names[player.index()].is_empty() {
@@ -241,7 +261,11 @@ pub fn draw_board(
     let numbers = |out: &mut String, player: Player, front: bool| {
         let mut row = String::new();
         for col in 0..w {
-            let _ = write!(row, "{:>CELL$}", pit_at(sowing, w, player, front, col));
+            let _ = write!(
+                row,
+                "{:>CELL$}",
+                pit_at(sowing, w, player, front, column(col))
+            );
         }
         let _ = writeln!(
             out,
@@ -264,7 +288,7 @@ pub fn draw_board(
             )
         );
         for col in 0..w {
-            let pit = pit_at(sowing, w, player, front, col);
+            let pit = pit_at(sowing, w, player, front, column(col));
             let n = pos.seeds(player, pit);
             let at = (player, pit);
             let (text, codes) = if marks.played == Some(at) {
@@ -290,17 +314,18 @@ pub fn draw_board(
         }
         out.push('\n');
     };
-    name_line(out, Player::One);
-    numbers(out, Player::One, false);
-    seeds(out, Player::One, false);
-    seeds(out, Player::One, true);
-    numbers(out, Player::One, true);
+    let top = bottom.other();
+    name_line(out, top);
+    numbers(out, top, false);
+    seeds(out, top, false);
+    seeds(out, top, true);
+    numbers(out, top, true);
     let _ = writeln!(out, "{:LABEL$}{}", "", "-".repeat(CELL * w + 1));
-    numbers(out, Player::Zero, true);
-    seeds(out, Player::Zero, true);
-    seeds(out, Player::Zero, false);
-    numbers(out, Player::Zero, false);
-    name_line(out, Player::Zero);
+    numbers(out, bottom, true);
+    seeds(out, bottom, true);
+    seeds(out, bottom, false);
+    numbers(out, bottom, false);
+    name_line(out, bottom);
 }
 
 fn time_words(t: &TimeRecord) -> String {
@@ -841,5 +866,68 @@ P0 pit       15   14   13   12   11   10    9    8
           player 0: A (x)  <- to move
 ";
         assert_eq!(out, expected);
+    }
+
+    /// From player 1's seat the board is turned half round: what player 1 sees of a
+    /// position is what player 0 sees of the same position with the players' pits
+    /// swapped (labels swapped too). Checked after a few moves, with marks.
+    #[test]
+    fn the_board_drawn_from_player_1s_seat_is_player_0s_view_mirrored() {
+        for rules in [
+            engine::Rules::default(),
+            engine::Rules::new(engine::Preset::MancalaWorld, 9).expect("rules"),
+        ] {
+            let mut pos = AnyPosition::start(rules);
+            let mut marks = Marks::default();
+            for _ in 0..3 {
+                let mover = pos.to_move();
+                let pit = pos.legal_moves().next().expect("a legal move");
+                let report = pos.play(pit).expect("a legal move");
+                marks = Marks::of(mover, pit, &report.events);
+            }
+            let style = Style { color: false };
+            let names = ["x".to_string(), "y".to_string()];
+            let mut seen = String::new();
+            draw_board_from(&mut seen, &pos, &names, &marks, false, &style, Player::One);
+
+            let setup = engine::Setup {
+                rules,
+                pits: [pos.pits(Player::One), pos.pits(Player::Zero)],
+                to_move: pos.to_move().other(),
+            };
+            let swapped = AnyPosition::from_setup(&setup).expect("a position");
+            let swap = |list: &Vec<(Player, usize)>| {
+                list.iter()
+                    .map(|&(p, n)| (p.other(), n))
+                    .collect::<Vec<_>>()
+            };
+            let swapped_marks = Marks {
+                played: marks.played.map(|(p, n)| (p.other(), n)),
+                taken: swap(&marks.taken),
+                landing: swap(&marks.landing),
+                relays: swap(&marks.relays),
+            };
+            let mut mirror = String::new();
+            draw_board(
+                &mut mirror,
+                &swapped,
+                &["y".to_string(), "x".to_string()],
+                &swapped_marks,
+                false,
+                &style,
+            );
+            let relabelled = mirror
+                .replace("P0", "P#")
+                .replace("P1", "P0")
+                .replace("P#", "P1")
+                .replace("player 0", "player #")
+                .replace("player 1", "player 0")
+                .replace("player #", "player 1");
+            assert_eq!(seen, relabelled);
+            assert!(seen
+                .lines()
+                .last()
+                .is_some_and(|l| l.contains("player 1: y")));
+        }
     }
 }
