@@ -6,8 +6,8 @@ use ladder::RateArgs;
 use league::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
 use play::PlayArgs;
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
-use remote::{ConnectArgs, TokenArgs};
-use server::{ServeArgs, ServeTokenArgs};
+use remote::ConnectArgs;
+use server::{ServeArgs, TokenArgs};
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
 #[derive(Debug, Parser)]
@@ -53,8 +53,6 @@ pub enum Command {
     /// Stops on Ctrl-C or SIGTERM (exit 0; running sets are cut off and played again by
     /// the next run), 2 for a bad league file or an unusable setup.
     Serve(ServeArgs),
-    /// Make a new admin token for `hus serve` (printed once; only its hash is kept).
-    ServeToken(ServeTokenArgs),
     /// Play the sets of a league kept in PostgreSQL (`hus league FILE --store URL`), on
     /// this machine, beside any number of workers on others.
     ///
@@ -67,8 +65,9 @@ pub enum Command {
     /// Write the logs a PostgreSQL store keeps to files (or one to stdout), for `hus
     /// replay`.
     Export(ExportArgs),
-    /// Make a remote bot's token: 256 random bits, shown once; prints the line that
-    /// stores its hash (token_sha256) in the bot's [[bot]] table.
+    /// Make a token: 256 random bits, shown once, only its SHA-256 kept. A remote bot's
+    /// (prints the token_sha256 line for its [[bot]] table), or with --admin LEAGUE.toml
+    /// the admin token of that league's `hus serve`.
     Token(TokenArgs),
     /// Run a bot program here and play for it on a server (its bot port), connecting
     /// again after each set and, with growing waits, after failures.

@@ -43,8 +43,8 @@ pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
 pub use run::{
-    play_claimed, read_standings, run_league, run_standings, set_aside, settle_settings, Ending,
-    Shared, LOGS_DIR, STORE_FILE,
+    play_claimed, prepare_run, read_standings, run_league, run_standings, set_aside,
+    settle_settings, Ending, Shared, LOGS_DIR, STORE_FILE,
 };
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
 pub use standings::{

@@ -26,6 +26,42 @@ pub const STORE_FILE: &str = "league.sqlite";
 /// The logs' directory in the league's directory.
 pub const LOGS_DIR: &str = "logs";
 
+/// What every runner of a league's directory does before its first set, `hus league`
+/// and `hus serve` alike, once it holds the directory's lock and the settings are
+/// settled: puts back every set a stopped run left running (their partial logs set
+/// aside, so they are kept and never overwritten), telling `say` one line per set, and
+/// checks that every sandboxed bot's sandbox starts (a machine that cannot sandbox is an
+/// error before any set, as in `hus match`).
+pub fn prepare_run<S: Store + ?Sized>(
+    config: &LeagueConfig,
+    store: &mut S,
+    logs: &Path,
+    say: &mut dyn FnMut(String),
+) -> Result<()> {
+    for r in store.requeue_running()? {
+        let kept = set_aside(logs, &r.key.stem())?;
+        say(format!(
+            "{} was interrupted; it will be played again from its start{}",
+            r.key,
+            match kept.first() {
+                Some(log) => format!(" (its partial log is kept as {})", log.display()),
+                None => String::new(),
+            }
+        ));
+    }
+    for bot in &config.bots {
+        if let Some(sandbox) = &bot.limits.sandbox {
+            sandbox
+                .probe(&bot.spec, &bot.limits)
+                .map_err(|source| Error::Sandbox {
+                    bot: bot.name.clone(),
+                    source,
+                })?;
+        }
+    }
+    Ok(())
+}
+
 /// `hus league`: plays a league to its end; exit 0, or 130 when stopped by Ctrl-C or
 /// SIGTERM (the same command then continues it).
 pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
@@ -67,29 +103,9 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
             eprintln!("{line}");
         }
     };
-    let requeued = store.requeue_running()?;
-    for r in &requeued {
-        let kept = set_aside(&logs, &r.key.stem())?;
-        say(format!(
-            "hus league: {} was interrupted; it will be played again from its start{}",
-            r.key,
-            match kept.first() {
-                Some(log) => format!(" (its partial log is kept as {})", log.display()),
-                None => String::new(),
-            }
-        ));
-    }
-    // A machine that cannot sandbox is an error before any set, as in `hus match`.
-    for bot in &config.bots {
-        if let Some(sandbox) = &bot.limits.sandbox {
-            sandbox
-                .probe(&bot.spec, &bot.limits)
-                .map_err(|source| Error::Sandbox {
-                    bot: bot.name.clone(),
-                    source,
-                })?;
-        }
-    }
+    prepare_run(&config, &mut store, &logs, &mut |line| {
+        say(format!("hus league: {line}"))
+    })?;
     if config.concurrency > cores() {
         eprintln!(
             "warning: concurrency {} exceeds the {} cores of this machine: bots will wait for a core, and may lose on time",

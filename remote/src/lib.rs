@@ -11,9 +11,10 @@
 //! measured round-trip time up to the league's `lag_cap`. One connection carries one
 //! set at most; a bot that disconnects mid-set has crashed, and may connect again.
 //!
-//! [`run_token`] is `hus token` (a random 256-bit token; only its hash is stored) and
-//! [`run_connect`] is `hus connect` (runs a local bot program and bridges it to a
-//! server, reconnecting with backoff).
+//! [`new_token`], [`token_hash`] and [`token_matches`] make, hash and check every
+//! token of the project (`hus token`, in the `server` crate, makes bots' tokens and the
+//! admin token with them); [`run_connect`] is `hus connect` (runs a local bot program
+//! and bridges it to a server, reconnecting with backoff).
 
 #![deny(missing_docs)]
 
@@ -23,43 +24,8 @@ mod port;
 mod registry;
 mod token;
 
-use std::process::ExitCode;
-
-pub use args::{BotPortArgs, ConnectArgs, TokenArgs};
+pub use args::ConnectArgs;
 pub use connect::run as run_connect;
 pub use port::{AuthReply, BotPort, PortConfig, DEFAULT_BOT_LISTEN};
 pub use registry::{tcp_rtt, Registry};
 pub use token::{hex, new_token, token_hash, token_matches};
-
-/// Runs `hus token`: prints a new token (or writes it to `--out`, readable by its
-/// owner only) and the league file line that stores its hash.
-pub fn run_token(args: &TokenArgs) -> anyhow::Result<ExitCode> {
-    use anyhow::Context;
-    let token = new_token();
-    let line = format!("token_sha256 = \"{}\"", hex(&token_hash(&token)));
-    match &args.out {
-        Some(path) => {
-            use std::io::Write;
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-                .with_context(|| format!("cannot create the token file {}", path.display()))?;
-            writeln!(file, "{token}")
-                .with_context(|| format!("cannot write the token file {}", path.display()))?;
-            eprintln!(
-                "hus token: the token is in {} (give it to the bot's author); put this line in the bot's [[bot]] table:",
-                path.display()
-            );
-            println!("{line}");
-        }
-        None => {
-            eprintln!("hus token: the token (shown only this once; give it to the bot's author), then the line for the bot's [[bot]] table:");
-            println!("{token}");
-            println!("{line}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}

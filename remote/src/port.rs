@@ -134,26 +134,6 @@ impl BotPort {
         })
     }
 
-    /// The bot port of a league: its remote bots' token hashes and `lag_cap`, the
-    /// address and connection bound of `args`, the other limits as [`PortConfig`]'s
-    /// defaults. What `hus serve --bot-listen` opens.
-    pub async fn for_league(
-        args: &crate::BotPortArgs,
-        league: &league::LeagueConfig,
-    ) -> io::Result<BotPort> {
-        let config = PortConfig {
-            listen: args.bot_listen,
-            max_connections: args.bot_max_connections,
-            ..PortConfig::default()
-        };
-        let registry = Registry::new(
-            Registry::tokens_of(league),
-            league.lag_cap,
-            config.max_per_bot,
-        );
-        BotPort::bind(config, Arc::new(registry)).await
-    }
-
     /// The address it listens on (with the port the system chose for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local

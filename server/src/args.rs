@@ -1,4 +1,4 @@
-//! The raw arguments of `hus serve` and `hus serve-token`, as clap parses them.
+//! The raw arguments of `hus serve` and `hus token`, as clap parses them.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,13 +35,21 @@ pub struct ServeArgs {
     pub quiet: bool,
 }
 
-/// The raw arguments of `hus serve-token`.
+/// The raw arguments of `hus token`: a remote bot's token, or with `--admin` a
+/// league's admin token. One code path makes and hashes both (`remote::new_token`,
+/// `remote::token_hash`).
 #[derive(Debug, Args)]
-pub struct ServeTokenArgs {
-    /// The league file.
-    #[arg(value_name = "LEAGUE.toml")]
-    pub file: PathBuf,
-    /// The league's directory, if not the default.
-    #[arg(long, value_name = "DIR")]
+pub struct TokenArgs {
+    /// Write the token to this new file (readable by its owner only) instead of
+    /// printing it; the file must not exist.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Make the admin token of this league's `hus serve` (pause, resume, add, remove)
+    /// instead of a bot's: its SHA-256 goes to admin-token.sha256 in the league's
+    /// directory, and the previous admin token stops working.
+    #[arg(long, value_name = "LEAGUE.toml")]
+    pub admin: Option<PathBuf>,
+    /// With --admin: the league's directory, if not the default.
+    #[arg(long, value_name = "DIR", requires = "admin")]
     pub dir: Option<PathBuf>,
 }

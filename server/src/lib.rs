@@ -10,6 +10,8 @@
 //! - [`web`]: routes, security headers, request limits; [`http`]: the listener
 //!   (connection count, header size and time).
 //! - [`admin`]: the admin token (its SHA-256 only is stored; constant-time check).
+//!
+//! [`run_token`] is `hus token`: bots' tokens and the admin token, one code path.
 
 #![deny(missing_docs)]
 
@@ -27,23 +29,67 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use anyhow::Context;
-use league::{DirLock, LeagueConfig, SqliteStore, Store};
+use league::{DirLock, LeagueConfig, SqliteStore};
 use tokio::sync::{mpsc, watch};
 
-pub use args::{ServeArgs, ServeTokenArgs};
+pub use args::{ServeArgs, TokenArgs};
 
-/// `hus serve-token`: a new admin token, printed once; its digest replaces the
-/// previous one in the league's directory.
-pub fn run_serve_token(args: &ServeTokenArgs) -> anyhow::Result<ExitCode> {
-    let config = LeagueConfig::load(&args.file)?;
-    let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
-    let token = admin::new_token(&dir)?;
-    println!("{token}");
-    eprintln!(
-        "hus serve-token: the admin token is shown once, above; its SHA-256 is in {} (the previous token no longer works)",
-        admin::token_file(&dir).display()
-    );
+/// `hus token`: a new token, shown once (printed, or written to a new file only its
+/// owner can read). A bot's: prints the `token_sha256` line for its `[[bot]]` table.
+/// With `--admin LEAGUE.toml`, the league's admin token: its digest replaces the
+/// previous one in the league's directory. Both are `remote::new_token`, hashed by
+/// `remote::token_hash`.
+pub fn run_token(args: &TokenArgs) -> anyhow::Result<ExitCode> {
+    let token = remote::new_token();
+    let mut stdout = Vec::new();
+    let kept = match &args.admin {
+        Some(file) => {
+            let config = LeagueConfig::load(file)?;
+            let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
+            admin::store_digest(&dir, &token)?;
+            format!(
+                "the league's admin token; its SHA-256 is in {} (the previous admin token no longer works)",
+                admin::token_file(&dir).display()
+            )
+        }
+        None => {
+            stdout.push(format!(
+                "token_sha256 = \"{}\"",
+                remote::hex(&remote::token_hash(&token))
+            ));
+            "give it to the bot's author; the line for the bot's [[bot]] table is on stdout"
+                .to_string()
+        }
+    };
+    match &args.out {
+        Some(path) => {
+            write_private(path, &token)?;
+            eprintln!("hus token: the token is in {}: {kept}", path.display());
+        }
+        None => {
+            eprintln!("hus token: the token is shown only this once, first on stdout: {kept}");
+            stdout.insert(0, token);
+        }
+    }
+    for line in stdout {
+        println!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `token` to a new file readable by its owner only.
+fn write_private(path: &std::path::Path, token: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot create the token file {}", path.display()))?;
+    writeln!(file, "{token}")
+        .with_context(|| format!("cannot write the token file {}", path.display()))?;
+    Ok(())
 }
 
 /// `hus serve`: plays the league and serves the dashboard until Ctrl-C or SIGTERM;
@@ -62,24 +108,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             eprintln!("hus serve: {line}");
         }
     };
-    for r in store.requeue_running()? {
-        let kept = league::set_aside(&logs, &r.key.stem())?;
-        say(format!(
-            "{} was interrupted; it will be played again{}",
-            r.key,
-            match kept.first() {
-                Some(log) => format!(" (its partial log is kept as {})", log.display()),
-                None => String::new(),
-            }
-        ));
-    }
-    for bot in &config.bots {
-        if let Some(sandbox) = &bot.limits.sandbox {
-            sandbox
-                .probe(&bot.spec, &bot.limits)
-                .with_context(|| format!("bot {}'s sandbox", bot.name))?;
-        }
-    }
+    league::prepare_run(&config, &mut store, &logs, &mut |line| say(line))?;
     if !args.listen.ip().is_loopback() {
         eprintln!(
             "warning: hus serve listens on {}, reachable from other machines",

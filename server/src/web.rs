@@ -6,20 +6,18 @@ use std::path::{Component, Path as FsPath, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::Engine as _;
-use futures_util::stream::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use tokio::sync::{oneshot, watch};
-use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
-use tokio_stream::wrappers::BroadcastStream;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::{broadcast, oneshot, watch};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -367,27 +365,87 @@ struct LiveState {
     shutdown: watch::Receiver<Option<&'static str>>,
 }
 
+/// Bytes of events one write of the live stream carries at most.
+const BATCH_BYTES: usize = 64 * 1024;
+/// A comment line keeps a quiet live stream open through proxies.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Appends one server-sent event: `event: NAME` if named, the data (a serialized
+/// JSON object, so one line; a line break would start another `data:` line), a blank
+/// line.
+fn push_event(out: &mut String, name: Option<&str>, data: &str) {
+    if let Some(name) = name {
+        out.push_str("event: ");
+        out.push_str(name);
+        out.push('\n');
+    }
+    for line in data.split('\n') {
+        out.push_str("data: ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+fn push_lagged(out: &mut String, lost: u64) {
+    push_event(out, Some("lagged"), &json!({ "lost": lost }).to_string());
+}
+
 /// Server-sent events: every record of every running set, as one JSON object per
 /// event; `lagged` when this watcher lost events (it should read `/api/live` again).
-async fn events(
-    State(live): State<LiveState>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+///
+/// One write per wake-up: the events waiting for this watcher when it is polled go out
+/// together (up to `BATCH_BYTES`), so a watcher that fell behind catches up in a few
+/// writes instead of one write per event, and one that keeps up gets each event
+/// alone, as soon as it is sent.
+async fn events(State(live): State<LiveState>) -> Response {
     let receiver = live.app.hub.subscribe();
-    let mut shutdown = live.shutdown.clone();
-    let end = async move {
-        let _ = shutdown.wait_for(|s| s.is_some()).await;
-    };
-    let stream = BroadcastStream::new(receiver)
-        .map(|item| {
-            Ok(match item {
-                Ok(text) => Event::default().data(&*text),
-                Err(BroadcastStreamRecvError::Lagged(n)) => Event::default()
-                    .event("lagged")
-                    .data(json!({ "lost": n }).to_string()),
-            })
-        })
-        .take_until(Box::pin(end));
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    let stream = futures_util::stream::unfold(
+        (receiver, live.shutdown.clone()),
+        |(mut receiver, mut shutdown)| async move {
+            let chunk = next_chunk(&mut receiver, &mut shutdown, KEEP_ALIVE).await?;
+            Some((
+                Ok::<_, Infallible>(Bytes::from(chunk)),
+                (receiver, shutdown),
+            ))
+        },
+    );
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+/// The live stream's next write: the first event to come, with every event already
+/// waiting behind it (up to `BATCH_BYTES`); a keep-alive comment after `quiet` without
+/// one; `None` when the server stops.
+async fn next_chunk(
+    receiver: &mut broadcast::Receiver<Arc<str>>,
+    shutdown: &mut watch::Receiver<Option<&'static str>>,
+    quiet: Duration,
+) -> Option<String> {
+    let mut out = String::new();
+    tokio::select! {
+        first = receiver.recv() => match first {
+            Ok(text) => push_event(&mut out, None, &text),
+            Err(RecvError::Lagged(lost)) => push_lagged(&mut out, lost),
+            Err(RecvError::Closed) => return None,
+        },
+        _ = shutdown.wait_for(|s| s.is_some()) => return None,
+        _ = tokio::time::sleep(quiet) => out.push_str(":\n\n"),
+    }
+    while out.len() < BATCH_BYTES {
+        match receiver.try_recv() {
+            Ok(text) => push_event(&mut out, None, &text),
+            Err(TryRecvError::Lagged(lost)) => push_lagged(&mut out, lost),
+            Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+        }
+    }
+    Some(out)
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -410,7 +468,7 @@ async fn admin(
                 "an admin action needs the header Authorization: Bearer TOKEN"
             }
             admin::Refusal::NoToken => {
-                "this league has no admin token: make one with hus serve-token"
+                "this league has no admin token: make one with hus token --admin LEAGUE.toml"
             }
             admin::Refusal::Wrong => "wrong admin token",
         };
@@ -489,6 +547,45 @@ mod tests {
         ] {
             assert_eq!(confined(&logs, bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_live_stream_sends_what_waits_in_one_write_and_says_what_was_lost() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let (tx, mut rx) = broadcast::channel::<Arc<str>>(4);
+            let (stop_tx, mut stop) = watch::channel(None);
+            let quiet = Duration::from_secs(3600);
+            for n in 1..=3 {
+                tx.send(Arc::from(format!("{{\"n\":{n}}}"))).expect("send");
+            }
+            assert_eq!(
+                next_chunk(&mut rx, &mut stop, quiet).await.as_deref(),
+                Some("data: {\"n\":1}\n\ndata: {\"n\":2}\n\ndata: {\"n\":3}\n\n")
+            );
+            // Six more into a channel of four: the two oldest are lost, and said so.
+            for n in 4..=9 {
+                tx.send(Arc::from(format!("{{\"n\":{n}}}"))).expect("send");
+            }
+            assert_eq!(
+                next_chunk(&mut rx, &mut stop, quiet).await.as_deref(),
+                Some(
+                    "event: lagged\ndata: {\"lost\":2}\n\ndata: {\"n\":6}\n\ndata: {\"n\":7}\n\n\
+                     data: {\"n\":8}\n\ndata: {\"n\":9}\n\n"
+                )
+            );
+            assert_eq!(
+                next_chunk(&mut rx, &mut stop, Duration::ZERO)
+                    .await
+                    .as_deref(),
+                Some(":\n\n")
+            );
+            stop_tx.send(Some("test")).expect("stop");
+            assert_eq!(next_chunk(&mut rx, &mut stop, quiet).await, None);
+        });
     }
 
     #[test]

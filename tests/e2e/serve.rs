@@ -359,7 +359,7 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
         s["sets_done"].as_u64().unwrap_or(0) >= 1
     });
 
-    // Admin: no token, a wrong one, then a fresh one from hus serve-token.
+    // Admin: no token, a wrong one, then a fresh one from hus token --admin.
     let pause =
         |headers: &[(&str, &str)]| request(server.addr, "POST", "/api/admin/pause", headers, b"");
     let (status, _, body) = pause(&[]);
@@ -369,14 +369,15 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("no admin token"), "{body}");
     let out = hus(&[
-        "serve-token",
+        "token",
+        "--admin",
         &file.display().to_string(),
         "--dir",
         &dir.display().to_string(),
     ]);
     assert!(out.status.success());
     let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert_eq!(token.len(), 43, "{token}");
+    assert_eq!(token.len(), 64, "{token}");
     let auth = format!("Bearer {token}");
     let (status, _, body) = pause(&[("Authorization", "Bearer wrong")]);
     assert_eq!(
@@ -504,6 +505,103 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
 
 /// The dashboard in headless Chromium: a live game followed to its end, its replay
 /// opened, a bot's HTML-laden announced name shown as text.
+/// Pause: no new set starts; a set running when the pause takes effect is played to its
+/// end and recorded (not cut off, no partial log); resume starts sets again.
+#[test]
+fn serve_pause_lets_running_sets_finish_and_starts_none_until_resume() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    let paced = |seed: u32| {
+        format!(
+            "python3 {} {seed} 40",
+            root().join("tests/bots/paced.py").display()
+        )
+    };
+    let bots = [("a", paced(1)), ("b", paced(2))];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    let out = hus(&[
+        "token",
+        "--admin",
+        &file.display().to_string(),
+        "--dir",
+        &dir.display().to_string(),
+    ]);
+    assert!(out.status.success());
+    let auth = format!("Bearer {}", String::from_utf8_lossy(&out.stdout).trim());
+    let server = Server::start(&file, &dir, &[]);
+    let admin = |path: &str| {
+        let (status, _, body) = request(
+            server.addr,
+            "POST",
+            path,
+            &[("Authorization", auth.as_str())],
+            b"",
+        );
+        assert_eq!(status, 200, "POST {path}: {body}");
+    };
+    // Pause while a set is running (tried again in the rare case that the set ended
+    // between the look and the pause).
+    let mut paused = None;
+    for _ in 0..5 {
+        server.wait_for("a running set", Duration::from_secs(120), |s| {
+            s["running"].as_array().is_some_and(|r| r.len() == 1)
+        });
+        admin("/api/admin/pause");
+        let s = server.json("/api/status");
+        assert_eq!(s["paused"], true, "{s}");
+        if let Some(set) = s["running"][0].as_str() {
+            paused = Some((set.to_string(), s["started_this_run"].clone()));
+            break;
+        }
+        admin("/api/admin/resume");
+    }
+    let (set, started) = paused.expect("a set was running when the pause took effect");
+    // It plays on to its end.
+    let s = server.wait_for("the running set to finish", Duration::from_secs(300), |s| {
+        s["finished_this_run"] == started
+    });
+    assert_eq!(s["running"], serde_json::json!([]), "{s}");
+    // An admin command is answered only after the runner's loop went round, where it
+    // starts sets when it may: still none started.
+    admin("/api/admin/pause");
+    let s = server.json("/api/status");
+    assert_eq!(
+        (
+            &s["paused"],
+            &s["running"],
+            &s["started_this_run"],
+            &s["finished_this_run"]
+        ),
+        (
+            &Value::Bool(true),
+            &serde_json::json!([]),
+            &started,
+            &started
+        ),
+        "{s}"
+    );
+    let done = server.json(&format!("/api/sets/{set}"));
+    assert_eq!(done["games"].as_array().map(Vec::len), Some(2), "{done}");
+    let logs: Vec<String> = std::fs::read_dir(dir.join("logs"))
+        .expect("logs")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        logs.iter().all(|name| !name.contains(".partial-")),
+        "no set was cut off: {logs:?}"
+    );
+    // Resume: the next set starts.
+    admin("/api/admin/resume");
+    let next = started.as_u64().expect("a count") + 1;
+    let s = server.wait_for("a set after resume", Duration::from_secs(120), |s| {
+        s["started_this_run"] == next
+    });
+    assert_eq!(s["paused"], false, "{s}");
+    let (code, _) = server.stop();
+    assert_eq!(code, 0);
+}
+
 #[test]
 fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
     if !crate::replay::browser() {
@@ -638,7 +736,8 @@ fn serve_api_matches_docs_api_md() {
     let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
     let out = hus(&[
-        "serve-token",
+        "token",
+        "--admin",
         &file.display().to_string(),
         "--dir",
         &dir.display().to_string(),
