@@ -27,9 +27,10 @@ pub struct LeagueArgs {
     /// Keep the league in this PostgreSQL database instead of the directory's SQLite
     /// file (postgres://USER@HOST:PORT/DB), so that `hus worker` processes on any number
     /// of machines play its sets. This command then plays sets too, as a worker, until
-    /// none is left (unless --no-play). Overrides the league file's `store` key. See
-    /// docs/deploy.md.
-    #[arg(long, value_name = "URL")]
+    /// none is left (unless --no-play). Overrides the league file's `store` key; the
+    /// environment variable HUS_STORE does the same and keeps a password out of the
+    /// process list. See docs/deploy.md.
+    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
     pub store: Option<String>,
     /// With a PostgreSQL store (--store, or the file's `store` key): put the league in
     /// the store and return at once, leaving the sets to the workers.

@@ -44,7 +44,7 @@ pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, 
 pub use lock::DirLock;
 pub use run::{
     play_claimed, prepare_run, read_standings, run_league, run_standings, set_aside,
-    settle_settings, Ending, Shared, LOGS_DIR, STORE_FILE,
+    settle_settings, store_url, Ending, Shared, LOGS_DIR, STORE_FILE,
 };
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
 pub use standings::{
@@ -57,4 +57,4 @@ pub use store::{
     Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoredLog, SyncReport,
     WorkerRow,
 };
-pub use worker::{run_export, run_worker, run_workers};
+pub use worker::{carry_file, run_export, run_worker, run_workers, worker_json};

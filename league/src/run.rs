@@ -76,8 +76,7 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
             ),
         });
     }
-    // The store: --store, else the file's `store` key, else the directory's SQLite file.
-    if let Some(url) = args.store.as_ref().or(config.store.as_ref()) {
+    if let Some(url) = store_url(args.store.as_deref(), &config) {
         return crate::worker::run_league_on_store(args, &config, url);
     }
     if args.no_play || args.lease_given() {
@@ -144,6 +143,13 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     let standings = read_standings(&store)?;
     print(&standings.render(args.format));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The league's PostgreSQL store, for `hus league` and `hus serve` alike: `--store`
+/// (or the environment variable HUS_STORE), else the file's `store` key; `None`: the
+/// SQLite file of the league's directory.
+pub fn store_url<'a>(given: Option<&'a str>, config: &'a LeagueConfig) -> Option<&'a str> {
+    given.or(config.store.as_deref())
 }
 
 /// Brings the store in line with the file: the bots and the schedule from `seed`, with

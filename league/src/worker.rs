@@ -28,7 +28,9 @@ use crate::file::LeagueConfig;
 use crate::run::{print, read_standings, settle_settings, sync_with_file};
 use crate::run::{Ending, SetThreads, Shared};
 use crate::standings::OutputFormat;
-use crate::store::{ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError};
+use crate::store::{
+    ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, WorkerRow,
+};
 
 /// The settings that carry the league file to the workers.
 const LEAGUE_TEXT: &str = "league_text";
@@ -76,21 +78,10 @@ pub(crate) fn run_league_on_store(
     url: &str,
 ) -> Result<ExitCode> {
     let lease = lease_of(args.lease.unwrap_or(DEFAULT_LEASE_S))?;
-    let text = std::fs::read_to_string(&config.path).map_err(|source| Error::ReadFile {
-        path: config.path.clone(),
-        source,
-    })?;
-    let path = std::fs::canonicalize(&config.path).map_err(|source| Error::ReadFile {
-        path: config.path.clone(),
-        source,
-    })?;
     let mut store = PgStore::connect(url)?;
     let place = PathBuf::from(store.place());
     let seed = settle_settings(config, &mut store, &place)?;
-    let mut carried = std::collections::BTreeMap::new();
-    carried.insert(LEAGUE_TEXT.to_string(), text);
-    carried.insert(LEAGUE_PATH.to_string(), path.display().to_string());
-    store.save_settings(&carried)?;
+    carry_file(config, &mut store)?;
     sync_with_file(config, &mut store, seed, args.quiet)?;
     for r in store.requeue_running()? {
         if !args.quiet {
@@ -135,6 +126,24 @@ pub(crate) fn run_league_on_store(
     let standings = read_standings(&store)?;
     print(&standings.render(args.format));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Puts the league file itself in the store, for the workers (they play with its
+/// bots' commands): `hus league --store` and `hus serve --store` alike.
+pub fn carry_file(config: &LeagueConfig, store: &mut dyn Store) -> Result<()> {
+    let text = std::fs::read_to_string(&config.path).map_err(|source| Error::ReadFile {
+        path: config.path.clone(),
+        source,
+    })?;
+    let path = std::fs::canonicalize(&config.path).map_err(|source| Error::ReadFile {
+        path: config.path.clone(),
+        source,
+    })?;
+    let mut carried = std::collections::BTreeMap::new();
+    carried.insert(LEAGUE_TEXT.to_string(), text);
+    carried.insert(LEAGUE_PATH.to_string(), path.display().to_string());
+    store.save_settings(&carried)?;
+    Ok(())
 }
 
 /// `hus worker --store URL`.
@@ -589,23 +598,7 @@ pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
     let rows = store.workers()?;
     let text = match args.format {
         OutputFormat::Json => {
-            let list: Vec<serde_json::Value> = rows
-                .iter()
-                .map(|w| {
-                    serde_json::json!({
-                        "name": w.name,
-                        "host": w.host,
-                        "pid": w.pid,
-                        "concurrency": w.concurrency,
-                        "last_heartbeat_s": (w.seen_ago * 10.0).round() / 10.0,
-                        "in_flight": w.in_flight,
-                        "sets_last_hour": w.last_hour,
-                        "sets_finished": w.finished,
-                        "duplicates": w.duplicates,
-                        "stopped": w.stopped,
-                    })
-                })
-                .collect();
+            let list: Vec<serde_json::Value> = rows.iter().map(worker_json).collect();
             format!(
                 "{}\n",
                 serde_json::to_string_pretty(&list).unwrap_or_default()
@@ -638,6 +631,24 @@ pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
     };
     print(&text);
     Ok(ExitCode::SUCCESS)
+}
+
+/// A worker as `hus workers --format json` and the match server's `/api/workers` show
+/// it: name, host, pid, concurrency, seconds since its last heartbeat, sets in flight,
+/// counted sets in the last hour and in all, late results, and whether it stopped.
+pub fn worker_json(w: &WorkerRow) -> serde_json::Value {
+    serde_json::json!({
+        "name": w.name,
+        "host": w.host,
+        "pid": w.pid,
+        "concurrency": w.concurrency,
+        "last_heartbeat_s": (w.seen_ago * 10.0).round() / 10.0,
+        "in_flight": w.in_flight,
+        "sets_last_hour": w.last_hour,
+        "sets_finished": w.finished,
+        "duplicates": w.duplicates,
+        "stopped": w.stopped,
+    })
 }
 
 /// `hus export --store URL [--set ID] [--out DIR]`: the kept logs, as `hus league`

@@ -69,7 +69,7 @@ function setRows(sets) {
 const setHeaders = ["set", "bots", { text: "points", num: true }, "winner", "games", ""];
 
 async function showHome(view) {
-  const [st, sets, status] = await Promise.all([api("/api/standings"), api("/api/sets?limit=20"), api("/api/status")]);
+  const [st, sets, status, workers] = await Promise.all([api("/api/standings"), api("/api/sets?limit=20"), api("/api/status"), api("/api/workers")]);
   const rows = st.bots.map((b) =>
     el("tr", { "data-bot": b.name },
       num(b.rank), el("td", {}, botLink(b.name), b.active ? "" : " (removed)"),
@@ -83,6 +83,17 @@ async function showHome(view) {
     el("h2", {}, "Recent sets"),
     table(setHeaders, setRows(sets.sets)),
   ];
+  // Workers of a PostgreSQL store (hus worker), as `hus workers` lists them.
+  if (workers.workers.length > 0) {
+    parts.push(el("h2", {}, "Workers"), table(
+      ["worker", "host", { text: "last heartbeat", num: true }, { text: "in flight", num: true },
+        { text: "sets/hour", num: true }, { text: "finished", num: true }, { text: "duplicates", num: true }],
+      workers.workers.map((w) =>
+        el("tr", { "data-worker": w.name },
+          el("td", {}, w.name), el("td", {}, w.host),
+          num(w.stopped ? "stopped " + fmt(w.last_heartbeat_s, 0) + " s ago" : fmt(w.last_heartbeat_s, 1) + " s ago"),
+          num(w.in_flight), num(w.sets_last_hour), num(w.sets_finished), num(w.duplicates)))));
+  }
   for (const p of status.problems) parts.push(el("p", { class: "problem" }, p.at + " " + p.set + ": " + p.error));
   view.replaceChildren(...parts);
 }

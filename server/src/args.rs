@@ -33,6 +33,17 @@ pub struct ServeArgs {
     /// No line per finished set on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Keep the league in this PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DB)
+    /// instead of the directory's SQLite file, as `hus league --store` does (the same
+    /// order: this, else the environment variable HUS_STORE, else the file's `store`
+    /// key). `hus worker` processes then play the league's sets too, and the dashboard
+    /// shows their results, their logs and the workers. See docs/deploy.md.
+    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
+    pub store: Option<String>,
+    /// Sets this server plays at once, instead of the file's `concurrency`. 0: it plays
+    /// none (with a PostgreSQL store, the workers play them all).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1024))]
+    pub concurrency: Option<u32>,
 }
 
 /// The raw arguments of `hus token`: a remote bot's token, or with `--admin` a

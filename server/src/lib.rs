@@ -20,6 +20,7 @@ mod args;
 pub mod http;
 pub mod live;
 pub mod pairing;
+pub mod reader;
 pub mod runner;
 pub mod state;
 pub mod web;
@@ -29,7 +30,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use anyhow::Context;
-use league::{DirLock, LeagueConfig, SqliteStore};
+use league::{DirLock, LeagueConfig, PgStore, SqliteStore, Store};
 use tokio::sync::{mpsc, watch};
 
 pub use args::{ServeArgs, TokenArgs};
@@ -95,20 +96,43 @@ fn write_private(path: &std::path::Path, token: &str) -> anyhow::Result<()> {
 /// `hus serve`: plays the league and serves the dashboard until Ctrl-C or SIGTERM;
 /// exit 0 then (the same command carries on).
 pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = LeagueConfig::load(&args.file)?;
+    let mut config = LeagueConfig::load(&args.file)?;
+    if let Some(n) = args.concurrency {
+        config.concurrency = n as usize;
+    }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(league::LOGS_DIR);
     std::fs::create_dir_all(&logs)
         .with_context(|| format!("cannot create the league's directory {}", logs.display()))?;
     let _lock = DirLock::acquire(&dir)?;
-    let mut store = SqliteStore::open(&dir.join(league::STORE_FILE), true)?;
-    let seed = league::settle_settings(&config, &mut store, &dir)?;
+    // The store: --store (or HUS_STORE), else the file's `store` key, as for `hus
+    // league`; else the directory's SQLite file.
+    let url = league::store_url(args.store.as_deref(), &config).map(str::to_string);
+    let (mut store, reader): (Box<dyn Store + Send>, Option<reader::Reader>) = match &url {
+        Some(url) => {
+            let mut store = PgStore::connect(url)?;
+            store.set_name(&format!("serve@{}", store.name()));
+            let pages = PgStore::connect(url)?;
+            let reader = reader::Reader::start(Box::new(pages))
+                .context("cannot start the store's reader thread")?;
+            (Box::new(store), Some(reader))
+        }
+        None => (
+            Box::new(SqliteStore::open(&dir.join(league::STORE_FILE), true)?),
+            None,
+        ),
+    };
+    let seed = league::settle_settings(&config, &mut *store, &dir)?;
+    if url.is_some() {
+        // The workers play with the file's bots' commands, as `hus league --store`.
+        league::carry_file(&config, &mut *store)?;
+    }
     let say = |line: String| {
         if !args.quiet {
             eprintln!("hus serve: {line}");
         }
     };
-    league::prepare_run(&config, &mut store, &logs, &mut |line| say(line))?;
+    league::prepare_run(&config, &mut *store, &logs, &mut |line| say(line))?;
     if !args.listen.ip().is_loopback() {
         eprintln!(
             "warning: hus serve listens on {}, reachable from other machines",
@@ -165,6 +189,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             started: Instant::now(),
             concurrency,
             remote: registry,
+            reader,
         });
         let signals = {
             let tx = shutdown_tx.clone();

@@ -3,6 +3,14 @@
 //! `league::play_claimed` (so `referee::play_set`, its log, and the store's one
 //! transaction per finished set are the league's own), up to the league's concurrency at
 //! once; after every change it publishes a new snapshot for the pages.
+//!
+//! The store is either kind (`Box<dyn Store>`): the directory's SQLite file, or a
+//! PostgreSQL database that `hus worker` processes share ([`Store::is_shared`]). With a
+//! shared store the runner keeps the league file's schedule in the store for the
+//! workers, claims the store's pending sets first (choosing one itself only when none
+//! is pending), keeps its own claims' leases alive, and reads the finished sets again
+//! every second, so the pages show the workers' results too. Every store call runs in
+//! `block_in_place`: the PostgreSQL client blocks on a runtime of its own.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -11,9 +19,10 @@ use std::time::Duration;
 
 use league::{
     BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetId, Shared,
-    SqliteStore, Store,
+    Store,
 };
 use tokio::sync::{mpsc, watch};
+use tokio::task::block_in_place;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -32,8 +41,8 @@ pub struct Runner {
     pub config: LeagueConfig,
     /// The league's directory.
     pub dir: PathBuf,
-    /// The store.
-    pub store: SqliteStore,
+    /// The store (SQLite or PostgreSQL).
+    pub store: Box<dyn Store + Send>,
     /// The league's seed.
     pub seed: u64,
     /// What sets share (the bots' commands and limits).
@@ -52,6 +61,9 @@ pub struct Runner {
     /// while it has a connection waiting.
     pub registry: Option<Arc<remote::Registry>>,
     held: HashMap<Pair, Instant>,
+    /// With a shared store: the league file's schedule of the active bots, kept in the
+    /// store for the workers.
+    schedule: Vec<PlannedSet>,
     paused: bool,
     problems: Vec<Problem>,
     started: u64,
@@ -66,17 +78,13 @@ impl Runner {
     pub fn new(
         config: LeagueConfig,
         dir: &Path,
-        store: SqliteStore,
+        store: Box<dyn Store + Send>,
         seed: u64,
         shared: Shared,
         quiet: bool,
     ) -> league::Result<Runner> {
-        let finished = store.finished()?;
-        let mut rounds = BTreeMap::new();
-        for f in &finished {
-            let r = rounds.entry(pair(&f.key.a, &f.key.b)).or_insert(0);
-            *r = (*r).max(f.key.round);
-        }
+        let finished = block_in_place(|| store.finished())?;
+        let rounds = rounds_of(&finished);
         Ok(Runner {
             active: config.bots.iter().map(|b| b.name.clone()).collect(),
             config,
@@ -90,6 +98,7 @@ impl Runner {
             quiet,
             registry: None,
             held: HashMap::new(),
+            schedule: Vec::new(),
             paused: false,
             problems: Vec::new(),
             started: 0,
@@ -138,26 +147,50 @@ impl Runner {
             .collect()
     }
 
-    /// Brings the store's bots in line with the active ones (the store's schedule then
-    /// holds no set: sets are added one at a time by `start_next`).
+    /// Brings the store's bots in line with the active ones. SQLite: the store's
+    /// schedule then holds no set (sets are added one at a time by `start_next`). A
+    /// shared store keeps the league file's schedule of the active bots, for the
+    /// workers.
     pub fn sync_bots(&mut self) -> league::Result<()> {
         let entries = self.entries();
-        self.store.sync(&entries, &[])?;
+        if self.store.is_shared() {
+            let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+            self.schedule =
+                league::schedule(&names, &self.config.format, self.config.rounds, self.seed);
+        }
+        let schedule = self.schedule.clone();
+        block_in_place(|| self.store.sync(&entries, &schedule))?;
         Ok(())
+    }
+
+    /// With a shared store: reads the finished sets again (the workers' too) and
+    /// renews the leases of the sets this server plays. True when the list changed.
+    fn refresh(&mut self, running: &HashMap<SetId, ClaimedSet>) -> league::Result<bool> {
+        let held: Vec<(SetId, u32)> = running.values().map(|s| (s.id, s.attempts)).collect();
+        block_in_place(|| self.store.renew_claims(&held))?;
+        let finished = block_in_place(|| self.store.finished())?;
+        if finished.len() == self.finished.len() {
+            return Ok(false);
+        }
+        for (key, round) in rounds_of(&finished) {
+            let r = self.rounds.entry(key).or_insert(0);
+            *r = (*r).max(round);
+        }
+        self.finished = finished;
+        Ok(true)
     }
 
     /// The snapshot of now.
     pub fn snapshot(&self) -> league::Result<Snapshot> {
-        let info = LeagueInfo::from_settings(&self.store.settings()?);
-        let mut standings = league::compute_standings(
-            info,
-            self.store.progress()?,
-            &self.store.bots()?,
-            &self.finished,
-        );
+        let store = &self.store;
+        let (settings, progress, bots) = block_in_place(|| -> league::Result<_> {
+            Ok((store.settings()?, store.progress()?, store.bots()?))
+        })?;
+        let info = LeagueInfo::from_settings(&settings);
+        let mut standings = league::compute_standings(info, progress, &bots, &self.finished);
         // The server has no schedule to finish: every set it played is done, and the
         // ones playing are all it has started.
-        let running = self.store.progress()?.running;
+        let running = progress.running;
         standings.progress = league::ProgressView {
             sets_scheduled: self.finished.len() as u64 + running,
             sets_done: self.finished.len() as u64,
@@ -222,26 +255,40 @@ impl Runner {
             }
         }
         input.held = self.held.keys().cloned().collect();
-        let Some(key) = pairing::choose(&self.config.format, &input) else {
-            return Ok(None);
+        // A shared store's pending sets (the file's schedule, for the workers too) go
+        // first; the pairing chooses only when none is left.
+        let waiting = if self.store.is_shared() {
+            block_in_place(|| self.store.claim_next())?
+        } else {
+            None
         };
-        let seed = league::set_seed(self.seed, &key);
-        let entries = self.entries();
-        self.store.sync(
-            &entries,
-            &[PlannedSet {
-                key: key.clone(),
-                seed,
-            }],
-        )?;
-        let Some(set) = self.store.claim_next()? else {
-            return Ok(None);
+        let set = match waiting {
+            Some(set) => set,
+            None => {
+                let Some(key) = pairing::choose(&self.config.format, &input) else {
+                    return Ok(None);
+                };
+                let seed = league::set_seed(self.seed, &key);
+                let entries = self.entries();
+                let mut sets = self.schedule.clone();
+                sets.push(PlannedSet {
+                    key: key.clone(),
+                    seed,
+                });
+                block_in_place(|| self.store.sync(&entries, &sets))?;
+                let Some(set) = block_in_place(|| self.store.claim_next())? else {
+                    return Ok(None);
+                };
+                set
+            }
         };
         let stem = set.key.stem();
         let logs = self.dir.join(league::LOGS_DIR);
         league::set_aside(&logs, &stem)?;
-        self.store
-            .set_log(set.id, &format!("{}/{stem}.jsonl", league::LOGS_DIR))?;
+        block_in_place(|| {
+            self.store
+                .set_log(set.id, &format!("{}/{stem}.jsonl", league::LOGS_DIR))
+        })?;
         let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
         *r = (*r).max(set.key.round);
         self.started += 1;
@@ -265,6 +312,18 @@ impl Runner {
     pub async fn run(
         mut self,
         app: Arc<AppState>,
+        commands: mpsc::Receiver<Request>,
+        shutdown: watch::Receiver<Option<&'static str>>,
+    ) -> league::Result<&'static str> {
+        let result = self.play(app, commands, shutdown).await;
+        // A PostgreSQL connection closes by blocking on its client's own runtime.
+        block_in_place(move || drop(self));
+        result
+    }
+
+    async fn play(
+        &mut self,
+        app: Arc<AppState>,
         mut commands: mpsc::Receiver<Request>,
         mut shutdown: watch::Receiver<Option<&'static str>>,
     ) -> league::Result<&'static str> {
@@ -275,6 +334,7 @@ impl Runner {
         let mut stopping: Option<&'static str> = None;
         let mut snapshot = self.snapshot()?;
         app.publish(snapshot.clone());
+        let shared = self.store.is_shared();
         loop {
             let mut changed = false;
             while stopping.is_none() && !self.paused && tasks.len() < self.config.concurrency {
@@ -307,11 +367,21 @@ impl Runner {
                     let stem = set.key.stem();
                     match ending {
                         Ending::Finished(outcome) => {
-                            self.store.record(set.id, &outcome)?;
-                            self.say(&format!("{} finished: {} {}-{} {}", set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b));
-                            self.finished.push(FinishedSet { key: set.key.clone(), seed: set.seed, outcome });
-                            self.done += 1;
-                            app.hub.ended(&stem, "finished");
+                            match block_in_place(|| self.store.record(set.id, &outcome)) {
+                                Ok(()) => {
+                                    self.say(&format!("{} finished: {} {}-{} {}", set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b));
+                                    self.finished.push(FinishedSet { key: set.key.clone(), seed: set.seed, outcome });
+                                    self.done += 1;
+                                    app.hub.ended(&stem, "finished");
+                                }
+                                // A shared store: a worker took the set after this
+                                // server's lease ran out, and its result counts.
+                                Err(e) if self.store.is_shared() => {
+                                    app.hub.ended(&stem, "failed");
+                                    self.problem(&stem, format!("its result was not recorded: {e}"));
+                                }
+                                Err(e) => return Err(e.into()),
+                            }
                         }
                         Ending::Stopped => {
                             app.hub.ended(&stem, "stopped");
@@ -337,7 +407,14 @@ impl Runner {
                     let _ = answer.send(said);
                 }
                 // Held-back pairs come back, and a paused league may resume: look again.
-                _ = tokio::time::sleep(Duration::from_secs(1)), if tasks.len() < self.config.concurrency && stopping.is_none() => {}
+                _ = tokio::time::sleep(Duration::from_secs(1)), if tasks.len() < self.config.concurrency && stopping.is_none() && !shared => {}
+                // A shared store: the workers' results, and this server's leases.
+                _ = tokio::time::sleep(Duration::from_secs(1)), if shared && stopping.is_none() => {
+                    if self.refresh(&running)? {
+                        snapshot = self.snapshot()?;
+                        app.publish(snapshot.clone());
+                    }
+                }
             }
         }
         self.requeue(&mut interrupted)?;
@@ -350,7 +427,7 @@ impl Runner {
             return Ok(());
         }
         let ids: Vec<SetId> = sets.iter().map(|s| s.id).collect();
-        self.store.requeue(&ids)?;
+        block_in_place(|| self.store.requeue(&ids))?;
         let logs = self.dir.join(league::LOGS_DIR);
         for set in sets.drain(..) {
             if let Some(kept) = league::set_aside(&logs, &set.key.stem())?.first() {
@@ -432,4 +509,14 @@ impl Runner {
             }
         }
     }
+}
+
+/// The highest round per pair of these sets.
+fn rounds_of(sets: &[FinishedSet]) -> BTreeMap<Pair, u32> {
+    let mut rounds = BTreeMap::new();
+    for f in sets {
+        let r = rounds.entry(pair(&f.key.a, &f.key.b)).or_insert(0);
+        *r = (*r).max(f.key.round);
+    }
+    rounds
 }

@@ -182,6 +182,9 @@ pub struct AppState {
     pub concurrency: usize,
     /// The remote bots' registry, when the bot port is open.
     pub remote: Option<std::sync::Arc<remote::Registry>>,
+    /// The pages' reader of a shared (PostgreSQL) store: the workers, and the logs
+    /// they sent. `None` with SQLite.
+    pub reader: Option<crate::reader::Reader>,
 }
 
 impl AppState {

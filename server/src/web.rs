@@ -60,6 +60,7 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
         .route("/api/sets/{set}/log", get(set_log))
         .route("/api/logs/{file}", get(log_file))
         .route("/api/live", get(live))
+        .route("/api/workers", get(workers))
         .route("/api/admin/pause", post(pause))
         .route("/api/admin/resume", post(resume))
         .route("/api/admin/bots/{name}/add", post(add_bot))
@@ -227,16 +228,60 @@ fn logs_dir(app: &AppState) -> PathBuf {
     app.dir.join(league::LOGS_DIR)
 }
 
-/// A set's log file: the finished set's, or a running set's.
-fn set_log_path(app: &AppState, set: &str) -> Result<PathBuf, ApiError> {
+/// Where a set's log is: a file of the league's logs directory, or (a set a worker
+/// played, its log `store:ID`) the shared store.
+enum LogSource {
+    File(PathBuf),
+    Stored(league::SetId),
+}
+
+/// A set's log: the finished set's, or a running set's.
+fn set_log_source(app: &AppState, set: &str) -> Result<LogSource, ApiError> {
     let s = app.snapshot();
-    let known =
-        s.sets.iter().any(|v| v.set == set) || app.hub.snapshot().iter().any(|l| l.set == set);
+    let view = s.sets.iter().find(|v| v.set == set);
+    let known = view.is_some() || app.hub.snapshot().iter().any(|l| l.set == set);
     if !known {
         return Err(not_found_error(format!("no set named {set:?}")));
     }
+    if let Some(id) = view
+        .and_then(|v| v.log.strip_prefix("store:"))
+        .and_then(|id| id.parse().ok())
+    {
+        return Ok(LogSource::Stored(id));
+    }
     confined(&logs_dir(app), &format!("{set}.jsonl"))
+        .map(LogSource::File)
         .ok_or_else(|| not_found_error(format!("the log of {set:?} is missing")))
+}
+
+/// The text of a log the store keeps.
+async fn stored_log(app: &AppState, set: &str, id: league::SetId) -> Result<String, ApiError> {
+    let Some(reader) = &app.reader else {
+        return Err(not_found_error(format!(
+            "the log of {set:?} is in a store this server does not read"
+        )));
+    };
+    match reader.log(id).await {
+        Ok(Some(log)) => Ok(log.text),
+        Ok(None) => Err(not_found_error(format!(
+            "the store keeps no log of {set:?}"
+        ))),
+        Err(e) => Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, e)),
+    }
+}
+
+async fn download_source(
+    app: &AppState,
+    set: &str,
+    source: LogSource,
+) -> Result<Response, ApiError> {
+    match source {
+        LogSource::File(path) => download(path).await,
+        LogSource::Stored(id) => {
+            let text = stored_log(app, set, id).await?;
+            Ok(attachment(&format!("{set}.jsonl"), text.into_bytes()))
+        }
+    }
 }
 
 async fn download(path: PathBuf) -> Result<Response, ApiError> {
@@ -250,12 +295,17 @@ async fn download(path: PathBuf) -> Result<Response, ApiError> {
             format!("cannot read {name}: {e}"),
         )
     })?;
+    Ok(attachment(&name, body))
+}
+
+/// A file's bytes as a download named `name`.
+fn attachment(name: &str, body: Vec<u8>) -> Response {
     let kind = if name.ends_with(".jsonl") {
         "application/jsonl; charset=utf-8"
     } else {
         "text/plain; charset=utf-8"
     };
-    Ok((
+    (
         [
             (header::CONTENT_TYPE, kind.to_string()),
             (
@@ -268,14 +318,29 @@ async fn download(path: PathBuf) -> Result<Response, ApiError> {
         ],
         body,
     )
-        .into_response())
+        .into_response()
 }
 
 async fn set_log(
     State(app): State<Arc<AppState>>,
     Path(set): Path<String>,
 ) -> Result<Response, ApiError> {
-    download(set_log_path(&app, &set)?).await
+    let source = set_log_source(&app, &set)?;
+    download_source(&app, &set, source).await
+}
+
+/// The workers of a shared store, as `hus workers --format json` lists them (the same
+/// function); none with SQLite.
+async fn workers(State(app): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    let rows = match &app.reader {
+        Some(reader) => reader
+            .workers()
+            .await
+            .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?,
+        None => Vec::new(),
+    };
+    let list: Vec<Value> = rows.iter().map(league::worker_json).collect();
+    Ok(Json(json!({ "workers": list })))
 }
 
 async fn log_file(
@@ -321,7 +386,23 @@ async fn replay(
     State(app): State<Arc<AppState>>,
     Path(set): Path<String>,
 ) -> Result<Response, ApiError> {
-    let path = set_log_path(&app, &set)?;
+    // A log the store keeps is read from a private copy, named as the set's log.
+    let (path, _copy) = match set_log_source(&app, &set)? {
+        LogSource::File(path) => (path, None),
+        LogSource::Stored(id) => {
+            let text = stored_log(&app, &set, id).await?;
+            let fail = |e: std::io::Error| {
+                ApiError(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("cannot copy the log of {set:?}: {e}"),
+                )
+            };
+            let copy = tempfile::tempdir().map_err(fail)?;
+            let path = copy.path().join(format!("{set}.jsonl"));
+            tokio::fs::write(&path, text).await.map_err(fail)?;
+            (path, Some(copy))
+        }
+    };
     let page = tokio::task::spawn_blocking(move || referee::viewer_page(&path, MAX_PAGE_MOVES))
         .await
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?

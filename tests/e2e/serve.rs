@@ -869,3 +869,137 @@ fn serve_skips_a_remote_bot_until_hus_connect_brings_it() {
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }
+
+/// `hus serve --store URL` over a real PostgreSQL (tests/support/pg.rs), playing no set
+/// itself (`--concurrency 0`), while one `hus worker --until-done` plays the league that
+/// `hus league --no-play` put in the store: the API counts each of the six sets once,
+/// lists the worker with its six sets, and serves a worker's log and replay out of the
+/// store. The waits are guards against a hang, never verdicts.
+#[test]
+fn serve_with_a_postgres_store_shows_what_a_worker_played() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let head = HEAD.replace("seed = 7", "seed = 7\nrounds = 2");
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    let url = crate::pg::fresh_shared_db();
+    let out = hus(&[
+        "league",
+        &file.display().to_string(),
+        "--store",
+        &url,
+        "--no-play",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = Server::start(&file, &dir, &["--store", &url, "--concurrency", "0"]);
+    // Before the worker: no set, no worker, and this server plays none.
+    assert_eq!(
+        server.json("/api/workers"),
+        serde_json::json!({ "workers": [] })
+    );
+    let err = tmp.path().join("w1.err");
+    let status = Command::new(hus_bin())
+        .args([
+            "worker",
+            "--store",
+            &url,
+            "--name",
+            "w1",
+            "--until-done",
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).expect("stderr file"))
+        .status()
+        .expect("hus worker runs");
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    let s = server.wait_for("the worker's six sets", Duration::from_secs(120), |s| {
+        s["sets_done"].as_u64() == Some(6)
+    });
+    assert_eq!(s["started_this_run"], 0);
+    assert_eq!(s["finished_this_run"], 0);
+
+    // Every set exactly once: the six of two rounds of three bots, two games each.
+    let sets = server.json("/api/sets?limit=500");
+    assert_eq!(sets["total"], 6);
+    let stems: BTreeSet<String> = sets["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .map(|s| s["set"].as_str().expect("stem").to_string())
+        .collect();
+    let expected: BTreeSet<String> = [
+        "r1-a-vs-b",
+        "r1-a-vs-c",
+        "r1-b-vs-c",
+        "r2-b-vs-a",
+        "r2-c-vs-a",
+        "r2-c-vs-b",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(stems, expected);
+    let st = server.json("/api/standings");
+    assert_eq!(st["games_played"], 12);
+    for b in st["bots"].as_array().expect("bots") {
+        let total = |r: &Value| {
+            ["won", "drawn", "lost"]
+                .iter()
+                .map(|k| r[k].as_u64().expect("count"))
+                .sum::<u64>()
+        };
+        assert_eq!(total(&b["games"]), 8, "{b}");
+        assert_eq!(total(&b["sets"]), 4, "{b}");
+    }
+    // The same table as `hus standings --store` prints.
+    let out = hus(&["standings", "--store", &url, "--format", "json"]);
+    assert!(out.status.success());
+    let printed: Value = serde_json::from_slice(&out.stdout).expect("standings json");
+    assert_eq!(st["bots"], printed["bots"]);
+
+    // The worker, as `hus workers` lists it.
+    let workers = server.json("/api/workers");
+    let list = workers["workers"].as_array().expect("workers");
+    assert_eq!(list.len(), 1, "{workers}");
+    assert_eq!(list[0]["name"], "w1");
+    assert_eq!(list[0]["sets_finished"], 6);
+    assert_eq!(list[0]["sets_last_hour"], 6);
+    assert_eq!(list[0]["in_flight"], 0);
+    assert_eq!(list[0]["stopped"], true);
+
+    // A worker's set: its log comes out of the store, as `hus export` writes it, and
+    // its replay page opens.
+    let one = server.json("/api/sets/r1-a-vs-b");
+    let id = one["log"]
+        .as_str()
+        .expect("log")
+        .strip_prefix("store:")
+        .expect("a store log");
+    let (code, head, log) = request(server.addr, "GET", "/api/sets/r1-a-vs-b/log", &[], b"");
+    assert_eq!(code, 200, "{log}");
+    assert!(head.contains("r1-a-vs-b.jsonl"), "{head}");
+    let out = hus(&["export", "--store", &url, "--set", id]);
+    assert!(out.status.success());
+    assert_eq!(log, String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains("\"type\":\"game-end\""))
+            .count(),
+        2
+    );
+    let (code, head, page) = request(server.addr, "GET", "/sets/r1-a-vs-b/replay", &[], b"");
+    assert_eq!(code, 200, "{page}");
+    assert!(head.to_ascii_lowercase().contains("text/html"), "{head}");
+    assert!(page.contains("r1-a-vs-b.jsonl"), "the page names the log");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}

@@ -259,4 +259,30 @@ pub trait Store {
 
     /// Counts of sets by status.
     fn progress(&self) -> Result<Progress, StoreError>;
+
+    /// Whether other processes (`hus worker`) play this store's sets too: then its
+    /// runner keeps its claims alive ([`Store::renew_claims`]) and reads the finished
+    /// sets again from time to time. SQLite: no.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// Renews the leases of these claimed sets (id, attempt), where claims have leases
+    /// (PostgreSQL: [`PgStore::renew`] by [`pg::DEFAULT_LEASE`]); false for a set that
+    /// the attempt no longer holds. SQLite: nothing to do.
+    fn renew_claims(&mut self, held: &[(SetId, u32)]) -> Result<Vec<bool>, StoreError> {
+        Ok(vec![true; held.len()])
+    }
+
+    /// The workers the store has heard of (`hus workers`); SQLite: none.
+    fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// A finished set's log kept in the store (a worker's set); `None` when the store
+    /// keeps none (SQLite: the logs are files in the league's directory).
+    fn stored_log(&mut self, id: SetId) -> Result<Option<StoredLog>, StoreError> {
+        let _ = id;
+        Ok(None)
+    }
 }

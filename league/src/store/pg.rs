@@ -913,6 +913,24 @@ impl Store for PgStore {
         self.claim(DEFAULT_LEASE, &[])
     }
 
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn renew_claims(&mut self, held: &[(SetId, u32)]) -> Result<Vec<bool>, StoreError> {
+        held.iter()
+            .map(|&(id, attempt)| self.renew(id, attempt, DEFAULT_LEASE))
+            .collect()
+    }
+
+    fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
+        self.workers()
+    }
+
+    fn stored_log(&mut self, id: SetId) -> Result<Option<StoredLog>, StoreError> {
+        self.log(id)
+    }
+
     fn set_log(&mut self, id: SetId, log: &str) -> Result<(), StoreError> {
         let place = self.place.clone();
         self.c()
