@@ -47,8 +47,6 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use referee::{Record, RecordSink};
-
 use crate::seat::{PersonSeat, SeatEnd};
 use crate::{PlayConfig, Seating};
 
@@ -439,11 +437,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
     };
     match outcome {
         Err(reason) => {
-            let aborted = Record::Aborted(referee::Aborted {
-                reason: reason.clone(),
-                finished: referee::now_rfc3339(),
-            });
-            let _ = log.record(&aborted);
+            log.end_aborted(reason.clone());
             ui.finish(Some(reason.clone())).await;
             eprintln!(
                 "hus play: {reason}; the games played so far are in {}",
