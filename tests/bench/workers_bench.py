@@ -18,7 +18,7 @@ throughput: a league of instant bots (`alphabeta-bot --first-legal`, as the leag
     measures: the wall time from the first worker's start to the last one's exit, so
     it includes each worker's start-up (connecting, reading the league from the store)
     and the end of the league (a worker with nothing left waits for the sets still in
-    play elsewhere); with the default size those are under 0.2 s of about 10 s. Reports
+    play elsewhere); with the default size those are under 0.2 s of 7-13 s. Reports
     the median sets/s and games/s and the ratios to 1 worker, the CPU seconds per set
     of the workers (with their bots) and of the database server, the cores they kept
     busy (CPU seconds over wall seconds), and the load average before the runs. Each

@@ -597,3 +597,29 @@ fn a_worker_that_cannot_start_a_bot_gives_its_sets_to_the_others_unforfeited() {
     );
     assert_eq!(pg.psql(&db, "SELECT count(*) FROM faults"), "0");
 }
+
+/// `--no-play` and `--lease` only mean something with a PostgreSQL store: without
+/// `--store` and without a `store` key in the file, `hus league` refuses them by name
+/// before touching the league's directory.
+#[test]
+fn no_play_without_a_store_is_refused_by_name() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = write_league(tmp.path());
+    for extra in [["--no-play"].as_slice(), ["--lease", "5"].as_slice()] {
+        let out = Command::new(hus_bin())
+            .arg("league")
+            .arg(&file)
+            .args(extra)
+            .output()
+            .expect("hus league runs");
+        assert!(!out.status.success(), "{extra:?} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(
+                "--no-play and --lease need a PostgreSQL store (--store URL, or a store key in"
+            ),
+            "{err}"
+        );
+        assert!(!tmp.path().join("L").exists(), "the directory was made");
+    }
+}
