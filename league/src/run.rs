@@ -729,11 +729,7 @@ pub async fn play_claimed(
             // The set's future is gone, and with it both bots (dropping a bot process
             // kills its process group).
             let why = stop.borrow().unwrap_or("hus league");
-            let aborted = Record::Aborted(referee::Aborted {
-                reason: format!("stopped by {why}"),
-                finished: referee::now_rfc3339(),
-            });
-            let _ = sink.log.record(&aborted);
+            sink.log.end_aborted(format!("stopped by {why}"));
             Ending::Stopped
         }
         // play_set starts both bots before writing any record.

@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use referee::{BotSpec, Entrant, Limits, Lineup, LogWriter, Record, RecordSink};
+use referee::{BotSpec, Entrant, Limits, Lineup, LogWriter};
 
 pub use args::{First, PlayArgs, PlayConfig, NO_LIMIT};
 pub use seat::{PersonSeat, SeatEnd};
@@ -165,11 +165,7 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
         Ok(result) => result,
         Err(reason) => {
             ui.abort();
-            let aborted = Record::Aborted(referee::Aborted {
-                reason: reason.clone(),
-                finished: referee::now_rfc3339(),
-            });
-            let _ = log.record(&aborted);
+            log.end_aborted(reason.clone());
             eprintln!(
                 "hus play: {reason}; the games played so far are in {}",
                 log.path().display()

@@ -81,5 +81,12 @@ pub use sprt::parse_sprt;
 /// them as files under its own Content-Security-Policy): one drawing of the board
 /// everywhere.
 pub mod viewer_assets {
-    pub use crate::replay::html::{BOARD_JS, CSS as VIEWER_CSS, RULES_JS};
+    pub use crate::replay::html::{loads_from_elsewhere, BOARD_JS, CSS as VIEWER_CSS, RULES_JS};
+
+    /// The policy of the pages served over HTTP (the dashboard of `hus serve`, the page
+    /// of `hus play --web`): only their own origin's scripts, styles and connections; no
+    /// frames, no forms, no plugins, no base element.
+    pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+         img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
+         frame-ancestors 'none'";
 }

@@ -8,9 +8,8 @@ use anyhow::{Context, Result};
 use crate::args::MatchArgs;
 use crate::config::{BotSpec, MatchConfig};
 use crate::limits::Limits;
-use crate::records::{self, Record};
 use crate::report::{Console, LogWriter, Tee};
-use crate::set::{play_set, Entrant, Lineup, Member, RecordSink, Team};
+use crate::set::{play_set, Entrant, Lineup, Member, Team};
 
 /// `hus 0.1.0`: the referee's name in `hello` and in logs.
 pub fn referee_version() -> String {
@@ -147,11 +146,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
         Err(signal) => {
             // The set's future is gone, and with it every bot: dropping a bot process
             // kills its whole process group.
-            let aborted = Record::Aborted(records::Aborted {
-                reason: format!("stopped by {signal}"),
-                finished: records::now_rfc3339(),
-            });
-            let _ = log.record(&aborted);
+            log.end_aborted(format!("stopped by {signal}"));
             if !config.json {
                 // An SPRT stopped part-way still tells what its pairs say so far.
                 console.print_sprt(Some(signal));

@@ -68,6 +68,17 @@ impl LogWriter {
         self.records
     }
 
+    /// Ends the log of a set cut off before its end (Ctrl-C, SIGTERM, a person who
+    /// quits, a league that stops) with its `aborted` record, stamped now. A write
+    /// error is ignored: the set is over either way, and what was played is on disk.
+    pub fn end_aborted(&mut self, reason: impl Into<String>) {
+        let aborted = Record::Aborted(records::Aborted {
+            reason: reason.into(),
+            finished: records::now_rfc3339(),
+        });
+        let _ = self.record(&aborted);
+    }
+
     /// Deletes the log file if no record was ever written to it: a set that could not
     /// even start leaves no empty file behind for `hus replay` to puzzle over. Returns
     /// whether it was deleted.

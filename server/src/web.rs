@@ -35,10 +35,8 @@ const MAX_PAGE_MOVES: u64 = 200_000;
 const MAX_LIST: usize = 500;
 
 /// The pages' policy: only this origin's scripts, styles and connections; no frames,
-/// no forms, no plugins, no base element.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-     img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
-     frame-ancestors 'none'";
+/// no forms, no plugins, no base element (the same for every page `hus` serves).
+pub use referee::viewer_assets::PAGE_CSP as CSP;
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const APP_JS: &str = include_str!("../assets/app.js");
@@ -606,6 +604,20 @@ async fn remove_bot(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_dashboard_loads_nothing_from_elsewhere() {
+        for source in [INDEX_HTML, APP_JS, APP_CSS] {
+            assert_eq!(referee::viewer_assets::loads_from_elsewhere(source), None);
+        }
+        // No inline script, style or handler: the policy would refuse them.
+        for word in ["<script>", "<style", " style=", " onclick=", " onload="] {
+            assert!(
+                !INDEX_HTML.contains(word),
+                "index.html must not hold {word:?}"
+            );
+        }
+    }
 
     #[test]
     fn only_plain_names_of_the_directory_are_served() {

@@ -391,6 +391,26 @@ fn fill(json: &str) -> String {
     }
 }
 
+/// The first sign in a page's source (HTML, CSS or JavaScript) that it would load
+/// something from elsewhere or build markup from strings: an address, an import, a
+/// `url(`, `innerHTML`, `eval(`. The pages of `hus` work offline and show what bots
+/// send as text; their tests check every source with this.
+pub fn loads_from_elsewhere(source: &str) -> Option<&'static str> {
+    // The SVG namespace is a name, not an address that is loaded.
+    let source = source.replace("http://www.w3.org/2000/svg", "");
+    [
+        "http:",
+        "https:",
+        "//cdn",
+        "@import",
+        "url(",
+        "innerHTML",
+        "eval(",
+    ]
+    .into_iter()
+    .find(|word| source.contains(word))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,20 +427,9 @@ mod tests {
         }
         // No network: nothing is loaded from anywhere.
         for source in [TEMPLATE, CSS, RULES_JS, BOARD_JS, JS] {
-            // The SVG namespace is a name, not an address that is loaded.
-            let source = source.replace("http://www.w3.org/2000/svg", "");
-            for word in [
-                "http:",
-                "https:",
-                "//cdn",
-                "@import",
-                "url(",
-                "fetch(",
-                "innerHTML",
-                "eval(",
-            ] {
-                assert!(!source.contains(word), "the viewer must not use {word}");
-            }
+            assert_eq!(loads_from_elsewhere(source), None);
+            // A replay is a file: it fetches nothing at all.
+            assert!(!source.contains("fetch("), "the viewer must not fetch");
         }
     }
 
