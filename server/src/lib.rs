@@ -112,9 +112,11 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         Some(url) => {
             let mut store = PgStore::connect(url)?;
             store.set_name(&format!("serve@{}", store.name()));
-            let pages = PgStore::connect(url)?;
-            let reader = reader::Reader::start(Box::new(pages))
-                .context("cannot start the store's reader thread")?;
+            let url = url.clone();
+            let reader = reader::Reader::start(Box::new(move || {
+                PgStore::connect(&url).map(|s| Box::new(s) as Box<dyn Store + Send>)
+            }))
+            .context("cannot start the store's reader thread")?;
             (Box::new(store), Some(reader))
         }
         None => (

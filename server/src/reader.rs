@@ -1,15 +1,22 @@
 //! The pages' own reader of a shared store (PostgreSQL): the workers and the logs the
 //! workers sent, read on a connection of its own, on a thread of its own (the runner
 //! owns its store; a read never waits for a set's result, and the synchronous client
-//! never runs inside the async runtime). Without a shared store there is no reader: no
-//! workers, and every log is a file of the league's directory.
+//! never runs inside the async runtime). A read that fails drops the connection; the
+//! next read connects again (a database restart costs the pages one error). Without a
+//! shared store there is no reader: no workers, and every log is a file of the league's
+//! directory.
 
 use std::sync::mpsc;
 
-use league::{Store, StoredLog, WorkerRow};
+use league::{Store, StoreError, StoredLog, WorkerRow};
 use tokio::sync::oneshot;
 
-type Job = Box<dyn FnOnce(&mut dyn Store) + Send>;
+/// A read: given the store (or why there is none), it answers its caller and says
+/// whether the store failed.
+type Job = Box<dyn FnOnce(Result<&mut dyn Store, String>) -> bool + Send>;
+
+/// Opens a connection to the store.
+pub type Connect = Box<dyn Fn() -> Result<Box<dyn Store + Send>, StoreError> + Send>;
 
 /// A connection to the store on a thread; dropped, the thread ends and closes it.
 pub struct Reader {
@@ -17,14 +24,28 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// Starts the thread that owns `store`.
-    pub fn start(mut store: Box<dyn Store + Send>) -> std::io::Result<Reader> {
+    /// Starts the thread, which connects with `connect` now and after any failure.
+    pub fn start(connect: Connect) -> std::io::Result<Reader> {
         let (jobs, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("store reader".into())
             .spawn(move || {
+                let mut store: Option<Box<dyn Store + Send>> = connect().ok();
                 for job in rx {
-                    job(&mut *store);
+                    if store.is_none() {
+                        match connect() {
+                            Ok(s) => store = Some(s),
+                            Err(e) => {
+                                job(Err(e.to_string()));
+                                continue;
+                            }
+                        }
+                    }
+                    if let Some(s) = store.as_mut() {
+                        if job(Ok(&mut **s)) {
+                            store = None;
+                        }
+                    }
                 }
             })?;
         Ok(Reader { jobs })
@@ -32,13 +53,22 @@ impl Reader {
 
     async fn ask<T: Send + 'static>(
         &self,
-        job: impl FnOnce(&mut dyn Store) -> Result<T, league::StoreError> + Send + 'static,
+        read: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, String> {
         let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |store| {
+            let (answer, failed) = match store {
+                Ok(store) => match read(store) {
+                    Ok(v) => (Ok(v), false),
+                    Err(e) => (Err(e.to_string()), true),
+                },
+                Err(e) => (Err(e), false),
+            };
+            let _ = tx.send(answer);
+            failed
+        });
         self.jobs
-            .send(Box::new(move |store| {
-                let _ = tx.send(job(store).map_err(|e| e.to_string()));
-            }))
+            .send(job)
             .map_err(|_| "the store's reader has stopped".to_string())?;
         rx.await
             .map_err(|_| "the store's reader has stopped".to_string())?

@@ -166,6 +166,7 @@ impl Runner {
     /// With a shared store: reads the finished sets again (the workers' too) and
     /// renews the leases of the sets this server plays. True when the list changed.
     fn refresh(&mut self, running: &HashMap<SetId, ClaimedSet>) -> league::Result<bool> {
+        block_in_place(|| self.store.reconnect_if_lost())?;
         let held: Vec<(SetId, u32)> = running.values().map(|s| (s.id, s.attempts)).collect();
         block_in_place(|| self.store.renew_claims(&held))?;
         let finished = block_in_place(|| self.store.finished())?;
@@ -335,6 +336,7 @@ impl Runner {
         let mut snapshot = self.snapshot()?;
         app.publish(snapshot.clone());
         let shared = self.store.is_shared();
+        let mut store_down = false;
         loop {
             let mut changed = false;
             while stopping.is_none() && !self.paused && tasks.len() < self.config.concurrency {
@@ -409,10 +411,37 @@ impl Runner {
                 // Held-back pairs come back, and a paused league may resume: look again.
                 _ = tokio::time::sleep(Duration::from_secs(1)), if tasks.len() < self.config.concurrency && stopping.is_none() && !shared => {}
                 // A shared store: the workers' results, and this server's leases.
+                // The store out of reach (a restart): said once, as a problem, and tried
+                // again every second; the pages keep the last snapshot meanwhile.
                 _ = tokio::time::sleep(Duration::from_secs(1)), if shared && stopping.is_none() => {
-                    if self.refresh(&running)? {
-                        snapshot = self.snapshot()?;
-                        app.publish(snapshot.clone());
+                    let fresh = match self.refresh(&running) {
+                        Ok(true) => self.snapshot().map(Some),
+                        Ok(false) => Ok(None),
+                        Err(e) => Err(e),
+                    };
+                    match fresh {
+                        Ok(fresh) => {
+                            if store_down {
+                                store_down = false;
+                                self.say("the store is back");
+                            }
+                            if let Some(fresh) = fresh {
+                                snapshot = fresh;
+                                app.publish(snapshot.clone());
+                            }
+                        }
+                        Err(e) if !store_down => {
+                            store_down = true;
+                            let said = format!("the store is out of reach ({e}); trying again every second");
+                            self.say(&said);
+                            self.problems.push(Problem { at: referee::now_rfc3339(), set: String::new(), error: said });
+                            if self.problems.len() > PROBLEMS {
+                                self.problems.remove(0);
+                            }
+                            snapshot.problems = self.problems.clone();
+                            app.publish(snapshot.clone());
+                        }
+                        Err(_) => {}
                     }
                 }
             }

@@ -882,7 +882,8 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
     let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
-    let url = crate::pg::fresh_shared_db();
+    let mut pg = crate::pg::Postgres::start();
+    let url = pg.fresh_db();
     let out = hus(&[
         "league",
         &file.display().to_string(),
@@ -1000,6 +1001,44 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     assert_eq!(code, 200, "{page}");
     assert!(head.to_ascii_lowercase().contains("text/html"), "{head}");
     assert!(page.contains("r1-a-vs-b.jsonl"), "the page names the log");
+
+    // The database restarts: the server says so once and carries on; the pages read
+    // the store again once it is back.
+    pg.down();
+    server.wait_for("the outage noted", Duration::from_secs(60), |s| {
+        s["problems"].as_array().is_some_and(|p| {
+            p.iter()
+                .any(|p| p["error"].as_str().unwrap_or("").contains("out of reach"))
+        })
+    });
+    pg.up();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, body) = server.get("/api/workers");
+        if code == 200 {
+            let back: Value = serde_json::from_str(&body).expect("workers json");
+            assert_eq!(back["workers"][0]["sets_finished"], 6, "{back}");
+            break;
+        }
+        assert_eq!(code, 503, "{body}");
+        assert!(
+            Instant::now() < deadline,
+            "the workers never came back: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    while !server
+        .stderr
+        .lock()
+        .expect("stderr")
+        .contains("the store is back")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the runner never found the store again"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }

@@ -274,6 +274,12 @@ pub trait Store {
         Ok(vec![true; held.len()])
     }
 
+    /// Opens a new connection if the store's was lost (PostgreSQL restarted or out of
+    /// reach); SQLite: nothing to do.
+    fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// The workers the store has heard of (`hus workers`); SQLite: none.
     fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
         Ok(Vec::new())

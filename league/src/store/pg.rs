@@ -923,6 +923,13 @@ impl Store for PgStore {
             .collect()
     }
 
+    fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
+        if self.is_lost() {
+            self.reconnect()?;
+        }
+        Ok(())
+    }
+
     fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
         self.workers()
     }
