@@ -369,18 +369,26 @@ impl Runner {
                     let stem = set.key.stem();
                     match ending {
                         Ending::Finished(outcome) => {
-                            match block_in_place(|| self.store.record(set.id, &outcome)) {
-                                Ok(()) => {
+                            // A shared store keeps the log too (`hus export`); the
+                            // pages serve the file.
+                            let log = if shared {
+                                std::fs::read(self.dir.join(&outcome.log)).unwrap_or_else(|e| {
+                                    self.say(&format!("cannot read {}: {e}; the store keeps no copy of it", outcome.log));
+                                    Vec::new()
+                                })
+                            } else {
+                                Vec::new()
+                            };
+                            match block_in_place(|| self.store.record_played(&set, &outcome, &log)) {
+                                Ok(false) => {
+                                    app.hub.ended(&stem, "failed");
+                                    self.problem(&stem, "this server's lease ran out and a worker played the set: its result is kept as a duplicate, not counted".into());
+                                }
+                                Ok(true) => {
                                     self.say(&format!("{} finished: {} {}-{} {}", set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b));
                                     self.finished.push(FinishedSet { key: set.key.clone(), seed: set.seed, outcome });
                                     self.done += 1;
                                     app.hub.ended(&stem, "finished");
-                                }
-                                // A shared store: a worker took the set after this
-                                // server's lease ran out, and its result counts.
-                                Err(e) if self.store.is_shared() => {
-                                    app.hub.ended(&stem, "failed");
-                                    self.problem(&stem, format!("its result was not recorded: {e}"));
                                 }
                                 Err(e) => return Err(e.into()),
                             }

@@ -1041,4 +1041,43 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     }
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
+    // The server plays too (--concurrency 1), beside the store's finished schedule:
+    // its own sets count once, and the store keeps their logs as well (`hus export`).
+    let server = Server::start(&file, &dir, &["--store", &url, "--concurrency", "1"]);
+    server.wait_for("a set of the server's own", Duration::from_secs(120), |s| {
+        s["finished_this_run"].as_u64().unwrap_or(0) >= 1
+    });
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    let db = url.rsplit('/').next().expect("a database name");
+    let done = pg.psql(db, "SELECT count(*) FROM sets WHERE status = 'done'");
+    assert_eq!(
+        pg.psql(db, "SELECT count(*) FROM results WHERE counted"),
+        done
+    );
+    let done: u64 = done.parse().expect("a count");
+    assert!(done >= 7, "{done} sets");
+    assert_eq!(
+        pg.psql(db, "SELECT count(*) FROM games"),
+        (2 * done).to_string()
+    );
+    let id = pg.psql(
+        db,
+        "SELECT min(set_id) FROM results WHERE worker LIKE 'serve@%' AND counted",
+    );
+    let stem = pg.psql(
+        db,
+        &format!(
+            "SELECT 'r' || round || '-' || bot_a || '-vs-' || bot_b FROM sets WHERE id = {id}"
+        ),
+    );
+    let out = hus(&["export", "--store", &url, "--set", &id]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file_log =
+        std::fs::read(dir.join("logs").join(format!("{stem}.jsonl"))).expect("the server's log");
+    assert_eq!(out.stdout, file_log);
 }

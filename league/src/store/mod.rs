@@ -260,6 +260,21 @@ pub trait Store {
     /// Counts of sets by status.
     fn progress(&self) -> Result<Progress, StoreError>;
 
+    /// Records a finished set claimed as `set`, as [`Store::record`] does, with its log
+    /// (`log`, the file's bytes) where the store keeps logs; true if the result counts.
+    /// PostgreSQL: [`PgStore::record_attempt`] (the log kept compressed; a result whose
+    /// attempt no longer holds the set is kept as a duplicate: false). SQLite: the log
+    /// stays a file; `record`.
+    fn record_played(
+        &mut self,
+        set: &ClaimedSet,
+        outcome: &SetOutcome,
+        log: &[u8],
+    ) -> Result<bool, StoreError> {
+        let _ = log;
+        self.record(set.id, outcome).map(|()| true)
+    }
+
     /// Whether other processes (`hus worker`) play this store's sets too: then its
     /// runner keeps its claims alive ([`Store::renew_claims`]) and reads the finished
     /// sets again from time to time. SQLite: no.

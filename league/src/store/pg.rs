@@ -923,6 +923,16 @@ impl Store for PgStore {
             .collect()
     }
 
+    fn record_played(
+        &mut self,
+        set: &ClaimedSet,
+        outcome: &SetOutcome,
+        log: &[u8],
+    ) -> Result<bool, StoreError> {
+        let recorded = self.record_attempt(set.id, set.attempts, outcome, log)?;
+        Ok(recorded == Recorded::Counted)
+    }
+
     fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
         if self.is_lost() {
             self.reconnect()?;
