@@ -875,6 +875,9 @@ fn serve_skips_a_remote_bot_until_hus_connect_brings_it() {
 /// `hus league --no-play` put in the store: the API counts each of the six sets once,
 /// lists the worker with its six sets, and serves a worker's log and replay out of the
 /// store. The waits are guards against a hang, never verdicts.
+/// A worker's name with markup: the dashboard must show it as text.
+const WORKER: &str = "w1<img src=x onerror=window.pwned=1><b>bold</b>";
+
 #[test]
 fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -909,7 +912,7 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
             "--store",
             &url,
             "--name",
-            "w1",
+            WORKER,
             "--until-done",
             "--quiet",
         ])
@@ -971,11 +974,39 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     let workers = server.json("/api/workers");
     let list = workers["workers"].as_array().expect("workers");
     assert_eq!(list.len(), 1, "{workers}");
-    assert_eq!(list[0]["name"], "w1");
+    assert_eq!(list[0]["name"], WORKER);
     assert_eq!(list[0]["sets_finished"], 6);
     assert_eq!(list[0]["sets_last_hour"], 6);
     assert_eq!(list[0]["in_flight"], 0);
     assert_eq!(list[0]["stopped"], true);
+
+    // The dashboard's Workers table, in Chromium: the name is text, nothing ran.
+    if crate::replay::browser() {
+        let out = Command::new("node")
+            .arg(root().join("tests/e2e/serve_workers_browser.js"))
+            .arg(format!("http://{}/", server.addr))
+            .stdin(Stdio::null())
+            .output()
+            .expect("node runs");
+        let report = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{report}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value =
+            serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
+        let row = &r["rows"][0];
+        assert_eq!(r["rows"].as_array().map(Vec::len), Some(1), "{r}");
+        assert_eq!(row[0], WORKER, "{r}");
+        assert_eq!(row[3], "0", "{r}");
+        assert_eq!(row[5], "6", "{r}");
+        assert_eq!(
+            (&r["bold"], &r["images"], &r["pwned"]),
+            (&Value::from(0), &Value::from(0), &Value::Null),
+            "{r}"
+        );
+    }
 
     // A worker's set: its log comes out of the store, as `hus export` writes it, and
     // its replay page opens.
