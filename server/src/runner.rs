@@ -264,6 +264,12 @@ impl Runner {
             None
         };
         let set = match waiting {
+            // A pair held back (its set just failed here) is left to the workers for
+            // now, rather than failing again at once.
+            Some(set) if input.held.contains(&pair(&set.key.a, &set.key.b)) => {
+                block_in_place(|| self.store.requeue(&[set.id]))?;
+                return Ok(None);
+            }
             Some(set) => set,
             None => {
                 let Some(key) = pairing::choose(&self.config.format, &input) else {
