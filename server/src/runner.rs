@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use league::{
-    BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetId, Shared,
-    Store,
+    BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetId,
+    SetOutcome, Shared, Store,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::task::block_in_place;
@@ -343,20 +343,33 @@ impl Runner {
         app.publish(snapshot.clone());
         let shared = self.store.is_shared();
         let mut store_down = false;
+        // With a shared store, the results of this server's sets that the store could
+        // not take (it was out of reach): recorded as soon as it is back. Their logs are
+        // on disk; a lease that ran out meanwhile makes the result a duplicate.
+        let mut unrecorded: Vec<(ClaimedSet, SetOutcome)> = Vec::new();
         loop {
             let mut changed = false;
-            while stopping.is_none() && !self.paused && tasks.len() < self.config.concurrency {
-                let Some(set) =
-                    self.start_next(&app, &running, &mut tasks, &stop_rx, &snapshot.standings)?
-                else {
-                    break;
+            while stopping.is_none()
+                && !self.paused
+                && !store_down
+                && tasks.len() < self.config.concurrency
+            {
+                let next =
+                    self.start_next(&app, &running, &mut tasks, &stop_rx, &snapshot.standings);
+                let set = match next {
+                    Ok(Some(set)) => set,
+                    Ok(None) => break,
+                    Err(e) if shared => {
+                        self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
+                        break;
+                    }
+                    Err(e) => return Err(e),
                 };
                 changed = true;
                 running.insert(set.id, set);
             }
             if changed {
-                snapshot = self.snapshot()?;
-                app.publish(snapshot.clone());
+                self.publish(shared, &mut store_down, &mut snapshot, &app)?;
             }
             if stopping.is_some() && tasks.is_empty() {
                 break;
@@ -375,17 +388,12 @@ impl Runner {
                     let stem = set.key.stem();
                     match ending {
                         Ending::Finished(outcome) => {
-                            // A shared store keeps the log too (`hus export`); the
-                            // pages serve the file.
-                            let log = if shared {
-                                std::fs::read(self.dir.join(&outcome.log)).unwrap_or_else(|e| {
-                                    self.say(&format!("cannot read {}: {e}; the store keeps no copy of it", outcome.log));
-                                    Vec::new()
-                                })
+                            let recorded = if store_down {
+                                Err(league::Error::Runtime("the store is out of reach".into()))
                             } else {
-                                Vec::new()
+                                self.record(&set, &outcome).map_err(league::Error::from)
                             };
-                            match block_in_place(|| self.store.record_played(&set, &outcome, &log)) {
+                            match recorded {
                                 Ok(false) => {
                                     app.hub.ended(&stem, "failed");
                                     self.problem(&stem, "this server's lease ran out and a worker played the set: its result is kept as a duplicate, not counted".into());
@@ -396,7 +404,12 @@ impl Runner {
                                     self.done += 1;
                                     app.hub.ended(&stem, "finished");
                                 }
-                                Err(e) => return Err(e.into()),
+                                Err(e) if shared => {
+                                    self.say(&format!("{} finished; its result waits for the store", set.key));
+                                    self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
+                                    unrecorded.push((set, outcome));
+                                }
+                                Err(e) => return Err(e),
                             }
                         }
                         Ending::Stopped => {
@@ -410,16 +423,19 @@ impl Runner {
                             interrupted.push(set);
                         }
                     }
-                    self.requeue(&mut interrupted)?;
-                    snapshot = self.snapshot()?;
-                    app.publish(snapshot.clone());
+                    if !store_down {
+                        match self.requeue(&mut interrupted) {
+                            Err(e) if shared => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                            other => other?,
+                        }
+                    }
+                    self.publish(shared, &mut store_down, &mut snapshot, &app)?;
                 }
                 request = commands.recv() => {
                     let Some((command, answer)) = request else { continue };
                     let said = self.command(command);
                     // The pages see the change before the admin hears it is done.
-                    snapshot = self.snapshot()?;
-                    app.publish(snapshot.clone());
+                    self.publish(shared, &mut store_down, &mut snapshot, &app)?;
                     let _ = answer.send(said);
                 }
                 // Held-back pairs come back, and a paused league may resume: look again.
@@ -429,6 +445,10 @@ impl Runner {
                 // again every second; the pages keep the last snapshot meanwhile.
                 _ = tokio::time::sleep(Duration::from_secs(1)), if shared && stopping.is_none() => {
                     let fresh = match self.refresh(&running) {
+                        Ok(changed) => self.catch_up(&mut unrecorded, &mut interrupted, &app).map(|caught| changed || caught),
+                        Err(e) => Err(e),
+                    };
+                    let fresh = match fresh {
                         Ok(true) => self.snapshot().map(Some),
                         Ok(false) => Ok(None),
                         Err(e) => Err(e),
@@ -444,24 +464,131 @@ impl Runner {
                                 app.publish(snapshot.clone());
                             }
                         }
-                        Err(e) if !store_down => {
-                            store_down = true;
-                            let said = format!("the store is out of reach ({e}); trying again every second");
-                            self.say(&said);
-                            self.problems.push(Problem { at: referee::now_rfc3339(), set: String::new(), error: said });
-                            if self.problems.len() > PROBLEMS {
-                                self.problems.remove(0);
-                            }
-                            snapshot.problems = self.problems.clone();
-                            app.publish(snapshot.clone());
-                        }
-                        Err(_) => {}
+                        Err(e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
                     }
                 }
             }
         }
+        if shared {
+            if let Err(e) = self.catch_up(&mut unrecorded, &mut interrupted, &app) {
+                for (set, _) in &unrecorded {
+                    self.say(&format!(
+                        "{}: its result could not be recorded ({e}); the set will be played again once its lease runs out",
+                        set.key
+                    ));
+                }
+                return Err(e);
+            }
+        }
         self.requeue(&mut interrupted)?;
         Ok(stopping.unwrap_or("shutdown"))
+    }
+
+    /// Records a finished set of this server's: true when counted, false when kept as a
+    /// duplicate (the lease ran out and another player finished it). A shared store
+    /// keeps the log too (`hus export`); the pages serve the file.
+    fn record(
+        &mut self,
+        set: &ClaimedSet,
+        outcome: &SetOutcome,
+    ) -> Result<bool, league::StoreError> {
+        let log = if self.store.is_shared() {
+            std::fs::read(self.dir.join(&outcome.log)).unwrap_or_else(|e| {
+                self.say(&format!(
+                    "cannot read {}: {e}; the store keeps no copy of it",
+                    outcome.log
+                ));
+                Vec::new()
+            })
+        } else {
+            Vec::new()
+        };
+        block_in_place(|| self.store.record_played(set, outcome, &log))
+    }
+
+    /// With the store back: records the results that waited for it and puts the
+    /// interrupted sets back. True when anything was recorded.
+    fn catch_up(
+        &mut self,
+        unrecorded: &mut Vec<(ClaimedSet, SetOutcome)>,
+        interrupted: &mut Vec<ClaimedSet>,
+        app: &AppState,
+    ) -> league::Result<bool> {
+        let mut recorded = false;
+        while let Some((set, outcome)) = unrecorded.first().cloned() {
+            let stem = set.key.stem();
+            if self.record(&set, &outcome)? {
+                self.say(&format!(
+                    "{} finished: {} {}-{} {} (recorded once the store was back)",
+                    set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b
+                ));
+                self.finished.push(FinishedSet {
+                    key: set.key.clone(),
+                    seed: set.seed,
+                    outcome,
+                });
+                self.done += 1;
+                app.hub.ended(&stem, "finished");
+                recorded = true;
+            } else {
+                app.hub.ended(&stem, "failed");
+                self.problem(&stem, "this server's lease ran out while the store was out of reach, and the set was played elsewhere: its result is kept as a duplicate, not counted".into());
+            }
+            unrecorded.remove(0);
+        }
+        self.requeue(interrupted)?;
+        Ok(recorded)
+    }
+
+    /// Publishes the snapshot of now; with a shared store out of reach, the last one
+    /// with the outage among its problems.
+    fn publish(
+        &mut self,
+        shared: bool,
+        store_down: &mut bool,
+        snapshot: &mut Snapshot,
+        app: &AppState,
+    ) -> league::Result<()> {
+        match self.snapshot() {
+            Ok(fresh) => {
+                *snapshot = fresh;
+                app.publish(snapshot.clone());
+                Ok(())
+            }
+            Err(e) if shared => {
+                self.store_out_of_reach(store_down, snapshot, app, &e);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A shared store out of reach (a restart, a network cut): said once, as a problem;
+    /// no set starts and no result is recorded until the once-a-second read reaches it
+    /// again. The sets that are playing go on.
+    fn store_out_of_reach(
+        &mut self,
+        store_down: &mut bool,
+        snapshot: &mut Snapshot,
+        app: &AppState,
+        error: &dyn std::fmt::Display,
+    ) {
+        if *store_down {
+            return;
+        }
+        *store_down = true;
+        let said = format!("the store is out of reach ({error}); trying again every second");
+        self.say(&said);
+        self.problems.push(Problem {
+            at: referee::now_rfc3339(),
+            set: String::new(),
+            error: said,
+        });
+        if self.problems.len() > PROBLEMS {
+            self.problems.remove(0);
+        }
+        snapshot.problems = self.problems.clone();
+        app.publish(snapshot.clone());
     }
 
     /// Puts stopped and failed sets back to pending, their partial logs aside.

@@ -1078,6 +1078,25 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     server.wait_for("a set of the server's own", Duration::from_secs(120), |s| {
         s["finished_this_run"].as_u64().unwrap_or(0) >= 1
     });
+    // The database restarts while the server plays its own sets of instant bots (it
+    // claims, plays and records one after another): whichever of these the outage
+    // meets, the server says so, keeps what it played, and goes on once it is back.
+    pg.down();
+    server.wait_for("the outage noted", Duration::from_secs(60), |s| {
+        s["problems"].as_array().is_some_and(|p| {
+            p.iter()
+                .any(|p| p["error"].as_str().unwrap_or("").contains("out of reach"))
+        })
+    });
+    let before = server.json("/api/status")["finished_this_run"]
+        .as_u64()
+        .expect("finished_this_run");
+    pg.up();
+    server.wait_for(
+        "two more sets of the server's own",
+        Duration::from_secs(120),
+        |s| s["finished_this_run"].as_u64().unwrap_or(0) >= before + 2,
+    );
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
     let db = url.rsplit('/').next().expect("a database name");
