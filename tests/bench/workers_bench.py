@@ -4,6 +4,7 @@
     python3 tests/bench/workers_bench.py [--runs R] [--bots N] [--rounds K] [--games G]
                                          [--concurrency C] [--sets-store S] [--no-build]
                                          [--workers 1,2,4] [--no-throughput | --no-store-cost]
+                                         [--pin]
 
 Builds the release binaries (hus, alphabeta-bot, the league crate's store_cost
 example), makes a throw-away PostgreSQL cluster (Debian's binaries, run as `nobody`
@@ -23,6 +24,11 @@ throughput: a league of instant bots (`alphabeta-bot --first-legal`, as the leag
     of the workers (with their bots) and of the database server, the cores they kept
     busy (CPU seconds over wall seconds), and the load average before the runs. Each
     run prints a JSON line on stderr with every worker's own wall time and sets.
+    With --pin, worker i (and the bots it starts, which inherit it) runs on core
+    i mod the cores (`taskset -c`), the database on any core: one worker then gets one
+    core, as a worker machine with a core per worker would give it, and the ratios say
+    whether workers add up when each has a core (without --pin, one worker spreads over
+    every core of the machine, and the ratios say how much of the machine is left).
 
 store cost: what the store does per finished set without any game (league example
     store_cost: claim, heartbeat, renewal, result with a real compressed log), S sets
@@ -153,8 +159,11 @@ def throughput(cluster, workers, a, n, tmp):
     subprocess.run([HUS, "league", path, "--store", url, "--no-play", "--quiet"], check=True)
     cpu0, srv0 = children_cpu(), cluster.cpu_s()
     start = time.monotonic()
-    procs = [subprocess.Popen([HUS, "worker", "--store", url, "--until-done", "--quiet",
-                               "--concurrency", str(a.concurrency), "--name", f"w{i}"])
+    def pin(i):
+        return ["taskset", "-c", str(i % os.cpu_count())] if a.pin else []
+    procs = [subprocess.Popen(pin(i) + [HUS, "worker", "--store", url, "--until-done",
+                                        "--quiet", "--concurrency", str(a.concurrency),
+                                        "--name", f"w{i}"])
              for i in range(workers)]
     own = {}
     pending = set(range(workers))
@@ -193,6 +202,8 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--no-store-cost", action="store_true")
     ap.add_argument("--no-throughput", action="store_true")
+    ap.add_argument("--pin", action="store_true",
+                    help="worker i and its bots on core i (taskset); see the docstring")
     a = ap.parse_args()
     if not a.no_build:
         build()
@@ -215,7 +226,7 @@ def main():
             base = statistics.median(r["sets_per_s"] for r in runs[counts[0]])
             print(f"throughput ({a.bots} bots, {a.rounds} round(s): {sets} sets of {a.games} "
                   f"games, instant bots, worker concurrency {a.concurrency}, median of "
-                  f"{a.runs}):")
+                  f"{a.runs}{', each worker pinned to a core' if a.pin else ''}):")
         for w, rs in runs.items():
             sps = statistics.median(r["sets_per_s"] for r in rs)
             print(f"  {w} worker(s): {sps:.2f} sets/s, "
