@@ -44,15 +44,7 @@ struct RateConfig {
 
 impl RateConfig {
     fn from_args(args: &RateArgs) -> Result<RateConfig> {
-        let ladder = match &args.ladder {
-            None => Ladder::shipped().context("the shipped ladder")?,
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read --ladder {}", path.display()))?;
-                Ladder::from_standings(&text)
-                    .with_context(|| format!("--ladder {}", path.display()))?
-            }
-        };
+        let ladder = load_ladder(args)?;
         let Some(bot) = &args.bot else {
             bail!("give the command of the bot to rate");
         };
@@ -276,19 +268,23 @@ impl RecordSink for Collector {
     }
 }
 
+/// The ladder of `--ladder FILE`, or the shipped one.
+fn load_ladder(args: &RateArgs) -> Result<Ladder> {
+    match &args.ladder {
+        None => Ladder::shipped().context("the shipped ladder"),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --ladder {}", path.display()))?;
+            Ladder::from_standings(&text).with_context(|| format!("--ladder {}", path.display()))
+        }
+    }
+}
+
 /// `hus rate`: exit 0 when every game was played, 130 when stopped by Ctrl-C or
 /// SIGTERM.
 pub fn run(args: &RateArgs) -> Result<ExitCode> {
     if args.list {
-        let ladder = match &args.ladder {
-            None => Ladder::shipped().context("the shipped ladder")?,
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read --ladder {}", path.display()))?;
-                Ladder::from_standings(&text)
-                    .with_context(|| format!("--ladder {}", path.display()))?
-            }
-        };
+        let ladder = load_ladder(args)?;
         print!("{}", ladder.to_text());
         return Ok(ExitCode::SUCCESS);
     }

@@ -212,6 +212,19 @@ fn instant(seed: u32) -> String {
 
 const HEAD: &str = "rules = \"hus\"\nwidth = 8\ngames = 2\nmove_time = \"10s\"\nready_time = \"30s\"\nseed = 7\nconcurrency = 2";
 
+/// `hus token --admin FILE --dir DIR`: the league's new admin token.
+fn admin_token(file: &Path, dir: &Path) -> String {
+    let out = hus(&[
+        "token",
+        "--admin",
+        &file.display().to_string(),
+        "--dir",
+        &dir.display().to_string(),
+    ]);
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 #[test]
 fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -368,15 +381,7 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
     let (status, _, body) = pause(&[("Authorization", "Bearer wrong")]);
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("no admin token"), "{body}");
-    let out = hus(&[
-        "token",
-        "--admin",
-        &file.display().to_string(),
-        "--dir",
-        &dir.display().to_string(),
-    ]);
-    assert!(out.status.success());
-    let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let token = admin_token(&file, &dir);
     assert_eq!(token.len(), 64, "{token}");
     let auth = format!("Bearer {token}");
     let (status, _, body) = pause(&[("Authorization", "Bearer wrong")]);
@@ -520,15 +525,7 @@ fn serve_pause_lets_running_sets_finish_and_starts_none_until_resume() {
     let bots = [("a", paced(1)), ("b", paced(2))];
     let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
-    let out = hus(&[
-        "token",
-        "--admin",
-        &file.display().to_string(),
-        "--dir",
-        &dir.display().to_string(),
-    ]);
-    assert!(out.status.success());
-    let auth = format!("Bearer {}", String::from_utf8_lossy(&out.stdout).trim());
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
     let server = Server::start(&file, &dir, &[]);
     let admin = |path: &str| {
         let (status, _, body) = request(
@@ -735,15 +732,7 @@ fn serve_api_matches_docs_api_md() {
     let bots = [("alpha", instant(1)), ("greedy", instant(2))];
     let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
-    let out = hus(&[
-        "token",
-        "--admin",
-        &file.display().to_string(),
-        "--dir",
-        &dir.display().to_string(),
-    ]);
-    assert!(out.status.success());
-    let auth = format!("Bearer {}", String::from_utf8_lossy(&out.stdout).trim());
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
     let server = Server::start(&file, &dir, &[]);
     server.wait_for("two finished sets", Duration::from_secs(120), |s| {
         s["sets_done"].as_u64().unwrap_or(0) >= 2
