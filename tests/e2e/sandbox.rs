@@ -831,6 +831,22 @@ fn an_ordinary_user_gets_the_bound_on_processes_too() {
         a.bot_dir.join("hostile.py").display()
     );
     let mut command = if running_as_root() {
+        // `nobody` must reach the binary and the arena: a checkout in a private
+        // directory (`mktemp -d` makes it 0700) gets search permission for others on
+        // the way down, and nothing more.
+        let hus_bin = Path::new(env!("CARGO_BIN_EXE_hus"));
+        for dir in hus_bin.ancestors().chain(a.root.ancestors()).skip(1) {
+            if let Ok(meta) = std::fs::metadata(dir) {
+                let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+                if mode & 0o001 == 0 {
+                    std::fs::set_permissions(
+                        dir,
+                        std::os::unix::fs::PermissionsExt::from_mode(mode | 0o001),
+                    )
+                    .expect("chmod o+x");
+                }
+            }
+        }
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(env!("CARGO_BIN_EXE_hus"))
