@@ -98,7 +98,7 @@ impl Limits {
             .unwrap_or(DEFAULT_CONNECTIONS_PER_ADDRESS.min(connections));
         if connections_per_address == 0 || connections_per_address > connections {
             bail!(
-                "--max-connections-per-address {connections_per_address}: give 1 to \
+                "--max-connections-per-address {connections_per_address}: give a number from 1 to \
                  --max-connections ({connections})"
             );
         }
@@ -113,7 +113,7 @@ impl Limits {
             .max_live_per_address
             .unwrap_or(DEFAULT_LIVE_PER_ADDRESS.min(live));
         if live_per_address > live || (live > 0 && live_per_address == 0) {
-            bail!("--max-live-per-address {live_per_address}: give 1 to --max-live ({live})");
+            bail!("--max-live-per-address {live_per_address}: give a number from 1 to --max-live ({live})");
         }
         Ok(Limits {
             connections,
@@ -283,7 +283,63 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for WriteStall<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn limits(options: &[&str]) -> Result<Limits, String> {
+        let cli = Cli::try_parse_from(["hus", "L.toml"].iter().chain(options))
+            .map_err(|e| e.to_string())?;
+        Limits::from_args(&cli.serve).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_figures_default_to_shares_of_the_total_and_bad_ones_are_refused() {
+        let figures = |l: Limits| {
+            (
+                l.connections,
+                l.connections_per_address,
+                l.live,
+                l.live_per_address,
+            )
+        };
+        assert_eq!(limits(&[]).map(figures), Ok((1024, 64, 512, 16)));
+        assert_eq!(
+            limits(&["--max-connections", "4"]).map(figures),
+            Ok((4, 4, 2, 2))
+        );
+        assert_eq!(
+            limits(&["--max-connections", "5000", "--max-live-per-address", "100"]).map(figures),
+            Ok((5000, 64, 512, 100))
+        );
+        for (options, error) in [
+            (
+                &["--max-live", "1024"][..],
+                "--max-live 1024: give less than --max-connections (1024), so that connections \
+                 are left for the pages, the API and the admin",
+            ),
+            (
+                &["--max-connections-per-address", "2000"],
+                "--max-connections-per-address 2000: give a number from 1 to --max-connections \
+                 (1024)",
+            ),
+            (
+                &["--max-live-per-address", "0"],
+                "--max-live-per-address 0: give a number from 1 to --max-live (512)",
+            ),
+            (
+                &["--max-connections", "1"],
+                "--max-connections 1: give at least 2 (one for a live stream, one for the API)",
+            ),
+        ] {
+            assert_eq!(limits(options), Err(error.to_string()), "{options:?}");
+        }
+    }
 
     #[test]
     fn a_write_the_peer_never_reads_fails_after_the_stall_limit_and_not_before() {
