@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+import gymnasium
 import numpy as np
 from gymnasium import Env, spaces
 from pettingzoo import AECEnv
@@ -27,7 +28,7 @@ from pettingzoo.utils import AgentSelector
 
 from ._hus import Game, Position
 
-__all__ = ["HusEnv", "HusGymEnv", "env", "mover_view"]
+__all__ = ["GYM_ID", "HusEnv", "HusGymEnv", "env", "mover_view"]
 
 AGENTS = ("player_0", "player_1")
 
@@ -104,7 +105,12 @@ class HusEnv(AECEnv):
     12
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "hus_v0", "is_parallelizable": False}
+    metadata = {
+        "render_modes": ["ansi", "human"],
+        "name": "hus_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
 
     def __init__(
         self,
@@ -230,7 +236,7 @@ class HusGymEnv(Env):
     ((2, 16), 12)
     """
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(
         self,
@@ -328,3 +334,9 @@ class HusGymEnv(Env):
             print(text)
             return None
         return text
+
+
+#: ``gymnasium.make(GYM_ID, preset=..., width=..., opponent=..., seat=...)``.
+GYM_ID = "hus/Hus-v0"
+if GYM_ID not in gymnasium.registry:
+    gymnasium.register(id=GYM_ID, entry_point="hus.env:HusGymEnv")

@@ -1,0 +1,34 @@
+"""The examples in the package's docstrings (``>>>``) are run and must print what
+they show."""
+
+from __future__ import annotations
+
+import doctest
+import unittest
+
+import hus
+import hus.bot
+import hus.env
+
+
+def load_tests(loader, tests, ignore):
+    finder = doctest.DocTestFinder()
+    found = []
+    found += finder.find(hus, "hus", globs={"hus": hus})
+    # The classes and functions of the extension module (its constants are plain ints,
+    # whose own docstrings are Python's).
+    for name in hus.__all__:
+        obj = getattr(hus, name)
+        if callable(obj):
+            found += finder.find(obj, f"hus.{name}", module=False, globs={"hus": hus})
+    for module in (hus.bot, hus.env):
+        found += finder.find(module, module.__name__, globs={"hus": hus})
+    found = [test for test in found if test.examples]
+    assert len(found) >= 8, f"only {len(found)} docstrings with examples found"
+    for test in found:
+        tests.addTest(doctest.DocTestCase(test))
+    return tests
+
+
+if __name__ == "__main__":
+    unittest.main()
