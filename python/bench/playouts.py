@@ -29,7 +29,7 @@ from pathlib import Path
 import hus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sample-bots" / "python"))
-import hus_rules  # noqa: E402  (the pure-Python module, beside the sample bots)
+import hus_rules  # type: ignore[import-not-found]  # noqa: E402  (beside the sample bots)
 
 
 STARTS: dict = {}

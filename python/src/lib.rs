@@ -98,7 +98,14 @@ fn pits_of(player: usize, pits: Vec<i64>) -> PyResult<Vec<u8>> {
 /// 'hus 8 0,0,0,0,2,2,2,2/2,2,2,2,2,2,2,2 0,0,0,0,2,2,2,2/2,2,2,2,2,2,2,2 0'
 /// >>> start.legal_moves()
 /// [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
-#[pyclass(frozen, eq, hash, skip_from_py_object, module = "hus", name = "Position")]
+#[pyclass(
+    frozen,
+    eq,
+    hash,
+    skip_from_py_object,
+    module = "hus",
+    name = "Position"
+)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct PyPosition {
     inner: AnyPosition,

@@ -1,5 +1,5 @@
-"""The examples in the package's docstrings (``>>>``) are run and must print what
-they show."""
+"""The examples in the package's docstrings and in docs/python.md (``>>>``) are run and
+must print what they show."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import unittest
 import hus
 import hus.bot
 import hus.env
+from support import REPO
 
 
 def load_tests(loader, tests, ignore):
@@ -27,6 +28,8 @@ def load_tests(loader, tests, ignore):
     assert len(found) >= 8, f"only {len(found)} docstrings with examples found"
     for test in found:
         tests.addTest(doctest.DocTestCase(test))
+    # And the examples of docs/python.md.
+    tests.addTest(doctest.DocFileSuite(str(REPO / "docs" / "python.md"), module_relative=False))
     return tests
 
 

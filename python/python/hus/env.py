@@ -23,14 +23,15 @@ from typing import Any, Callable, Optional
 import gymnasium
 import numpy as np
 from gymnasium import Env, spaces
-from pettingzoo import AECEnv
-from pettingzoo.utils import AgentSelector
+from pettingzoo import AECEnv  # type: ignore[import-untyped]
+from pettingzoo.utils import AgentSelector  # type: ignore[import-untyped]
 
 from ._hus import Game, Position
 
 __all__ = ["GYM_ID", "HusEnv", "HusGymEnv", "env", "mover_view"]
 
 AGENTS = ("player_0", "player_1")
+RENDER_MODES = ("ansi", "human")
 
 
 def mover_view(position: Position) -> Position:
@@ -106,7 +107,7 @@ class HusEnv(AECEnv):
     """
 
     metadata = {
-        "render_modes": ["ansi", "human"],
+        "render_modes": list(RENDER_MODES),
         "name": "hus_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -120,7 +121,7 @@ class HusEnv(AECEnv):
         render_mode: Optional[str] = None,
     ) -> None:
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of ansi, human or None, got {render_mode!r}")
         self.render_mode = render_mode
         self._start = start
@@ -236,7 +237,7 @@ class HusGymEnv(Env):
     ((2, 16), 12)
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
 
     def __init__(
         self,
@@ -249,7 +250,7 @@ class HusGymEnv(Env):
     ) -> None:
         if seat not in (0, 1, None):
             raise ValueError(f"seat must be 0, 1 or None (random), got {seat!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of ansi, human or None, got {render_mode!r}")
         self.render_mode = render_mode
         self._start = start
