@@ -1,4 +1,4 @@
-"""The examples in the package's docstrings and in docs/python.md (``>>>``) are run and
+"""The examples in the package's docstrings, docs/python.md and README.md (``>>>``) are run and
 must print what they show."""
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ def load_tests(loader, tests, ignore):
     assert len(found) >= 8, f"only {len(found)} docstrings with examples found"
     for test in found:
         tests.addTest(doctest.DocTestCase(test))
-    # And the examples of docs/python.md.
-    tests.addTest(doctest.DocFileSuite(str(REPO / "docs" / "python.md"), module_relative=False))
+    # And the examples of docs/python.md and of README's section on the package.
+    for page in ("docs/python.md", "README.md"):
+        tests.addTest(doctest.DocFileSuite(str(REPO / page), module_relative=False))
     return tests
 
 
