@@ -456,8 +456,7 @@ pub enum SandboxError {
     /// first on PATH is hidden, a later one is not).
     #[error(
         "the bot's program {program:?} is {outside} outside the sandbox, but would be \
-         {inside} inside it; show its installation read-only with --sandbox-ro {prefix}, \
-         or write {inside} in the command to use that one"
+         {inside} inside it; {fix}"
     )]
     ProgramDiffers {
         /// The program as the command names it.
@@ -468,6 +467,9 @@ pub enum SandboxError {
         inside: PathBuf,
         /// The installation to show.
         prefix: PathBuf,
+        /// What to do: show the installation, or (when the sandbox's user cannot reach
+        /// it) use the program inside.
+        fix: String,
     },
 }
 
@@ -666,23 +668,52 @@ impl Sandbox {
             Some(0) => {
                 let inside = PathBuf::from(String::from_utf8_lossy(&output.stdout).into_owned());
                 match outside {
-                    Some(outside) if outside != inside => Err(SandboxError::ProgramDiffers {
-                        program: spec.argv[0].clone(),
-                        prefix: install_prefix(&outside),
-                        outside,
-                        inside,
-                    }),
+                    Some(outside) if outside != inside => {
+                        let prefix = install_prefix(&outside);
+                        let use_inside =
+                            format!("write {} in the command to use that one", inside.display());
+                        let fix = match self.out_of_reach(&prefix) {
+                            Some(user) => format!(
+                                "its installation {} cannot be shown: user {user}, who runs the \
+                                 sandboxed bots, cannot reach it; {use_inside}, or install the \
+                                 program where {user} can reach it",
+                                prefix.display()
+                            ),
+                            None => format!(
+                                "show its installation read-only with --sandbox-ro {}, or {use_inside}",
+                                prefix.display()
+                            ),
+                        };
+                        Err(SandboxError::ProgramDiffers {
+                            program: spec.argv[0].clone(),
+                            prefix,
+                            outside,
+                            inside,
+                            fix,
+                        })
+                    }
                     _ => Ok(()),
                 }
             }
             Some(127) => Err(SandboxError::ProgramHidden {
                 program: spec.argv[0].clone(),
                 hint: match outside {
-                    Some(found) => format!(
-                        " (outside it is {}; show its installation read-only with --sandbox-ro {})",
-                        found.display(),
-                        install_prefix(&found).display()
-                    ),
+                    Some(found) => {
+                        let prefix = install_prefix(&found);
+                        match self.out_of_reach(&prefix) {
+                            Some(user) => format!(
+                                " (outside it is {}, in {}, which user {user}, who runs the \
+                                 sandboxed bots, cannot reach: install it where {user} can)",
+                                found.display(),
+                                prefix.display()
+                            ),
+                            None => format!(
+                                " (outside it is {}; show its installation read-only with --sandbox-ro {})",
+                                found.display(),
+                                prefix.display()
+                            ),
+                        }
+                    }
                     None => " (nor outside it: is it installed, and on PATH?)".to_string(),
                 },
             }),
@@ -695,6 +726,14 @@ impl Sandbox {
                 }))
             }
         }
+    }
+
+    /// The sandbox's user's name, if it cannot reach `path` (so `path` cannot be shown).
+    fn out_of_reach(&self, path: &Path) -> Option<&str> {
+        let user = self.user_to_become().ok().flatten()?;
+        check_reachable(user, &[("the path", path, "rx")])
+            .is_err()
+            .then_some(user.name())
     }
 
     /// Checks that `user` can reach the bot's directory (and write there if the bot may),
