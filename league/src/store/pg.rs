@@ -10,6 +10,10 @@
 //! bridge the other way round, with a pool this store does not need (one connection per
 //! process).
 //!
+//! Connections use TLS as the URL's `sslmode` and `sslrootcert` say, with libpq's
+//! meaning ([`pg_url`]: OpenSSL through `postgres-native-tls`, the same project's
+//! connector).
+//!
 //! Beyond the trait, the store holds what a work queue across machines needs: every
 //! set claimed by a worker carries a lease (`worker`, `lease_until`) and its attempt
 //! number, which is the lease's token. A claim takes the first claimable set with
