@@ -48,6 +48,7 @@ mod report;
 mod sandbox;
 mod set;
 mod sprt;
+pub mod web_host;
 
 pub use args::{
     parse_bytes, BoardArgs, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs,
