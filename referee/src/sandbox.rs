@@ -465,10 +465,8 @@ pub enum SandboxError {
         outside: PathBuf,
         /// What it would be inside.
         inside: PathBuf,
-        /// The installation to show.
-        prefix: PathBuf,
-        /// What to do: show the installation, or (when the sandbox's user cannot reach
-        /// it) use the program inside.
+        /// What to do: show its installation (with the option that does it), or, when
+        /// the sandbox's user cannot reach that, use the program inside.
         fix: String,
     },
 }
@@ -686,7 +684,6 @@ impl Sandbox {
                         };
                         Err(SandboxError::ProgramDiffers {
                             program: spec.argv[0].clone(),
-                            prefix,
                             outside,
                             inside,
                             fix,
