@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::BotSpec;
+use crate::lifetime;
 use crate::sandbox::{find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError};
 
 /// Limits for one bot process. `None` leaves the referee's own value.
@@ -77,7 +78,9 @@ impl Limits {
                 if let Some(dir) = &self.cwd {
                     command.current_dir(dir);
                 }
-                (command, None)
+                // Where cgroups can be made, one per bot tells its processes from the
+                // others' (lifetime.rs); it bounds nothing.
+                (command, Some((PidsCgroup::tracking().ok(), None)))
             }
             Some(sandbox) => {
                 if let Some(cwd) = &self.cwd {
@@ -100,14 +103,15 @@ impl Limits {
                     ProcessBound::Cgroup(cgroup) => Some(cgroup),
                     ProcessBound::Rlimit => None,
                 };
-                (command, Some((cgroup, filter)))
+                (command, Some((cgroup, Some(filter))))
             }
         };
         self.set_env(&mut command);
-        let (cgroup, seccomp) = match parts {
-            Some((cgroup, filter)) => (cgroup, Some(filter)),
-            None => (None, None),
-        };
+        let tag = self.sandbox.is_none().then(lifetime::new_tag);
+        if let Some(tag) = &tag {
+            command.env(lifetime::TAG_VAR, tag);
+        }
+        let (cgroup, seccomp) = parts.unwrap_or((None, None));
         self.set_pre_exec(
             &mut command,
             cgroup.as_ref().map(|c| c.procs_fd()),
@@ -118,6 +122,7 @@ impl Limits {
             cgroup,
             _seccomp: seccomp,
             sandboxed: self.sandbox.is_some(),
+            tag,
         })
     }
 
@@ -181,15 +186,28 @@ impl Limits {
         .collect();
         let nice = self.nice;
         let new_session = self.sandbox.is_some();
-        if rlimits.is_empty() && nice.is_none() && !new_session {
-            return;
-        }
+        // Read before the fork: the parent the child must still have once its
+        // parent-death signal is set.
+        let referee = std::process::id() as libc::pid_t;
         // SAFETY: the closure runs in the forked child before exec and only calls
-        // setsid, close_range, fcntl, write, setpriority and setrlimit, which are
-        // async-signal-safe system calls; it
+        // prctl, getppid, _exit, setsid, close_range, fcntl, write, setpriority and
+        // setrlimit, which are async-signal-safe system calls; it
         // allocates nothing (the vector was built before the fork and is only read).
         unsafe {
             command.pre_exec(move || {
+                // Killed when the referee dies, however it dies (its forking thread
+                // lives as long as it: lifetime.rs). Kept across exec (bubblewrap sets
+                // its own too, --die-with-parent).
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0)
+                    == -1
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                // The referee died between the fork and the prctl: the signal will
+                // never come, so go now.
+                if libc::getppid() != referee {
+                    libc::_exit(1);
+                }
                 if new_session {
                     // No controlling terminal to read or type into. A session is also a
                     // scheduling group of its own where the kernel's autogroup is on:
@@ -256,6 +274,8 @@ pub(crate) struct Prepared {
     pub(crate) _seccomp: Option<OwnedFd>,
     /// Whether the command runs the bot in a sandbox (under bubblewrap).
     pub(crate) sandboxed: bool,
+    /// The tag in an unsandboxed bot's environment (`lifetime::TAG_VAR`).
+    pub(crate) tag: Option<String>,
 }
 
 /// The program to start for a command's first word: a relative path with a slash

@@ -134,6 +134,18 @@ impl SqliteStore {
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
+        // SQLite opens its files itself: none of them (the database, its write-ahead
+        // log, its shared memory, its journal) may be a link, which SQLite would follow.
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            referee::refuse_symlink(Path::new(&name)).map_err(|e| StoreError::Backend {
+                place: place.clone(),
+                what: "cannot open it".to_string(),
+                source: Box::new(e),
+            })?;
+        }
+        flags |= OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| backend(&place, "cannot open it", e))?;
         SqliteStore::init(conn, place)
