@@ -30,8 +30,8 @@ use tokio::time::Instant;
 
 use crate::config::BotSpec;
 use crate::files::{create_file, Create};
-use crate::limits::Limits;
 use crate::lifetime::{self, Marks, Stray};
+use crate::limits::Limits;
 use crate::link::{Link, RttProbe};
 use crate::sandbox::PidsCgroup;
 

@@ -73,15 +73,14 @@ fn is_symlink(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
-/// The error of a refused link: it names the path, says what it is and what to do.
+/// The error of a refused link: it names the path, says what it is and what to do. Its
+/// kind is `Other`, never `AlreadyExists`: a caller that picks another name for a taken
+/// one must stop at a link, not step past it.
 pub fn symlink_error(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        format!(
-            "{} is a symbolic link: hus never follows a link where it writes files (remove it)",
-            path.display()
-        ),
-    )
+    io::Error::other(format!(
+        "{} is a symbolic link: hus never follows a link where it writes files (remove it)",
+        path.display()
+    ))
 }
 
 #[cfg(test)]
@@ -132,7 +131,9 @@ mod tests {
             .and_then(|mut f| f.write_all(b"a"))
             .expect("new");
         assert_eq!(
-            create_file(&path, Create::New, None).map_err(|e| e.kind()).err(),
+            create_file(&path, Create::New, None)
+                .map_err(|e| e.kind())
+                .err(),
             Some(io::ErrorKind::AlreadyExists)
         );
         create_file(&path, Create::Append, None)

@@ -199,7 +199,9 @@ fn has_tag(pid: i32, tag: &str) -> bool {
         return false;
     };
     let wanted = format!("{TAG_VAR}={tag}");
-    environ.split(|&b| b == 0).any(|var| var == wanted.as_bytes())
+    environ
+        .split(|&b| b == 0)
+        .any(|var| var == wanted.as_bytes())
 }
 
 fn cgroup_members(procs: Option<&Path>) -> HashSet<i32> {
@@ -314,8 +316,7 @@ pub(crate) async fn end_strays(marks: &Marks) -> Vec<Stray> {
         // The referee's own children among them (adopted orphans) are its to reap.
         zombies.retain(|&pid| !reap(pid));
         seen.retain(|&pid| stat(pid).is_some_and(|st| st.ppid == me) && !reap(pid));
-        if (alive.is_empty() && zombies.is_empty() && seen.is_empty())
-            || Instant::now() >= deadline
+        if (alive.is_empty() && zombies.is_empty() && seen.is_empty()) || Instant::now() >= deadline
         {
             break;
         }

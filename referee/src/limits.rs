@@ -198,8 +198,13 @@ impl Limits {
                 // Killed when the referee dies, however it dies (its forking thread
                 // lives as long as it: lifetime.rs). Kept across exec (bubblewrap sets
                 // its own too, --die-with-parent).
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0)
-                    == -1
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) == -1
                 {
                     return Err(io::Error::last_os_error());
                 }

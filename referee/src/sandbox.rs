@@ -682,7 +682,8 @@ impl PidsCgroup {
         let set_up = std::fs::write(
             dir.join("pids.max"),
             max.map_or_else(|| "max".to_string(), |m| m.to_string()),
-        ).and_then(|()| {
+        )
+        .and_then(|()| {
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(dir.join("cgroup.procs"))

@@ -33,7 +33,7 @@ fn require_bwrap() {
 /// The flags that sandbox both bots, with the installation of `python3` shown read-only
 /// when it lives outside /usr (on this project's machine, a pyenv under /root): what
 /// `hus` itself asks an organiser to add.
-fn sandbox_flags() -> Vec<String> {
+pub fn sandbox_flags() -> Vec<String> {
     require_bwrap();
     static PYTHON_RO: OnceLock<Option<PathBuf>> = OnceLock::new();
     let ro = PYTHON_RO.get_or_init(|| {

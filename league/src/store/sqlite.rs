@@ -145,8 +145,23 @@ impl SqliteStore {
                 source: Box::new(e),
             })?;
         }
-        flags |= OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn = Connection::open_with_flags(path, flags)
+        // And none made after the check: SQLite refuses a link anywhere in the path it
+        // is given with NOFOLLOW, so it is given the directory's real path (the
+        // directory may be a link: the user named it).
+        let real = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => std::fs::canonicalize(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            })
+            .ok()
+            .map(|dir| dir.join(name)),
+            _ => None,
+        };
+        if real.is_some() {
+            flags |= OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        }
+        let conn = Connection::open_with_flags(real.as_deref().unwrap_or(path), flags)
             .map_err(|e| backend(&place, "cannot open it", e))?;
         SqliteStore::init(conn, place)
     }

@@ -184,9 +184,11 @@ impl<'a> Facts<'a> {
                 Record::GameStart(_) => facts.moved_second += 1,
                 Record::GameEnd(g) => facts.games.push(g),
                 Record::Restart(r) if r.bot == 0 => facts.restarts += 1,
-                Record::Shutdown(s) if s.bot == 0 => facts.leaks.extend(
-                    crate::report::leak_words(&s.strays, s.leaked, &s.stopped_by),
-                ),
+                Record::Shutdown(s) if s.bot == 0 => facts.leaks.extend(crate::report::leak_words(
+                    &s.strays,
+                    s.leaked,
+                    &s.stopped_by,
+                )),
                 _ => {}
             }
         }
@@ -619,10 +621,7 @@ fn leaks(probe: &Probe, facts: &Facts) -> Check {
                 check = check.detail(leak.to_string());
             }
             if rest.len() >= MAX_LEAKS_SHOWN {
-                check = check.detail(format!(
-                    "and {} more",
-                    leaks.len() - MAX_LEAKS_SHOWN
-                ));
+                check = check.detail(format!("and {} more", leaks.len() - MAX_LEAKS_SHOWN));
             }
             check
         }

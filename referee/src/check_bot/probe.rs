@@ -138,7 +138,11 @@ pub async fn run(
         unasked,
         exit_judged,
         stopped_by: ending.stopped_by,
-        leaks: crate::report::leak_words(&crate::set::shutdown_strays(&ending), ending.leaked, ending.stopped_by),
+        leaks: crate::report::leak_words(
+            &crate::set::shutdown_strays(&ending),
+            ending.leaked,
+            ending.stopped_by,
+        ),
     })
 }
 
