@@ -13,7 +13,9 @@ use std::process::Command;
 
 use crate::config::BotSpec;
 use crate::lifetime;
-use crate::sandbox::{find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError};
+use crate::sandbox::{
+    find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError, SandboxUser,
+};
 
 /// Limits for one bot process. `None` leaves the referee's own value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -80,7 +82,7 @@ impl Limits {
                 }
                 // Where cgroups can be made, one per bot tells its processes from the
                 // others' (lifetime.rs); it bounds nothing.
-                (command, Some((PidsCgroup::tracking().ok(), None)))
+                (command, (PidsCgroup::tracking().ok(), None, None))
             }
             Some(sandbox) => {
                 if let Some(cwd) = &self.cwd {
@@ -92,6 +94,7 @@ impl Limits {
                     }
                 }
                 let bwrap = find_bwrap()?;
+                let user = sandbox.user_to_become()?.cloned();
                 let bound = sandbox.process_bound()?;
                 let filter = seccomp_filter()?;
                 let argv: Vec<OsString> = std::iter::once(program.into_os_string())
@@ -103,7 +106,7 @@ impl Limits {
                     ProcessBound::Cgroup(cgroup) => Some(cgroup),
                     ProcessBound::Rlimit => None,
                 };
-                (command, Some((cgroup, Some(filter))))
+                (command, (cgroup, Some(filter), user))
             }
         };
         self.set_env(&mut command);
@@ -111,11 +114,12 @@ impl Limits {
         if let Some(tag) = &tag {
             command.env(lifetime::TAG_VAR, tag);
         }
-        let (cgroup, seccomp) = parts.unwrap_or((None, None));
+        let (cgroup, seccomp, user) = parts;
         self.set_pre_exec(
             &mut command,
             cgroup.as_ref().map(|c| c.procs_fd()),
             seccomp.as_ref().map(|f| f.as_raw_fd()),
+            user,
         );
         Ok(Prepared {
             command,
@@ -169,12 +173,14 @@ impl Limits {
 
     /// What the child does between fork and exec: when sandboxed, a session of its own,
     /// no inherited descriptor but the seccomp filter's (for bubblewrap), and the pids
-    /// cgroup; then the priority and the resource limits.
+    /// cgroup; then the priority and the resource limits; last, when `hus` is root, it
+    /// becomes the sandbox's unprivileged `user`.
     fn set_pre_exec(
         &self,
         command: &mut Command,
         cgroup_procs: Option<RawFd>,
         seccomp: Option<RawFd>,
+        user: Option<SandboxUser>,
     ) {
         let rlimits: Vec<(libc::__rlimit_resource_t, u64)> = [
             (libc::RLIMIT_AS, self.memory),
@@ -190,29 +196,12 @@ impl Limits {
         // parent-death signal is set.
         let referee = std::process::id() as libc::pid_t;
         // SAFETY: the closure runs in the forked child before exec and only calls
-        // prctl, getppid, _exit, setsid, close_range, fcntl, write, setpriority and
-        // setrlimit, which are async-signal-safe system calls; it
-        // allocates nothing (the vector was built before the fork and is only read).
+        // prctl, getppid, _exit, setsid, close_range, fcntl, write, setpriority,
+        // setrlimit, setgroups, setgid and setuid, which are async-signal-safe system
+        // calls; it allocates nothing (the vectors were built before the fork and are
+        // only read).
         unsafe {
             command.pre_exec(move || {
-                // Killed when the referee dies, however it dies (its forking thread
-                // lives as long as it: lifetime.rs). Kept across exec (bubblewrap sets
-                // its own too, --die-with-parent).
-                if libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                ) == -1
-                {
-                    return Err(io::Error::last_os_error());
-                }
-                // The referee died between the fork and the prctl: the signal will
-                // never come, so go now.
-                if libc::getppid() != referee {
-                    libc::_exit(1);
-                }
                 if new_session {
                     // No controlling terminal to read or type into. A session is also a
                     // scheduling group of its own where the kernel's autogroup is on:
@@ -263,6 +252,33 @@ impl Limits {
                     if libc::setrlimit(resource, &limit) != 0 {
                         return Err(io::Error::last_os_error());
                     }
+                }
+                if let Some(user) = &user {
+                    // Last, once in the cgroup: the cgroup's files stay root's (no user
+                    // may move processes in or out), and root's write is what put the
+                    // child there. std's `Command::uid` would change user before this
+                    // closure runs, too early. A change of user clears a parent-death
+                    // signal: one must be asked for after this.
+                    user.become_user()?;
+                }
+                // Killed when the referee dies, however it dies (its forking thread
+                // lives as long as it: lifetime.rs). Last, after the change of user,
+                // which would clear it; kept across exec (bubblewrap sets its own too,
+                // --die-with-parent).
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) == -1
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                // The referee died before the prctl: the signal will never come, so
+                // go now.
+                if libc::getppid() != referee {
+                    libc::_exit(1);
                 }
                 Ok(())
             });

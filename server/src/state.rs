@@ -185,6 +185,13 @@ pub struct AppState {
     /// The pages' reader of a shared (PostgreSQL) store: the workers, and the logs
     /// they sent. `None` with SQLite.
     pub reader: Option<crate::reader::Reader>,
+    /// The `Host` values the pages are served for (no DNS rebinding).
+    pub hosts: referee::web_host::AllowedHosts,
+    /// The live streams' slots, in all and per client (`--max-live`,
+    /// `--max-live-per-address`).
+    pub live_slots: Arc<crate::capacity::Capacity>,
+    /// Refused admin requests, counted for the log.
+    pub refusals: Arc<crate::admin::RefusalLog>,
 }
 
 impl AppState {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::common::*;
-use super::sandbox::sandbox_flags;
+use super::sandbox::{sandbox_env, sandbox_flags};
 use super::untrusted::tag;
 
 fn hus_bin() -> &'static str {
@@ -50,8 +50,14 @@ fn kill_and_check(mut referee: Child, marker: &str, n: usize) {
     assert_eq!(survivors(marker), Vec::<u32>::new(), "survivors");
 }
 
-/// `hus match` between a bot that never answers (tagged) and the random mover.
-fn spawn_match(marker: &str, dir: &Path, extra: &[String]) -> Child {
+/// `hus match` between a bot that never answers (tagged) and the random mover, both
+/// sandboxed if `sandbox`.
+fn spawn_match(marker: &str, dir: &Path, sandbox: bool) -> Child {
+    let (extra, env) = if sandbox {
+        (sandbox_flags(), sandbox_env())
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let bot = format!("{} --tag {marker}", misbehave("never-answer"));
     Command::new(hus_bin())
         .args(["match", &bot, &hus_random(1), "--log-dir"])
@@ -59,6 +65,7 @@ fn spawn_match(marker: &str, dir: &Path, extra: &[String]) -> Child {
         .args(["--games", "1", "--seed", "1", "--move-time", "60s"])
         .args(["--ready-time", "30s"])
         .args(extra)
+        .envs(env)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -69,15 +76,14 @@ fn spawn_match(marker: &str, dir: &Path, extra: &[String]) -> Child {
 fn a_match_killed_with_sigkill_leaves_no_bot() {
     let dir = tempfile::tempdir().expect("temp dir");
     let marker = tag("kill-match");
-    kill_and_check(spawn_match(&marker, dir.path(), &[]), &marker, 1);
+    kill_and_check(spawn_match(&marker, dir.path(), false), &marker, 1);
 }
 
 #[test]
 fn a_sandboxed_match_killed_with_sigkill_leaves_no_bot() {
     let dir = tempfile::tempdir().expect("temp dir");
     let marker = tag("kill-match-sandbox");
-    let referee = spawn_match(&marker, dir.path(), &sandbox_flags());
-    kill_and_check(referee, &marker, 1);
+    kill_and_check(spawn_match(&marker, dir.path(), true), &marker, 1);
 }
 
 /// A league of two tagged bots that never answer, in `tmp/league`.
@@ -108,6 +114,7 @@ fn spawn_league(tmp: &Path, marker: &str, sandbox: bool) -> Child {
         .arg("--dir")
         .arg(tmp.join("league"))
         .arg("--quiet")
+        .envs(if sandbox { sandbox_env() } else { Vec::new() })
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

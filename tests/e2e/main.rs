@@ -50,8 +50,8 @@ mod sample_sets;
 /// `--sandbox`: a hostile bot's every attempt fails; sample bots pass check-bot in it.
 mod sandbox;
 /// `hus serve`: a league without end through its API, SIGTERM and carrying on, admin
-/// tokens, confined downloads, bounded requests and connections, the dashboard in
-/// Chromium.
+/// tokens, confined downloads, bounded requests and connections (in all and per
+/// address, under a flood), the `Host` check, the dashboard in Chromium.
 mod serve;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
