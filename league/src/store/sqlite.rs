@@ -142,7 +142,7 @@ impl SqliteStore {
             referee::refuse_symlink(Path::new(&name)).map_err(|e| StoreError::Backend {
                 place: place.clone(),
                 what: "cannot open it".to_string(),
-                source: Box::new(e),
+                cause: Box::new(e),
             })?;
         }
         // And none made after the check: SQLite refuses a link anywhere in the path it
@@ -244,7 +244,7 @@ fn backend(place: &str, what: &str, e: rusqlite::Error) -> StoreError {
     StoreError::Backend {
         place: place.to_string(),
         what: what.to_string(),
-        source: Box::new(e),
+        cause: Box::new(e),
     }
 }
 
