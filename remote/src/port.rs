@@ -928,7 +928,11 @@ mod tests {
         }
         let wrong = "{\"type\":\"refused\",\"reason\":\"wrong token for bot \\\"alice\\\", or no \
                      remote bot has that name\"}";
-        assert!(answers[..30].iter().all(|a| a == wrong), "{:?}", &answers[..30]);
+        assert!(
+            answers[..30].iter().all(|a| a == wrong),
+            "{:?}",
+            &answers[..30]
+        );
         assert!(
             answers[30..].iter().all(|a| a.starts_with(
                 "{\"type\":\"refused\",\"reason\":\"too many failed logins from 127.0.0.0/24; "
@@ -937,12 +941,18 @@ mod tests {
             &answers[30..32]
         );
         assert_eq!(
-            port.shared.failures.1.failures(Network::of(ip("127.0.0.9"))),
+            port.shared
+                .failures
+                .1
+                .failures(Network::of(ip("127.0.0.9"))),
             30
         );
         // The right token does not help inside the network; another network logs in.
         let refused = login("127.0.0.250", addr, &token).await;
-        assert!(refused.contains("too many failed logins from 127.0.0.0/24"), "{refused}");
+        assert!(
+            refused.contains("too many failed logins from 127.0.0.0/24"),
+            "{refused}"
+        );
         let welcome = login("127.0.1.1", addr, &token).await;
         assert_eq!(welcome, "{\"type\":\"welcome\",\"bot\":\"alice\"}");
     }
