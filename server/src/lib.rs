@@ -9,6 +9,8 @@
 //! - [`live`]: every record of every running set, fanned out to watchers.
 //! - [`web`]: routes, security headers, request limits; [`http`]: the listener
 //!   (connection count, header size and time).
+//! - [`download`]: log downloads, streamed, counted and timed; [`pages`]: replay
+//!   pages, built once per finished set, by a bounded number of builders.
 //! - [`admin`]: the admin token (its SHA-256 only is stored; constant-time check).
 //!
 //! [`run_token`] is `hus token`: bots' tokens and the admin token, one code path.
@@ -17,8 +19,10 @@
 
 pub mod admin;
 mod args;
+pub mod download;
 pub mod http;
 pub mod live;
+pub mod pages;
 pub mod pairing;
 pub mod reader;
 pub mod runner;
@@ -192,6 +196,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             concurrency,
             remote: registry,
             reader,
+            downloads: download::Downloads::new(args.download_limits()),
+            pages: pages::ReplayPages::new(pages::BUILDERS, pages::KEPT_BYTES),
         });
         let signals = {
             let tx = shutdown_tx.clone();
