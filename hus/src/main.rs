@@ -3,9 +3,11 @@
 
 mod cli;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
+use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     // A file-size limit (ulimit -f) must turn into a write error that is reported, not
@@ -15,6 +17,10 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let cli = cli::Cli::parse();
+    if let Err(err) = install_log() {
+        eprintln!("error: {err}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         cli::Command::Match(args) => referee::run_match(&args),
         cli::Command::Perft(args) => referee::run_perft(&args),
@@ -43,6 +49,36 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// What the log shows unless `HUS_LOG` (or `RUST_LOG`) says otherwise: warnings and
+/// errors of every crate, and the information lines of hus's own (the bot port's
+/// logins, the match server's events), none of which `hus match` and the other
+/// commands that print results emit.
+const DEFAULT_LOG: &str =
+    "warn,hus=info,referee=info,league=info,remote=info,server=info,play=info,ladder=info";
+
+/// Sends the libraries' `tracing` events to stderr, filtered by `HUS_LOG`, or by
+/// `RUST_LOG` when `HUS_LOG` is not set (the `tracing_subscriber` filter syntax:
+/// `remote=debug,warn`), or else by [`DEFAULT_LOG`]. A filter that does not parse is
+/// an error: a typo must not silence the log.
+fn install_log() -> anyhow::Result<()> {
+    let (name, value) = ["HUS_LOG", "RUST_LOG"]
+        .into_iter()
+        .find_map(|name| std::env::var_os(name).map(|v| (name, v)))
+        .unwrap_or(("the default log filter", DEFAULT_LOG.into()));
+    let text = value
+        .to_str()
+        .ok_or_else(|| anyhow::anyhow!("{name} is not valid UTF-8"))?;
+    let filter = EnvFilter::builder()
+        .parse(text)
+        .map_err(|e| anyhow::anyhow!("{name}: {text:?} is not a log filter: {e}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init()
+        .map_err(|e| anyhow::anyhow!("cannot start the log: {e}"))
 }
 
 /// A closed stdout (`hus ... | head`) is a normal way for output to end.

@@ -3,7 +3,7 @@
 //! A server opens a [`BotPort`] (TCP, loopback unless told otherwise) over a
 //! [`Registry`] of the league's remote bots and the SHA-256 of their tokens. A bot
 //! connects, sends `{"type":"auth","bot":"NAME","token":"..."}` (bounded in length and
-//! time; failed logins are logged without the token and rate-limited per address),
+//! time; failed logins are logged without the token and rate-limited per network),
 //! gets `{"type":"welcome",...}` and waits. A scheduler asks the registry whether a
 //! bot is connected ([`Registry::is_connected`]) and builds its set's [`referee::Entrant`]
 //! with [`Registry::entrant`]: `referee::play_set` then takes a connection for the set
@@ -26,6 +26,6 @@ mod token;
 
 pub use args::ConnectArgs;
 pub use connect::run as run_connect;
-pub use port::{AuthReply, BotPort, PortConfig, DEFAULT_BOT_LISTEN};
+pub use port::{AuthReply, BotPort, Network, PortConfig, DEFAULT_BOT_LISTEN};
 pub use registry::{tcp_rtt, Registry};
 pub use token::{hex, new_token, token_hash, token_matches};

@@ -1,14 +1,20 @@
 //! The bot port: a TCP listener (loopback unless told otherwise) where remote bots log
 //! in with one line, `{"type":"auth","bot":"NAME","token":"..."}`, and then wait in the
 //! [`Registry`] for a set. Everything a stranger can make it do is bounded: the number
-//! of connections, the auth line's length and the time to send it, and failed logins
-//! per address (after too many, an address is refused without looking at its token
-//! until its window passes). Failed logins are logged (`tracing`, target `remote`) with
-//! the address and the bot's name, never the token.
+//! of connections, the connections of one network that have not logged in yet, the
+//! auth line's length and the time to send it, and failed logins per network (after
+//! too many, a network is refused without a look at its token until its window
+//! passes). Every connection that ends without a login is a failed login, whatever
+//! ended it (a wrong token, a bad or missing line, the deadline, a reset, end of file).
+//! The limits count networks, not addresses ([`Network`]: a /24 for IPv4, a /64 for
+//! IPv6), because one machine commonly has many addresses of one such network. Failed
+//! logins are logged (`tracing`, target `remote`) with the address and the bot's name,
+//! never the token.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,8 +43,12 @@ pub struct PortConfig {
     pub max_connections: usize,
     /// The most connections one bot may have waiting for a set.
     pub max_per_bot: usize,
-    /// Failed logins an address may make within `failure_window` before it is
-    /// refused without a look at its token.
+    /// The most connections one network ([`Network`]) may have open that have not
+    /// logged in yet: past it, a new one is refused at once, so that one network cannot
+    /// hold the `max_connections` places by connecting and saying nothing.
+    pub max_pending_per_network: usize,
+    /// Failed logins a network ([`Network`]) may make within `failure_window` before
+    /// it is refused without a look at its token.
     pub failures_allowed: u32,
     /// The window failed logins are counted in.
     pub failure_window: Duration,
@@ -55,6 +65,7 @@ impl Default for PortConfig {
             auth_line_limit: 1024,
             max_connections: 256,
             max_per_bot: 4,
+            max_pending_per_network: 8,
             failures_allowed: 5,
             failure_window: Duration::from_secs(60),
         }
@@ -105,7 +116,7 @@ struct Auth {
 /// stay in the registry).
 pub struct BotPort {
     local: SocketAddr,
-    registry: Arc<Registry>,
+    shared: Arc<Shared>,
     accept: JoinHandle<()>,
 }
 
@@ -122,14 +133,15 @@ impl BotPort {
         tracing::info!(%local, "bot port listening");
         let shared = Arc::new(Shared {
             slots: Arc::new(Semaphore::new(config.max_connections)),
+            pending: Arc::new(Pending::new(config.max_pending_per_network)),
             limiter: Limiter::new(config.failures_allowed, config.failure_window),
             config,
-            registry: Arc::clone(&registry),
+            registry,
         });
-        let accept = tokio::spawn(accept_loop(listener, shared));
+        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
         Ok(BotPort {
             local,
-            registry,
+            shared,
             accept,
         })
     }
@@ -141,7 +153,7 @@ impl BotPort {
 
     /// The registry the port fills.
     pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+        &self.shared.registry
     }
 }
 
@@ -151,9 +163,41 @@ impl Drop for BotPort {
     }
 }
 
+/// The network an address is counted in by the bot port's limits: its /24 for IPv4,
+/// its /64 for IPv6, held as the network's first address. An IPv4-mapped IPv6 address
+/// (`::ffff:a.b.c.d`, what a dual-stack socket reports for an IPv4 peer) is the IPv4
+/// address it maps, so one peer counts the same whichever socket it reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Network(IpAddr);
+
+impl Network {
+    /// The network `ip` belongs to.
+    pub fn of(ip: IpAddr) -> Network {
+        let v4 = |a: Ipv4Addr| IpAddr::V4(Ipv4Addr::from(u32::from(a) & !0xff));
+        Network(match ip {
+            IpAddr::V4(a) => v4(a),
+            IpAddr::V6(a) => match a.to_ipv4_mapped() {
+                Some(mapped) => v4(mapped),
+                None => IpAddr::V6(Ipv6Addr::from(u128::from(a) & !u128::from(u64::MAX))),
+            },
+        })
+    }
+}
+
+impl fmt::Display for Network {
+    /// `127.0.0.0/24`, `2001:db8:1:2::/64`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IpAddr::V4(a) => write!(f, "{a}/24"),
+            IpAddr::V6(a) => write!(f, "{a}/64"),
+        }
+    }
+}
+
 struct Shared {
     config: PortConfig,
     slots: Arc<Semaphore>,
+    pending: Arc<Pending>,
     limiter: Limiter,
     registry: Arc<Registry>,
 }
@@ -169,62 +213,97 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
+        let network = Network::of(peer.ip());
+        let config = &shared.config;
+        // The refusals that need nothing from the client come first, before it holds
+        // anything: a network past its failed logins, a network with its connections
+        // logging in, a server with all its connections.
+        if let Some(wait) = shared.limiter.blocked(network) {
+            turn_away(
+                &stream,
+                peer,
+                AuthReply::Refused {
+                    reason: format!(
+                        "too many failed logins from {network}; try again in {} s",
+                        wait.as_secs() + 1
+                    ),
+                    retry_ms: Some(wait.as_millis() as u64 + 1),
+                },
+                "login refused: too many failed logins from this network",
+            );
+            continue;
+        }
+        let Some(place) = Pending::enter(&shared.pending, network) else {
+            turn_away(
+                &stream,
+                peer,
+                AuthReply::Refused {
+                    reason: format!(
+                        "{network} already has {} connections logging in; try again later",
+                        config.max_pending_per_network
+                    ),
+                    retry_ms: Some(config.auth_timeout.as_millis() as u64),
+                },
+                "connection refused: too many connections from this network logging in",
+            );
+            continue;
+        };
         let Ok(permit) = Arc::clone(&shared.slots).try_acquire_owned() else {
-            tracing::warn!(%peer, "bot port: connection refused: too many connections");
-            // Best effort, without waiting: the refused must not hold anything.
-            let reply = AuthReply::Refused {
-                reason: format!(
-                    "the server has its {} connections; try again later",
-                    shared.config.max_connections
-                ),
-                retry_ms: Some(5000),
-            };
-            let _ = stream.try_write(reply.to_line().as_bytes());
+            turn_away(
+                &stream,
+                peer,
+                AuthReply::Refused {
+                    reason: format!(
+                        "the server has its {} connections; try again later",
+                        config.max_connections
+                    ),
+                    retry_ms: Some(5000),
+                },
+                "connection refused: too many connections",
+            );
             continue;
         };
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
             let _ = stream.set_nodelay(true);
-            if let Some(w) = admit(stream, peer, permit, &shared).await {
-                let bot = w.0;
-                if let Err(w) = shared.registry.add(&bot, w.1) {
-                    tracing::warn!(bot = ?bot, peer = %peer, "remote bot refused: it has too many connections");
-                    let reply = AuthReply::Refused {
-                        reason: format!(
-                            "bot {bot:?} already has {} connections waiting for a set",
-                            shared.registry.max_per_bot()
-                        ),
-                        retry_ms: Some(5000),
-                    };
-                    let mut stream = w.stream;
-                    let _ = write_line(&mut stream, &reply.to_line()).await;
-                }
+            let admitted = admit(stream, peer, permit, &shared).await;
+            drop(place);
+            let Some((bot, waiting)) = admitted else {
+                shared.limiter.fail(network);
+                return;
+            };
+            if let Err(w) = shared.registry.add(&bot, waiting) {
+                tracing::warn!(bot = ?bot, peer = %peer, "remote bot refused: it has too many connections");
+                let reply = AuthReply::Refused {
+                    reason: format!(
+                        "bot {bot:?} already has {} connections waiting for a set",
+                        shared.registry.max_per_bot()
+                    ),
+                    retry_ms: Some(5000),
+                };
+                let mut stream = w.stream;
+                let _ = write_line(&mut stream, &reply.to_line()).await;
             }
         });
     }
 }
 
-/// Reads and checks the auth line; the connection with its bot when it logs in.
+/// Refuses a connection as it is accepted: its answer is written without waiting (best
+/// effort: the refused must not hold anything), and the connection is closed.
+fn turn_away(stream: &TcpStream, peer: SocketAddr, reply: AuthReply, log: &'static str) {
+    tracing::warn!(%peer, "{log}");
+    let _ = stream.try_write(reply.to_line().as_bytes());
+}
+
+/// Reads and checks the auth line; the connection with its bot when it logs in, `None`
+/// when it does not, whatever the reason (the caller counts that as a failed login).
 async fn admit(
     mut stream: TcpStream,
     peer: SocketAddr,
     permit: tokio::sync::OwnedSemaphorePermit,
     shared: &Shared,
 ) -> Option<(String, Waiting)> {
-    let ip = peer.ip();
     let config = &shared.config;
-    if let Some(wait) = shared.limiter.blocked(ip) {
-        tracing::warn!(%peer, "login refused: too many failed logins from this address");
-        let reply = AuthReply::Refused {
-            reason: format!(
-                "too many failed logins from {ip}; try again in {} s",
-                wait.as_secs() + 1
-            ),
-            retry_ms: Some(wait.as_millis() as u64 + 1),
-        };
-        let _ = write_line(&mut stream, &reply.to_line()).await;
-        return None;
-    }
     let read = tokio::time::timeout(
         config.auth_timeout,
         read_line(&mut stream, config.auth_line_limit),
@@ -233,19 +312,17 @@ async fn admit(
     let line = match read {
         Ok(Ok(line)) => line,
         Ok(Err(LineProblem::Closed)) => {
-            tracing::info!(%peer, "bot port: connection closed before its auth line");
-            shared.limiter.fail(ip);
+            tracing::info!(%peer, "login failed: connection closed before its auth line");
             return None;
         }
         Ok(Err(LineProblem::Io(e))) => {
-            tracing::info!(%peer, error = %e, "bot port: connection failed before its auth line");
+            tracing::info!(%peer, error = %e, "login failed: connection lost before its auth line");
             return None;
         }
         Ok(Err(LineProblem::TooLong)) => {
             return refuse(
                 &mut stream,
                 peer,
-                shared,
                 format!(
                     "the auth line is longer than {} bytes",
                     config.auth_line_limit
@@ -258,7 +335,6 @@ async fn admit(
             return refuse(
                 &mut stream,
                 peer,
-                shared,
                 format!("no auth line within {} ms", config.auth_timeout.as_millis()),
                 "login refused: no auth line in time",
             )
@@ -271,7 +347,6 @@ async fn admit(
             return refuse(
                 &mut stream,
                 peer,
-                shared,
                 format!(
                     "the first line must be {{\"type\":\"auth\",...}}, not type {:?}",
                     a.kind
@@ -285,7 +360,6 @@ async fn admit(
             return refuse(
                 &mut stream,
                 peer,
-                shared,
                 format!(
                     "the auth line is not {{\"type\":\"auth\",\"bot\":\"NAME\",\"token\":\"...\"}}: {e}"
                 ),
@@ -299,7 +373,6 @@ async fn admit(
     let stored = shared.registry.token_of(&auth.bot);
     let matches = token_matches(&auth.token, &stored.unwrap_or_else(|| token_hash("")));
     if stored.is_none() || !matches {
-        shared.limiter.fail(ip);
         tracing::warn!(%peer, bot = ?auth.bot, "login refused: wrong token or no such remote bot");
         let reply = AuthReply::Refused {
             reason: format!(
@@ -314,7 +387,8 @@ async fn admit(
     let reply = AuthReply::Welcome {
         bot: auth.bot.clone(),
     };
-    if write_line(&mut stream, &reply.to_line()).await.is_err() {
+    if let Err(e) = write_line(&mut stream, &reply.to_line()).await {
+        tracing::info!(%peer, error = %e, "login failed: connection lost before its welcome");
         return None;
     }
     let connect_rtt = tcp_rtt(stream.as_fd());
@@ -335,15 +409,13 @@ async fn admit(
     ))
 }
 
-/// Refuses a login that failed for a reason that counts against the address.
+/// Refuses a login with its reason, and logs it.
 async fn refuse(
     stream: &mut TcpStream,
     peer: SocketAddr,
-    shared: &Shared,
     reason: String,
     log: &'static str,
 ) -> Option<(String, Waiting)> {
-    shared.limiter.fail(peer.ip());
     tracing::warn!(%peer, "{log}");
     let reply = AuthReply::Refused {
         reason,
@@ -395,15 +467,75 @@ pub(crate) async fn read_line<R: AsyncReadExt + Unpin>(
     }
 }
 
-/// Failed logins per address, in fixed windows.
+/// The connections of each network that have not logged in yet. Every entry has at
+/// least one such connection alive, so the table holds at most `max_connections`
+/// entries (a place is given back as soon as the server's place is not had).
+struct Pending {
+    counts: Mutex<HashMap<Network, usize>>,
+    limit: usize,
+}
+
+/// A connection's place among its network's pending ones, given back when dropped.
+struct PendingPlace {
+    table: Arc<Pending>,
+    network: Network,
+}
+
+impl Pending {
+    fn new(limit: usize) -> Self {
+        Pending {
+            counts: Mutex::new(HashMap::new()),
+            limit,
+        }
+    }
+
+    /// A place for one more connection of `network`, unless it has its `limit`.
+    fn enter(table: &Arc<Pending>, network: Network) -> Option<PendingPlace> {
+        let mut counts = table.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let count = counts.entry(network).or_insert(0);
+        if *count >= table.limit {
+            if *count == 0 {
+                counts.remove(&network);
+            }
+            return None;
+        }
+        *count += 1;
+        Some(PendingPlace {
+            table: Arc::clone(table),
+            network,
+        })
+    }
+
+    #[cfg(test)]
+    fn count(&self, network: Network) -> usize {
+        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        counts.get(&network).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for PendingPlace {
+    fn drop(&mut self) {
+        let mut counts = self.table.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = counts.get_mut(&self.network) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.network);
+            }
+        }
+    }
+}
+
+/// Failed logins per network, in fixed windows: a window starts with a network's
+/// first failure and lasts `window`; at `allowed` failures within it, the network is
+/// refused until it ends.
 struct Limiter {
-    failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
+    failures: Mutex<HashMap<Network, (u32, Instant)>>,
     allowed: u32,
     window: Duration,
 }
 
-/// Addresses remembered at most: past this, expired windows are forgotten first.
-const LIMITER_ADDRESSES: usize = 10_000;
+/// Networks remembered at most: past this, expired windows are forgotten first.
+const LIMITER_NETWORKS: usize = 10_000;
 
 impl Limiter {
     fn new(allowed: u32, window: Duration) -> Self {
@@ -414,28 +546,200 @@ impl Limiter {
         }
     }
 
-    /// How long `ip` is still refused, if it is.
-    fn blocked(&self, ip: IpAddr) -> Option<Duration> {
+    /// How long `network` is still refused, if it is.
+    fn blocked(&self, network: Network) -> Option<Duration> {
         let map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let &(count, since) = map.get(&ip)?;
+        let &(count, since) = map.get(&network)?;
         let left = self.window.checked_sub(since.elapsed())?;
         (count >= self.allowed).then_some(left)
     }
 
-    fn fail(&self, ip: IpAddr) {
+    fn fail(&self, network: Network) {
         let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        if map.len() >= LIMITER_ADDRESSES {
+        if map.len() >= LIMITER_NETWORKS {
             let window = self.window;
             map.retain(|_, (_, since)| now.duration_since(*since) < window);
         }
-        if map.len() >= LIMITER_ADDRESSES && !map.contains_key(&ip) {
+        if map.len() >= LIMITER_NETWORKS && !map.contains_key(&network) {
             return;
         }
-        let entry = map.entry(ip).or_insert((0, now));
+        let entry = map.entry(network).or_insert((0, now));
         if now.duration_since(entry.1) >= self.window {
             *entry = (0, now);
         }
         entry.0 = entry.0.saturating_add(1);
+    }
+
+    /// The failures counted against `network` in its current window.
+    #[cfg(test)]
+    fn failures(&self, network: Network) -> u32 {
+        let map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&network)
+            .filter(|(_, since)| since.elapsed() < self.window)
+            .map_or(0, |&(count, _)| count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::net::TcpSocket;
+
+    use super::*;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().expect("an address")
+    }
+
+    #[test]
+    fn a_network_is_the_slash_24_or_the_slash_64_and_a_mapped_address_is_ipv4() {
+        let of = |text: &str| Network::of(ip(text)).to_string();
+        assert_eq!(of("127.0.0.1"), "127.0.0.0/24");
+        assert_eq!(of("203.0.113.254"), "203.0.113.0/24");
+        assert_eq!(of("::ffff:203.0.113.9"), "203.0.113.0/24");
+        assert_eq!(of("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
+        assert_eq!(of("::1"), "::/64");
+        assert_eq!(
+            Network::of(ip("::ffff:127.0.0.9")),
+            Network::of(ip("127.0.0.1"))
+        );
+        assert_ne!(Network::of(ip("127.0.0.1")), Network::of(ip("127.0.1.1")));
+    }
+
+    #[test]
+    fn failures_from_addresses_of_one_network_share_one_limit() {
+        let limiter = Limiter::new(5, Duration::from_secs(60));
+        let net = |text: &str| Network::of(ip(text));
+        for address in ["127.0.0.1", "127.0.0.77", "127.0.0.1", "::ffff:127.0.0.200"] {
+            limiter.fail(net(address));
+        }
+        assert_eq!(limiter.failures(net("127.0.0.1")), 4);
+        assert_eq!(limiter.failures(net("127.0.0.77")), 4);
+        assert_eq!(limiter.blocked(net("127.0.0.3")), None);
+        limiter.fail(net("127.0.0.77"));
+        assert_eq!(limiter.failures(net("127.0.0.250")), 5);
+        let left = limiter
+            .blocked(net("127.0.0.1"))
+            .expect("blocked at 5 failures");
+        assert!(left <= Duration::from_secs(60) && left > Duration::from_secs(50));
+        // The next network, and the same last byte elsewhere, are untouched.
+        assert_eq!(limiter.failures(net("127.0.1.1")), 0);
+        assert_eq!(limiter.blocked(net("127.0.1.1")), None);
+        assert_eq!(limiter.blocked(net("10.0.0.1")), None);
+        // IPv6: one /64, whatever the last 64 bits.
+        for address in ["2001:db8::1", "2001:db8::ffff:1", "2001:db8::9:9:9:9"] {
+            limiter.fail(net(address));
+        }
+        assert_eq!(limiter.failures(net("2001:db8::77")), 3);
+        assert_eq!(limiter.failures(net("2001:db8:0:1::1")), 0);
+    }
+
+    #[test]
+    fn a_network_has_at_most_its_limit_of_pending_places() {
+        let table = Arc::new(Pending::new(2));
+        let net = Network::of(ip("192.0.2.1"));
+        let first = Pending::enter(&table, net).expect("a first place");
+        let second = Pending::enter(&table, Network::of(ip("192.0.2.99"))).expect("a second");
+        assert!(Pending::enter(&table, net).is_none());
+        assert!(Pending::enter(&table, Network::of(ip("192.0.3.1"))).is_some());
+        drop(first);
+        assert_eq!(table.count(net), 1);
+        let third = Pending::enter(&table, net).expect("a place given back");
+        drop((second, third));
+        assert_eq!(table.count(net), 0);
+        assert!(table.counts.lock().expect("lock").is_empty());
+    }
+
+    /// Connects from `from` (any port) to `to`.
+    async fn connect_from(from: &str, to: SocketAddr) -> TcpStream {
+        let socket = TcpSocket::new_v4().expect("a socket");
+        socket
+            .bind(SocketAddr::new(ip(from), 0))
+            .expect("binds the client's address");
+        socket.connect(to).await.expect("connects")
+    }
+
+    /// Logs in as alice from `from`; the server's answer.
+    async fn login(from: &str, to: SocketAddr, token: &str) -> String {
+        let mut stream = connect_from(from, to).await;
+        let auth = format!("{{\"type\":\"auth\",\"bot\":\"alice\",\"token\":\"{token}\"}}\n");
+        stream.write_all(auth.as_bytes()).await.expect("writes");
+        let line = read_line(&mut stream, 4096).await;
+        String::from_utf8_lossy(&line.unwrap_or_default()).into_owned()
+    }
+
+    #[tokio::test]
+    async fn connections_reset_before_logging_in_cannot_keep_a_bot_of_another_network_out() {
+        let token = crate::new_token();
+        let tokens = [("alice".to_string(), token_hash(&token))].into();
+        let registry = Arc::new(Registry::new(tokens, Duration::from_millis(100), 4));
+        // The held connections could stay 30 s: a login that waits for them would take
+        // that long.
+        let config = PortConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            auth_timeout: Duration::from_secs(30),
+            ..PortConfig::default()
+        };
+        let port = BotPort::bind(config, registry).await.expect("binds");
+        let addr = port.local_addr();
+        let attacker = Network::of(ip("127.0.0.1"));
+
+        // 300 connections from 127.0.0.1 that say nothing.
+        let mut held = Vec::new();
+        for _ in 0..300 {
+            held.push(connect_from("127.0.0.1", addr).await);
+        }
+        // A bot of another network (127.0.1.0/24) logs in at once.
+        let started = Instant::now();
+        let welcome = login("127.0.1.2", addr, &token).await;
+        let took = started.elapsed();
+        assert_eq!(welcome, "{\"type\":\"welcome\",\"bot\":\"alice\"}");
+        assert!(took < Duration::from_secs(3), "the login took {took:?}");
+        // Its connection was accepted after all 300: 8 of them are logging in, and
+        // the other 292 were refused at once with a line that says why.
+        assert_eq!(port.shared.pending.count(attacker), 8);
+        let mut refused = 0;
+        let mut silent = 0;
+        for stream in &mut held {
+            match tokio::time::timeout(Duration::from_millis(20), read_line(stream, 4096)).await {
+                Ok(Ok(line)) => {
+                    assert_eq!(
+                        String::from_utf8_lossy(&line),
+                        "{\"type\":\"refused\",\"reason\":\"127.0.0.0/24 already has 8 \
+                         connections logging in; try again later\",\"retry_ms\":30000}"
+                    );
+                    refused += 1;
+                }
+                Ok(Err(_)) => panic!("a held connection was closed without a reason"),
+                Err(_) => silent += 1,
+            }
+        }
+        assert_eq!((refused, silent), (292, 8));
+
+        // All 300 reset (SO_LINGER 0, then close): the 8 that were logging in count as
+        // failed logins, and the network is refused from then on.
+        for stream in held {
+            stream.set_zero_linger().expect("SO_LINGER 0");
+            drop(stream);
+        }
+        for _ in 0..1000 {
+            if port.shared.pending.count(attacker) == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(port.shared.pending.count(attacker), 0);
+        assert_eq!(port.shared.limiter.failures(attacker), 8);
+        let refused = login("127.0.0.77", addr, &token).await;
+        assert!(
+            refused.starts_with(
+                "{\"type\":\"refused\",\"reason\":\"too many failed logins from 127.0.0.0/24; \
+                 try again in 60 s\",\"retry_ms\":"
+            ),
+            "{refused}"
+        );
+        // The other network still logs in.
+        let again = login("127.0.1.2", addr, &token).await;
+        assert_eq!(again, "{\"type\":\"welcome\",\"bot\":\"alice\"}");
     }
 }

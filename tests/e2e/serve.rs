@@ -33,6 +33,9 @@ impl Server {
             .arg(dir)
             .args(["--listen", "127.0.0.1:0"])
             .args(extra)
+            // The default log filter (warnings, and hus's own information lines).
+            .env_remove("HUS_LOG")
+            .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -1119,4 +1122,100 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     let file_log =
         std::fs::read(dir.join("logs").join(format!("{stem}.jsonl"))).expect("the server's log");
     assert_eq!(out.stdout, file_log);
+}
+
+/// The `hus` binary logs failed bot-port logins on its stderr by default (warn level),
+/// with the address and the bot's name, and never the token sent, not even when the
+/// line is malformed around it.
+#[test]
+fn serve_logs_a_failed_bot_login_by_address_without_its_token() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let token_file = tmp.path().join("far.token");
+    let out = hus(&["token", "--out", &token_file.display().to_string()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let text = format!(
+        "{HEAD}\n\n[[bot]]\nname = \"a\"\ncommand = {}\n\n[[bot]]\nname = \"far\"\nremote = true\n{line}\n",
+        toml_string(&instant(1))
+    );
+    let file = tmp.path().join("L.toml");
+    std::fs::write(&file, text).expect("write league file");
+    let server = Server::start(
+        &file,
+        &tmp.path().join("league"),
+        &["--bot-listen", "127.0.0.1:0"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let bot_port: SocketAddr = loop {
+        let said = server.stderr.lock().expect("stderr").clone();
+        if let Some(rest) = said.split("bot port on ").nth(1) {
+            break rest
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .parse()
+                .expect("the bot port's address");
+        }
+        assert!(Instant::now() < deadline, "no bot port: {said}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let wrong = "wrong-token-5d0c7e1b9a44f2e8";
+    let malformed = "unknown-field-token-83b1f0c6a2d9";
+    let lines = [
+        format!("{{\"type\":\"auth\",\"bot\":\"far\",\"token\":\"{wrong}\"}}\n"),
+        format!("{{\"type\":\"auth\",\"bot\":\"far\",\"token\":\"{malformed}\",\"x\":1}}\n"),
+    ];
+    for line in &lines {
+        let mut stream = TcpStream::connect(bot_port).expect("connects to the bot port");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
+        stream
+            .write_all(line.as_bytes())
+            .expect("sends the auth line");
+        let mut reply = String::new();
+        BufReader::new(stream)
+            .read_line(&mut reply)
+            .expect("a reply");
+        assert!(reply.starts_with("{\"type\":\"refused\""), "{reply}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !server
+        .stderr
+        .lock()
+        .expect("stderr")
+        .contains("login refused: malformed auth line")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the failed logins were not logged"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (_, said) = server.stop();
+    let refused: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("login refused"))
+        .collect();
+    assert_eq!(refused.len(), 2, "{said}");
+    assert!(
+        refused[0].contains(" WARN ")
+            && refused[0].contains("login refused: wrong token or no such remote bot")
+            && refused[0].contains("peer=127.0.0.1:")
+            && refused[0].contains("bot=\"far\""),
+        "{said}"
+    );
+    assert!(
+        refused[1].contains("login refused: malformed auth line")
+            && refused[1].contains("peer=127.0.0.1:"),
+        "{said}"
+    );
+    for token in [wrong, malformed] {
+        assert!(!said.contains(token), "the token is in the log: {said}");
+    }
 }
