@@ -83,6 +83,7 @@ struct RawBot {
     sandbox_ro: Vec<Spanned<String>>,
     sandbox_processes: Option<Spanned<u32>>,
     sandbox_tmp: Option<Spanned<String>>,
+    sandbox_user: Option<Spanned<String>>,
 }
 
 /// Checks the `store` key: a PostgreSQL connection URL. The message never repeats the
@@ -856,6 +857,7 @@ fn check_remote_bot(file: &FileText, bot: &RawBot, span: Range<usize>) -> Result
         (!bot.sandbox_ro.is_empty(), "sandbox_ro"),
         (bot.sandbox_processes.is_some(), "sandbox_processes"),
         (bot.sandbox_tmp.is_some(), "sandbox_tmp"),
+        (bot.sandbox_user.is_some(), "sandbox_user"),
     ];
     if let Some((_, key)) = process_keys.iter().find(|(set, _)| *set) {
         return Err(file.error(
@@ -930,6 +932,7 @@ fn check_sandbox(
             (!bot.sandbox_ro.is_empty(), "sandbox_ro"),
             (bot.sandbox_processes.is_some(), "sandbox_processes"),
             (bot.sandbox_tmp.is_some(), "sandbox_tmp"),
+            (bot.sandbox_user.is_some(), "sandbox_user"),
         ];
         if let Some((_, key)) = stray.iter().find(|(set, _)| *set) {
             let span = bot
@@ -969,11 +972,22 @@ fn check_sandbox(
             .collect(),
         sandbox_processes: bot.sandbox_processes.as_ref().map(|n| *n.get_ref()),
         sandbox_tmp: bot.sandbox_tmp.as_ref().map(|t| t.get_ref().clone()),
+        // Checked below, so that an error names the key.
+        sandbox_user: None,
     };
     let dir = bot.dir.as_ref().map(|_| cwd.clone());
     let (sandbox, spec) = args
         .sandbox_for(&absolute, dir.as_deref())
         .map_err(|e| file.error(at, format!("bot {name:?}: sandbox: {e:#}")))?;
+    let sandbox = match (sandbox, &bot.sandbox_user) {
+        (Some(sandbox), Some(user)) => Some(sandbox.user(user.get_ref()).map_err(|e| {
+            file.error(
+                Some(user.span()),
+                format!("bot {name:?}: sandbox_user: {e}"),
+            )
+        })?),
+        (sandbox, _) => sandbox,
+    };
     let cwd = sandbox
         .as_ref()
         .map(|s| s.bot_dir().to_path_buf())

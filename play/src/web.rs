@@ -19,11 +19,10 @@
 //! is taken only from that tab, for the turn the referee is waiting on (`game`, `ply`),
 //! and only a legal pit; anything else gets a JSON error that says what is wrong and
 //! changes nothing. Bodies are bounded ([`MAX_BODY`]), the `Host` must be the address
-//! served (no DNS rebinding), a move must be sent as `application/json` (no form posts
+//! served or a loopback name (`referee::web_host`: no DNS rebinding), a move must be sent as `application/json` (no form posts
 //! from other sites), and every page has a restrictive Content-Security-Policy (only
 //! this origin's scripts, styles and connections: no external asset, works offline).
 
-use std::collections::BTreeSet;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -42,6 +41,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::stream;
 use protocol::{BotMessage, Outcome, RefereeMessage, Side};
+use referee::web_host::AllowedHosts;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -193,8 +193,8 @@ struct Shared {
     moves: mpsc::UnboundedSender<Chosen>,
     /// The tab that holds the seat and how many event streams it has open.
     holder: Mutex<Option<(String, usize)>>,
-    /// The `Host` values the page may be reached by.
-    hosts: BTreeSet<String>,
+    /// The `Host` values the page may be reached by (no DNS rebinding).
+    hosts: AllowedHosts,
 }
 
 /// Changes the view and bumps its `seq` (every change is one).
@@ -507,7 +507,7 @@ impl WebUi {
             view: view.clone(),
             moves: moves_tx,
             holder: Mutex::new(None),
-            hosts: hosts(addr),
+            hosts: AllowedHosts::new(addr, &[]).context("the page's hosts")?,
         });
         let (stop, mut stop_rx) = watch::channel(false);
         let app = router(shared);
@@ -547,15 +547,6 @@ impl WebUi {
         // Graceful: the open event streams send the final view, then end.
         let _ = tokio::time::timeout(FINAL_GRACE, self.http).await;
     }
-}
-
-/// `127.0.0.1:PORT`, and `localhost:PORT` for the same loopback address.
-fn hosts(addr: SocketAddr) -> BTreeSet<String> {
-    let mut hosts = BTreeSet::from([addr.to_string()]);
-    if addr.ip().is_loopback() {
-        hosts.insert(format!("localhost:{}", addr.port()));
-    }
-    hosts
 }
 
 fn router(shared: Arc<Shared>) -> Router {
@@ -610,18 +601,11 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
     let host = request
         .headers()
         .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default();
-    let mut response = if shared.hosts.contains(host) {
+        .and_then(|h| h.to_str().ok());
+    let mut response = if shared.hosts.allows(host) {
         next.run(request).await
     } else {
-        error(
-            StatusCode::MISDIRECTED_REQUEST,
-            format!(
-                "this page is served only as http://{}/ (the request's Host was {host:?})",
-                shared.hosts.first().map(String::as_str).unwrap_or_default()
-            ),
-        )
+        error(StatusCode::MISDIRECTED_REQUEST, shared.hosts.refusal(host))
     };
     let headers = response.headers_mut();
     for (name, value) in [
@@ -1054,10 +1038,6 @@ mod tests {
             bad.to_string()
                 .starts_with("invalid --listen \"localhost\""),
             "{bad}"
-        );
-        assert_eq!(
-            hosts(SocketAddr::from(([127, 0, 0, 1], 4000))),
-            BTreeSet::from(["127.0.0.1:4000".to_string(), "localhost:4000".to_string()])
         );
     }
 

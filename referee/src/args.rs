@@ -130,6 +130,16 @@ pub struct SandboxArgs {
         help_heading = "Sandbox"
     )]
     pub sandbox_tmp: Option<String>,
+    /// When hus runs as root, the unprivileged user the bots run as (default nobody, with
+    /// its group); it must be able to reach each bot's directory. Refused if it does not
+    /// exist or is root. Without root, bots run as hus's own user.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "sandbox",
+        help_heading = "Sandbox"
+    )]
+    pub sandbox_user: Option<String>,
 }
 
 impl SandboxArgs {
@@ -161,6 +171,9 @@ impl SandboxArgs {
         if let Some(size) = &self.sandbox_tmp {
             let bytes = parse_bytes(size).context("invalid --sandbox-tmp")?;
             sandbox = sandbox.tmp_size(bytes).context("invalid --sandbox-tmp")?;
+        }
+        if let Some(name) = &self.sandbox_user {
+            sandbox = sandbox.user(name).context("invalid --sandbox-user")?;
         }
         Ok((Some(sandbox), spec))
     }

@@ -48,6 +48,7 @@ mod report;
 mod sandbox;
 mod set;
 mod sprt;
+pub mod web_host;
 
 pub use args::{
     parse_bytes, BoardArgs, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs,
@@ -71,7 +72,10 @@ pub use records::{now_rfc3339, Aborted, Record};
 pub use replay::text::{draw_board, draw_board_from, report_words, Marks, Style};
 pub use replay::{run as run_replay, viewer_page};
 pub use report::{Console, LogWriter};
-pub use sandbox::{Sandbox, SandboxError, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE};
+pub use sandbox::{
+    Sandbox, SandboxError, SandboxUser, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER,
+    DEFAULT_TMP_SIZE,
+};
 pub use set::{
     bots_by_player, lots, play_set, team_orders, Entrant, Lineup, Member, RecordSink, Team,
 };

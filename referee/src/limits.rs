@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::BotSpec;
-use crate::sandbox::{find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError};
+use crate::sandbox::{
+    find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError, SandboxUser,
+};
 
 /// Limits for one bot process. `None` leaves the referee's own value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -89,6 +91,7 @@ impl Limits {
                     }
                 }
                 let bwrap = find_bwrap()?;
+                let user = sandbox.user_to_become()?.cloned();
                 let bound = sandbox.process_bound()?;
                 let filter = seccomp_filter()?;
                 let argv: Vec<OsString> = std::iter::once(program.into_os_string())
@@ -100,18 +103,19 @@ impl Limits {
                     ProcessBound::Cgroup(cgroup) => Some(cgroup),
                     ProcessBound::Rlimit => None,
                 };
-                (command, Some((cgroup, filter)))
+                (command, Some((cgroup, filter, user)))
             }
         };
         self.set_env(&mut command);
-        let (cgroup, seccomp) = match parts {
-            Some((cgroup, filter)) => (cgroup, Some(filter)),
-            None => (None, None),
+        let (cgroup, seccomp, user) = match parts {
+            Some((cgroup, filter, user)) => (cgroup, Some(filter), user),
+            None => (None, None, None),
         };
         self.set_pre_exec(
             &mut command,
             cgroup.as_ref().map(|c| c.procs_fd()),
             seccomp.as_ref().map(|f| f.as_raw_fd()),
+            user,
         );
         Ok(Prepared {
             command,
@@ -164,12 +168,14 @@ impl Limits {
 
     /// What the child does between fork and exec: when sandboxed, a session of its own,
     /// no inherited descriptor but the seccomp filter's (for bubblewrap), and the pids
-    /// cgroup; then the priority and the resource limits.
+    /// cgroup; then the priority and the resource limits; last, when `hus` is root, it
+    /// becomes the sandbox's unprivileged `user`.
     fn set_pre_exec(
         &self,
         command: &mut Command,
         cgroup_procs: Option<RawFd>,
         seccomp: Option<RawFd>,
+        user: Option<SandboxUser>,
     ) {
         let rlimits: Vec<(libc::__rlimit_resource_t, u64)> = [
             (libc::RLIMIT_AS, self.memory),
@@ -185,9 +191,9 @@ impl Limits {
             return;
         }
         // SAFETY: the closure runs in the forked child before exec and only calls
-        // setsid, close_range, fcntl, write, setpriority and setrlimit, which are
-        // async-signal-safe system calls; it
-        // allocates nothing (the vector was built before the fork and is only read).
+        // setsid, close_range, fcntl, write, setpriority, setrlimit, setgroups, setgid
+        // and setuid, which are async-signal-safe system calls; it allocates nothing (the
+        // vectors were built before the fork and are only read).
         unsafe {
             command.pre_exec(move || {
                 if new_session {
@@ -240,6 +246,14 @@ impl Limits {
                     if libc::setrlimit(resource, &limit) != 0 {
                         return Err(io::Error::last_os_error());
                     }
+                }
+                if let Some(user) = &user {
+                    // Last, once in the cgroup: the cgroup's files stay root's (no user
+                    // may move processes in or out), and root's write is what put the
+                    // child there. std's `Command::uid` would change user before this
+                    // closure runs, too early. A change of user clears a parent-death
+                    // signal: one must be asked for after this.
+                    user.become_user()?;
                 }
                 Ok(())
             });

@@ -12,18 +12,29 @@
 //! ([`DENIED_SYSCALLS`]); the filter, compiled by the `seccompiler` crate (Firecracker's),
 //! is handed to bubblewrap (`--seccomp FD`), which loads it last, just before the bot runs.
 //!
+//! A sandboxed bot is never root, inside or outside its namespaces. When `hus` runs as
+//! root, the bot's process (bubblewrap, and everything it starts) becomes an unprivileged
+//! user between fork and exec ([`SandboxUser`]: `nobody` unless told otherwise): a
+//! process that is uid 0 outside its user namespace still passes the kernel's checks
+//! that compare with the host's root, such as those of `/proc/sys`, even without a single
+//! capability. bubblewrap then runs unprivileged, in a user namespace of its own. Every
+//! kernel tunable is read-only inside besides ([`PROC_READ_ONLY`]), and `/sys` is not
+//! there at all.
+//!
 //! The one thing bubblewrap cannot do is bound the number of processes: RLIMIT_NPROC
-//! does not bind processes of the kernel's root user, which is what the bot is, outside
-//! its user namespace, when `hus` runs as root. So the bound is a pids cgroup of its own
-//! per bot process when one can be made (as root), and otherwise (an ordinary user)
+//! counts all the processes of the bot's user on the machine (every other sandbox's too,
+//! when they share `nobody`), and binds no process of the kernel's root user. So the
+//! bound is a pids cgroup of its own per bot process when one can be made (as root; the
+//! child joins it before it gives up root), and otherwise (an ordinary user)
 //! RLIMIT_NPROC set inside the sandbox by util-linux's `prlimit`, where it counts only
-//! the sandbox's processes: set outside, it would count all of the user's processes.
+//! the sandbox's processes.
 //!
 //! The layout a bot sees (README.md, "Running untrusted bots"): `/usr`, the `/bin`,
 //! `/sbin` and `/lib*` links or directories, a few files of `/etc` (see [`ETC_FILES`]),
-//! all read-only; a fresh `/proc` of its own pid namespace, a minimal `/dev`, an empty
-//! private `/tmp`; the read-only paths it was given; its own directory (read-only unless
-//! writable), where it runs; nothing else.
+//! all read-only; a fresh `/proc` of its own pid namespace, its tunables read-only and
+//! its kernel-wide reports masked, a minimal `/dev`, an empty private `/tmp`; the
+//! read-only paths it was given; its own directory (read-only unless writable), where it
+//! runs; nothing else.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -48,8 +59,36 @@ pub const DEFAULT_TMP_SIZE: u64 = 64 << 20;
 const MIN_TMP_SIZE: u64 = 1 << 20;
 /// Fewer than this leaves no room for bubblewrap and an interpreter.
 const MIN_PROCESSES: u32 = 8;
-/// The bot's user and group inside its sandbox (`nobody`).
+/// The bot's user and group inside its sandbox (`nobody`), whoever it is outside.
 const SANDBOX_ID: &str = "65534";
+/// The user sandboxed bots run as when `hus` runs as root, unless told otherwise
+/// (`--sandbox-user`): looked up by name, with its groups (`nogroup` on Debian).
+pub const DEFAULT_SANDBOX_USER: &str = "nobody";
+/// What of the sandbox's fresh `/proc` is shown read-only (bound from the host's, which
+/// has the same entries, over its own): the kernel's tunables and the files that act on
+/// the machine, as Docker's default `readonlyPaths` (moby, `oci/defaults.go`) and
+/// bubblewrap's own cover when it runs as root. A bot that is not root could not write
+/// most of them anyway; read-only, none can be written by anyone.
+const PROC_READ_ONLY: &[&str] = &[
+    "/proc/bus",
+    "/proc/fs",
+    "/proc/irq",
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+];
+/// Files of `/proc` replaced by an empty one (`/dev/null`, read-only), and directories by
+/// an empty read-only one: reports on the whole machine (the kernel's memory, its keys,
+/// every timer of every process of the host, devices) that no bot needs, as Docker's
+/// default `maskedPaths`.
+const PROC_MASKED_FILES: &[&str] = &[
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/sched_debug",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+];
+const PROC_MASKED_DIRS: &[&str] = &["/proc/acpi", "/proc/asound", "/proc/scsi"];
 /// bubblewrap 0.8 brought `--disable-userns`.
 const BWRAP_MIN: (u32, u32) = (0, 8);
 /// Entries of `/etc` shown read-only when present: what dynamic linking, the
@@ -71,22 +110,109 @@ const ETC_PREFIXES: &[&str] = &["java", "python"];
 const TOP_DIRS: &[&str] = &["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 /// util-linux's `prlimit`, run inside the sandbox when the bound is RLIMIT_NPROC.
 const PRLIMIT: &str = "/usr/bin/prlimit";
-/// System calls refused inside the sandbox (EPERM), by name and number: io_uring, the
-/// kernel keyrings, userfaultfd, eBPF and perf events are open to unprivileged processes,
-/// needed by no bot, and the start of a large share of the kernel's privilege
-/// escalations; ptrace would only reach the sandbox's own processes, but is an exploit's
-/// tool too.
-const DENIED_SYSCALLS: &[(&str, libc::c_long)] = &[
-    ("io_uring_setup", libc::SYS_io_uring_setup),
-    ("io_uring_enter", libc::SYS_io_uring_enter),
-    ("io_uring_register", libc::SYS_io_uring_register),
-    ("keyctl", libc::SYS_keyctl),
-    ("add_key", libc::SYS_add_key),
-    ("request_key", libc::SYS_request_key),
-    ("userfaultfd", libc::SYS_userfaultfd),
-    ("bpf", libc::SYS_bpf),
-    ("perf_event_open", libc::SYS_perf_event_open),
-    ("ptrace", libc::SYS_ptrace),
+/// When a denied system call is refused.
+#[derive(Clone, Copy, Debug)]
+enum Refused {
+    /// Always.
+    Always,
+    /// When its first argument has all of these bits (a flag).
+    WithFlags(u64),
+    /// When its second argument is this value (an `ioctl` request).
+    Request(u64),
+    /// When its first argument is neither of these values.
+    Unless([u64; 2]),
+}
+
+/// System calls refused inside the sandbox (EPERM), by name and number, and when: the
+/// blocklist of Flatpak's sandbox (`flatpak-run.c`, `setup_seccomp`: its list for apps
+/// and the one it adds outside development mode), which runs any desktop application,
+/// Java, Node and Python among them, under bubblewrap; with the calls of Docker's default
+/// profile (moby, `profiles/seccomp/default.json`) that Flatpak lets through: io_uring,
+/// eBPF, userfaultfd and the loading of kernels and modules. Each is either open to
+/// unprivileged processes, needed by no bot and the start of a large share of the
+/// kernel's privilege escalations (io_uring, keyrings, eBPF, perf events, userfaultfd,
+/// NUMA page moves), or guarded only by a capability check deep in the kernel (mounts,
+/// namespaces, modules, kexec), which the filter stops before any of that code runs.
+///
+/// New user namespaces are refused twice: `unshare` (any namespace) and `clone` with
+/// `CLONE_NEWUSER` here, before the kernel's namespace code runs, and every way at
+/// once by bubblewrap's `--disable-userns`, which also covers `clone3`, whose flags a
+/// filter cannot read (they are behind a pointer); `clone3` itself stays allowed, as the
+/// C library makes its threads with it.
+// `as u64`: an ioctl request's type is not u64 on every target.
+#[allow(clippy::unnecessary_cast)]
+const DENIED_SYSCALLS: &[(&str, libc::c_long, Refused)] = &[
+    ("syslog", libc::SYS_syslog, Refused::Always),
+    #[cfg(target_arch = "x86_64")]
+    ("uselib", libc::SYS_uselib, Refused::Always),
+    ("acct", libc::SYS_acct, Refused::Always),
+    ("quotactl", libc::SYS_quotactl, Refused::Always),
+    ("add_key", libc::SYS_add_key, Refused::Always),
+    ("keyctl", libc::SYS_keyctl, Refused::Always),
+    ("request_key", libc::SYS_request_key, Refused::Always),
+    ("move_pages", libc::SYS_move_pages, Refused::Always),
+    ("mbind", libc::SYS_mbind, Refused::Always),
+    ("get_mempolicy", libc::SYS_get_mempolicy, Refused::Always),
+    ("set_mempolicy", libc::SYS_set_mempolicy, Refused::Always),
+    ("migrate_pages", libc::SYS_migrate_pages, Refused::Always),
+    ("unshare", libc::SYS_unshare, Refused::Always),
+    ("setns", libc::SYS_setns, Refused::Always),
+    ("mount", libc::SYS_mount, Refused::Always),
+    ("umount2", libc::SYS_umount2, Refused::Always),
+    ("pivot_root", libc::SYS_pivot_root, Refused::Always),
+    ("chroot", libc::SYS_chroot, Refused::Always),
+    (
+        "clone",
+        libc::SYS_clone,
+        Refused::WithFlags(libc::CLONE_NEWUSER as u64),
+    ),
+    (
+        "ioctl",
+        libc::SYS_ioctl,
+        Refused::Request(libc::TIOCSTI as u64),
+    ),
+    (
+        "ioctl",
+        libc::SYS_ioctl,
+        Refused::Request(libc::TIOCLINUX as u64),
+    ),
+    ("open_tree", libc::SYS_open_tree, Refused::Always),
+    ("move_mount", libc::SYS_move_mount, Refused::Always),
+    ("fsopen", libc::SYS_fsopen, Refused::Always),
+    ("fsconfig", libc::SYS_fsconfig, Refused::Always),
+    ("fsmount", libc::SYS_fsmount, Refused::Always),
+    ("fspick", libc::SYS_fspick, Refused::Always),
+    ("mount_setattr", libc::SYS_mount_setattr, Refused::Always),
+    (
+        "perf_event_open",
+        libc::SYS_perf_event_open,
+        Refused::Always,
+    ),
+    // Only Linux's own personality, or the query, as Flatpak.
+    (
+        "personality",
+        libc::SYS_personality,
+        Refused::Unless([0, 0xffff_ffff]),
+    ),
+    ("ptrace", libc::SYS_ptrace, Refused::Always),
+    ("io_uring_setup", libc::SYS_io_uring_setup, Refused::Always),
+    ("io_uring_enter", libc::SYS_io_uring_enter, Refused::Always),
+    (
+        "io_uring_register",
+        libc::SYS_io_uring_register,
+        Refused::Always,
+    ),
+    ("bpf", libc::SYS_bpf, Refused::Always),
+    ("userfaultfd", libc::SYS_userfaultfd, Refused::Always),
+    ("kexec_load", libc::SYS_kexec_load, Refused::Always),
+    (
+        "kexec_file_load",
+        libc::SYS_kexec_file_load,
+        Refused::Always,
+    ),
+    ("init_module", libc::SYS_init_module, Refused::Always),
+    ("finit_module", libc::SYS_finit_module, Refused::Always),
+    ("delete_module", libc::SYS_delete_module, Refused::Always),
 ];
 /// On x86_64 the same calls also exist with this bit set (the x32 ABI): refused too,
 /// or the filter could be walked around.
@@ -120,11 +246,152 @@ pub struct Sandbox {
     read_only: Vec<PathBuf>,
     max_processes: u32,
     tmp_size: u64,
+    run_as: RunAs,
+}
+
+/// Whom a sandbox's processes run as, outside their user namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum RunAs {
+    /// `hus` is not root: its bots run as its own user, which changes nothing.
+    Referee,
+    /// `hus` is root: its bots become this user before bubblewrap runs.
+    User(SandboxUser),
+    /// `hus` is root and the default user cannot be used (why): starting a bot is an
+    /// error, never a bot run as root.
+    NoDefault(String),
+}
+
+/// An unprivileged user of this machine that sandboxed bots run as when `hus` runs as
+/// root: looked up by name, with its group and supplementary groups, before any bot
+/// starts. Never root: a user of uid 0, or in the group of gid 0, is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxUser {
+    name: String,
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+    /// Its supplementary groups (from the group database, its own group included).
+    groups: Vec<libc::gid_t>,
+}
+
+impl SandboxUser {
+    /// The user `name` of this machine's user database, refused if it does not exist or
+    /// is root (uid 0, or in the root group).
+    pub fn lookup(name: &str) -> Result<SandboxUser, SandboxError> {
+        let lookup_error = |e: nix::Error| SandboxError::UserLookup {
+            name: name.to_string(),
+            source: io::Error::from(e),
+        };
+        let user = nix::unistd::User::from_name(name)
+            .map_err(lookup_error)?
+            .ok_or_else(|| SandboxError::NoSuchUser(name.to_string()))?;
+        if user.uid.is_root() {
+            return Err(SandboxError::RootUser(name.to_string()));
+        }
+        let c_name =
+            std::ffi::CString::new(name).map_err(|_| SandboxError::NoSuchUser(name.to_string()))?;
+        let groups: Vec<libc::gid_t> = nix::unistd::getgrouplist(&c_name, user.gid)
+            .map_err(lookup_error)?
+            .into_iter()
+            .map(|g| g.as_raw())
+            .collect();
+        if user.gid.as_raw() == 0 || groups.contains(&0) {
+            return Err(SandboxError::RootGroup(name.to_string()));
+        }
+        Ok(SandboxUser {
+            name: name.to_string(),
+            uid: user.uid.as_raw(),
+            gid: user.gid.as_raw(),
+            groups,
+        })
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its user id.
+    pub fn uid(&self) -> u32 {
+        self.uid
+    }
+
+    /// Its group id.
+    pub fn gid(&self) -> u32 {
+        self.gid
+    }
+
+    /// Makes the calling process this user, for good: supplementary groups, group, then
+    /// user (each step needs the privilege the next one drops), then checks that root
+    /// cannot be had back. Only system calls, no allocation: safe between fork and exec.
+    pub(crate) fn become_user(&self) -> io::Result<()> {
+        // SAFETY: plain system calls on this process's credentials; `groups` is only
+        // read.
+        unsafe {
+            if libc::setgroups(self.groups.len(), self.groups.as_ptr()) != 0
+                || libc::setgid(self.gid) != 0
+                || libc::setuid(self.uid) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::setuid(0) == 0 || libc::getegid() != self.gid {
+                return Err(io::Error::from_raw_os_error(libc::EPERM));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Why a sandbox cannot be set up or used.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
+    /// The sandbox's user does not exist.
+    #[error("there is no user {0:?} on this machine")]
+    NoSuchUser(String),
+    /// The user database could not be read.
+    #[error("cannot look up user {name:?}: {source}")]
+    UserLookup {
+        /// The user's name.
+        name: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// The sandbox's user is root.
+    #[error(
+        "user {0:?} is root (uid 0): a sandboxed bot never runs as root; name an unprivileged user"
+    )]
+    RootUser(String),
+    /// The sandbox's user is in the root group.
+    #[error(
+        "user {0:?} is in the root group (gid 0): a sandboxed bot never runs with root's group; \
+         name a user outside it"
+    )]
+    RootGroup(String),
+    /// A user was asked for, and `hus` is not root, so cannot change user.
+    #[error(
+        "cannot run the bots as user {name:?}: only root can change user, and hus runs as uid \
+         {uid}; without root, sandboxed bots run as hus's own user (leave out --sandbox-user)"
+    )]
+    NotRoot {
+        /// The user asked for.
+        name: String,
+        /// The user `hus` runs as.
+        uid: u32,
+    },
+    /// As root, the default user cannot be used.
+    #[error(
+        "hus runs as root, and runs sandboxed bots as user {DEFAULT_SANDBOX_USER} unless told \
+         otherwise, but {0}; name an unprivileged user with --sandbox-user"
+    )]
+    NoDefaultUser(String),
+    /// The sandbox's user cannot reach what the bot needs.
+    #[error("{message}")]
+    Unreachable {
+        /// The path it cannot reach: the bot's directory, a read-only path, the bot's
+        /// program or a file its command names.
+        path: PathBuf,
+        /// What it is, what is missing, and how to give it.
+        message: String,
+    },
     /// A path given to the sandbox cannot be used.
     #[error("{path}: {source}")]
     Path {
@@ -219,6 +486,7 @@ impl Sandbox {
             read_only: Vec::new(),
             max_processes: DEFAULT_MAX_PROCESSES,
             tmp_size: DEFAULT_TMP_SIZE,
+            run_as: default_run_as(),
         })
     }
 
@@ -290,6 +558,44 @@ impl Sandbox {
         Ok(self)
     }
 
+    /// Runs the bot as user `name` (see [`SandboxUser::lookup`]) when `hus` runs as root,
+    /// instead of [`DEFAULT_SANDBOX_USER`]. When `hus` is not root it cannot change user:
+    /// `name` must then be its own user, which changes nothing.
+    pub fn user(mut self, name: &str) -> Result<Sandbox, SandboxError> {
+        let user = SandboxUser::lookup(name)?;
+        let own = nix::unistd::geteuid();
+        self.run_as = if own.is_root() {
+            RunAs::User(user)
+        } else if user.uid == own.as_raw() {
+            RunAs::Referee
+        } else {
+            return Err(SandboxError::NotRoot {
+                name: name.to_string(),
+                uid: own.as_raw(),
+            });
+        };
+        Ok(self)
+    }
+
+    /// The user the bot runs as, when `hus` runs as root (`None`: it runs as `hus`'s own
+    /// user, which is not root, or there is no user to run it as and it cannot start).
+    pub fn run_as_user(&self) -> Option<&SandboxUser> {
+        match &self.run_as {
+            RunAs::User(user) => Some(user),
+            RunAs::Referee | RunAs::NoDefault(_) => None,
+        }
+    }
+
+    /// The user the bot's processes must become before bubblewrap runs (`None`: stay
+    /// `hus`'s own, which is not root); an error rather than ever running it as root.
+    pub(crate) fn user_to_become(&self) -> Result<Option<&SandboxUser>, SandboxError> {
+        match &self.run_as {
+            RunAs::Referee => Ok(None),
+            RunAs::User(user) => Ok(Some(user)),
+            RunAs::NoDefault(why) => Err(SandboxError::NoDefaultUser(why.clone())),
+        }
+    }
+
     /// The size of its `/tmp` and of its `/dev/shm`, each (default [`DEFAULT_TMP_SIZE`]).
     /// They live in memory: without a bound, a bot could fill half the machine's.
     pub fn tmp_size(mut self, bytes: u64) -> Result<Sandbox, SandboxError> {
@@ -334,6 +640,10 @@ impl Sandbox {
         let bwrap = find_bwrap()?;
         check_version(&bwrap)?;
         let program = crate::limits::program_path(&spec.argv[0]);
+        let outside = host_program(&program, &limits.bot_path());
+        if let Some(user) = self.user_to_become()? {
+            self.check_user_reaches(user, spec, outside.as_deref())?;
+        }
         let probe = BotSpec {
             command: spec.command.clone(),
             argv: vec![
@@ -352,7 +662,6 @@ impl Sandbox {
             .output()
             .map_err(|e| SandboxError::Unusable(format!("cannot run {}: {e}", bwrap.display())))?;
         drop(prepared);
-        let outside = host_program(&program, &limits.bot_path());
         match output.status.code() {
             Some(0) => {
                 let inside = PathBuf::from(String::from_utf8_lossy(&output.stdout).into_owned());
@@ -386,6 +695,37 @@ impl Sandbox {
                 }))
             }
         }
+    }
+
+    /// Checks that `user` can reach the bot's directory (and write there if the bot may),
+    /// the read-only paths, the bot's program and the files its command names when they
+    /// are among those: bubblewrap, run as that user, could not show the bot the rest.
+    fn check_user_reaches(
+        &self,
+        user: &SandboxUser,
+        spec: &BotSpec,
+        program: Option<&Path>,
+    ) -> Result<(), SandboxError> {
+        let dir_access = if self.writable { "rwx" } else { "rx" };
+        let mut targets: Vec<(&'static str, &Path, &'static str)> =
+            vec![("the bot's directory", self.bot_dir.as_path(), dir_access)];
+        for path in &self.read_only {
+            let access = if path.is_dir() { "rx" } else { "r" };
+            targets.push(("the path shown to the bot", path.as_path(), access));
+        }
+        let shown = |p: &Path| {
+            p.starts_with(&self.bot_dir) || self.read_only.iter().any(|r| p.starts_with(r))
+        };
+        if let Some(program) = program.filter(|p| p.is_absolute() && shown(p)) {
+            targets.push(("the bot's program", program, "x"));
+        }
+        for arg in &spec.argv[1..] {
+            let path = Path::new(arg.as_str());
+            if path.is_absolute() && path.is_file() && shown(path) {
+                targets.push(("the bot's file", path, "r"));
+            }
+        }
+        check_reachable(user, &targets)
     }
 
     /// The bubblewrap command line that runs `argv` in this sandbox, bounded by `bound`,
@@ -444,9 +784,24 @@ impl Sandbox {
         // /dev is a fresh memory file system: bounded memory for /dev/shm (shared memory,
         // semaphores), and made read-only below, like the root.
         let size = self.tmp_size.to_string();
+        push(&[&"--proc", &"/proc"]);
+        // Bound from the host's /proc, which has the same entries: bubblewrap resolves a
+        // bind's source outside the new root.
+        for path in PROC_READ_ONLY.iter().filter(|p| Path::new(p).exists()) {
+            push(&[&"--ro-bind", path, path]);
+        }
+        for path in PROC_MASKED_FILES.iter().filter(|p| Path::new(p).exists()) {
+            push(&[&"--ro-bind", &"/dev/null", path]);
+        }
+        let masked_dirs: Vec<&str> = PROC_MASKED_DIRS
+            .iter()
+            .copied()
+            .filter(|p| Path::new(p).is_dir())
+            .collect();
+        for path in &masked_dirs {
+            push(&[&"--size", &"4096", &"--tmpfs", path]);
+        }
         push(&[
-            &"--proc",
-            &"/proc",
             &"--dev",
             &"/dev",
             &"--size",
@@ -464,6 +819,9 @@ impl Sandbox {
         let bind = if self.writable { "--bind" } else { "--ro-bind" };
         push(&[&bind, &self.bot_dir, &self.bot_dir]);
         // Last, so that nothing can be created beside the mounts.
+        for path in &masked_dirs {
+            push(&[&"--remount-ro", path]);
+        }
         push(&[
             &"--remount-ro",
             &"/dev",
@@ -498,6 +856,122 @@ pub(crate) enum ProcessBound {
     Cgroup(PidsCgroup),
     /// RLIMIT_NPROC, set inside the sandbox by `prlimit`.
     Rlimit,
+}
+
+/// Whom a new sandbox runs its bot as: `hus`'s own user if it is not root, else
+/// [`DEFAULT_SANDBOX_USER`] (or, if that cannot be used, the reason, for the error a bot's
+/// start then is).
+fn default_run_as() -> RunAs {
+    if !nix::unistd::geteuid().is_root() {
+        return RunAs::Referee;
+    }
+    match SandboxUser::lookup(DEFAULT_SANDBOX_USER) {
+        Ok(user) => RunAs::User(user),
+        Err(e) => RunAs::NoDefault(e.to_string()),
+    }
+}
+
+/// The message of [`SandboxError::Unreachable`].
+fn unreachable_message(
+    what: &str,
+    path: &Path,
+    user: &str,
+    access: char,
+    blocker: Option<&Path>,
+) -> String {
+    let path = path.display();
+    let who = format!("by user {user}, who runs the sandboxed bots");
+    let other = "or choose another user with --sandbox-user";
+    match (access, blocker) {
+        (_, Some(blocker)) => format!(
+            "{what} {path} is not readable {who}: {} does not let {user} through; {what} and \
+             every directory above it must be reachable by that user (chmod o+x on each \
+             directory above it), {other}",
+            blocker.display()
+        ),
+        ('w', None) => format!(
+            "{what} {path} is not writable {who}, and the bot may write there \
+             (--sandbox-writable): give it to that user (chown {user} {path}), {other}"
+        ),
+        ('x', None) if !what.ends_with("directory") => {
+            format!("{what} {path} is not executable {who} (chmod o+rx {path}), {other}")
+        }
+        _ => format!("{what} {path} is not readable {who} (chmod o+rX {path}), {other}"),
+    }
+}
+
+/// Checks, as the sandbox's user, each path and the directories above it: for each
+/// `(what, path, access)`, search permission on every directory above `path`, then each
+/// letter of `access` (`r`, `w`, `x`) on `path` itself. Runs `/bin/sh`'s `test` as that
+/// user, outside any sandbox: the kernel's own answer, access lists and all.
+fn check_reachable(
+    user: &SandboxUser,
+    targets: &[(&'static str, &Path, &'static str)],
+) -> Result<(), SandboxError> {
+    /// Prints the index and the letter of the first check that fails.
+    const SCRIPT: &str = "i=0; while [ \"$#\" -ge 2 ]; do \
+        case $1 in *r*) [ -r \"$2\" ] || { echo \"$i r\"; exit 1; };; esac; \
+        case $1 in *w*) [ -w \"$2\" ] || { echo \"$i w\"; exit 1; };; esac; \
+        case $1 in *x*) [ -x \"$2\" ] || { echo \"$i x\"; exit 1; };; esac; \
+        i=$((i+1)); shift 2; done";
+    // (target, path, access): the directories above each target first.
+    let mut checks: Vec<(usize, &Path, &str)> = Vec::new();
+    for (t, &(_, path, access)) in targets.iter().enumerate() {
+        let mut above: Vec<&Path> = path
+            .ancestors()
+            .skip(1)
+            .filter(|a| a.parent().is_some())
+            .collect();
+        above.reverse();
+        for dir in above {
+            if !checks.iter().any(|&(_, p, a)| p == dir && a == "x") {
+                checks.push((t, dir, "x"));
+            }
+        }
+        checks.push((t, path, access));
+    }
+    let mut command = Command::new("/bin/sh");
+    command
+        .args(["-c", SCRIPT, "sh"])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    for &(_, path, access) in &checks {
+        command.arg(access).arg(path);
+    }
+    let become_user = user.clone();
+    // SAFETY: `become_user` makes only system calls (see there).
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            become_user.become_user()
+        });
+    }
+    let output = command.output().map_err(|e| {
+        SandboxError::Unusable(format!(
+            "cannot check what user {} can reach: {e}",
+            user.name
+        ))
+    })?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let answer = String::from_utf8_lossy(&output.stdout);
+    let failed = answer.trim().split_once(' ').and_then(|(i, letter)| {
+        let i: usize = i.parse().ok()?;
+        Some((checks.get(i)?, letter.chars().next()?))
+    });
+    let Some((&(t, path, _), access)) = failed else {
+        return Err(SandboxError::Unusable(format!(
+            "cannot check what user {} can reach: /bin/sh ended with {}",
+            user.name, output.status
+        )));
+    };
+    let (what, target, _) = targets[t];
+    let blocker = (path != target).then_some(path);
+    Err(SandboxError::Unreachable {
+        path: target.to_path_buf(),
+        message: unreachable_message(what, target, &user.name, access, blocker),
+    })
 }
 
 /// The canonical form of an existing path, refusing `/`.
@@ -541,13 +1015,19 @@ fn etc_entries() -> Vec<PathBuf> {
 fn seccomp_program() -> Result<&'static [u8], SandboxError> {
     static PROGRAM: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
     let program = PROGRAM.get_or_init(|| {
-        use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+        use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
         let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
-        let mut rules = std::collections::BTreeMap::new();
-        for &(_, nr) in DENIED_SYSCALLS {
-            rules.insert(i64::from(nr), Vec::new());
+        let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
+            std::collections::BTreeMap::new();
+        for &(_, nr, refused) in DENIED_SYSCALLS {
+            let rule = refused_rule(refused).map_err(|e| e.to_string())?;
+            let mut numbers = vec![i64::from(nr)];
             #[cfg(target_arch = "x86_64")]
-            rules.insert(i64::from(nr | X32_SYSCALL_BIT), Vec::new());
+            numbers.push(i64::from(nr | X32_SYSCALL_BIT));
+            for number in numbers {
+                let entry = rules.entry(number).or_default();
+                entry.extend(rule.clone());
+            }
         }
         let filter = SeccompFilter::new(
             rules,
@@ -571,6 +1051,33 @@ fn seccomp_program() -> Result<&'static [u8], SandboxError> {
     program
         .as_deref()
         .map_err(|e| SandboxError::Unusable(format!("cannot build the seccomp filter: {e}")))
+}
+
+/// The filter's rules for a call refused `refused` (none: always).
+fn refused_rule(
+    refused: Refused,
+) -> Result<Vec<seccompiler::SeccompRule>, seccompiler::BackendError> {
+    use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule};
+    let condition = |arg, len, op, value| SeccompCondition::new(arg, len, op, value);
+    Ok(match refused {
+        Refused::Always => Vec::new(),
+        Refused::WithFlags(flags) => vec![SeccompRule::new(vec![condition(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(flags),
+            flags,
+        )?])?],
+        Refused::Request(request) => vec![SeccompRule::new(vec![condition(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            request,
+        )?])?],
+        Refused::Unless([a, b]) => vec![SeccompRule::new(vec![
+            condition(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, a)?,
+            condition(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, b)?,
+        ])?],
+    })
 }
 
 /// A pipe holding the seccomp filter, for bubblewrap to read: its read end (close-on-exec
@@ -874,9 +1381,28 @@ mod tests {
         ];
         assert_eq!(args[..start.len()], start);
         let (bot, extra) = (bot.display().to_string(), extra.display().to_string());
-        let end = [
-            "--proc",
-            "/proc",
+        // A fresh /proc; over it, read-only, the host's tunables and machine-wide
+        // switches (this kernel's /proc has /proc/sys, /proc/sysrq-trigger...), and empty
+        // stand-ins for its machine-wide reports.
+        let exists = |p: &&&str| Path::new(p).exists();
+        let mut proc: Vec<&str> = vec!["--proc", "/proc"];
+        for path in PROC_READ_ONLY.iter().filter(exists) {
+            proc.extend(["--ro-bind", path, path]);
+        }
+        for path in PROC_MASKED_FILES.iter().filter(exists) {
+            proc.extend(["--ro-bind", "/dev/null", path]);
+        }
+        let masked_dirs: Vec<&str> = PROC_MASKED_DIRS.iter().filter(exists).copied().collect();
+        for path in &masked_dirs {
+            proc.extend(["--size", "4096", "--tmpfs", path]);
+        }
+        assert!(
+            proc.windows(3)
+                .any(|w| w == ["--ro-bind", "/proc/sys", "/proc/sys"]),
+            "{proc:?}"
+        );
+        let mut end = proc;
+        end.extend([
             "--dev",
             "/dev",
             "--size",
@@ -893,6 +1419,11 @@ mod tests {
             "--ro-bind",
             &bot,
             &bot,
+        ]);
+        for path in &masked_dirs {
+            end.extend(["--remount-ro", path]);
+        }
+        end.extend([
             "--remount-ro",
             "/dev",
             "--remount-ro",
@@ -905,33 +1436,18 @@ mod tests {
             "--",
             "python3",
             "bot.py",
-        ];
+        ]);
         assert_eq!(args[args.len() - end.len()..], end);
-        // Between them, only system paths, each shown at its own place.
-        let middle = &args[start.len()..args.len() - end.len()];
-        for triple in middle.chunks(3) {
-            match triple[0].as_str() {
-                "--ro-bind" => {
-                    assert_eq!(triple[1], triple[2]);
-                    let ok = ["/bin", "/sbin", "/lib", "/etc/"]
-                        .iter()
-                        .any(|p| triple[1].starts_with(p));
-                    assert!(ok, "{triple:?}");
-                }
-                "--symlink" => assert!(triple[1].starts_with("usr/"), "{triple:?}"),
-                other => panic!("unexpected {other} in {middle:?}"),
-            }
-        }
-        assert!(!middle
-            .iter()
-            .any(|a| a == "/etc/shadow" || a == "/etc/passwd"));
+        // No /sys: not mounted at all.
+        assert!(!args.iter().any(|a| a.starts_with("/sys")), "{args:?}");
         // Writable: the bot dir is bound read-write; with a cgroup, no prlimit.
         let sandbox = sandbox.writable(true);
         let args = strings(&sandbox.bwrap_args(&argv, &ProcessBound::Cgroup(fake_cgroup()), 7));
-        let tail = [
-            "--bind",
-            &bot,
-            &bot,
+        let mut tail: Vec<&str> = vec!["--bind", &bot, &bot];
+        for path in &masked_dirs {
+            tail.extend(["--remount-ro", path]);
+        }
+        tail.extend([
             "--remount-ro",
             "/dev",
             "--remount-ro",
@@ -941,7 +1457,7 @@ mod tests {
             "--",
             "python3",
             "bot.py",
-        ];
+        ]);
         assert_eq!(args[args.len() - tail.len()..], tail);
     }
 
@@ -1044,6 +1560,35 @@ mod tests {
         let mut read = Vec::new();
         std::io::Read::read_to_end(&mut File::from(fd), &mut read).expect("read");
         assert_eq!(read, program);
+    }
+
+    #[test]
+    fn the_sandbox_user_is_looked_up_by_name_and_never_root() {
+        let nobody = SandboxUser::lookup("nobody").expect("this machine has nobody");
+        assert_eq!(
+            (nobody.name(), nobody.uid(), nobody.gid()),
+            ("nobody", 65534, 65534)
+        );
+        assert_eq!(nobody.groups, [65534]);
+        let refused = |name: &str| SandboxUser::lookup(name).map_err(|e| e.to_string()).err();
+        assert_eq!(
+            refused("root").as_deref(),
+            Some("user \"root\" is root (uid 0): a sandboxed bot never runs as root; name an unprivileged user")
+        );
+        assert_eq!(
+            refused("no-such-hus-user").as_deref(),
+            Some("there is no user \"no-such-hus-user\" on this machine")
+        );
+        // As root (these tests' usual case), a sandbox runs its bot as nobody by default.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sandbox = Sandbox::new(dir.path()).expect("sandbox");
+        if nix::unistd::geteuid().is_root() {
+            assert_eq!(sandbox.run_as_user(), Some(&nobody));
+            let daemon = sandbox.user("daemon").expect("daemon");
+            assert_eq!(daemon.run_as_user().map(|u| u.uid()), Some(1));
+        } else {
+            assert_eq!(sandbox.user_to_become().ok(), Some(None));
+        }
     }
 
     #[test]

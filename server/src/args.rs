@@ -41,6 +41,26 @@ pub struct ServeArgs {
     #[arg(long, default_value = "5m", value_name = "DURATION",
           value_parser = positive_duration)]
     pub download_time: Duration,
+    /// Most HTTP connections one client address (an IPv4 address, or an IPv6 /64) holds
+    /// at once; more are closed at once. Default: 64, or --max-connections if lower.
+    /// Behind a reverse proxy every client has the proxy's address: raise it.
+    #[arg(long, value_name = "N")]
+    pub max_connections_per_address: Option<usize>,
+    /// Most live streams (/api/live/events) open at once; more get 503. Less than
+    /// --max-connections: the rest is kept for the pages, the API and the admin.
+    /// Default: 512, or half of --max-connections if lower.
+    #[arg(long, value_name = "N")]
+    pub max_live: Option<usize>,
+    /// Most live streams of one client address. Default: 16, or --max-live if lower.
+    #[arg(long, value_name = "N")]
+    pub max_live_per_address: Option<usize>,
+    /// A host name the dashboard is reached by (behind a reverse proxy, or by the
+    /// machine's name), accepted in the request's Host; repeat it for several. Without
+    /// it only localhost, loopback addresses and the --listen address are served (any
+    /// IP address of the machine when it is 0.0.0.0 or [::]): other names get 421, so a
+    /// page of another site cannot read the dashboard through DNS rebinding.
+    #[arg(long, value_name = "NAME")]
+    pub allowed_host: Vec<String>,
     /// No line per finished set on stderr.
     #[arg(long)]
     pub quiet: bool,

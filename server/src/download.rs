@@ -4,8 +4,9 @@
 //! at most `DownloadLimits::max` downloads run at once (one more is answered 503 with
 //! `Retry-After`); and each must end within `DownloadLimits::time` (past it the body
 //! fails and the connection is closed). A client that reads nothing at all is cut by
-//! the connection's write-stall limit (`http.rs`): hyper polls a body only when the
-//! socket takes more, so a body nobody reads could not see a deadline of its own pass.
+//! the connection's write-stall limit (`http::WRITE_STALL`, 30 s): hyper polls a body
+//! only when the socket takes more, so a body nobody reads could not see a deadline of
+//! its own pass.
 
 use std::io::{self, Read};
 use std::path::Path;

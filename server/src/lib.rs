@@ -7,8 +7,9 @@
 //!
 //! - [`runner`]: the set loop, sole owner of the store; publishes snapshots.
 //! - [`live`]: every record of every running set, fanned out to watchers.
-//! - [`web`]: routes, security headers, request limits; [`http`]: the listener
-//!   (connection count, header size and time).
+//! - [`web`]: routes, security headers, the `Host` check, request limits; [`http`]: the
+//!   listener (connections in all and per address, header size and time, stalled
+//!   writes); [`capacity`]: slots counted in all and per client address.
 //! - [`download`]: log downloads, streamed, counted and timed; [`pages`]: replay
 //!   pages, built once per finished set, by a bounded number of builders.
 //! - [`admin`]: the admin token (its SHA-256 only is stored; constant-time check).
@@ -19,6 +20,7 @@
 
 pub mod admin;
 mod args;
+pub mod capacity;
 pub mod download;
 pub mod http;
 pub mod live;
@@ -100,6 +102,9 @@ fn write_private(path: &std::path::Path, token: &str) -> anyhow::Result<()> {
 /// `hus serve`: plays the league and serves the dashboard until Ctrl-C or SIGTERM;
 /// exit 0 then (the same command carries on).
 pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let limits = http::Limits::from_args(args)?;
+    // Checked before anything starts; the listening port is filled in once bound.
+    referee::web_host::AllowedHosts::new(args.listen, &args.allowed_host)?;
     let mut config = LeagueConfig::load(&args.file)?;
     if let Some(n) = args.concurrency {
         config.concurrency = n as usize;
@@ -196,9 +201,13 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             concurrency,
             remote: registry,
             reader,
+            hosts: referee::web_host::AllowedHosts::new(addr, &args.allowed_host)?,
+            live_slots: capacity::Capacity::new(limits.live, limits.live_per_address),
+            refusals: Arc::new(admin::RefusalLog::default()),
             downloads: download::Downloads::new(args.download_limits()),
             pages: pages::ReplayPages::new(pages::BUILDERS, pages::KEPT_BYTES),
         });
+        let refusal_log = tokio::spawn(app.refusals.clone().run(shutdown_rx.clone()));
         let signals = {
             let tx = shutdown_tx.clone();
             tokio::spawn(async move {
@@ -210,7 +219,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let http = tokio::spawn(http::serve(
             listener,
             router,
-            args.max_connections,
+            capacity::Capacity::new(limits.connections, limits.connections_per_address),
             shutdown_rx.clone(),
         ));
         let result = runner.run(app, commands_rx, shutdown_rx).await;
@@ -220,6 +229,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             Err(_) => "an error",
         }));
         let _ = http.await;
+        let _ = refusal_log.await;
         drop(port);
         signals.abort();
         result.map_err(anyhow::Error::from)

@@ -189,6 +189,13 @@ pub struct AppState {
     pub downloads: crate::download::Downloads,
     /// The replay pages: finished sets' pages kept, builds shared and bounded.
     pub pages: crate::pages::ReplayPages,
+    /// The `Host` values the pages are served for (no DNS rebinding).
+    pub hosts: referee::web_host::AllowedHosts,
+    /// The live streams' slots, in all and per client (`--max-live`,
+    /// `--max-live-per-address`).
+    pub live_slots: Arc<crate::capacity::Capacity>,
+    /// Refused admin requests, counted for the log.
+    pub refusals: Arc<crate::admin::RefusalLog>,
 }
 
 impl AppState {

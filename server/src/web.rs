@@ -2,18 +2,20 @@
 //! the request limits that do not belong to the connection (`http.rs` has those).
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::path::{Component, Path as FsPath, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, State};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::Engine as _;
-use futures_util::FutureExt;
+use futures_util::{FutureExt, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -23,6 +25,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 
+use crate::capacity::{Client, Full};
 use crate::state::{AppState, Command, SetView};
 use crate::{admin, download, pages};
 
@@ -44,6 +47,8 @@ const APP_JS: &str = include_str!("../assets/app.js");
 const APP_CSS: &str = include_str!("../assets/app.css");
 
 /// The whole application: dashboard, API, live stream. `shutdown` ends live streams.
+/// Every request must be for one of `app.hosts` (421 otherwise), and carry its peer as
+/// `ConnectInfo<SocketAddr>` (`http::serve` puts it there).
 pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>>) -> Router {
     let timed = Router::new()
         .route("/", get(index))
@@ -75,9 +80,10 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
             shutdown,
         });
     timed
-        .with_state(app)
+        .with_state(app.clone())
         .merge(live)
         .fallback(not_found)
+        .layer(middleware::from_fn_with_state(app, check_host))
         .layer(RequestBodyLimitLayer::new(MAX_BODY))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CONTENT_SECURITY_POLICY,
@@ -112,6 +118,26 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (self.0, Json(json!({ "error": self.1 }))).into_response()
     }
+}
+
+/// A request for a `Host` this server does not answer to (DNS rebinding, or a name not
+/// given with `--allowed-host`) gets 421 and a sentence.
+async fn check_host(State(app): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    if app.hosts.allows(host) {
+        return next.run(request).await;
+    }
+    ApiError(
+        StatusCode::MISDIRECTED_REQUEST,
+        format!(
+            "{}; give hus serve the name it is reached by with --allowed-host NAME",
+            app.hosts.refusal(host)
+        ),
+    )
+    .into_response()
 }
 
 fn not_found_error(what: String) -> ApiError {
@@ -500,6 +526,8 @@ struct LiveState {
 const BATCH_BYTES: usize = 64 * 1024;
 /// A comment line keeps a quiet live stream open through proxies.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// Seconds a refused live stream is told to wait (`Retry-After`).
+const LIVE_RETRY_AFTER: &str = "10";
 
 /// Appends one server-sent event: `event: NAME` if named, the data (a serialized
 /// JSON object, so one line; a line break would start another `data:` line), a blank
@@ -525,19 +553,53 @@ fn push_lagged(out: &mut String, lost: u64) {
 /// Server-sent events: every record of every running set, as one JSON object per
 /// event; `lagged` when this watcher lost events (it should read `/api/live` again).
 ///
-/// One write per wake-up: the events waiting for this watcher when it is polled go out
+/// It opens with a comment line, so that the answer's head is sent at once. One write
+/// per wake-up: the events waiting for this watcher when it is polled go out
 /// together (up to `BATCH_BYTES`), so a watcher that fell behind catches up in a few
 /// writes instead of one write per event, and one that keeps up gets each event
 /// alone, as soon as it is sent.
-async fn events(State(live): State<LiveState>) -> Response {
+///
+/// Each stream holds a slot of `app.live_slots` (in all and per client) while it is
+/// open; past either bound the answer is 503 with `Retry-After`.
+async fn events(
+    State(live): State<LiveState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+) -> Response {
+    let slots = &live.app.live_slots;
+    let slot = match slots.try_take(peer.ip()) {
+        Ok(slot) => slot,
+        Err(full) => {
+            let why = match full {
+                Full::Total => format!(
+                    "the server has {} live streams open, its most: try again later",
+                    slots.total()
+                ),
+                Full::Client => format!(
+                    "{} has {} live streams open, the most one address may: close one",
+                    Client::of(peer.ip()),
+                    slots.per_client()
+                ),
+            };
+            let mut response = ApiError(StatusCode::SERVICE_UNAVAILABLE, why).into_response();
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(LIVE_RETRY_AFTER),
+            );
+            return response;
+        }
+    };
     let receiver = live.app.hub.subscribe();
+    // A comment at once: the answer's head goes out now, not with the first event.
+    let opening = futures_util::stream::once(std::future::ready(Ok::<_, Infallible>(
+        Bytes::from_static(b":\n\n"),
+    )));
     let stream = futures_util::stream::unfold(
-        (receiver, live.shutdown.clone()),
-        |(mut receiver, mut shutdown)| async move {
+        (receiver, live.shutdown.clone(), slot),
+        |(mut receiver, mut shutdown, slot)| async move {
             let chunk = next_chunk(&mut receiver, &mut shutdown, KEEP_ALIVE).await?;
             Some((
                 Ok::<_, Infallible>(Bytes::from(chunk)),
-                (receiver, shutdown),
+                (receiver, shutdown, slot),
             ))
         },
     );
@@ -546,7 +608,7 @@ async fn events(State(live): State<LiveState>) -> Response {
             (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
         ],
-        Body::from_stream(stream),
+        Body::from_stream(opening.chain(stream)),
     )
         .into_response()
 }
@@ -588,23 +650,17 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
+/// An admin command, if the request's token is the league's; a refusal is counted for
+/// the log (`admin::RefusalLog`: one line per address a minute at most, no token).
 async fn admin(
     app: &AppState,
+    peer: SocketAddr,
     headers: &HeaderMap,
     command: Command,
 ) -> Result<Json<Value>, ApiError> {
     if let Err(refusal) = admin::check(&app.dir, bearer(headers)) {
-        let why = match refusal {
-            admin::Refusal::Missing => {
-                "an admin action needs the header Authorization: Bearer TOKEN"
-            }
-            admin::Refusal::NoToken => {
-                "this league has no admin token: make one with hus token --admin LEAGUE.toml"
-            }
-            admin::Refusal::Wrong => "wrong admin token",
-        };
-        eprintln!("hus serve: refused an admin request ({command:?}): {why}");
-        return Err(ApiError(StatusCode::UNAUTHORIZED, why.into()));
+        app.refusals.note(Client::of(peer.ip()), refusal);
+        return Err(ApiError(StatusCode::UNAUTHORIZED, refusal.answer().into()));
     }
     let (tx, rx) = oneshot::channel();
     app.commands.send((command, tx)).await.map_err(|_| {
@@ -625,32 +681,36 @@ async fn admin(
 
 async fn pause(
     State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    admin(&app, &headers, Command::Pause).await
+    admin(&app, peer, &headers, Command::Pause).await
 }
 
 async fn resume(
     State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    admin(&app, &headers, Command::Resume).await
+    admin(&app, peer, &headers, Command::Resume).await
 }
 
 async fn add_bot(
     State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    admin(&app, &headers, Command::AddBot(name)).await
+    admin(&app, peer, &headers, Command::AddBot(name)).await
 }
 
 async fn remove_bot(
     State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    admin(&app, &headers, Command::RemoveBot(name)).await
+    admin(&app, peer, &headers, Command::RemoveBot(name)).await
 }
 
 #[cfg(test)]

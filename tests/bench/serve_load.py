@@ -245,9 +245,12 @@ def run(args, hus, tmp):
     league = os.path.join(tmp, "load.toml")
     with open(league, "w") as f:
         f.write(league_text(bots, args.concurrency))
+    # Every watcher comes from 127.0.0.1: the per-address bounds are raised to the whole.
+    watchers = args.watchers + args.probes
     server = subprocess.Popen(
         [hus, "serve", league, "--listen", "127.0.0.1:0", "--bot-listen", "127.0.0.1:0", "--quiet",
-         "--max-connections", str(args.watchers + args.probes + 50)],
+         "--max-connections", str(watchers + 50), "--max-connections-per-address", str(watchers + 50),
+         "--max-live", str(watchers), "--max-live-per-address", str(watchers)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     procs = []
     stop_flag = mp.Event()

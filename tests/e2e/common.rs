@@ -42,8 +42,14 @@ pub fn hus_random(seed: u64) -> String {
 pub const GENEROUS: [&str; 4] = ["--move-time", "10s", "--ready-time", "30s"];
 
 pub fn hus(args: &[&str]) -> Output {
+    hus_env(args, &[])
+}
+
+/// `hus ARGS` with these environment variables set.
+pub fn hus_env(args: &[&str], env: &[(&str, String)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("hus runs")
 }
@@ -58,12 +64,17 @@ pub struct Played {
 
 /// `hus match A B --json --log-dir TMP [GENEROUS] EXTRA...`, expecting exit status 0.
 pub fn play(a: &str, b: &str, extra: &[&str]) -> Played {
+    play_env(a, b, extra, &[])
+}
+
+/// [`play`] with these environment variables set for `hus match`.
+pub fn play_env(a: &str, b: &str, extra: &[&str], env: &[(&str, String)]) -> Played {
     let dir = tempfile::tempdir().expect("temp dir");
     let log_dir = dir.path().to_str().expect("utf-8 path").to_string();
     let mut args = vec!["match", a, b, "--json", "--log-dir", &log_dir];
     args.extend_from_slice(&GENEROUS);
     args.extend_from_slice(extra);
-    let output = hus(&args);
+    let output = hus_env(&args, env);
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(output.status.success(), "hus match failed: {stderr}");
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {

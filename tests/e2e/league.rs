@@ -919,12 +919,18 @@ fn a_sandboxed_bot_of_a_league_cannot_see_the_league() {
     )
     .expect("copy the hostile bot");
     let db = root.join("league/league.sqlite");
-    let ro = python_install()
-        .map(|p| format!("sandbox_ro = [\"{}\"]\n", p.display()))
-        .unwrap_or_default();
+    // As root the bot runs as nobody, who must reach its directory, and cannot reach a
+    // Python under /root: it uses the system's.
+    crate::sandbox::let_sandbox_user_in(&root.join("bots/hostile"));
+    let as_root = crate::sandbox::running_as_root();
+    let (python, ro) = match python_install().filter(|_| !as_root) {
+        Some(p) => ("python3", format!("sandbox_ro = [\"{}\"]\n", p.display())),
+        None if as_root => ("/usr/bin/python3", String::new()),
+        None => ("python3", String::new()),
+    };
     let text_of_file = format!(
         "games = 1\nmove_time = \"5s\"\nready_time = \"30s\"\nseed = 1\n\n\
-         [[bot]]\nname = \"hostile\"\ncommand = \"python3 bots/hostile/hostile.py league {}\"\nsandbox = true\n{ro}\n\
+         [[bot]]\nname = \"hostile\"\ncommand = \"{python} bots/hostile/hostile.py league {}\"\nsandbox = true\n{ro}\n\
          [[bot]]\nname = \"rnd\"\ncommand = \"{}\"\n",
         db.display(),
         hus_random(1)

@@ -47,8 +47,8 @@ mod sample_sets;
 /// `--sandbox`: a hostile bot's every attempt fails; sample bots pass check-bot in it.
 mod sandbox;
 /// `hus serve`: a league without end through its API, SIGTERM and carrying on, admin
-/// tokens, confined downloads, bounded requests and connections, the dashboard in
-/// Chromium.
+/// tokens, confined downloads, bounded requests and connections (in all and per
+/// address, under a flood), the `Host` check, the dashboard in Chromium.
 mod serve;
 /// `hus serve` under load: 50 clients that never read a 32 MB log, a slow download cut
 /// at its time limit, 40 concurrent requests for the replay of a 100,000-move set.

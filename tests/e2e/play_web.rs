@@ -272,7 +272,7 @@ fn play_web_serves_under_its_policy_refuses_other_hosts_and_stops_on_sigterm() {
     let (status, _, body) = request_with(&addr, "GET / HTTP/1.1\r\nHost: evil.example:80\r\n", "");
     assert_eq!(status, 421, "{body}");
     assert!(
-        body.contains("this page is served only as http://127.0.0.1:"),
+        body.contains("this server answers only to 127.0.0.1:"),
         "{body}"
     );
     let (status, _, body) = request_with(&addr, &format!("GET /etc/passwd HTTP/1.1\r\n{host}"), "");

@@ -32,9 +32,20 @@ fn require_bwrap() {
 
 /// The flags that sandbox both bots, with the installation of `python3` shown read-only
 /// when it lives outside /usr (on this project's machine, a pyenv under /root): what
-/// `hus` itself asks an organiser to add.
-fn sandbox_flags() -> Vec<String> {
+/// `hus` itself asks an organiser to add. As root, the bots run as `nobody`, who cannot
+/// reach /root: they then use the system's Python ([`sandbox_env`]), and the checkout is
+/// made reachable ([`let_sandbox_user_in`]).
+pub(crate) fn sandbox_flags() -> Vec<String> {
     require_bwrap();
+    static CHECKOUT: OnceLock<()> = OnceLock::new();
+    CHECKOUT.get_or_init(|| {
+        let_sandbox_user_in(&root_dir().join("sample-bots"));
+        let_sandbox_user_in(&root_dir().join("tests/bots"));
+        let_sandbox_user_in(Path::new(env!("CARGO_BIN_EXE_hus")));
+    });
+    if running_as_root() {
+        return vec!["--sandbox".to_string()];
+    }
     static PYTHON_RO: OnceLock<Option<PathBuf>> = OnceLock::new();
     let ro = PYTHON_RO.get_or_init(|| {
         let out = Command::new("sh")
@@ -57,6 +68,42 @@ fn sandbox_flags() -> Vec<String> {
         flags.extend(["--sandbox-ro".to_string(), ro.display().to_string()]);
     }
     flags
+}
+
+/// The environment of a `hus` that runs sandboxed Python bots: as root, the system's
+/// `python3` first on PATH (`nobody`, whom the bots run as, cannot reach /root/.pyenv);
+/// otherwise nothing changes.
+pub(crate) fn sandbox_env() -> Vec<(&'static str, String)> {
+    if !running_as_root() {
+        return Vec::new();
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    vec![("PATH", format!("/usr/bin:/bin:{path}"))]
+}
+
+/// As root, lets the sandbox's user (`nobody`) reach `path`: search permission for
+/// others on every directory above it that lacks it (a checkout in a private directory,
+/// as `mktemp -d` makes them, or a temporary directory), and read permission (and
+/// search, for a directory) on `path` itself. What an organiser does for the bots'
+/// directories (README, "Running untrusted bots"). Not root: nothing to do.
+pub(crate) fn let_sandbox_user_in(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if !running_as_root() {
+        return;
+    }
+    let add = |dir: &Path, bits: u32| {
+        if let Ok(meta) = std::fs::metadata(dir) {
+            let mode = meta.permissions().mode();
+            if mode & bits != bits {
+                std::fs::set_permissions(dir, PermissionsExt::from_mode(mode | bits))
+                    .expect("chmod");
+            }
+        }
+    };
+    for dir in path.ancestors().skip(1) {
+        add(dir, 0o001);
+    }
+    add(path, if path.is_dir() { 0o005 } else { 0o004 });
 }
 
 /// A league in miniature, outside /tmp (which the sandbox replaces by its own):
@@ -94,6 +141,7 @@ fn arena() -> Arena {
     std::fs::write(&secret, &secret_text).expect("plant");
     std::fs::write(&other_secret, &secret_text).expect("plant");
     std::fs::write(&database, format!("SQLite format 3\0{secret_text}")).expect("plant");
+    let_sandbox_user_in(&bot_dir);
     Arena {
         _dir: dir,
         root,
@@ -140,7 +188,7 @@ fn play_hostile(a: &str, b: &str, extra: &[String]) -> (Played, Vec<String>) {
         "10s",
     ];
     args.extend(extra.iter().map(String::as_str));
-    let p = play(a, b, &args);
+    let p = play_env(a, b, &args, &sandbox_env());
     assert_eq!(p.summary["games_played"], GAMES, "{}", p.summary);
     let stderr = p
         .log
@@ -299,10 +347,16 @@ fn a_sandboxed_bot_writes_only_in_its_private_tmp_or_its_directory_if_writable()
         assert!(!Path::new(path).exists(), "{path} was written on the host");
     }
 
-    // --sandbox-writable: its own directory, and nothing more.
+    // --sandbox-writable: its own directory, and nothing more. As root the bot is
+    // nobody, to whom the directory must then belong (and --sandbox-writable is for
+    // both bots).
+    if running_as_root() {
+        std::os::unix::fs::chown(&a.bot_dir, Some(65534), Some(65534)).expect("chown");
+    }
     let mut flags = sandbox_flags();
     flags.push("--sandbox-writable".into());
-    let (p, lines) = play_hostile(&bot, &random_bot(), &flags);
+    // Both bots are the hostile one: each bot's directory must be nobody's.
+    let (p, lines) = play_hostile(&bot, &bot, &flags);
     no_faults(&p);
     assert_eq!(lines, expected("wrote"));
     assert_eq!(
@@ -390,8 +444,9 @@ fn a_sandboxed_bot_sees_and_signals_no_other_process() {
     );
 }
 
-/// Whether the tests run as root: the bound on processes is then a pids cgroup.
-fn running_as_root() -> bool {
+/// Whether the tests run as root: the bound on processes is then a pids cgroup, and the
+/// bots run as nobody.
+pub(crate) fn running_as_root() -> bool {
     std::fs::metadata("/proc/self").expect("/proc/self").uid() == 0
 }
 
@@ -474,7 +529,7 @@ fn a_bot_that_crashes_on_a_refusal_forfeits_and_the_set_goes_on() {
     ];
     let flags = sandbox_flags();
     args.extend(flags.iter().map(String::as_str));
-    let p = play(&bot, &random_bot(), &args);
+    let p = play_env(&bot, &random_bot(), &args, &sandbox_env());
     assert_eq!(p.summary["games_played"], 3);
     let faults = of_type(&p.records, "fault");
     assert_eq!(faults.len(), 3, "{faults:?}");
@@ -508,7 +563,7 @@ fn sandboxed_bots_leave_no_process_behind_and_keep_their_resource_limits() {
         "10s",
     ];
     args.extend(flags.iter().map(String::as_str));
-    let p = play(&bot, &random_bot(), &args);
+    let p = play_env(&bot, &random_bot(), &args, &sandbox_env());
     let faults = of_type(&p.records, "fault");
     assert_eq!(faults.len(), 1);
     assert_eq!(faults[0]["kind"], "crash");
@@ -538,7 +593,7 @@ fn sandboxed_bots_leave_no_process_behind_and_keep_their_resource_limits() {
         "200M",
     ];
     args.extend(flags.iter().map(String::as_str));
-    let p = play(&memory, &random_bot(), &args);
+    let p = play_env(&memory, &random_bot(), &args, &sandbox_env());
     let faults = of_type(&p.records, "fault");
     assert_eq!(faults.len(), 1, "{faults:?}");
     assert_eq!(faults[0]["kind"], "crash");
@@ -563,7 +618,7 @@ fn sandboxed_bots_leave_no_process_behind_and_keep_their_resource_limits() {
         "10s",
     ];
     args.extend(flags.iter().map(String::as_str));
-    let p = play(&cpu, &random_bot(), &args);
+    let p = play_env(&cpu, &random_bot(), &args, &sandbox_env());
     let faults = of_type(&p.records, "fault");
     assert_eq!(faults.len(), 1, "{faults:?}");
     assert!(
@@ -594,6 +649,7 @@ fn stopping_the_referee_stops_sandboxed_bots() {
         ])
         .arg(dir.path())
         .args(&flags)
+        .envs(sandbox_env())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -638,7 +694,7 @@ fn passes_check_in_a_sandbox(command: &str, extra: &[&str]) {
     let flags = sandbox_flags();
     args.extend(flags.iter().map(String::as_str));
     args.extend_from_slice(extra);
-    let out = hus(&args);
+    let out = hus_env(&args, &sandbox_env());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -674,6 +730,7 @@ fn the_sample_bots_in_every_language_pass_check_bot_in_a_sandbox() {
         .status()
         .expect("javac is installed (tests/setup.sh installs it)");
     assert!(status.success(), "javac failed");
+    let_sandbox_user_in(classes.path());
     passes_check_in_a_sandbox(
         &format!("java -cp {} RandomBot", classes.path().display()),
         &[],
@@ -767,6 +824,7 @@ fn a_sandboxed_bot_inherits_no_descriptor_of_the_referee() {
             .args(["--ready-time", "30s", "--move-time", "10s", "--log-dir"])
             .arg(logs.path())
             .args(flags)
+            .envs(sandbox_env())
             .status()
             .expect("hus runs");
         assert!(status.success());
@@ -785,26 +843,294 @@ fn the_system_calls_kernel_exploits_start_from_are_refused() {
     let bot = a.hostile("syscalls", &tag("syscalls"));
     let (p, lines) = play_hostile(&bot, &random_bot(), &sandbox_flags());
     no_faults(&p);
-    let refused = [
-        "io_uring_setup",
+    // Flatpak's blocklist with Docker's io_uring, eBPF, userfaultfd, kexec and modules
+    // (README, "Running untrusted bots"), each made by the bot with arguments that
+    // would do nothing if it were let through.
+    let mut denied = vec!["syslog"];
+    if cfg!(target_arch = "x86_64") {
+        denied.push("uselib");
+    }
+    denied.extend([
+        "acct",
+        "quotactl",
+        "add_key",
         "keyctl",
-        "userfaultfd",
-        "bpf",
+        "request_key",
+        "move_pages",
+        "mbind",
+        "get_mempolicy",
+        "set_mempolicy",
+        "migrate_pages",
+        "unshare",
+        "setns",
+        "mount",
+        "umount2",
+        "pivot_root",
+        "chroot",
+        "clone CLONE_NEWUSER",
+        "ioctl TIOCSTI",
+        "ioctl TIOCLINUX",
+        "open_tree",
+        "move_mount",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "mount_setattr",
         "perf_event_open",
-        "ptrace",
-    ]
-    .map(|name| format!("syscall {name}: failed: errno 1 (Operation not permitted)"));
-    assert_eq!(lines, refused);
+        "personality READ_IMPLIES_EXEC",
+    ]);
+    let mut expected: Vec<String> = denied
+        .iter()
+        .map(|name| format!("syscall {name}: failed: errno 1 (Operation not permitted)"))
+        .collect();
+    // Asking for the current personality is allowed (Flatpak allows it too).
+    expected.push("syscall personality query: returned 0".to_string());
+    expected.extend(
+        [
+            "ptrace",
+            "io_uring_setup",
+            "io_uring_enter",
+            "io_uring_register",
+            "bpf",
+            "userfaultfd",
+            "kexec_load",
+            "kexec_file_load",
+            "init_module",
+            "finit_module",
+            "delete_module",
+        ]
+        .map(|name| format!("syscall {name}: failed: errno 1 (Operation not permitted)")),
+    );
+    assert_eq!(lines, expected);
     // Not sandboxed, the same calls reach the kernel (the session keyring is there for
-    // any user; ptrace finds no process 0).
+    // any user; ptrace finds no process 0; an ioctl of the terminal's finds a pipe, and
+    // an unknown path is not there): only calls that change nothing, even as root.
+    let bot = a.hostile(
+        "syscalls keyctl ptrace ioctl chroot open_tree",
+        &tag("syscalls-open"),
+    );
     let (_, lines) = play_hostile(&bot, &random_bot(), &[]);
+    assert_eq!(lines.len(), 6, "{lines:?}");
     assert!(
-        lines[1].starts_with("syscall keyctl: returned "),
+        lines[0].starts_with("syscall keyctl: returned "),
         "{lines:?}"
     );
     assert_eq!(
-        lines[5],
-        "syscall ptrace: failed: errno 3 (No such process)"
+        lines[1..],
+        [
+            "syscall chroot: failed: errno 2 (No such file or directory)",
+            "syscall ioctl TIOCSTI: failed: errno 25 (Inappropriate ioctl for device)",
+            "syscall ioctl TIOCLINUX: failed: errno 25 (Inappropriate ioctl for device)",
+            "syscall open_tree: failed: errno 2 (No such file or directory)",
+            "syscall ptrace: failed: errno 3 (No such process)",
+        ]
+    );
+}
+
+/// Every kernel tunable a bot could reach is read-only: it tries to open for writing
+/// every file of /proc/sys (every one root can write outside, and its own network
+/// namespace's) and /sys, writes lease-break-time, opens core_pattern: all refused, and
+/// the host's values are what they were. The test itself only reads them.
+#[test]
+fn a_sandboxed_bot_writes_no_kernel_tunable() {
+    let a = arena();
+    let samples = [
+        "/proc/sys/fs/lease-break-time",
+        "/proc/sys/kernel/core_pattern",
+    ];
+    let read_all = || samples.map(|p| std::fs::read_to_string(p).expect("a tunable"));
+    let before = read_all();
+    let bot = a.hostile("tunables", &tag("tunables"));
+    let (p, lines) = play_hostile(&bot, &random_bot(), &sandbox_flags());
+    no_faults(&p);
+    assert_eq!(read_all(), before, "a tunable of the host changed");
+
+    let tried: std::collections::BTreeSet<&str> = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("tunables tried: "))
+        .expect("the list of files tried")
+        .split(' ')
+        .collect();
+    // What root could write outside, found by its mode (the test opens nothing for
+    // writing). /proc/sys/net is the network namespace's own: the bot has another.
+    let mut writable = Vec::new();
+    let mut dirs = vec![PathBuf::from("/proc/sys")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)
+            .expect("a directory of /proc/sys")
+            .flatten()
+        {
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                if path != Path::new("/proc/sys/net") {
+                    dirs.push(path);
+                }
+            } else if meta.mode() & 0o222 != 0 {
+                writable.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(writable.len() > 100, "{writable:?}");
+    let untried: Vec<&String> = writable
+        .iter()
+        .filter(|p| !tried.contains(p.as_str()))
+        .collect();
+    assert_eq!(untried, Vec::<&String>::new(), "files the bot did not try");
+    assert!(
+        tried.iter().any(|p| p.starts_with("/proc/sys/net/")),
+        "{tried:?}"
+    );
+    let rest: Vec<&String> = lines
+        .iter()
+        .filter(|l| !l.starts_with("tunables tried: "))
+        .collect();
+    assert_eq!(
+        rest,
+        [
+            "tunables /sys: absent",
+            "tunables opened for writing: none",
+            "write /proc/sys/fs/lease-break-time: failed: OSError: [Errno 30] Read-only file system: '/proc/sys/fs/lease-break-time'",
+            // Not root, the bot is refused before the read-only mount is even reached.
+            "open /proc/sys/kernel/core_pattern for writing: failed: PermissionError: [Errno 13] Permission denied: '/proc/sys/kernel/core_pattern'",
+        ]
+    );
+}
+
+/// Seen from the host, a sandboxed bot run by root is `nobody`: its process's user and
+/// groups in /proc/PID/status, read while it waits.
+#[test]
+fn a_sandboxed_bot_of_root_is_nobody_seen_from_the_host() {
+    let a = arena();
+    let marker = tag("identity");
+    let go = a.bot_dir.join("go");
+    let bot = a.hostile(&format!("identity {}", go.display()), &marker);
+    let logs = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args(["match", &bot, &random_bot(), "--games", "1", "--quiet"])
+        .args(["--ready-time", "60s", "--move-time", "10s", "--log-dir"])
+        .arg(logs.path())
+        .args(sandbox_flags())
+        .envs(sandbox_env())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("hus starts");
+    // The bot waits for GO before its hello is answered: find it meanwhile.
+    let status = (0..600).find_map(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        alive_with(&marker)
+            .into_iter()
+            .filter(|&pid| pid != child.id())
+            .filter_map(|pid| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                // The bot itself, not the bubblewrap processes above it.
+                cmdline
+                    .starts_with("python3 ")
+                    .then(|| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())?
+            })
+            .next()
+    });
+    std::fs::write(&go, "").expect("go");
+    let exit = child.wait().expect("hus exits");
+    assert!(exit.success());
+    let status = status.expect("the bot's process was found");
+    let ids: Vec<&str> = status
+        .lines()
+        .filter(|l| l.starts_with("Uid:") || l.starts_with("Gid:") || l.starts_with("Groups:"))
+        .collect();
+    if !running_as_root() {
+        // Not root: the bot runs as hus's own user, as before.
+        let own = std::fs::read_to_string("/proc/self/status").expect("status");
+        let uid = own.lines().find(|l| l.starts_with("Uid:")).expect("Uid");
+        assert_eq!(ids[0], uid);
+        return;
+    }
+    assert_eq!(
+        ids,
+        [
+            "Uid:\t65534\t65534\t65534\t65534",
+            "Gid:\t65534\t65534\t65534\t65534",
+            "Groups:\t65534 ",
+        ]
+    );
+    let text = std::fs::read_to_string(file_ending(logs.path(), ".a.stderr")).expect("stderr");
+    // Inside, it is nobody too.
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            "hostile: status Uid: 65534 65534 65534 65534",
+            "hostile: status Gid: 65534 65534 65534 65534",
+            "hostile: status Groups: 65534",
+            "hostile: go: seen",
+        ]
+    );
+}
+
+/// `--sandbox-user` names a user that does not exist, root, or one who cannot reach the
+/// bot's directory: each is refused with its message, before any game (no log).
+#[test]
+fn a_sandbox_user_that_cannot_be_used_is_refused_before_any_game() {
+    require_bwrap();
+    let a = arena();
+    let bot = a.hostile("syscalls", &tag("user"));
+    let refused = |extra: &[&str]| {
+        let logs = tempfile::tempdir().expect("temp dir");
+        let log_dir = logs.path().display().to_string();
+        let mut args = vec!["match", &bot, &bot, "--sandbox", "--log-dir", &log_dir];
+        args.extend_from_slice(extra);
+        let out = hus_env(&args, &sandbox_env());
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            std::fs::read_dir(logs.path()).expect("log dir").count(),
+            0,
+            "a log was started"
+        );
+        String::from_utf8_lossy(&out.stderr).trim().to_string()
+    };
+    let bot_a = "--sandbox for bot A";
+    assert_eq!(
+        refused(&["--sandbox-user", "no-such-hus-user"]),
+        format!("error: {bot_a}: invalid --sandbox-user: there is no user \"no-such-hus-user\" on this machine")
+    );
+    assert_eq!(
+        refused(&["--sandbox-user", "root"]),
+        format!("error: {bot_a}: invalid --sandbox-user: user \"root\" is root (uid 0): a sandboxed bot never runs as root; name an unprivileged user")
+    );
+    if !running_as_root() {
+        return;
+    }
+    // A directory above the bot's that lets no one else through.
+    let bots = a.bot_dir.parent().expect("bots");
+    std::fs::set_permissions(bots, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("chmod");
+    let probe = format!("--sandbox: bot A ({bot:?})");
+    let locked = |user: &str| {
+        format!(
+            "error: {probe}: the bot's directory {} is not readable by user {user}, who runs the sandboxed bots: {} does not let {user} through; the bot's directory and every directory above it must be reachable by that user (chmod o+x on each directory above it), or choose another user with --sandbox-user",
+            a.bot_dir.display(),
+            bots.display()
+        )
+    };
+    assert_eq!(refused(&[]), locked("nobody"));
+    assert_eq!(refused(&["--sandbox-user", "daemon"]), locked("daemon"));
+    // The directory itself closed to others.
+    std::fs::set_permissions(bots, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    std::fs::set_permissions(
+        &a.bot_dir,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .expect("chmod");
+    assert_eq!(
+        refused(&[]),
+        format!(
+            "error: {probe}: the bot's directory {0} is not readable by user nobody, who runs the sandboxed bots (chmod o+rX {0}), or choose another user with --sandbox-user",
+            a.bot_dir.display()
+        )
     );
 }
 

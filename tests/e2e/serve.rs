@@ -15,6 +15,9 @@ use serde_json::Value;
 
 use crate::common::*;
 
+/// Connections, live streams and the `Host` check shared fairly among addresses.
+mod limits;
+
 fn hus_bin() -> &'static str {
     env!("CARGO_BIN_EXE_hus")
 }
@@ -143,15 +146,21 @@ fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
+    let stream = TcpStream::connect(addr).expect("connect");
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    exchange(stream, &head, body)
+}
+
+/// Writes a request (`head` with its blank line, then `body`) on `stream` and reads the
+/// answer to the end: status, head, body (chunks joined).
+fn exchange(mut stream: TcpStream, head: &str, body: &[u8]) -> (u16, String, String) {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
     stream.write_all(head.as_bytes()).expect("write head");
     // The server may answer (413) before reading a big body, and close.
     let _ = stream.write_all(body);
@@ -163,7 +172,7 @@ fn request(
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{method} {path}: no status in {head:?}"));
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
     let body = if head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
@@ -463,7 +472,11 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
     fifth
         .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
-    let _ = fifth.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\n\r\n");
+    let _ = fifth.write_all(
+        b"GET /api/status HTTP/1.1
+Host: localhost
+\r\n",
+    );
     let mut buf = [0u8; 64];
     assert_eq!(
         fifth.read(&mut buf).unwrap_or(0),
@@ -476,7 +489,11 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
         let mut s = TcpStream::connect(server.addr).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(30)))
             .expect("timeout");
-        let _ = s.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let _ = s.write_all(
+            b"GET /api/status HTTP/1.1
+Host: localhost
+Connection: close\r\n\r\n",
+        );
         let mut out = String::new();
         let _ = s.read_to_string(&mut out);
         if out.starts_with("HTTP/1.1 200") {
@@ -494,8 +511,12 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
     slow.set_read_timeout(Some(Duration::from_secs(40)))
         .expect("timeout");
     let started = Instant::now();
-    slow.write_all(b"GET /api/status HTTP/1.1\r\nHost: x\r\n")
-        .expect("write");
+    slow.write_all(
+        b"GET /api/status HTTP/1.1
+Host: localhost
+",
+    )
+    .expect("write");
     let mut out = Vec::new();
     let _ = slow.read_to_end(&mut out);
     let waited = started.elapsed();
@@ -508,7 +529,18 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
     assert!(!said.contains(&token), "the token is in the log");
-    assert!(said.contains("refused an admin request"), "{said}");
+    // The three refusals, summed up in one line when the server stopped.
+    let refusals: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("admin request"))
+        .collect();
+    assert_eq!(refusals.len(), 1, "{said}");
+    assert!(
+        refusals[0].contains("refused 3 admin requests from 127.0.0.1 in the last ")
+            && refusals[0]
+                .ends_with(" s: 1 no token given, 1 the league has no admin token, 1 wrong token"),
+        "{said}"
+    );
 }
 
 /// The dashboard in headless Chromium: a live game followed to its end, its replay

@@ -359,8 +359,12 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
                 .iter()
                 .map(|p| format!("{} (read-only)", p.display())),
         );
+        let user = sandbox
+            .run_as_user()
+            .map(|u| format!("; as user {}", u.name()))
+            .unwrap_or_default();
         say(&format!(
-            "  in a sandbox: it sees the system's files, {}, a private /tmp; at most {} processes\n",
+            "  in a sandbox: it sees the system's files, {}, a private /tmp; at most {} processes{user}\n",
             seen.join(", "),
             sandbox.process_limit()
         ))?;
