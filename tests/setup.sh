@@ -4,7 +4,9 @@
 # browser test of the `hus replay --html` viewer, and bubblewrap for the sandbox tests
 # (`--sandbox` runs bots under it), PostgreSQL's server binaries for the store and worker
 # tests (a throw-away cluster per test run, see tests/support/pg.rs), and iproute2 for
-# the workers in network namespaces. Safe to run again.
+# the workers in network namespaces, OpenSSL (its command for the TLS tests'
+# certificates, its headers for the build); and the Python package `hus` with what its
+# tests need (at the end). Safe to run again.
 set -euo pipefail
 
 need=()
@@ -13,10 +15,36 @@ command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+# The store's TLS tests make their certificates with the openssl command; the build
+# links OpenSSL (the store's TLS client), which the Rust machine's image has.
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+pkg-config --exists openssl 2>/dev/null || need+=(libssl-dev pkg-config)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "tests/setup.sh: installing ${need[*]}" >&2
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# The Python package `hus` (python/, docs/python.md) and what its tests need, from PyPI:
+# maturin builds it, pettingzoo, gymnasium and numpy are its `env` extra. The package is
+# built and installed again only when its sources or the engine's changed since the
+# last install (a hash of them is kept beside the installed package).
+cd "$(dirname "$0")/.."
+py_need=()
+for module in maturin pettingzoo gymnasium numpy; do
+    python3 -c "import $module" >/dev/null 2>&1 || py_need+=("$module")
+done
+if [ ${#py_need[@]} -gt 0 ]; then
+    echo "tests/setup.sh: pip-installing ${py_need[*]}" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "${py_need[@]}"
+fi
+py_stamp=$(find python/Cargo.toml python/pyproject.toml python/src python/python engine/Cargo.toml engine/src Cargo.lock \
+    -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+py_installed=$(python3 -c 'import hus._hus, pathlib; print((pathlib.Path(hus.__file__).parent / "build-stamp").read_text())' 2>/dev/null || true)
+if [ "$py_installed" != "$py_stamp" ]; then
+    echo "tests/setup.sh: building and installing the Python package hus (python/)" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-build-isolation ./python
+    python3 -c 'import hus, pathlib, sys; (pathlib.Path(hus.__file__).parent / "build-stamp").write_text(sys.argv[1])' "$py_stamp"
 fi

@@ -208,6 +208,12 @@ impl<B: Board> Game<B> {
         (self.history.len() - 1) as u32
     }
 
+    /// Every position of the game so far, in order: the start first, the current position
+    /// last (`plies() + 1` of them). What the repetition rule compares against.
+    pub fn history(&self) -> impl ExactSizeIterator<Item = &B> + '_ {
+        self.history.iter().map(|(_, p)| p)
+    }
+
     /// Plies in a row without a capture.
     pub fn quiet_plies(&self) -> u32 {
         self.quiet_plies

@@ -258,13 +258,19 @@ fn repetition_ends_the_game_on_the_second_occurrence() {
     // occurred for the second time.
     let start = pos("hus 8 2,1,0,0,0,0,0,0/0,0,0,0,0,0,0,0 2,1,0,0,0,0,0,0/0,0,0,0,0,0,0,0 0");
     let mut game = Game::new(start);
+    let mut seen = vec![start];
     for ply in 0..32 {
         assert_eq!(game.end(), None, "over early at ply {ply}");
         let moves: Vec<usize> = game.position().legal_moves().collect();
         assert_eq!(moves, [ply / 2 % 16], "the walker's pit at ply {ply}");
         game.play(moves[0]).expect("legal");
+        seen.push(*game.position());
     }
     assert_eq!(*game.position(), start);
+    // The history is every position in order, the start first and again last.
+    assert_eq!(game.history().len(), 33);
+    assert_eq!(game.history().copied().collect::<Vec<_>>(), seen);
+    assert_eq!(game.history().next(), Some(&start));
     assert_eq!(
         game.end(),
         Some(&GameEnd {

@@ -89,7 +89,6 @@ struct RawBot {
 /// Checks the `store` key: a PostgreSQL connection URL. The message never repeats the
 /// value (it may hold a password).
 fn check_store_url(url: &str) -> std::result::Result<String, String> {
-    use std::str::FromStr;
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return Err(
             "store: must be a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB); without \
@@ -97,9 +96,7 @@ fn check_store_url(url: &str) -> std::result::Result<String, String> {
                 .to_string(),
         );
     }
-    postgres::Config::from_str(url).map_err(|e| {
-        format!("store: not a valid PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB): {e}")
-    })?;
+    crate::store::pg_url::parse(url).map_err(|e| format!("store: {e}"))?;
     Ok(url.to_string())
 }
 

@@ -187,12 +187,14 @@ fn connect_patiently(url: &str, quiet: bool) -> Result<PgStore> {
 }
 
 /// A connection failure that waiting may cure (the server down or unreachable), as
-/// opposed to a bad URL, a refused login or a newer schema.
+/// opposed to a bad URL, a refused login, a newer schema, or a TLS handshake that
+/// failed on something other than the network (a certificate, a server without TLS).
 fn unreachable(e: &StoreError) -> bool {
-    let StoreError::Backend { source, .. } = e else {
+    let StoreError::Backend { cause, .. } = e else {
         return false;
     };
-    match source.downcast_ref::<postgres::Error>() {
+    match cause.downcast_ref::<postgres::Error>() {
+        Some(pg) if crate::store::is_tls_refusal(pg) => false,
         Some(pg) => match pg.code() {
             // Server shutting down or starting up, too many connections.
             Some(code) => {

@@ -294,6 +294,18 @@ fn bad_bots_are_named_with_their_line() {
             "L.toml line 13: bot \"c\": sandbox_tmp: only with sandbox = true",
         ),
         (
+            "[[bot]]\nname = \"c\"\ncommand = \"x\"\nsandbox_user = \"daemon\"\n",
+            "L.toml line 11: bot \"c\": sandbox_user: only with sandbox = true",
+        ),
+        (
+            "[[bot]]\nname = \"c\"\ncommand = \"x\"\ndir = \".\"\nsandbox = true\nsandbox_user = \"no-such-hus-user\"\n",
+            "L.toml line 15: bot \"c\": sandbox_user: there is no user \"no-such-hus-user\" on this machine",
+        ),
+        (
+            "[[bot]]\nname = \"c\"\ncommand = \"x\"\ndir = \".\"\nsandbox = true\nsandbox_user = \"root\"\n",
+            "L.toml line 15: bot \"c\": sandbox_user: user \"root\" is root (uid 0): a sandboxed bot never runs as root; name an unprivileged user",
+        ),
+        (
             "[[bot]]\nname = \"c\"\nremote = true\n",
             "L.toml line 10: bot \"c\": token_sha256: missing (a remote bot needs the hash of its token: run hus token)",
         ),

@@ -7,5 +7,7 @@ mod file;
 mod pg;
 /// The PostgreSQL store's own operations: leases, duplicates, logs, workers.
 mod pg_store;
+/// The PostgreSQL store over TLS (sslmode, sslrootcert).
+mod pg_tls;
 /// The store's operations, run against every implementation of `Store`.
 mod store;

@@ -219,7 +219,7 @@ fn bad_urls_and_absent_servers_are_named_without_the_password() {
         .err();
     let text = err.map(|e| e.to_string()).unwrap_or_default();
     assert!(
-        text.starts_with("the league store the --store URL: it is not a PostgreSQL connection string (postgres://USER@HOST:PORT/DB): "),
+        text.starts_with("the league store URL: not a valid PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB): "),
         "{text}"
     );
     // A port nobody listens on.

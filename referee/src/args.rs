@@ -109,7 +109,7 @@ pub struct SandboxArgs {
     #[arg(long, requires = "sandbox", help_heading = "Sandbox")]
     pub sandbox_writable: bool,
     /// Also show this path to the bots, read-only: an interpreter installed outside
-    /// /usr, say (--sandbox-ro ~/.pyenv). Repeat the flag for more.
+    /// /usr, say (--sandbox-ro /opt/python3.12). Repeat the flag for more.
     #[arg(
         long,
         value_name = "PATH",

@@ -623,3 +623,75 @@ fn no_play_without_a_store_is_refused_by_name() {
         assert!(!tmp.path().join("L").exists(), "the directory was made");
     }
 }
+
+/// A database that takes only TLS (`hostssl`), with a certificate made for the test:
+/// the league is put in it, played by a worker and read by `hus standings`, all with
+/// `sslmode=verify-full` and the test's CA; the standings are those of one machine. The
+/// wrong CA, and no TLS at all, are refused with the reason, at once (the worker does
+/// not wait for a database that will never take it).
+#[test]
+fn a_worker_and_the_standings_reach_a_tls_only_database_with_verify_full() {
+    let certs = crate::pg::Certs::make();
+    let pg = Postgres::start_tls(&certs);
+    let db = db_name(&pg.fresh_db());
+    let verified = |ca: &str| {
+        format!(
+            "{}?sslmode=verify-full&sslrootcert={}",
+            pg.url_at("localhost", &db),
+            certs.path(ca).display()
+        )
+    };
+    let url = verified("ca.pem");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut text = String::from(
+        "rules = \"hus\"\nwidth = 8\ngames = 2\nmove_time = \"10s\"\nrounds = 1\nseed = 77\nconcurrency = 2\n",
+    );
+    for (i, name) in ["r1", "r2", "r3"].iter().enumerate() {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = \"{}\"\n",
+            hus_random(i as u64 + 1).replace('\'', "")
+        ));
+    }
+    let file = tmp.path().join("L.toml");
+    std::fs::write(&file, text).expect("write league file");
+    let reference = single_machine(&file, tmp.path());
+    // The URL with its TLS parameters goes through the league file's store key too.
+    queue(&file, &url);
+    let err = tmp.path().join("w.err");
+    let mut w = worker(&[], &url, "w", &err);
+    finish(&mut w, "w", &err);
+    assert_eq!(standings(&url), reference);
+    assert_eq!(
+        pg.psql(&db, "SELECT count(*) FROM sets WHERE status = 'done'"),
+        "3"
+    );
+
+    let place = format!("the league store postgres://hus@localhost:{}/{db}", pg.port);
+    let other = verified("other-ca.pem");
+    for args in [
+        ["standings", "--store", &other].as_slice(),
+        ["worker", "--store", &other, "--until-done"].as_slice(),
+    ] {
+        let out = hus(args);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(
+            said.starts_with(&format!(
+                "error: {place}: cannot connect: error performing TLS handshake: "
+            )) && said.contains("certificate verify failed")
+                && !said.contains("trying again"),
+            "{args:?}: {said}"
+        );
+    }
+    let plain = format!("{}?sslmode=disable", pg.url_at("127.0.0.1", &db));
+    let out = hus(&["standings", "--store", &plain]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    let place = place.replace("@localhost:", "@127.0.0.1:");
+    assert!(
+        said.contains(&format!(
+            "{place}: cannot connect: db error: FATAL: no pg_hba.conf entry for host \"127.0.0.1\", user \"hus\", database \"{db}\", no encryption"
+        )),
+        "{said}"
+    );
+}

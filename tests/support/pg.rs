@@ -84,6 +84,17 @@ impl Postgres {
     /// Makes and starts a fresh cluster whose superuser is `hus`, trusting local
     /// connections (it listens only inside this machine and the tests' namespaces).
     pub fn start() -> Postgres {
+        Postgres::start_with(None)
+    }
+
+    /// The same, taking only TLS connections over TCP (`ssl = on` with the server
+    /// certificate of `certs`, and only `hostssl` lines in `pg_hba.conf` for TCP):
+    /// a connection without TLS is refused by the server.
+    pub fn start_tls(certs: &Certs) -> Postgres {
+        Postgres::start_with(Some(certs))
+    }
+
+    fn start_with(tls: Option<&Certs>) -> Postgres {
         let bin = bin_dir();
         // Under /var/tmp: a directory every user can reach (the server runs as nobody).
         let root = tempfile::Builder::new()
@@ -109,16 +120,32 @@ impl Postgres {
                 .args(["--locale=C"]),
             "initdb",
         );
-        std::fs::write(
-            data.join("postgresql.auto.conf"),
-            format!(
-                "port = {}\nlisten_addresses = '*'\nunix_socket_directories = '{}'\n\
-                 fsync = off\nfull_page_writes = off\nmax_connections = 100\n",
-                pg.port,
-                pg.root.path().display()
-            ),
-        )
-        .expect("write the server's settings");
+        let mut settings = format!(
+            "port = {}\nlisten_addresses = '*'\nunix_socket_directories = '{}'\n\
+             fsync = off\nfull_page_writes = off\nmax_connections = 100\n",
+            pg.port,
+            pg.root.path().display()
+        );
+        if let Some(certs) = tls {
+            // The server reads its key only if no one else may (0600, its own).
+            for (from, to, mode) in [
+                (certs.path("server.pem"), "server.crt", 0o644),
+                (certs.path("server.key"), "server.key", 0o600),
+            ] {
+                let to = data.join(to);
+                std::fs::copy(&from, &to).expect("copy the server's certificate");
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode))
+                    .expect("chmod the server's certificate");
+                if is_root() {
+                    std::os::unix::fs::chown(&to, Some(NOBODY.0), Some(NOBODY.1))
+                        .expect("chown the server's certificate");
+                }
+            }
+            settings.push_str("ssl = on\n");
+        }
+        std::fs::write(data.join("postgresql.auto.conf"), settings)
+            .expect("write the server's settings");
         if is_root() {
             std::os::unix::fs::chown(
                 data.join("postgresql.auto.conf"),
@@ -129,9 +156,14 @@ impl Postgres {
         }
         // Every address may connect without a password: the cluster lives only for
         // this test, on this machine and its test namespaces.
+        let tcp = match tls {
+            // `localhost` may be ::1 too.
+            Some(_) => "hostssl all all 0.0.0.0/0 trust\nhostssl all all ::/0 trust\n",
+            None => "host all all 0.0.0.0/0 trust\n",
+        };
         std::fs::write(
             data.join("pg_hba.conf"),
-            "local all all trust\nhost all all 0.0.0.0/0 trust\n",
+            format!("local all all trust\n{tcp}"),
         )
         .expect("write pg_hba.conf");
         pg.up();
@@ -227,6 +259,76 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         self.down();
+    }
+}
+
+/// Certificates made for a test by the `openssl` command (elliptic-curve keys: made
+/// at once): a CA (`ca.pem`), a server certificate it signed for `localhost` and
+/// 127.0.0.1 (`server.pem`, `server.key`), and a second CA that signed nothing
+/// (`other-ca.pem`).
+pub struct Certs {
+    dir: tempfile::TempDir,
+}
+
+impl Certs {
+    pub fn make() -> Certs {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let openssl = |args: &[&str], what: &str| {
+            run(
+                Command::new("openssl").current_dir(dir.path()).args(args),
+                what,
+            )
+        };
+        let key = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        for (name, subject) in [("ca", "/CN=hus test CA"), ("other-ca", "/CN=another CA")] {
+            let (pem, key_file) = (format!("{name}.pem"), format!("{name}.key"));
+            let mut args = vec!["req", "-x509", "-days", "2", "-subj", subject];
+            args.extend(key);
+            args.extend(["-keyout", &key_file, "-out", &pem]);
+            openssl(&args, "openssl req -x509 (a CA)");
+        }
+        let mut args = vec!["req", "-subj", "/CN=localhost"];
+        args.extend(key);
+        args.extend(["-keyout", "server.key", "-out", "server.csr"]);
+        openssl(&args, "openssl req (the server's request)");
+        std::fs::write(
+            dir.path().join("server.ext"),
+            "subjectAltName = DNS:localhost, IP:127.0.0.1\nbasicConstraints = CA:FALSE\n\
+             keyUsage = digitalSignature\nextendedKeyUsage = serverAuth\n",
+        )
+        .expect("write the extensions");
+        openssl(
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                "server.ext",
+                "-out",
+                "server.pem",
+            ],
+            "openssl x509 -req (the server's certificate)",
+        );
+        Certs { dir }
+    }
+
+    /// A file of the set: `ca.pem`, `other-ca.pem`, `server.pem`, `server.key`.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
     }
 }
 

@@ -6,6 +6,8 @@
 //! it, never in between.
 
 mod pg;
+pub(crate) mod pg_url;
+pub(crate) use pg_url::is_tls_refusal;
 mod rows;
 mod sqlite;
 
@@ -185,15 +187,17 @@ pub struct Progress {
 /// The store's errors.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database failed.
-    #[error("the league store {place}: {what}: {source}")]
+    /// The database failed. The message has the database error's causes (a TLS
+    /// handshake's reason, an operating system's error), so it is not the `source` of
+    /// this one: each cause is said once.
+    #[error("the league store {place}: {what}: {}", with_causes(cause.as_ref()))]
     Backend {
         /// The store (a file path, a database name).
         place: String,
         /// What was being done.
         what: String,
         /// The database's error.
-        source: Box<dyn std::error::Error + Send + Sync>,
+        cause: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The store was written by a newer `hus`.
     #[error(
@@ -208,6 +212,13 @@ pub enum StoreError {
         /// The newest this build knows.
         known: i64,
     },
+    /// The store's URL cannot be used (the message never repeats it: it may hold a
+    /// password).
+    #[error("the league store URL: {what}")]
+    BadUrl {
+        /// What is wrong with it.
+        what: String,
+    },
     /// A row holds something this code never writes.
     #[error("the league store {place} is inconsistent: {what}")]
     Invalid {
@@ -216,6 +227,24 @@ pub enum StoreError {
         /// What was found.
         what: String,
     },
+}
+
+/// An error's message followed by its causes', each once (a message that already
+/// holds its cause's is not repeated).
+fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut last = text.clone();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let said = cause.to_string();
+        if !said.is_empty() && !last.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        last = said;
+        next = cause.source();
+    }
+    text
 }
 
 /// The operations a league needs from its store. Each is atomic.

@@ -10,6 +10,10 @@
 //! bridge the other way round, with a pool this store does not need (one connection per
 //! process).
 //!
+//! Connections use TLS as the URL's `sslmode` and `sslrootcert` say, with libpq's
+//! meaning ([`pg_url`]: OpenSSL through `postgres-native-tls`, the same project's
+//! connector).
+//!
 //! Beyond the trait, the store holds what a work queue across machines needs: every
 //! set claimed by a worker carries a lease (`worker`, `lease_until`) and its attempt
 //! number, which is the lease's token. A claim takes the first claimable set with
@@ -21,12 +25,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
-use std::str::FromStr;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use postgres::{Client, Config, NoTls, Transaction};
+use postgres::{Client, Config, Transaction};
+use postgres_native_tls::MakeTlsConnector;
 
+use super::pg_url;
 use super::rows::{bot_changes, seats_to_text, seed_to_sql, BotChange, FinishedRows};
 use super::{
     BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
@@ -145,6 +150,8 @@ pub struct PgStore {
     /// One connection, behind a mutex because the trait's reads take `&self`.
     client: Mutex<Client>,
     config: Config,
+    /// The TLS the URL asked for (`sslmode`, `sslrootcert`), for every connection.
+    tls: MakeTlsConnector,
     place: String,
     /// The name under which this process claims sets (`hus worker --name`).
     name: String,
@@ -229,7 +236,7 @@ fn backend(place: &str, what: &str, e: postgres::Error) -> StoreError {
     StoreError::Backend {
         place: place.to_string(),
         what: what.to_string(),
-        source: Box::new(e),
+        cause: Box::new(e),
     }
 }
 
@@ -293,15 +300,13 @@ pub fn host_name() -> String {
 
 impl PgStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/db`, or
-    /// the key=value form), and brings its schema up to date. The process claims sets
-    /// as `host:pid` until [`PgStore::set_name`] names it otherwise.
+    /// the key=value form), with the TLS its `sslmode` and `sslrootcert` ask for
+    /// (`pg_url`: libpq's meaning), and brings its schema up to date. The process
+    /// claims sets as `host:pid` until [`PgStore::set_name`] names it otherwise.
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
-        let mut config = Config::from_str(url).map_err(|e| StoreError::Backend {
-            place: "the --store URL".to_string(),
-            what: "it is not a PostgreSQL connection string (postgres://USER@HOST:PORT/DB)"
-                .to_string(),
-            source: Box::new(e),
-        })?;
+        let bad_url = |what| StoreError::BadUrl { what };
+        let (mut config, tls) = pg_url::parse(url).map_err(bad_url)?;
+        let tls = tls.connector().map_err(bad_url)?;
         // A machine cut off the network must not hang the worker forever: unanswered
         // data fails the connection after 10 s (then the worker reconnects), and so
         // does a connection attempt.
@@ -313,11 +318,12 @@ impl PgStore {
             .application_name("hus");
         let place = describe(&config);
         let client = config
-            .connect(NoTls)
+            .connect(tls.clone())
             .map_err(|e| backend(&place, "cannot connect", e))?;
         let mut store = PgStore {
             client: Mutex::new(client),
             config,
+            tls,
             place,
             name: format!("{}:{}", host_name(), std::process::id()),
         };
@@ -350,7 +356,7 @@ impl PgStore {
     pub fn reconnect(&mut self) -> Result<(), StoreError> {
         let fresh = self
             .config
-            .connect(NoTls)
+            .connect(self.tls.clone())
             .map_err(|e| backend(&self.place, "cannot connect", e))?;
         *self.c() = fresh;
         Ok(())

@@ -217,7 +217,7 @@ fn backend(place: &str, what: &str, e: rusqlite::Error) -> StoreError {
     StoreError::Backend {
         place: place.to_string(),
         what: what.to_string(),
-        source: Box::new(e),
+        cause: Box::new(e),
     }
 }
 
