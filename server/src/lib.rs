@@ -87,12 +87,7 @@ pub fn run_token(args: &TokenArgs) -> anyhow::Result<ExitCode> {
 /// Writes `token` to a new file readable by its owner only.
 fn write_private(path: &std::path::Path, token: &str) -> anyhow::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
+    let mut file = referee::create_file(path, referee::Create::New, Some(0o600))
         .with_context(|| format!("cannot create the token file {}", path.display()))?;
     writeln!(file, "{token}")
         .with_context(|| format!("cannot write the token file {}", path.display()))?;
@@ -111,7 +106,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(league::LOGS_DIR);
-    std::fs::create_dir_all(&logs)
+    referee::create_dir(&logs)
         .with_context(|| format!("cannot create the league's directory {}", logs.display()))?;
     let _lock = DirLock::acquire(&dir)?;
     // The store: --store (or HUS_STORE), else the file's `store` key, as for `hus

@@ -20,6 +20,9 @@ mod league;
 /// The ladder: the Rust bot's levels in a league, `hus rate` on the random mover and
 /// on level 5 against the shipped ratings.
 mod levels;
+/// Bots die with a referee killed by SIGKILL; what a bot leaves running is reported and
+/// ended; no file of a log or league directory is written through a symbolic link.
+mod lifetime;
 /// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
 mod message_order;
 /// The places where the documents and the referee disagreed (issue 9), one test each.

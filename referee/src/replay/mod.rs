@@ -487,8 +487,8 @@ fn parse_games(text: &str) -> Result<RangeInclusive<u32>> {
 }
 
 fn write_file(path: &Path, content: &str) -> Result<()> {
-    let mut file =
-        File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut file = crate::files::create_file(path, crate::files::Create::Replace, None)
+        .with_context(|| format!("cannot create {}", path.display()))?;
     file.write_all(content.as_bytes())
         .and_then(|_| file.flush())
         .with_context(|| format!("cannot write {}", path.display()))
