@@ -37,7 +37,9 @@ STARTS: dict = {}
 
 def package_playout(preset: str, width: int, rng: random.Random) -> int:
     # A search copies the game it is at, then plays out the copy.
-    start = STARTS.setdefault((preset, width), hus.Game(preset=preset, width=width))
+    start = STARTS.get((preset, width))
+    if start is None:
+        start = STARTS[(preset, width)] = hus.Game(preset=preset, width=width)
     game = start.copy()
     game.playout(rng.getrandbits(64))
     return game.plies

@@ -710,18 +710,28 @@ impl PyGame {
 /// For each depth 1..``depth``, the number of move sequences of exactly that many plies
 /// from ``position``, a finished game (any end rule, the history along the line
 /// included, ``position`` being a fresh start) having no moves: the tables of RULES.md.
-/// Runs without the GIL.
+/// Runs without the GIL. ``depth`` is at most 30 (``MAX_PERFT_DEPTH``), as for
+/// ``hus perft``; 0 gives ``[]``.
 ///
 /// >>> hus.perft(hus.Position.start("hus", 8), 3)
 /// [12, 144, 1320]
 #[pyfunction]
-fn perft(py: Python<'_>, position: &PyPosition, depth: u32) -> Vec<u64> {
+fn perft(py: Python<'_>, position: &PyPosition, depth: u32) -> PyResult<Vec<u64>> {
+    if depth > MAX_PERFT_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "depth must be at most {MAX_PERFT_DEPTH}, got {depth}"
+        )));
+    }
     let start = position.inner;
-    py.detach(move || match &start {
+    Ok(py.detach(move || match &start {
         AnyPosition::Narrow(p) => engine::perft(p, depth),
         AnyPosition::Wide(p) => engine::perft(p, depth),
-    })
+    }))
 }
+
+/// The deepest perft asked for, as `hus perft --depth` allows: a deeper one would never
+/// finish, and its per-depth buffers would be sized by any number given.
+const MAX_PERFT_DEPTH: u32 = 30;
 
 #[pymodule]
 fn _hus(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -746,5 +756,6 @@ fn _hus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MIN_SEEDS_TO_MOVE", engine::MIN_SEEDS_TO_MOVE)?;
     m.add("MAX_SOWN_PER_MOVE", engine::MAX_SOWN_PER_MOVE)?;
     m.add("NO_CAPTURE_LIMIT", engine::NO_CAPTURE_LIMIT)?;
+    m.add("MAX_PERFT_DEPTH", MAX_PERFT_DEPTH)?;
     Ok(())
 }

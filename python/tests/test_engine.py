@@ -51,6 +51,12 @@ class PerftTest(unittest.TestCase):
         over = hus.Position("hus 8 0,0,0,0,0,0,0,1/0,0,0,0,0,0,0,0 2,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0 0")
         self.assertEqual(hus.perft(over, 3), [0, 0, 0])
 
+    def test_perft_refuses_a_depth_past_30(self):
+        with self.assertRaises(ValueError) as caught:
+            hus.perft(hus.Position.start(), 4_000_000_000)
+        self.assertEqual(str(caught.exception), "depth must be at most 30, got 4000000000")
+        self.assertEqual(hus.MAX_PERFT_DEPTH, 30)
+
 
 class PositionTest(unittest.TestCase):
     def test_start_and_notation_round_trip(self):

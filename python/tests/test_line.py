@@ -41,6 +41,9 @@ def package_json(start: hus.Position, pits: list) -> dict:
     game = hus.Game(start)
     moves = []
     error = None
+    # The ply at which each position first occurred (the start: 0). A repeat ends the
+    # game, so no position is ever seen a third time.
+    first_seen = {start: 0}
     for ply, pit in enumerate(pits):
         player = game.to_move
         try:
@@ -52,9 +55,9 @@ def package_json(start: hus.Position, pits: list) -> dict:
         except hus.IllegalMoveError as err:
             error = {"ply": ply, "pit": pit, "message": str(err)}
             break
-        history = game.history
-        position = history[-1]
-        repeats = next((i for i, p in enumerate(history[:-1]) if p == position), None)
+        position = game.position
+        repeats = first_seen.get(position)
+        first_seen.setdefault(position, ply + 1)
         moves.append(
             {
                 "ply": ply,

@@ -842,7 +842,7 @@ impl Sandbox {
     /// How this sandbox's processes will be bounded: a fresh pids cgroup, or (not as
     /// root) RLIMIT_NPROC inside the sandbox.
     pub(crate) fn process_bound(&self) -> Result<ProcessBound, SandboxError> {
-        match PidsCgroup::create(self.max_processes) {
+        match PidsCgroup::create(Some(self.max_processes)) {
             Ok(cgroup) => Ok(ProcessBound::Cgroup(cgroup)),
             Err(_) if !nix::unistd::geteuid().is_root() => Ok(ProcessBound::Rlimit),
             Err(e) => Err(SandboxError::ProcessBound(e.to_string())),
@@ -1177,7 +1177,8 @@ static CGROUP_SEQ: AtomicU64 = AtomicU64::new(0);
 const CGROUP_REMOVE_WAIT: Duration = Duration::from_secs(5);
 
 impl PidsCgroup {
-    fn create(max: u32) -> io::Result<PidsCgroup> {
+    /// A new cgroup with `max` as its pids.max (`None`: no bound).
+    fn create(max: Option<u32>) -> io::Result<PidsCgroup> {
         let base = pids_hierarchy()?;
         sweep_stale(&base);
         let seq = CGROUP_SEQ.fetch_add(1, Ordering::Relaxed);
@@ -1185,7 +1186,11 @@ impl PidsCgroup {
         std::fs::create_dir(&dir).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
         })?;
-        let set_up = std::fs::write(dir.join("pids.max"), max.to_string()).and_then(|()| {
+        let set_up = std::fs::write(
+            dir.join("pids.max"),
+            max.map_or_else(|| "max".to_string(), |m| m.to_string()),
+        )
+        .and_then(|()| {
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(dir.join("cgroup.procs"))
@@ -1209,6 +1214,17 @@ impl PidsCgroup {
     /// The descriptor of its `cgroup.procs`: writing `0` there moves the writer in.
     pub(crate) fn procs_fd(&self) -> RawFd {
         self.procs.as_raw_fd()
+    }
+
+    /// A cgroup that bounds nothing, to tell an unsandboxed bot's processes from the
+    /// others' (lifetime.rs).
+    pub(crate) fn tracking() -> io::Result<PidsCgroup> {
+        PidsCgroup::create(None)
+    }
+
+    /// Its `cgroup.procs`, which lists its processes.
+    pub(crate) fn procs_path(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
     }
 
     /// Removes it once its last process is gone, waiting up to `within`; past that,

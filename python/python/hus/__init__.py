@@ -19,6 +19,7 @@ Also here: :mod:`hus.bot` (a protocol v1 bot from a ``choose(position)`` functio
 """
 
 from ._hus import (
+    MAX_PERFT_DEPTH,
     MAX_SOWN_PER_MOVE,
     MAX_WIDTH,
     MIN_SEEDS_TO_MOVE,
@@ -42,6 +43,7 @@ from ._hus import (
 )
 
 __all__ = [
+    "MAX_PERFT_DEPTH",
     "MAX_SOWN_PER_MOVE",
     "MAX_WIDTH",
     "MIN_SEEDS_TO_MOVE",

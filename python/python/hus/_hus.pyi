@@ -25,6 +25,7 @@ __all__ = [
     "MIN_SEEDS_TO_MOVE",
     "MAX_SOWN_PER_MOVE",
     "NO_CAPTURE_LIMIT",
+    "MAX_PERFT_DEPTH",
 ]
 
 PRESETS: tuple[str, str, str]
@@ -33,6 +34,7 @@ MAX_WIDTH: int
 MIN_SEEDS_TO_MOVE: int
 MAX_SOWN_PER_MOVE: int
 NO_CAPTURE_LIMIT: int
+MAX_PERFT_DEPTH: int
 
 class HusError(ValueError):
     """The base of every error of the hus package."""
@@ -231,4 +233,4 @@ class Game:
     def __deepcopy__(self, memo: object) -> Game: ...
 
 def perft(position: Position, depth: int) -> list[int]:
-    """Move sequences of exactly 1..depth plies from ``position``."""
+    """Move sequences of exactly 1..depth plies from ``position``; depth at most 30."""

@@ -352,3 +352,40 @@ fn serve_answers_only_to_its_hosts_closes_idle_connections_and_sums_up_refused_a
         assert_eq!(said_reasons, reasons, "{line}");
     }
 }
+
+#[test]
+fn serve_gives_a_half_sent_head_two_seconds_instead_of_ten_when_crowded() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    let file = league_file(tmp.path(), &head, &[("a", instant(1)), ("b", instant(2))]);
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &["--max-connections", "8"]);
+    let addr = server.addr;
+    let half = format!("GET /api/status HTTP/1.1\r\nHost: {addr}\r\n");
+    let open_half = || {
+        let mut slow = connect_from(loopback(7), addr).expect("connect");
+        slow.write_all(half.as_bytes()).expect("write");
+        slow.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
+        slow
+    };
+    // Six of eight open: not crowded (three quarters is six), each gets 10 s.
+    let mut calm: Vec<TcpStream> = (0..6).map(|_| open_half()).collect();
+    // The seventh comes to a crowded server: 2 s.
+    let mut crowded = open_half();
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    let end = crowded.read(&mut buf).map_err(|e| e.kind());
+    let waited = started.elapsed();
+    assert_eq!(end, Ok(0));
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_secs(8),
+        "the crowded head deadline took {waited:?}"
+    );
+    // The calm ones are still open: one finishes its head and is answered.
+    calm[5].write_all(b"\r\n").expect("write");
+    assert_eq!(status_line(&mut calm[5]), 200);
+    drop(calm);
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
