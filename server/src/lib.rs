@@ -10,6 +10,8 @@
 //! - [`web`]: routes, security headers, the `Host` check, request limits; [`http`]: the
 //!   listener (connections in all and per address, header size and time, stalled
 //!   writes); [`capacity`]: slots counted in all and per client address.
+//! - [`download`]: log downloads, streamed, counted and timed; [`pages`]: replay
+//!   pages, built once per finished set, by a bounded number of builders.
 //! - [`admin`]: the admin token (its SHA-256 only is stored; constant-time check).
 //!
 //! [`run_token`] is `hus token`: bots' tokens and the admin token, one code path.
@@ -19,8 +21,10 @@
 pub mod admin;
 mod args;
 pub mod capacity;
+pub mod download;
 pub mod http;
 pub mod live;
+pub mod pages;
 pub mod pairing;
 pub mod reader;
 pub mod runner;
@@ -195,6 +199,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             hosts: referee::web_host::AllowedHosts::new(addr, &args.allowed_host)?,
             live_slots: capacity::Capacity::new(limits.live, limits.live_per_address),
             refusals: Arc::new(admin::RefusalLog::default()),
+            downloads: download::Downloads::new(args.download_limits()),
+            pages: pages::ReplayPages::new(pages::BUILDERS, pages::KEPT_BYTES),
         });
         let refusal_log = tokio::spawn(app.refusals.clone().run(shutdown_rx.clone()));
         let signals = {

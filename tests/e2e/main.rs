@@ -53,6 +53,9 @@ mod sandbox;
 /// tokens, confined downloads, bounded requests and connections (in all and per
 /// address, under a flood), the `Host` check, the dashboard in Chromium.
 mod serve;
+/// `hus serve` under load: 50 clients that never read a 32 MB log, a slow download cut
+/// at its time limit, 40 concurrent requests for the replay of a 100,000-move set.
+mod serve_load_limits;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
 /// Team matches: who plays each move, hello.team, game.order, turn.last, a member's
