@@ -53,8 +53,8 @@ pub use standings::{
     Standings,
 };
 pub use store::{
-    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, PgStore, Progress, Recorded,
-    Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoredLog, SyncReport,
-    WorkerRow,
+    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, PackedLog, PgStore, Progress,
+    Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoredLog,
+    SyncReport, WorkerRow,
 };
 pub use worker::{carry_file, run_export, run_worker, run_workers, worker_json};

@@ -3,7 +3,7 @@
 //! runner gets. The kernel drops the lock when its process dies, however it dies, so a
 //! lock file left by a killed runner is not a lock.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -30,12 +30,7 @@ impl DirLock {
             move |source: std::io::Error| Error::Io { what, path, source }
         };
         // Not truncated on open: if another runner holds it, its description must stay.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        let file = referee::create_file(&path, referee::Create::Keep, None)
             .map_err(io("cannot open the lock file", &path))?;
         let mut lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(lock) => lock,

@@ -88,7 +88,7 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(LOGS_DIR);
-    std::fs::create_dir_all(&logs).map_err(|source| Error::Io {
+    referee::create_dir(&logs).map_err(|source| Error::Io {
         what: "cannot create the league's directory",
         path: logs.clone(),
         source,
@@ -360,6 +360,16 @@ fn toml_string(text: &str) -> String {
 /// deleted. Returns the new names, the log first.
 pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
     let suffixes = ["jsonl", "a.stderr", "b.stderr"];
+    // A link among them is refused before anything moves: the set's files are opened
+    // without following links, and the link itself is the user's to look at.
+    for s in suffixes {
+        let path = logs.join(format!("{stem}.{s}"));
+        referee::refuse_symlink(&path).map_err(|source| Error::Io {
+            what: "cannot use the set's file",
+            path,
+            source,
+        })?;
+    }
     if !suffixes
         .iter()
         .any(|s| logs.join(format!("{stem}.{s}")).exists())

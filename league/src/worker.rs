@@ -683,11 +683,13 @@ pub fn run_export(args: &ExportArgs) -> Result<ExitCode> {
                     source,
                 })?;
                 let path = dir.join(format!("{}.jsonl", log.key.stem()));
-                std::fs::write(&path, log.text.as_bytes()).map_err(|source| Error::Io {
-                    what: "cannot write the log",
-                    path: path.clone(),
-                    source,
-                })?;
+                referee::create_file(&path, referee::Create::Replace, None)
+                    .and_then(|mut file| std::io::Write::write_all(&mut file, log.text.as_bytes()))
+                    .map_err(|source| Error::Io {
+                        what: "cannot write the log",
+                        path: path.clone(),
+                        source,
+                    })?;
                 eprintln!(
                     "hus export: set {id} ({}) written to {}",
                     log.key,

@@ -78,6 +78,13 @@ fn an_expired_lease_is_claimed_again_and_the_late_result_is_a_duplicate() {
     assert_eq!((log.attempt, log.text.as_str()), (2, "good log\n"));
     assert_eq!(log.key, held.key);
     assert_eq!(two.log(other.id).expect("log"), None);
+    // The same log still packed, as the server streams it.
+    let packed = two.packed_log(held.id).expect("log").expect("a log");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut packed.reader(), &mut text).expect("gzip");
+    assert_eq!((packed.attempt, text.as_str()), (2, "good log\n"));
+    assert_eq!(packed.key, held.key);
+    assert_eq!(two.packed_log(other.id).expect("log"), None);
 }
 
 /// A late result whose set nobody claimed meanwhile still counts: its attempt holds the

@@ -29,6 +29,8 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::config::BotSpec;
+use crate::files::{create_file, Create};
+use crate::lifetime::{self, Marks, Stray};
 use crate::limits::Limits;
 use crate::link::{Link, RttProbe};
 use crate::sandbox::PidsCgroup;
@@ -69,9 +71,12 @@ pub struct Ending {
     pub stopped_by: &'static str,
     /// A descendant kept the bot's pipes open after the group was killed.
     pub leaked: bool,
-    /// Processes that had left the bot's process group but held its pipes: found through
-    /// /proc and killed.
+    /// The pids of the processes of [`Ending::strays`] that had left the bot's process
+    /// group (`setsid`, `setpgid`).
     pub escaped: Vec<i32>,
+    /// The processes the bot started that were still running after it had exited (or
+    /// been stopped): found and killed by the referee.
+    pub strays: Vec<Stray>,
     /// Bytes the bot wrote to stderr, and whether the file was cut at [`STDERR_CAP`].
     pub stderr_bytes: u64,
     pub stderr_cut: bool,
@@ -97,7 +102,9 @@ pub struct BotProcess {
     finished: bool,
     /// Inodes of the three pipes, to find processes that still hold them.
     pipe_inodes: Vec<u64>,
-    /// The sandbox's pids cgroup, removed once the bot is gone (fields drop after
+    /// What tells the processes the bot started from the others'.
+    marks: Marks,
+    /// The bot's pids cgroup, removed once the bot is gone (fields drop after
     /// `Drop::drop` has killed the group).
     cgroup: Option<PidsCgroup>,
     /// For a link: where the bot is and how its round-trip time is measured.
@@ -148,6 +155,7 @@ impl BotProcess {
             started: Instant::now(),
             finished: false,
             pipe_inodes: Vec::new(),
+            marks: Marks::default(),
             cgroup: None,
             link: Some(LinkState {
                 peer,
@@ -191,11 +199,8 @@ impl BotProcess {
     /// Starts `spec` under `limits` (sandboxed or not) in a process group of its own,
     /// stdin/stdout piped, stderr appended to `stderr_path`.
     pub async fn spawn(spec: &BotSpec, stderr_path: &Path, limits: &Limits) -> io::Result<Self> {
-        let stderr_file = tokio::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(stderr_path)
-            .await
+        let stderr_file = create_file(stderr_path, Create::Append, None)
+            .map(tokio::fs::File::from_std)
             .map_err(|e| {
                 io::Error::new(
                     e.kind(),
@@ -209,7 +214,7 @@ impl BotProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = command.spawn()?;
+        let mut child = lifetime::spawn(command).await?;
         let started = Instant::now();
         let pgid = child
             .id()
@@ -234,6 +239,7 @@ impl BotProcess {
             // except as a process group id, which Linux does not recycle while any
             // member of the group lives.
             let status = child.wait().await.ok();
+            lifetime::reaped(pgid);
             let _ =
                 exit_tx.send(status.map(|s| if sandboxed { unwrap_bwrap_status(s) } else { s }));
         });
@@ -252,6 +258,11 @@ impl BotProcess {
             started,
             finished: false,
             pipe_inodes,
+            marks: Marks {
+                pgid,
+                tag: prepared.tag,
+                cgroup_procs: prepared.cgroup.as_ref().map(|c| c.procs_path()),
+            },
             cgroup: prepared.cgroup,
             link: None,
         })
@@ -364,22 +375,32 @@ impl BotProcess {
             self.signal(Signal::SIGKILL);
             status = self.wait_exit(Duration::from_secs(5)).await;
         }
-        // The leader is gone; whatever is left of its group goes too.
-        self.signal(Signal::SIGKILL);
+        // The leader is gone; whatever it left, in its group or not, goes too (after a
+        // moment to exit by itself).
+        let mut strays = lifetime::end_strays(&self.marks).await;
         self.finished = true;
         if let Some(cgroup) = self.cgroup.take() {
             cgroup.remove(CGROUP_EMPTY_WAIT).await;
         }
-        let mut escaped = Vec::new();
         if !self.pipes_closed().await {
-            // Something outside the group (it called setsid or setpgid) still holds the
-            // bot's pipes: find it through /proc and kill it.
-            escaped = pipe_holders(&self.pipe_inodes);
-            for &pid in &escaped {
+            // Something that is not the bot's by its marks (it left the group and its
+            // cgroup-less environment behind) still holds the bot's pipes: find it
+            // through /proc and kill it.
+            for pid in pipe_holders(&self.pipe_inodes) {
+                strays.push(Stray {
+                    pid,
+                    command: lifetime::command_of(pid),
+                    left_group: true,
+                });
                 let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
             }
         }
         let closed = self.pipes_closed().await;
+        let escaped = strays
+            .iter()
+            .filter(|s| s.left_group)
+            .map(|s| s.pid)
+            .collect();
         let (stderr_bytes, stderr_cut) = match self.stderr.as_mut() {
             Some(stderr) if stderr.is_finished() => stderr.await.unwrap_or((0, false)),
             _ => (0, false),
@@ -391,8 +412,9 @@ impl BotProcess {
         Ending {
             status: status.map(describe_status),
             stopped_by,
-            leaked: !closed || !escaped.is_empty(),
+            leaked: !closed || !strays.is_empty(),
             escaped,
+            strays,
             stderr_bytes,
             stderr_cut,
         }
@@ -414,6 +436,7 @@ impl BotProcess {
             stopped_by: if by_itself { "itself" } else { "closed" },
             leaked: false,
             escaped: Vec::new(),
+            strays: Vec::new(),
             stderr_bytes: 0,
             stderr_cut: false,
         }
@@ -502,6 +525,9 @@ impl Drop for BotProcess {
         // cancelled set, Ctrl-C): no bot outlives the referee's interest in it.
         if !self.finished {
             self.signal(Signal::SIGKILL);
+            if self.link.is_none() {
+                lifetime::kill_marked(&self.marks);
+            }
         }
         self.reader.abort();
         if let Some(stderr) = &self.stderr {

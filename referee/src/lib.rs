@@ -35,6 +35,8 @@ mod args;
 mod bot;
 mod check_bot;
 mod config;
+mod files;
+mod lifetime;
 mod limits;
 mod line_cmd;
 mod link;
@@ -59,6 +61,7 @@ pub use config::{
     first_movers, fresh_seed, parse_clock, parse_duration, sanitize, BotSpec, SetConfig,
     TimeControl, DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
 };
+pub use files::{create_dir, create_file, refuse_symlink, Create};
 pub use limits::{raise_referee_priority, Limits};
 pub use line_cmd::run as run_line;
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};

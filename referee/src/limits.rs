@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::BotSpec;
+use crate::lifetime;
 use crate::sandbox::{
     find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError, SandboxUser,
 };
@@ -79,7 +80,9 @@ impl Limits {
                 if let Some(dir) = &self.cwd {
                     command.current_dir(dir);
                 }
-                (command, None)
+                // Where cgroups can be made, one per bot tells its processes from the
+                // others' (lifetime.rs); it bounds nothing.
+                (command, (PidsCgroup::tracking().ok(), None, None))
             }
             Some(sandbox) => {
                 if let Some(cwd) = &self.cwd {
@@ -103,14 +106,15 @@ impl Limits {
                     ProcessBound::Cgroup(cgroup) => Some(cgroup),
                     ProcessBound::Rlimit => None,
                 };
-                (command, Some((cgroup, filter, user)))
+                (command, (cgroup, Some(filter), user))
             }
         };
         self.set_env(&mut command);
-        let (cgroup, seccomp, user) = match parts {
-            Some((cgroup, filter, user)) => (cgroup, Some(filter), user),
-            None => (None, None, None),
-        };
+        let tag = self.sandbox.is_none().then(lifetime::new_tag);
+        if let Some(tag) = &tag {
+            command.env(lifetime::TAG_VAR, tag);
+        }
+        let (cgroup, seccomp, user) = parts;
         self.set_pre_exec(
             &mut command,
             cgroup.as_ref().map(|c| c.procs_fd()),
@@ -122,6 +126,7 @@ impl Limits {
             cgroup,
             _seccomp: seccomp,
             sandboxed: self.sandbox.is_some(),
+            tag,
         })
     }
 
@@ -187,13 +192,14 @@ impl Limits {
         .collect();
         let nice = self.nice;
         let new_session = self.sandbox.is_some();
-        if rlimits.is_empty() && nice.is_none() && !new_session {
-            return;
-        }
+        // Read before the fork: the parent the child must still have once its
+        // parent-death signal is set.
+        let referee = std::process::id() as libc::pid_t;
         // SAFETY: the closure runs in the forked child before exec and only calls
-        // setsid, close_range, fcntl, write, setpriority, setrlimit, setgroups, setgid
-        // and setuid, which are async-signal-safe system calls; it allocates nothing (the
-        // vectors were built before the fork and are only read).
+        // prctl, getppid, _exit, setsid, close_range, fcntl, write, setpriority,
+        // setrlimit, setgroups, setgid and setuid, which are async-signal-safe system
+        // calls; it allocates nothing (the vectors were built before the fork and are
+        // only read).
         unsafe {
             command.pre_exec(move || {
                 if new_session {
@@ -255,6 +261,25 @@ impl Limits {
                     // signal: one must be asked for after this.
                     user.become_user()?;
                 }
+                // Killed when the referee dies, however it dies (its forking thread
+                // lives as long as it: lifetime.rs). Last, after the change of user,
+                // which would clear it; kept across exec (bubblewrap sets its own too,
+                // --die-with-parent).
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) == -1
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                // The referee died before the prctl: the signal will never come, so
+                // go now.
+                if libc::getppid() != referee {
+                    libc::_exit(1);
+                }
                 Ok(())
             });
         }
@@ -270,6 +295,8 @@ pub(crate) struct Prepared {
     pub(crate) _seccomp: Option<OwnedFd>,
     /// Whether the command runs the bot in a sandbox (under bubblewrap).
     pub(crate) sandboxed: bool,
+    /// The tag in an unsandboxed bot's environment (`lifetime::TAG_VAR`).
+    pub(crate) tag: Option<String>,
 }
 
 /// The program to start for a command's first word: a relative path with a slash

@@ -372,11 +372,25 @@ pub struct Shutdown {
     pub stopped_by: String,
     /// A process it started kept its pipes open after its group was killed.
     pub leaked: bool,
-    /// Processes outside its process group that held its pipes, killed by the referee.
+    /// The pids of the processes of `strays` that had left its process group.
     #[serde(default)]
     pub escaped: Vec<i32>,
+    /// The processes it started that were still running after it had exited or been
+    /// stopped, killed by the referee.
+    #[serde(default)]
+    pub strays: Vec<StrayProcess>,
     pub stderr_bytes: u64,
     pub stderr_cut: bool,
+}
+
+/// A process a bot left running, as the `shutdown` record tells it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StrayProcess {
+    pub pid: i32,
+    /// Its command line, cut to 120 characters.
+    pub command: String,
+    /// Whether it had left the bot's process group.
+    pub left_group: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,13 +1,14 @@
 //! Where a set's records go: the JSON Lines log (flushed line by line), the console,
 //! and the `--json` summary.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::files::{create_file, Create};
 use crate::records::{self, Record};
 use crate::set::RecordSink;
 use crate::sprt::{decision_name, sprt_of_record, SprtTally};
@@ -34,7 +35,7 @@ impl LogWriter {
                 format!("{stem}-{n}")
             };
             let path = dir.join(format!("{stem}.jsonl"));
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
+            match create_file(&path, Create::New, None) {
                 Ok(file) => {
                     return Ok((
                         LogWriter {
@@ -677,17 +678,14 @@ impl RecordSink for Console {
                 }
             }
             Record::Shutdown(s) => {
-                if !self.quiet && (s.leaked || s.stopped_by != "itself") {
-                    say!(
-                        "  {} stopped by {}{}",
-                        self.mate_label(s.bot, s.mate),
-                        s.stopped_by,
-                        if s.leaked {
-                            "; a process it started kept its pipes open"
-                        } else {
-                            ""
-                        }
-                    );
+                let label = self.mate_label(s.bot, s.mate);
+                if !self.quiet && s.stopped_by != "itself" {
+                    say!("  {label} stopped by {}", s.stopped_by);
+                }
+                if !self.quiet {
+                    for words in leak_words(&s.strays, s.leaked, &s.stopped_by) {
+                        say!("  {label}: {words}");
+                    }
                 }
             }
             Record::SetEnd(e) => self.set_end = Some(e.clone()),
@@ -695,6 +693,40 @@ impl RecordSink for Console {
         }
         Ok(())
     }
+}
+
+/// `a process it started (pid 12, `sleep 7`) was still running after it exited; hus
+/// ended it`: said the same by the console and `hus check-bot`.
+pub(crate) fn stray_words(stray: &records::StrayProcess, stopped_by: &str) -> String {
+    format!(
+        "a process it started (pid {}, `{}`{}) was still running after it {}; hus ended it",
+        stray.pid,
+        stray.command,
+        if stray.left_group {
+            ", which had left its process group"
+        } else {
+            ""
+        },
+        if stopped_by == "itself" {
+            "exited"
+        } else {
+            "was stopped"
+        }
+    )
+}
+
+/// What a bot left running, one sentence per process; when its pipes stayed open and
+/// no process could be named, one sentence saying so.
+pub(crate) fn leak_words(
+    strays: &[records::StrayProcess],
+    leaked: bool,
+    stopped_by: &str,
+) -> Vec<String> {
+    let mut words: Vec<String> = strays.iter().map(|s| stray_words(s, stopped_by)).collect();
+    if leaked && words.is_empty() {
+        words.push("a process it started kept its pipes open after it was stopped".to_string());
+    }
+    words
 }
 
 /// Sends every record to the log first, then to the console.

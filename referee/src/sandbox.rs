@@ -456,8 +456,7 @@ pub enum SandboxError {
     /// first on PATH is hidden, a later one is not).
     #[error(
         "the bot's program {program:?} is {outside} outside the sandbox, but would be \
-         {inside} inside it; show its installation read-only with --sandbox-ro {prefix}, \
-         or write {inside} in the command to use that one"
+         {inside} inside it; {fix}"
     )]
     ProgramDiffers {
         /// The program as the command names it.
@@ -466,8 +465,9 @@ pub enum SandboxError {
         outside: PathBuf,
         /// What it would be inside.
         inside: PathBuf,
-        /// The installation to show.
-        prefix: PathBuf,
+        /// What to do: show its installation (with the option that does it), or, when
+        /// the sandbox's user cannot reach that, use the program inside.
+        fix: String,
     },
 }
 
@@ -666,23 +666,51 @@ impl Sandbox {
             Some(0) => {
                 let inside = PathBuf::from(String::from_utf8_lossy(&output.stdout).into_owned());
                 match outside {
-                    Some(outside) if outside != inside => Err(SandboxError::ProgramDiffers {
-                        program: spec.argv[0].clone(),
-                        prefix: install_prefix(&outside),
-                        outside,
-                        inside,
-                    }),
+                    Some(outside) if outside != inside => {
+                        let prefix = install_prefix(&outside);
+                        let use_inside =
+                            format!("write {} in the command to use that one", inside.display());
+                        let fix = match self.out_of_reach(&prefix) {
+                            Some(user) => format!(
+                                "its installation {} cannot be shown: user {user}, who runs the \
+                                 sandboxed bots, cannot reach it; {use_inside}, or install the \
+                                 program where {user} can reach it",
+                                prefix.display()
+                            ),
+                            None => format!(
+                                "show its installation read-only with --sandbox-ro {}, or {use_inside}",
+                                prefix.display()
+                            ),
+                        };
+                        Err(SandboxError::ProgramDiffers {
+                            program: spec.argv[0].clone(),
+                            outside,
+                            inside,
+                            fix,
+                        })
+                    }
                     _ => Ok(()),
                 }
             }
             Some(127) => Err(SandboxError::ProgramHidden {
                 program: spec.argv[0].clone(),
                 hint: match outside {
-                    Some(found) => format!(
-                        " (outside it is {}; show its installation read-only with --sandbox-ro {})",
-                        found.display(),
-                        install_prefix(&found).display()
-                    ),
+                    Some(found) => {
+                        let prefix = install_prefix(&found);
+                        match self.out_of_reach(&prefix) {
+                            Some(user) => format!(
+                                " (outside it is {}, in {}, which user {user}, who runs the \
+                                 sandboxed bots, cannot reach: install it where {user} can)",
+                                found.display(),
+                                prefix.display()
+                            ),
+                            None => format!(
+                                " (outside it is {}; show its installation read-only with --sandbox-ro {})",
+                                found.display(),
+                                prefix.display()
+                            ),
+                        }
+                    }
                     None => " (nor outside it: is it installed, and on PATH?)".to_string(),
                 },
             }),
@@ -695,6 +723,14 @@ impl Sandbox {
                 }))
             }
         }
+    }
+
+    /// The sandbox's user's name, if it cannot reach `path` (so `path` cannot be shown).
+    fn out_of_reach(&self, path: &Path) -> Option<&str> {
+        let user = self.user_to_become().ok().flatten()?;
+        check_reachable(user, &[("the path", path, "rx")])
+            .is_err()
+            .then_some(user.name())
     }
 
     /// Checks that `user` can reach the bot's directory (and write there if the bot may),
@@ -842,7 +878,7 @@ impl Sandbox {
     /// How this sandbox's processes will be bounded: a fresh pids cgroup, or (not as
     /// root) RLIMIT_NPROC inside the sandbox.
     pub(crate) fn process_bound(&self) -> Result<ProcessBound, SandboxError> {
-        match PidsCgroup::create(self.max_processes) {
+        match PidsCgroup::create(Some(self.max_processes)) {
             Ok(cgroup) => Ok(ProcessBound::Cgroup(cgroup)),
             Err(_) if !nix::unistd::geteuid().is_root() => Ok(ProcessBound::Rlimit),
             Err(e) => Err(SandboxError::ProcessBound(e.to_string())),
@@ -1177,7 +1213,8 @@ static CGROUP_SEQ: AtomicU64 = AtomicU64::new(0);
 const CGROUP_REMOVE_WAIT: Duration = Duration::from_secs(5);
 
 impl PidsCgroup {
-    fn create(max: u32) -> io::Result<PidsCgroup> {
+    /// A new cgroup with `max` as its pids.max (`None`: no bound).
+    fn create(max: Option<u32>) -> io::Result<PidsCgroup> {
         let base = pids_hierarchy()?;
         sweep_stale(&base);
         let seq = CGROUP_SEQ.fetch_add(1, Ordering::Relaxed);
@@ -1185,7 +1222,11 @@ impl PidsCgroup {
         std::fs::create_dir(&dir).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
         })?;
-        let set_up = std::fs::write(dir.join("pids.max"), max.to_string()).and_then(|()| {
+        let set_up = std::fs::write(
+            dir.join("pids.max"),
+            max.map_or_else(|| "max".to_string(), |m| m.to_string()),
+        )
+        .and_then(|()| {
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(dir.join("cgroup.procs"))
@@ -1209,6 +1250,17 @@ impl PidsCgroup {
     /// The descriptor of its `cgroup.procs`: writing `0` there moves the writer in.
     pub(crate) fn procs_fd(&self) -> RawFd {
         self.procs.as_raw_fd()
+    }
+
+    /// A cgroup that bounds nothing, to tell an unsandboxed bot's processes from the
+    /// others' (lifetime.rs).
+    pub(crate) fn tracking() -> io::Result<PidsCgroup> {
+        PidsCgroup::create(None)
+    }
+
+    /// Its `cgroup.procs`, which lists its processes.
+    pub(crate) fn procs_path(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
     }
 
     /// Removes it once its last process is gone, waiting up to `within`; past that,
@@ -1544,6 +1596,161 @@ mod tests {
                 .as_deref(),
             Some("the sandbox needs room for at least 8 processes, got 3")
         );
+    }
+
+    /// Runs each call of `calls` in a forked child, with the filter loaded first or not,
+    /// and returns the errno of each (0: it succeeded).
+    fn errnos_in_child(calls: &[(libc::c_long, [libc::c_long; 6])], filter: bool) -> Vec<i32> {
+        let program = seccomp_program().expect("a filter");
+        let fprog = libc::sock_fprog {
+            len: (program.len() / 8) as u16,
+            filter: program.as_ptr() as *mut libc::sock_filter,
+        };
+        let mut results = vec![0i32; calls.len()];
+        let (read, write) = nix::unistd::pipe().expect("pipe");
+        // SAFETY: the child makes only system calls (prctl, syscall, write, _exit) on
+        // memory prepared before the fork, and exits without returning.
+        unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0, "fork");
+            if pid == 0 {
+                if filter
+                    && (libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                        || libc::prctl(libc::PR_SET_SECCOMP, 2, &fprog as *const _) != 0)
+                {
+                    libc::_exit(3);
+                }
+                let out = results.as_mut_ptr();
+                for (i, (nr, a)) in calls.iter().enumerate() {
+                    let r = libc::syscall(*nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+                    *out.add(i) = if r == -1 {
+                        *libc::__errno_location()
+                    } else {
+                        0
+                    };
+                }
+                let bytes = calls.len() * 4;
+                let sent = libc::write(write.as_raw_fd(), out.cast(), bytes);
+                libc::_exit(if sent == bytes as isize { 0 } else { 4 });
+            }
+            drop(write);
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            assert_eq!(status, 0, "the child failed");
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut File::from(read), &mut bytes).expect("read");
+        for (i, chunk) in bytes.chunks(4).enumerate() {
+            results[i] = i32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        }
+        results
+    }
+
+    /// The filter itself refuses each denied call, whoever makes it: made in a child
+    /// (with arguments that change nothing), each gets EPERM with the filter, and as root
+    /// another answer without it. (Inside a sandbox, the e2e tests make them as the bot.)
+    #[test]
+    fn the_seccomp_filter_refuses_each_denied_call_even_for_root() {
+        let nowhere = c"/nonexistent-hus-filter-test".as_ptr() as libc::c_long;
+        let empty = c"".as_ptr() as libc::c_long;
+        let buf = [0u8; 256];
+        let buf = buf.as_ptr() as libc::c_long;
+        let null = std::fs::File::open("/dev/null").expect("/dev/null");
+        let null = null.as_raw_fd() as libc::c_long;
+        let calls: Vec<(&str, libc::c_long, [libc::c_long; 6])> = vec![
+            ("chroot", libc::SYS_chroot, [nowhere, 0, 0, 0, 0, 0]),
+            ("mount", libc::SYS_mount, [0, nowhere, 0, 0, 0, 0]),
+            ("umount2", libc::SYS_umount2, [nowhere, 0, 0, 0, 0, 0]),
+            (
+                "pivot_root",
+                libc::SYS_pivot_root,
+                [nowhere, nowhere, 0, 0, 0, 0],
+            ),
+            ("setns", libc::SYS_setns, [-1, 0, 0, 0, 0, 0]),
+            (
+                "open_tree",
+                libc::SYS_open_tree,
+                [-100, nowhere, 0, 0, 0, 0],
+            ),
+            ("fsconfig", libc::SYS_fsconfig, [-1, 0, 0, 0, 0, 0]),
+            ("fsmount", libc::SYS_fsmount, [-1, 0, 0, 0, 0, 0]),
+            ("fspick", libc::SYS_fspick, [-100, nowhere, 0, 0, 0, 0]),
+            (
+                "mount_setattr",
+                libc::SYS_mount_setattr,
+                [-1, empty, 0, 0, 0, 0],
+            ),
+            (
+                "ioctl TIOCSTI",
+                libc::SYS_ioctl,
+                [null, libc::TIOCSTI as libc::c_long, buf, 0, 0, 0],
+            ),
+            (
+                "ioctl TIOCLINUX",
+                libc::SYS_ioctl,
+                [null, libc::TIOCLINUX as libc::c_long, buf, 0, 0, 0],
+            ),
+            ("add_key", libc::SYS_add_key, [0, 0, 0, 0, 0, 0]),
+            ("request_key", libc::SYS_request_key, [0, 0, 0, 0, 0, 0]),
+            ("ptrace", libc::SYS_ptrace, [12, 0, 0, 0, 0, 0]),
+            (
+                "io_uring_enter",
+                libc::SYS_io_uring_enter,
+                [-1, 0, 0, 0, 0, 0],
+            ),
+            (
+                "io_uring_register",
+                libc::SYS_io_uring_register,
+                [-1, 0, 0, 0, 0, 0],
+            ),
+            ("bpf", libc::SYS_bpf, [0, buf, 0, 0, 0, 0]),
+            (
+                "kexec_load",
+                libc::SYS_kexec_load,
+                [0, 0, 0, 0xffff_ffff, 0, 0],
+            ),
+            (
+                "kexec_file_load",
+                libc::SYS_kexec_file_load,
+                [-1, -1, 0, 0, 0xffff_ffff, 0],
+            ),
+            (
+                "finit_module",
+                libc::SYS_finit_module,
+                [-1, empty, 0, 0, 0, 0],
+            ),
+            (
+                "delete_module",
+                libc::SYS_delete_module,
+                [nowhere, 0, 0, 0, 0, 0],
+            ),
+            ("acct", libc::SYS_acct, [nowhere, 0, 0, 0, 0, 0]),
+        ];
+        let table: Vec<(libc::c_long, [libc::c_long; 6])> =
+            calls.iter().map(|&(_, nr, args)| (nr, args)).collect();
+        let open = errnos_in_child(&table, false);
+        let filtered = errnos_in_child(&table, true);
+        let named = |errnos: &[i32]| -> Vec<(&str, i32)> {
+            calls
+                .iter()
+                .map(|c| c.0)
+                .zip(errnos.iter().copied())
+                .collect()
+        };
+        if nix::unistd::geteuid().is_root() {
+            let refused: Vec<(&str, i32)> = named(&open)
+                .into_iter()
+                .filter(|&(_, e)| e == libc::EPERM)
+                .collect();
+            assert_eq!(refused, [], "refused even without the filter");
+        }
+        let all_eperm: Vec<(&str, i32)> = calls.iter().map(|c| (c.0, libc::EPERM)).collect();
+        assert_eq!(named(&filtered), all_eperm);
+        // Every call here is in the list.
+        for (name, _, _) in &calls {
+            let base = name.split(' ').next().unwrap_or(name);
+            assert!(DENIED_SYSCALLS.iter().any(|d| d.0 == base), "{name}");
+        }
     }
 
     #[test]

@@ -447,6 +447,7 @@ impl Runner<'_> {
     }
 
     fn shutdown_record(&self, k: usize, e: crate::bot::Ending) -> records::Shutdown {
+        let strays = shutdown_strays(&e);
         records::Shutdown {
             bot: self.seats[k].side,
             mate: self.seats[k].mate,
@@ -454,6 +455,7 @@ impl Runner<'_> {
             stopped_by: e.stopped_by.to_string(),
             leaked: e.leaked,
             escaped: e.escaped,
+            strays,
             stderr_bytes: e.stderr_bytes,
             stderr_cut: e.stderr_cut,
         }
@@ -1235,4 +1237,17 @@ async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u
         ms: None,
         stage: records::STAGE_GAME,
     }
+}
+
+/// The processes a bot left running, as its `shutdown` record lists them.
+pub(crate) fn shutdown_strays(ending: &crate::bot::Ending) -> Vec<records::StrayProcess> {
+    ending
+        .strays
+        .iter()
+        .map(|s| records::StrayProcess {
+            pid: s.pid,
+            command: s.command.clone(),
+            left_group: s.left_group,
+        })
+        .collect()
 }

@@ -43,13 +43,18 @@ pub struct PortConfig {
     pub max_connections: usize,
     /// The most connections one bot may have waiting for a set.
     pub max_per_bot: usize,
-    /// The most connections one network ([`Network`]) may have open that have not
-    /// logged in yet: past it, a new one is refused at once, so that one network cannot
-    /// hold the `max_connections` places by connecting and saying nothing.
+    /// The most connections one address ([`Address`]) may have open that have not
+    /// logged in yet: past it, a new one is refused at once, so that one address
+    /// cannot hold the `max_connections` places by connecting and saying nothing.
+    pub max_pending_per_address: usize,
+    /// The same for all the addresses of one network ([`Network`]) together.
     pub max_pending_per_network: usize,
-    /// Failed logins a network ([`Network`]) may make within `failure_window` before
-    /// it is refused without a look at its token.
+    /// Failed logins an address may make within `failure_window` before it is
+    /// refused without a look at its token.
     pub failures_allowed: u32,
+    /// Failed logins all the addresses of one network may make together within
+    /// `failure_window` before the whole network is refused.
+    pub network_failures_allowed: u32,
     /// The window failed logins are counted in.
     pub failure_window: Duration,
 }
@@ -65,8 +70,10 @@ impl Default for PortConfig {
             auth_line_limit: 1024,
             max_connections: 256,
             max_per_bot: 4,
-            max_pending_per_network: 8,
+            max_pending_per_address: 8,
+            max_pending_per_network: 32,
             failures_allowed: 5,
+            network_failures_allowed: 30,
             failure_window: Duration::from_secs(60),
         }
     }
@@ -133,8 +140,15 @@ impl BotPort {
         tracing::info!(%local, "bot port listening");
         let shared = Arc::new(Shared {
             slots: Arc::new(Semaphore::new(config.max_connections)),
-            pending: Arc::new(Pending::new(config.max_pending_per_network)),
-            limiter: Limiter::new(config.failures_allowed, config.failure_window),
+            pending: (
+                Arc::new(Pending::new(config.max_pending_per_address)),
+                Arc::new(Pending::new(config.max_pending_per_network)),
+            ),
+            failures: (
+                Limiter::new(config.failures_allowed, config.failure_window),
+                Limiter::new(config.network_failures_allowed, config.failure_window),
+            ),
+            refusals: QuietLog::new(),
             config,
             registry,
         });
@@ -163,23 +177,40 @@ impl Drop for BotPort {
     }
 }
 
-/// The network an address is counted in by the bot port's limits: its /24 for IPv4,
-/// its /64 for IPv6, held as the network's first address. An IPv4-mapped IPv6 address
+/// An address as the bot port's limits count it: an IPv4-mapped IPv6 address
 /// (`::ffff:a.b.c.d`, what a dual-stack socket reports for an IPv4 peer) is the IPv4
 /// address it maps, so one peer counts the same whichever socket it reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Address(IpAddr);
+
+impl Address {
+    /// The address `ip` counts as.
+    pub fn of(ip: IpAddr) -> Address {
+        Address(match ip {
+            IpAddr::V6(a) => a.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+            v4 => v4,
+        })
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The network an address is counted in by the bot port's limits, beside the address
+/// itself: its /24 for IPv4, its /64 for IPv6, held as the network's first address
+/// (an IPv4-mapped address as IPv4, as for [`Address`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Network(IpAddr);
 
 impl Network {
     /// The network `ip` belongs to.
     pub fn of(ip: IpAddr) -> Network {
-        let v4 = |a: Ipv4Addr| IpAddr::V4(Ipv4Addr::from(u32::from(a) & !0xff));
-        Network(match ip {
-            IpAddr::V4(a) => v4(a),
-            IpAddr::V6(a) => match a.to_ipv4_mapped() {
-                Some(mapped) => v4(mapped),
-                None => IpAddr::V6(Ipv6Addr::from(u128::from(a) & !u128::from(u64::MAX))),
-            },
+        Network(match Address::of(ip).0 {
+            IpAddr::V4(a) => IpAddr::V4(Ipv4Addr::from(u32::from(a) & !0xff)),
+            IpAddr::V6(a) => IpAddr::V6(Ipv6Addr::from(u128::from(a) & !u128::from(u64::MAX))),
         })
     }
 }
@@ -197,8 +228,12 @@ impl fmt::Display for Network {
 struct Shared {
     config: PortConfig,
     slots: Arc<Semaphore>,
-    pending: Arc<Pending>,
-    limiter: Limiter,
+    /// Connections not logged in yet, per address and per network.
+    pending: (Arc<Pending<Address>>, Arc<Pending<Network>>),
+    /// Failed logins, per address and per network.
+    failures: (Limiter<Address>, Limiter<Network>),
+    /// Refusals at accept, logged at most once a minute per network.
+    refusals: QuietLog,
     registry: Arc<Registry>,
 }
 
@@ -213,63 +248,26 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
+        let address = Address::of(peer.ip());
         let network = Network::of(peer.ip());
-        let config = &shared.config;
-        // The refusals that need nothing from the client come first, before it holds
-        // anything: a network past its failed logins, a network with its connections
-        // logging in, a server with all its connections.
-        if let Some(wait) = shared.limiter.blocked(network) {
-            turn_away(
-                &stream,
-                peer,
-                AuthReply::Refused {
-                    reason: format!(
-                        "too many failed logins from {network}; try again in {} s",
-                        wait.as_secs() + 1
-                    ),
-                    retry_ms: Some(wait.as_millis() as u64 + 1),
-                },
-                "login refused: too many failed logins from this network",
-            );
-            continue;
-        }
-        let Some(place) = Pending::enter(&shared.pending, network) else {
-            turn_away(
-                &stream,
-                peer,
-                AuthReply::Refused {
-                    reason: format!(
-                        "{network} already has {} connections logging in; try again later",
-                        config.max_pending_per_network
-                    ),
-                    retry_ms: Some(config.auth_timeout.as_millis() as u64),
-                },
-                "connection refused: too many connections from this network logging in",
-            );
-            continue;
-        };
-        let Ok(permit) = Arc::clone(&shared.slots).try_acquire_owned() else {
-            turn_away(
-                &stream,
-                peer,
-                AuthReply::Refused {
-                    reason: format!(
-                        "the server has its {} connections; try again later",
-                        config.max_connections
-                    ),
-                    retry_ms: Some(5000),
-                },
-                "connection refused: too many connections",
-            );
+        let Some(places) = take_places(&stream, peer, &shared) else {
             continue;
         };
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
+            let (permit, pending) = places;
             let _ = stream.set_nodelay(true);
             let admitted = admit(stream, peer, permit, &shared).await;
-            drop(place);
+            drop(pending);
             let Some((bot, waiting)) = admitted else {
-                shared.limiter.fail(network);
+                let now_blocked = shared.failures.0.fail(address);
+                let network_blocked = shared.failures.1.fail(network);
+                if now_blocked {
+                    tracing::warn!(%address, "bot port: {address} is refused for a while: too many failed logins");
+                }
+                if network_blocked {
+                    tracing::warn!(%network, "bot port: {network} is refused for a while: too many failed logins");
+                }
                 return;
             };
             if let Err(w) = shared.registry.add(&bot, waiting) {
@@ -288,11 +286,126 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// Refuses a connection as it is accepted: its answer is written without waiting (best
-/// effort: the refused must not hold anything), and the connection is closed.
-fn turn_away(stream: &TcpStream, peer: SocketAddr, reply: AuthReply, log: &'static str) {
-    tracing::warn!(%peer, "{log}");
-    let _ = stream.try_write(reply.to_line().as_bytes());
+/// What a connection holds while it logs in: one of the server's places, and one of
+/// its address's and its network's pending places.
+type Places = (
+    tokio::sync::OwnedSemaphorePermit,
+    (PendingPlace<Address>, PendingPlace<Network>),
+);
+
+/// The places a new connection may have, or `None` when it is refused (its answer
+/// written): the refusals that need nothing from the client come first, before it
+/// holds anything: an address or network past its failed logins, an address or
+/// network with its connections logging in, a server with all its connections.
+fn take_places(stream: &TcpStream, peer: SocketAddr, shared: &Shared) -> Option<Places> {
+    let address = Address::of(peer.ip());
+    let network = Network::of(peer.ip());
+    let config = &shared.config;
+    let too_many_failures = |whom: &dyn fmt::Display, wait: Duration| AuthReply::Refused {
+        reason: format!(
+            "too many failed logins from {whom}; try again in {} s",
+            wait.as_secs() + 1
+        ),
+        retry_ms: Some(wait.as_millis() as u64 + 1),
+    };
+    let logging_in = |whom: &dyn fmt::Display, limit: usize| AuthReply::Refused {
+        reason: format!("{whom} already has {limit} connections logging in; try again later"),
+        retry_ms: Some(config.auth_timeout.as_millis() as u64),
+    };
+    let refused = |reply: AuthReply, log: &'static str| {
+        shared.refusals.warn(network, peer, log);
+        // Best effort, without waiting: the refused must not hold anything.
+        let _ = stream.try_write(reply.to_line().as_bytes());
+        None
+    };
+    if let Some(wait) = shared.failures.0.blocked(address) {
+        return refused(
+            too_many_failures(&address, wait),
+            "login refused: too many failed logins from this address",
+        );
+    }
+    if let Some(wait) = shared.failures.1.blocked(network) {
+        return refused(
+            too_many_failures(&network, wait),
+            "login refused: too many failed logins from this network",
+        );
+    }
+    let Some(by_address) = Pending::enter(&shared.pending.0, address) else {
+        return refused(
+            logging_in(&address, config.max_pending_per_address),
+            "connection refused: too many connections from this address logging in",
+        );
+    };
+    let Some(by_network) = Pending::enter(&shared.pending.1, network) else {
+        return refused(
+            logging_in(&network, config.max_pending_per_network),
+            "connection refused: too many connections from this network logging in",
+        );
+    };
+    let Ok(permit) = Arc::clone(&shared.slots).try_acquire_owned() else {
+        return refused(
+            AuthReply::Refused {
+                reason: format!(
+                    "the server has its {} connections; try again later",
+                    config.max_connections
+                ),
+                retry_ms: Some(5000),
+            },
+            "connection refused: too many connections",
+        );
+    };
+    Some((permit, (by_address, by_network)))
+}
+
+/// Warnings that a stranger can cause as fast as it can connect, written at most once
+/// a minute per network: the next one says how many were left out meanwhile.
+struct QuietLog {
+    last: Mutex<HashMap<Network, (Instant, u64)>>,
+}
+
+/// How long a network's refusals stay quiet after one is logged.
+const QUIET_FOR: Duration = Duration::from_secs(60);
+
+impl QuietLog {
+    fn new() -> Self {
+        QuietLog {
+            last: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts one more refusal of `network`: `Some(n)` when it is to be logged, `n`
+    /// the refusals left out since its last line.
+    fn note(&self, network: Network) -> Option<u64> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if last.len() >= LIMITER_NETWORKS {
+            last.retain(|_, (since, _)| now.duration_since(*since) < QUIET_FOR);
+        }
+        match last.get_mut(&network) {
+            Some((since, count)) if now.duration_since(*since) < QUIET_FOR => {
+                *count += 1;
+                None
+            }
+            Some(entry) => Some(std::mem::replace(entry, (now, 0)).1),
+            None => {
+                if last.len() < LIMITER_NETWORKS {
+                    last.insert(network, (now, 0));
+                }
+                Some(0)
+            }
+        }
+    }
+
+    fn warn(&self, network: Network, peer: SocketAddr, what: &'static str) {
+        let Some(left_out) = self.note(network) else {
+            return;
+        };
+        if left_out > 0 {
+            tracing::warn!(%peer, "{what} (and {left_out} more refusals of {network} since the last such line)");
+        } else {
+            tracing::warn!(%peer, "{what}");
+        }
+    }
 }
 
 /// Reads and checks the auth line; the connection with its bot when it logs in, `None`
@@ -467,21 +580,28 @@ pub(crate) async fn read_line<R: AsyncReadExt + Unpin>(
     }
 }
 
-/// The connections of each network that have not logged in yet. Every entry has at
-/// least one such connection alive, so the table holds at most `max_connections`
-/// entries (a place is given back as soon as the server's place is not had).
-struct Pending {
-    counts: Mutex<HashMap<Network, usize>>,
+/// What the limits count by: an [`Address`] or a [`Network`].
+trait Key: Copy + Eq + std::hash::Hash {}
+impl Key for Address {}
+impl Key for Network {}
+
+/// The connections of each address (or network) that have not logged in yet. Every
+/// entry has at least one such connection alive, so the table holds at most
+/// `max_connections` entries (a place is given back as soon as the server's place is
+/// not had).
+struct Pending<K> {
+    counts: Mutex<HashMap<K, usize>>,
     limit: usize,
 }
 
-/// A connection's place among its network's pending ones, given back when dropped.
-struct PendingPlace {
-    table: Arc<Pending>,
-    network: Network,
+/// A connection's place among its address's (or network's) pending ones, given back
+/// when dropped.
+struct PendingPlace<K: Key> {
+    table: Arc<Pending<K>>,
+    key: K,
 }
 
-impl Pending {
+impl<K: Key> Pending<K> {
     fn new(limit: usize) -> Self {
         Pending {
             counts: Mutex::new(HashMap::new()),
@@ -489,55 +609,56 @@ impl Pending {
         }
     }
 
-    /// A place for one more connection of `network`, unless it has its `limit`.
-    fn enter(table: &Arc<Pending>, network: Network) -> Option<PendingPlace> {
+    /// A place for one more connection of `key`, unless it has its `limit`.
+    fn enter(table: &Arc<Pending<K>>, key: K) -> Option<PendingPlace<K>> {
         let mut counts = table.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let count = counts.entry(network).or_insert(0);
+        let count = counts.entry(key).or_insert(0);
         if *count >= table.limit {
             if *count == 0 {
-                counts.remove(&network);
+                counts.remove(&key);
             }
             return None;
         }
         *count += 1;
         Some(PendingPlace {
             table: Arc::clone(table),
-            network,
+            key,
         })
     }
 
     #[cfg(test)]
-    fn count(&self, network: Network) -> usize {
+    fn count(&self, key: K) -> usize {
         let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        counts.get(&network).copied().unwrap_or(0)
+        counts.get(&key).copied().unwrap_or(0)
     }
 }
 
-impl Drop for PendingPlace {
+impl<K: Key> Drop for PendingPlace<K> {
     fn drop(&mut self) {
         let mut counts = self.table.counts.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(count) = counts.get_mut(&self.network) {
+        if let Some(count) = counts.get_mut(&self.key) {
             *count -= 1;
             if *count == 0 {
-                counts.remove(&self.network);
+                counts.remove(&self.key);
             }
         }
     }
 }
 
-/// Failed logins per network, in fixed windows: a window starts with a network's
-/// first failure and lasts `window`; at `allowed` failures within it, the network is
-/// refused until it ends.
-struct Limiter {
-    failures: Mutex<HashMap<Network, (u32, Instant)>>,
+/// Failed logins per address (or network), in fixed windows: a window starts with the
+/// key's first failure and lasts `window`; at `allowed` failures within it, the key
+/// is refused until it ends.
+struct Limiter<K> {
+    failures: Mutex<HashMap<K, (u32, Instant)>>,
     allowed: u32,
     window: Duration,
 }
 
-/// Networks remembered at most: past this, expired windows are forgotten first.
+/// Addresses (or networks) remembered at most by one table: past this, expired
+/// windows are forgotten first.
 const LIMITER_NETWORKS: usize = 10_000;
 
-impl Limiter {
+impl<K: Key> Limiter<K> {
     fn new(allowed: u32, window: Duration) -> Self {
         Limiter {
             failures: Mutex::new(HashMap::new()),
@@ -546,36 +667,38 @@ impl Limiter {
         }
     }
 
-    /// How long `network` is still refused, if it is.
-    fn blocked(&self, network: Network) -> Option<Duration> {
+    /// How long `key` is still refused, if it is.
+    fn blocked(&self, key: K) -> Option<Duration> {
         let map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let &(count, since) = map.get(&network)?;
+        let &(count, since) = map.get(&key)?;
         let left = self.window.checked_sub(since.elapsed())?;
         (count >= self.allowed).then_some(left)
     }
 
-    fn fail(&self, network: Network) {
+    /// Counts a failure of `key`; whether that failure made it refused.
+    fn fail(&self, key: K) -> bool {
         let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         if map.len() >= LIMITER_NETWORKS {
             let window = self.window;
             map.retain(|_, (_, since)| now.duration_since(*since) < window);
         }
-        if map.len() >= LIMITER_NETWORKS && !map.contains_key(&network) {
-            return;
+        if map.len() >= LIMITER_NETWORKS && !map.contains_key(&key) {
+            return false;
         }
-        let entry = map.entry(network).or_insert((0, now));
+        let entry = map.entry(key).or_insert((0, now));
         if now.duration_since(entry.1) >= self.window {
             *entry = (0, now);
         }
         entry.0 = entry.0.saturating_add(1);
+        entry.0 == self.allowed
     }
 
-    /// The failures counted against `network` in its current window.
+    /// The failures counted against `key` in its current window.
     #[cfg(test)]
-    fn failures(&self, network: Network) -> u32 {
+    fn failures(&self, key: K) -> u32 {
         let map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&network)
+        map.get(&key)
             .filter(|(_, since)| since.elapsed() < self.window)
             .map_or(0, |&(count, _)| count)
     }
@@ -611,13 +734,14 @@ mod tests {
         let limiter = Limiter::new(5, Duration::from_secs(60));
         let net = |text: &str| Network::of(ip(text));
         for address in ["127.0.0.1", "127.0.0.77", "127.0.0.1", "::ffff:127.0.0.200"] {
-            limiter.fail(net(address));
+            assert!(!limiter.fail(net(address)));
         }
         assert_eq!(limiter.failures(net("127.0.0.1")), 4);
         assert_eq!(limiter.failures(net("127.0.0.77")), 4);
         assert_eq!(limiter.blocked(net("127.0.0.3")), None);
-        limiter.fail(net("127.0.0.77"));
-        assert_eq!(limiter.failures(net("127.0.0.250")), 5);
+        assert!(limiter.fail(net("127.0.0.77")), "the fifth failure blocks");
+        assert!(!limiter.fail(net("127.0.0.77")), "only the fifth says so");
+        assert_eq!(limiter.failures(net("127.0.0.250")), 6);
         let left = limiter
             .blocked(net("127.0.0.1"))
             .expect("blocked at 5 failures");
@@ -632,6 +756,34 @@ mod tests {
         }
         assert_eq!(limiter.failures(net("2001:db8::77")), 3);
         assert_eq!(limiter.failures(net("2001:db8:0:1::1")), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn refusals_are_logged_once_a_minute_per_network_with_the_count_left_out() {
+        let log = QuietLog::new();
+        let a = Network::of(ip("192.0.2.1"));
+        let b = Network::of(ip("198.51.100.1"));
+        assert_eq!(log.note(a), Some(0));
+        assert_eq!(log.note(b), Some(0));
+        for _ in 0..41 {
+            assert_eq!(log.note(a), None);
+        }
+        tokio::time::advance(Duration::from_secs(59)).await;
+        assert_eq!(log.note(a), None);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(log.note(a), Some(42));
+        assert_eq!(log.note(a), None);
+        assert_eq!(log.note(b), Some(0));
+    }
+
+    #[test]
+    fn an_address_is_itself_and_a_mapped_address_is_ipv4() {
+        let of = |text: &str| Address::of(ip(text));
+        assert_eq!(of("::ffff:127.0.0.9"), of("127.0.0.9"));
+        assert_eq!(of("::ffff:127.0.0.9").to_string(), "127.0.0.9");
+        assert_ne!(of("127.0.0.1"), of("127.0.0.2"));
+        assert_eq!(of("2001:db8::1").to_string(), "2001:db8::1");
+        assert_ne!(of("2001:db8::1"), of("2001:db8::2"));
     }
 
     #[test]
@@ -668,36 +820,57 @@ mod tests {
         String::from_utf8_lossy(&line.unwrap_or_default()).into_owned()
     }
 
-    #[tokio::test]
-    async fn connections_reset_before_logging_in_cannot_keep_a_bot_of_another_network_out() {
+    /// A port for alice, with its token; the connections held could stay `auth_timeout`.
+    async fn alice_port(config: PortConfig) -> (BotPort, String) {
         let token = crate::new_token();
         let tokens = [("alice".to_string(), token_hash(&token))].into();
         let registry = Arc::new(Registry::new(tokens, Duration::from_millis(100), 4));
-        // The held connections could stay 30 s: a login that waits for them would take
-        // that long.
         let config = PortConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..config
+        };
+        (BotPort::bind(config, registry).await.expect("binds"), token)
+    }
+
+    /// Waits (bounded) until no connection of `address` is logging in.
+    async fn settled(port: &BotPort, address: Address) {
+        for _ in 0..1000 {
+            if port.shared.pending.0.count(address) == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{address} still has connections logging in");
+    }
+
+    #[tokio::test]
+    async fn connections_reset_before_logging_in_cannot_keep_a_bot_of_another_address_out() {
+        // The held connections could stay 30 s: a login that waits for them would take
+        // that long.
+        let (port, token) = alice_port(PortConfig {
             auth_timeout: Duration::from_secs(30),
             ..PortConfig::default()
-        };
-        let port = BotPort::bind(config, registry).await.expect("binds");
+        })
+        .await;
         let addr = port.local_addr();
-        let attacker = Network::of(ip("127.0.0.1"));
+        let attacker = Address::of(ip("127.0.0.1"));
+        let network = Network::of(ip("127.0.0.1"));
 
         // 300 connections from 127.0.0.1 that say nothing.
         let mut held = Vec::new();
         for _ in 0..300 {
             held.push(connect_from("127.0.0.1", addr).await);
         }
-        // A bot of another network (127.0.1.0/24) logs in at once.
+        // A bot of another address, even of the same /24, logs in at once.
         let started = Instant::now();
-        let welcome = login("127.0.1.2", addr, &token).await;
+        let welcome = login("127.0.0.2", addr, &token).await;
         let took = started.elapsed();
         assert_eq!(welcome, "{\"type\":\"welcome\",\"bot\":\"alice\"}");
         assert!(took < Duration::from_secs(3), "the login took {took:?}");
         // Its connection was accepted after all 300: 8 of them are logging in, and
         // the other 292 were refused at once with a line that says why.
-        assert_eq!(port.shared.pending.count(attacker), 8);
+        assert_eq!(port.shared.pending.0.count(attacker), 8);
+        assert_eq!(port.shared.pending.1.count(network), 8);
         let mut refused = 0;
         let mut silent = 0;
         for stream in &mut held {
@@ -705,7 +878,7 @@ mod tests {
                 Ok(Ok(line)) => {
                     assert_eq!(
                         String::from_utf8_lossy(&line),
-                        "{\"type\":\"refused\",\"reason\":\"127.0.0.0/24 already has 8 \
+                        "{\"type\":\"refused\",\"reason\":\"127.0.0.1 already has 8 \
                          connections logging in; try again later\",\"retry_ms\":30000}"
                     );
                     refused += 1;
@@ -717,29 +890,70 @@ mod tests {
         assert_eq!((refused, silent), (292, 8));
 
         // All 300 reset (SO_LINGER 0, then close): the 8 that were logging in count as
-        // failed logins, and the network is refused from then on.
+        // failed logins of the address and of its network, and the address is refused
+        // from then on.
         for stream in held {
             stream.set_zero_linger().expect("SO_LINGER 0");
             drop(stream);
         }
-        for _ in 0..1000 {
-            if port.shared.pending.count(attacker) == 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert_eq!(port.shared.pending.count(attacker), 0);
-        assert_eq!(port.shared.limiter.failures(attacker), 8);
-        let refused = login("127.0.0.77", addr, &token).await;
+        settled(&port, attacker).await;
+        assert_eq!(port.shared.failures.0.failures(attacker), 8);
+        assert_eq!(port.shared.failures.1.failures(network), 8);
+        let refused = login("127.0.0.1", addr, &token).await;
         assert!(
             refused.starts_with(
-                "{\"type\":\"refused\",\"reason\":\"too many failed logins from 127.0.0.0/24; \
+                "{\"type\":\"refused\",\"reason\":\"too many failed logins from 127.0.0.1; \
                  try again in 60 s\",\"retry_ms\":"
             ),
             "{refused}"
         );
-        // The other network still logs in.
-        let again = login("127.0.1.2", addr, &token).await;
-        assert_eq!(again, "{\"type\":\"welcome\",\"bot\":\"alice\"}");
+        // The other addresses still log in: 8 failures are far from the network's 30.
+        for other in ["127.0.0.2", "127.0.0.77", "127.0.1.2"] {
+            let again = login(other, addr, &token).await;
+            assert_eq!(again, "{\"type\":\"welcome\",\"bot\":\"alice\"}", "{other}");
+        }
+    }
+
+    #[tokio::test]
+    async fn many_addresses_of_one_network_are_limited_together() {
+        let (port, token) = alice_port(PortConfig::default()).await;
+        let addr = port.local_addr();
+        // 100 addresses of 127.0.0.0/24, each with 2 wrong tokens (under the address's
+        // 5): the network's 30th failure refuses every address of it.
+        let mut answers = Vec::new();
+        for host in 1..=100u8 {
+            for _ in 0..2 {
+                answers.push(login(&format!("127.0.0.{host}"), addr, "bad").await);
+            }
+        }
+        let wrong = "{\"type\":\"refused\",\"reason\":\"wrong token for bot \\\"alice\\\", or no \
+                     remote bot has that name\"}";
+        assert!(
+            answers[..30].iter().all(|a| a == wrong),
+            "{:?}",
+            &answers[..30]
+        );
+        assert!(
+            answers[30..].iter().all(|a| a.starts_with(
+                "{\"type\":\"refused\",\"reason\":\"too many failed logins from 127.0.0.0/24; "
+            )),
+            "{:?}",
+            &answers[30..32]
+        );
+        assert_eq!(
+            port.shared
+                .failures
+                .1
+                .failures(Network::of(ip("127.0.0.9"))),
+            30
+        );
+        // The right token does not help inside the network; another network logs in.
+        let refused = login("127.0.0.250", addr, &token).await;
+        assert!(
+            refused.contains("too many failed logins from 127.0.0.0/24"),
+            "{refused}"
+        );
+        let welcome = login("127.0.1.1", addr, &token).await;
+        assert_eq!(welcome, "{\"type\":\"welcome\",\"bot\":\"alice\"}");
     }
 }

@@ -34,7 +34,7 @@ pub fn store_digest(dir: &Path, token: &str) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let path = token_file(dir);
     let tmp = dir.join(format!("{TOKEN_FILE}.new"));
-    let mut file = std::fs::File::create(&tmp)
+    let mut file = referee::create_file(&tmp, referee::Create::Replace, None)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
     writeln!(file, "{}", remote::hex(&remote::token_hash(token)))
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;

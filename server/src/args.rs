@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
@@ -30,6 +31,16 @@ pub struct ServeArgs {
     /// at once.
     #[arg(long, default_value_t = 1024, value_name = "N")]
     pub max_connections: usize,
+    /// Most log downloads sent at once (/api/logs/FILE, /api/sets/SET/log); one more is
+    /// answered 503 with Retry-After.
+    #[arg(long, default_value_t = crate::download::MAX_DOWNLOADS, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_downloads: u32,
+    /// Time one log download may take, from its answer to its last byte (5m is a 30 MB
+    /// log at 100 kB/s); past it the download is cut.
+    #[arg(long, default_value = "5m", value_name = "DURATION",
+          value_parser = positive_duration)]
+    pub download_time: Duration,
     /// Most HTTP connections one client address (an IPv4 address, or an IPv6 /64) holds
     /// at once; more are closed at once. Default: 64, or --max-connections if lower.
     /// Behind a reverse proxy every client has the proxy's address: raise it.
@@ -64,6 +75,25 @@ pub struct ServeArgs {
     /// none (with a PostgreSQL store, the workers play them all).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1024))]
     pub concurrency: Option<u32>,
+}
+
+impl ServeArgs {
+    /// The bounds on log downloads.
+    pub fn download_limits(&self) -> crate::download::DownloadLimits {
+        crate::download::DownloadLimits {
+            max: self.max_downloads as usize,
+            time: self.download_time,
+        }
+    }
+}
+
+/// A duration as `hus match --move-time` takes it, longer than zero.
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match referee::parse_duration(text) {
+        Ok(d) if d.is_zero() => Err("it must be longer than zero".to_string()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("{e:#}")),
+    }
 }
 
 /// The raw arguments of `hus token`: a remote bot's token, or with `--admin` a

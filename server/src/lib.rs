@@ -10,6 +10,8 @@
 //! - [`web`]: routes, security headers, the `Host` check, request limits; [`http`]: the
 //!   listener (connections in all and per address, header size and time, stalled
 //!   writes); [`capacity`]: slots counted in all and per client address.
+//! - [`download`]: log downloads, streamed, counted and timed; [`pages`]: replay
+//!   pages, built once per finished set, by a bounded number of builders.
 //! - [`admin`]: the admin token (its SHA-256 only is stored; constant-time check).
 //!
 //! [`run_token`] is `hus token`: bots' tokens and the admin token, one code path.
@@ -19,8 +21,10 @@
 pub mod admin;
 mod args;
 pub mod capacity;
+pub mod download;
 pub mod http;
 pub mod live;
+pub mod pages;
 pub mod pairing;
 pub mod reader;
 pub mod runner;
@@ -83,12 +87,7 @@ pub fn run_token(args: &TokenArgs) -> anyhow::Result<ExitCode> {
 /// Writes `token` to a new file readable by its owner only.
 fn write_private(path: &std::path::Path, token: &str) -> anyhow::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
+    let mut file = referee::create_file(path, referee::Create::New, Some(0o600))
         .with_context(|| format!("cannot create the token file {}", path.display()))?;
     writeln!(file, "{token}")
         .with_context(|| format!("cannot write the token file {}", path.display()))?;
@@ -107,7 +106,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(league::LOGS_DIR);
-    std::fs::create_dir_all(&logs)
+    referee::create_dir(&logs)
         .with_context(|| format!("cannot create the league's directory {}", logs.display()))?;
     let _lock = DirLock::acquire(&dir)?;
     // The store: --store (or HUS_STORE), else the file's `store` key, as for `hus
@@ -200,6 +199,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             hosts: referee::web_host::AllowedHosts::new(addr, &args.allowed_host)?,
             live_slots: capacity::Capacity::new(limits.live, limits.live_per_address),
             refusals: Arc::new(admin::RefusalLog::default()),
+            downloads: download::Downloads::new(args.download_limits()),
+            pages: pages::ReplayPages::new(pages::BUILDERS, pages::KEPT_BYTES),
         });
         let refusal_log = tokio::spawn(app.refusals.clone().run(shutdown_rx.clone()));
         let signals = {

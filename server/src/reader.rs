@@ -8,7 +8,7 @@
 
 use std::sync::mpsc;
 
-use league::{Store, StoreError, StoredLog, WorkerRow};
+use league::{PackedLog, Store, StoreError, WorkerRow};
 use tokio::sync::oneshot;
 
 /// A read: given the store (or why there is none), it answers its caller and says
@@ -79,8 +79,8 @@ impl Reader {
         self.ask(|store| store.worker_rows()).await
     }
 
-    /// The kept log of set `id`.
-    pub async fn log(&self, id: league::SetId) -> Result<Option<StoredLog>, String> {
+    /// The kept log of set `id`, still packed (gzip).
+    pub async fn log(&self, id: league::SetId) -> Result<Option<PackedLog>, String> {
         self.ask(move |store| store.stored_log(id)).await
     }
 }

@@ -185,6 +185,10 @@ pub struct AppState {
     /// The pages' reader of a shared (PostgreSQL) store: the workers, and the logs
     /// they sent. `None` with SQLite.
     pub reader: Option<crate::reader::Reader>,
+    /// The log downloads under way, and their bounds.
+    pub downloads: crate::download::Downloads,
+    /// The replay pages: finished sets' pages kept, builds shared and bounded.
+    pub pages: crate::pages::ReplayPages,
     /// The `Host` values the pages are served for (no DNS rebinding).
     pub hosts: referee::web_host::AllowedHosts,
     /// The live streams' slots, in all and per client (`--max-live`,

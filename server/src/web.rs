@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::Engine as _;
-use futures_util::StreamExt as _;
+use futures_util::{FutureExt, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -25,9 +25,9 @@ use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 
-use crate::admin;
 use crate::capacity::{Client, Full};
 use crate::state::{AppState, Command, SetView};
+use crate::{admin, download, pages};
 
 /// Largest request body accepted (admin requests carry none).
 pub const MAX_BODY: usize = 16 * 1024;
@@ -104,7 +104,15 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
 }
 
 /// An API error: a status and a sentence, as `{"error": "..."}`.
+#[derive(Clone, Debug)]
 pub struct ApiError(StatusCode, String);
+
+impl ApiError {
+    /// An error of status `status` that says `what`.
+    pub fn new(status: StatusCode, what: impl Into<String>) -> ApiError {
+        ApiError(status, what.into())
+    }
+}
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -260,11 +268,12 @@ enum LogSource {
     Stored(league::SetId),
 }
 
-/// A set's log: the finished set's, or a running set's.
-fn set_log_source(app: &AppState, set: &str) -> Result<LogSource, ApiError> {
+/// A set's log: the finished set's, or a running set's; and whether the set is finished.
+fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), ApiError> {
     let s = app.snapshot();
     let view = s.sets.iter().find(|v| v.set == set);
-    let known = view.is_some() || app.hub.snapshot().iter().any(|l| l.set == set);
+    let finished = view.is_some();
+    let known = finished || app.hub.snapshot().iter().any(|l| l.set == set);
     if !known {
         return Err(not_found_error(format!("no set named {set:?}")));
     }
@@ -272,22 +281,26 @@ fn set_log_source(app: &AppState, set: &str) -> Result<LogSource, ApiError> {
         .and_then(|v| v.log.strip_prefix("store:"))
         .and_then(|id| id.parse().ok())
     {
-        return Ok(LogSource::Stored(id));
+        return Ok((LogSource::Stored(id), finished));
     }
     confined(&logs_dir(app), &format!("{set}.jsonl"))
-        .map(LogSource::File)
+        .map(|path| (LogSource::File(path), finished))
         .ok_or_else(|| not_found_error(format!("the log of {set:?} is missing")))
 }
 
-/// The text of a log the store keeps.
-async fn stored_log(app: &AppState, set: &str, id: league::SetId) -> Result<String, ApiError> {
+/// A log the store keeps, as it keeps it (gzip).
+async fn stored_log(
+    app: &AppState,
+    set: &str,
+    id: league::SetId,
+) -> Result<league::PackedLog, ApiError> {
     let Some(reader) = &app.reader else {
         return Err(not_found_error(format!(
             "the log of {set:?} is in a store this server does not read"
         )));
     };
     match reader.log(id).await {
-        Ok(Some(log)) => Ok(log.text),
+        Ok(Some(log)) => Ok(log),
         Ok(None) => Err(not_found_error(format!(
             "the store keeps no log of {set:?}"
         ))),
@@ -295,62 +308,49 @@ async fn stored_log(app: &AppState, set: &str, id: league::SetId) -> Result<Stri
     }
 }
 
+/// A set's log as a download, streamed (`download.rs`), if a download's place is free.
 async fn download_source(
     app: &AppState,
     set: &str,
     source: LogSource,
 ) -> Result<Response, ApiError> {
+    let ticket = match app.downloads.start() {
+        Ok(ticket) => ticket,
+        Err(busy) => return Ok(busy.into_response()),
+    };
     match source {
-        LogSource::File(path) => download(path).await,
+        LogSource::File(path) => download_file(path, ticket).await,
         LogSource::Stored(id) => {
-            let text = stored_log(app, set, id).await?;
-            Ok(attachment(&format!("{set}.jsonl"), text.into_bytes()))
+            let log = stored_log(app, set, id).await?;
+            Ok(download::packed_download(
+                &format!("{set}.jsonl"),
+                log,
+                ticket,
+            ))
         }
     }
 }
 
-async fn download(path: PathBuf) -> Result<Response, ApiError> {
+/// The file at `path` (resolved inside the logs directory by `confined`) as a download.
+async fn download_file(path: PathBuf, ticket: download::Ticket) -> Result<Response, ApiError> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let body = tokio::fs::read(&path).await.map_err(|e| {
+    let log = download::open_log(&path).await.map_err(|e| {
         ApiError(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot read {name}: {e}"),
         )
     })?;
-    Ok(attachment(&name, body))
-}
-
-/// A file's bytes as a download named `name`.
-fn attachment(name: &str, body: Vec<u8>) -> Response {
-    let kind = if name.ends_with(".jsonl") {
-        "application/jsonl; charset=utf-8"
-    } else {
-        "text/plain; charset=utf-8"
-    };
-    (
-        [
-            (header::CONTENT_TYPE, kind.to_string()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!(
-                    "attachment; filename=\"{}\"",
-                    name.replace(['"', '\\'], "_")
-                ),
-            ),
-        ],
-        body,
-    )
-        .into_response()
+    Ok(download::file_download(&name, log, ticket))
 }
 
 async fn set_log(
     State(app): State<Arc<AppState>>,
     Path(set): Path<String>,
 ) -> Result<Response, ApiError> {
-    let source = set_log_source(&app, &set)?;
+    let (source, _) = set_log_source(&app, &set)?;
     download_source(&app, &set, source).await
 }
 
@@ -373,7 +373,10 @@ async fn log_file(
     Path(file): Path<String>,
 ) -> Result<Response, ApiError> {
     match confined(&logs_dir(&app), &file) {
-        Some(path) => download(path).await,
+        Some(path) => match app.downloads.start() {
+            Ok(ticket) => download_file(path, ticket).await,
+            Err(busy) => Ok(busy.into_response()),
+        },
         None => Err(ApiError(
             StatusCode::NOT_FOUND,
             "no such log: give a file name of the league's logs directory".into(),
@@ -406,37 +409,92 @@ fn inline_elements<'p>(page: &'p str, tag: &str) -> Vec<&'p str> {
 }
 
 /// The replay viewer of `hus replay --html` for a set. Its script and style are
-/// inline: the page's policy allows exactly those, by their SHA-256.
+/// inline: the page's policy allows exactly those, by their SHA-256. A finished set's
+/// page is built once and kept; builds are shared and bounded (`pages.rs`).
 async fn replay(
     State(app): State<Arc<AppState>>,
     Path(set): Path<String>,
 ) -> Result<Response, ApiError> {
-    // A log the store keeps is read from a private copy, named as the set's log.
-    let (path, _copy) = match set_log_source(&app, &set)? {
-        LogSource::File(path) => (path, None),
-        LogSource::Stored(id) => {
-            let text = stored_log(&app, &set, id).await?;
-            let fail = |e: std::io::Error| {
-                ApiError(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("cannot copy the log of {set:?}: {e}"),
-                )
-            };
-            let copy = tempfile::tempdir().map_err(fail)?;
-            let path = copy.path().join(format!("{set}.jsonl"));
-            tokio::fs::write(&path, text).await.map_err(fail)?;
-            (path, Some(copy))
-        }
+    let (source, finished) = set_log_source(&app, &set)?;
+    let build = {
+        let (app, set) = (app.clone(), set.clone());
+        move |ticket| build_replay(app, set, source, ticket).boxed()
     };
-    let page = tokio::task::spawn_blocking(move || referee::viewer_page(&path, MAX_PAGE_MOVES))
-        .await
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}")))?;
-    let scripts: Vec<String> = inline_elements(&page, "script")
+    let page = app.pages.get(&set, finished, build).await?;
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            ),
+            (header::CONTENT_SECURITY_POLICY, page.csp.clone()),
+        ],
+        page.html.clone(),
+    )
+        .into_response())
+}
+
+/// A log to build a page from: a file, or the store's packed copy.
+enum ReplayLog {
+    File(PathBuf),
+    Packed(league::PackedLog),
+}
+
+/// Builds a set's page on a blocking thread, which gives up when `ticket` says nobody
+/// waits for the page any more.
+async fn build_replay(
+    app: Arc<AppState>,
+    set: String,
+    source: LogSource,
+    ticket: pages::Ticket,
+) -> Result<pages::Page, ApiError> {
+    let log = match source {
+        LogSource::File(path) => ReplayLog::File(path),
+        LogSource::Stored(id) => ReplayLog::Packed(stored_log(&app, &set, id).await?),
+    };
+    tokio::task::spawn_blocking(move || {
+        // A log the store keeps is read from a private copy, named as the set's log.
+        let (path, _copy) = match log {
+            ReplayLog::File(path) => (path, None),
+            ReplayLog::Packed(packed) => {
+                let (path, copy) = unpacked_copy(&set, &packed).map_err(|e| {
+                    ApiError(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        format!("cannot copy the log of {set:?}: {e}"),
+                    )
+                })?;
+                (path, Some(copy))
+            }
+        };
+        let html = referee::viewer_page(&path, MAX_PAGE_MOVES, ticket.stop())
+            .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}")))?;
+        drop(ticket);
+        with_policy(html)
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+}
+
+/// The store's log of `set` unpacked into a file of a new private directory (removed
+/// when the directory is dropped), named as the set's log.
+fn unpacked_copy(
+    set: &str,
+    packed: &league::PackedLog,
+) -> std::io::Result<(PathBuf, tempfile::TempDir)> {
+    let copy = tempfile::tempdir()?;
+    let path = copy.path().join(format!("{set}.jsonl"));
+    let mut file = std::fs::File::create(&path)?;
+    std::io::copy(&mut packed.reader(), &mut file)?;
+    Ok((path, copy))
+}
+
+/// A page with the policy that allows its inline scripts and styles, by their hashes.
+fn with_policy(html: String) -> Result<pages::Page, ApiError> {
+    let scripts: Vec<String> = inline_elements(&html, "script")
         .into_iter()
         .map(inline_hash)
         .collect();
-    let styles: Vec<String> = inline_elements(&page, "style")
+    let styles: Vec<String> = inline_elements(&html, "style")
         .into_iter()
         .map(inline_hash)
         .collect();
@@ -448,17 +506,10 @@ async fn replay(
     );
     let csp = HeaderValue::from_str(&csp)
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    Ok((
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/html; charset=utf-8"),
-            ),
-            (header::CONTENT_SECURITY_POLICY, csp),
-        ],
-        page,
-    )
-        .into_response())
+    Ok(pages::Page {
+        html: Bytes::from(html),
+        csp,
+    })
 }
 
 async fn live(State(app): State<Arc<AppState>>) -> Json<Value> {

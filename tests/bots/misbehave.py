@@ -14,8 +14,10 @@ import sys
 import time
 
 args = sys.argv[1:]
+tag = "untagged"
 if "--tag" in args:  # a marker for finding this bot's processes; otherwise ignored
     i = args.index("--tag")
+    tag = args[i + 1]
     del args[i : i + 2]
 on = 1
 if "--on" in args:
@@ -194,6 +196,20 @@ for raw in sys.stdin.buffer:
         # Exit only once it has left the group, however late it is scheduled.
         os.read(ready_r, 1)
         sys.exit(0)
+    elif mode == "detach":  # a child leaves the session and the pipes, then plays on
+        ready_r, ready_w = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.write(ready_w, b"x")
+            # Its command line carries the tag, so the test finds it.
+            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(30)", tag])
+        os.read(ready_r, 1)
+        os.close(ready_r)
+        os.close(ready_w)
+        answer(msg)
     elif mode == "memory":  # ARG: megabytes to allocate
         hog = bytearray(int(arg) << 20)
         answer(msg)

@@ -20,6 +20,9 @@ mod league;
 /// The ladder: the Rust bot's levels in a league, `hus rate` on the random mover and
 /// on level 5 against the shipped ratings.
 mod levels;
+/// Bots die with a referee killed by SIGKILL; what a bot leaves running is reported and
+/// ended; no file of a log or league directory is written through a symbolic link.
+mod lifetime;
 /// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
 mod message_order;
 /// The places where the documents and the referee disagreed (issue 9), one test each.
@@ -50,6 +53,9 @@ mod sandbox;
 /// tokens, confined downloads, bounded requests and connections (in all and per
 /// address, under a flood), the `Host` check, the dashboard in Chromium.
 mod serve;
+/// `hus serve` under load: 50 clients that never read a 32 MB log, a slow download cut
+/// at its time limit, 40 concurrent requests for the replay of a 100,000-move set.
+mod serve_load_limits;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
 /// Team matches: who plays each move, hello.team, game.order, turn.last, a member's

@@ -447,9 +447,9 @@ fn wrong_tokens_are_refused_logged_without_the_token_and_rate_limited() {
     let (limited, closed) = &replies[3];
     assert_eq!(limited["type"], "refused");
     assert!(
-        limited["reason"].as_str().is_some_and(
-            |r| r.starts_with("too many failed logins from 127.0.0.0/24; try again in ")
-        ),
+        limited["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("too many failed logins from 127.0.0.1; try again in ")),
         "{limited}"
     );
     assert!(limited["retry_ms"]
@@ -463,8 +463,16 @@ fn wrong_tokens_are_refused_logged_without_the_token_and_rate_limited() {
         3,
         "{log}"
     );
+    // The third failure says once that the address is refused; the refusal itself
+    // is logged too (the first of its minute).
+    assert_eq!(
+        log.matches("127.0.0.1 is refused for a while: too many failed logins")
+            .count(),
+        1,
+        "{log}"
+    );
     assert!(
-        log.contains("too many failed logins from this network"),
+        log.contains("login refused: too many failed logins from this address"),
         "{log}"
     );
     for t in wrong.iter().chain([&server.token]) {

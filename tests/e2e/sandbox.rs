@@ -1235,4 +1235,26 @@ fn a_program_that_would_be_another_one_inside_is_an_error() {
             a.root.join("opt/tool").display()
         )
     );
+    if !running_as_root() {
+        return;
+    }
+    // As root, an installation that nobody cannot reach cannot be shown: the error
+    // does not suggest it.
+    let opt = a.root.join("opt");
+    std::fs::set_permissions(&opt, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("chmod");
+    let out = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args(["check-bot", &command, "--sandbox"])
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .expect("hus runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!(
+            "error: --sandbox: the bot's program \"sh\" is {} outside the sandbox, but would be /usr/bin/sh inside it; its installation {} cannot be shown: user nobody, who runs the sandboxed bots, cannot reach it; write /usr/bin/sh in the command to use that one, or install the program where nobody can reach it",
+            sh.display(),
+            opt.join("tool").display()
+        )
+    );
 }

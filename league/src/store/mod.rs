@@ -13,7 +13,7 @@ mod sqlite;
 
 use std::collections::BTreeMap;
 
-pub use pg::{PgStore, Recorded, StoredLog, WorkerRow};
+pub use pg::{PackedLog, PgStore, Recorded, StoredLog, WorkerRow};
 pub use sqlite::SqliteStore;
 
 use crate::schedule::{PlannedSet, SetKey};
@@ -329,9 +329,9 @@ pub trait Store {
         Ok(Vec::new())
     }
 
-    /// A finished set's log kept in the store (a worker's set); `None` when the store
-    /// keeps none (SQLite: the logs are files in the league's directory).
-    fn stored_log(&mut self, id: SetId) -> Result<Option<StoredLog>, StoreError> {
+    /// A finished set's log kept in the store (a worker's set), still packed; `None`
+    /// when the store keeps none (SQLite: the logs are files in the league's directory).
+    fn stored_log(&mut self, id: SetId) -> Result<Option<PackedLog>, StoreError> {
         let _ = id;
         Ok(None)
     }

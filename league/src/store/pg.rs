@@ -204,6 +204,31 @@ pub struct StoredLog {
     pub text: String,
 }
 
+/// A set's kept log as the store keeps it, gzip: about a tenth of the text, for a
+/// reader that unpacks it piece by piece ([`PackedLog::reader`]) instead of holding
+/// the whole text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackedLog {
+    /// The set.
+    pub key: SetKey,
+    /// The attempt that wrote it.
+    pub attempt: u32,
+    /// The log's text, gzip.
+    pub gz: Vec<u8>,
+}
+
+impl PackedLog {
+    /// The log's text as it is unpacked.
+    pub fn reader(&self) -> impl Read + '_ {
+        flate2::read::GzDecoder::new(&self.gz[..])
+    }
+
+    /// The same log, consumed as it is unpacked (for a reader that outlives `self`).
+    pub fn into_reader(self) -> impl Read + Send {
+        flate2::read::GzDecoder::new(std::io::Cursor::new(self.gz))
+    }
+}
+
 /// Fixed key of the advisory lock that serialises migrations between processes.
 const MIGRATION_LOCK: i64 = 0x0068_7573_5f6d_6967;
 
@@ -640,6 +665,24 @@ impl PgStore {
     /// The log of set `id`: the counted attempt's, else the latest that reached the
     /// store; `None` when no result of the set arrived.
     pub fn log(&mut self, id: SetId) -> Result<Option<StoredLog>, StoreError> {
+        let Some(packed) = self.packed_log(id)? else {
+            return Ok(None);
+        };
+        let text = decompress(&packed.gz).map_err(|e| {
+            invalid(
+                &self.place,
+                format!("the log of set {id} cannot be unpacked: {e}"),
+            )
+        })?;
+        Ok(Some(StoredLog {
+            key: packed.key,
+            attempt: packed.attempt,
+            text,
+        }))
+    }
+
+    /// The log of set `id` as [`PgStore::log`] chooses it, still packed.
+    pub fn packed_log(&mut self, id: SetId) -> Result<Option<PackedLog>, StoreError> {
         let place = self.place.clone();
         let row = self
             .c()
@@ -652,21 +695,14 @@ impl PgStore {
             )
             .map_err(|e| backend(&place, "cannot read a set's log", e))?;
         let Some(row) = row else { return Ok(None) };
-        let gz: Vec<u8> = row.get(4);
-        let text = decompress(&gz).map_err(|e| {
-            invalid(
-                &place,
-                format!("the log of set {id} cannot be unpacked: {e}"),
-            )
-        })?;
-        Ok(Some(StoredLog {
+        Ok(Some(PackedLog {
             key: SetKey {
                 round: to_u32(row.get(0)),
                 a: row.get(1),
                 b: row.get(2),
             },
             attempt: to_u32(row.get(3)),
-            text,
+            gz: row.get(4),
         }))
     }
 
@@ -950,8 +986,8 @@ impl Store for PgStore {
         self.workers()
     }
 
-    fn stored_log(&mut self, id: SetId) -> Result<Option<StoredLog>, StoreError> {
-        self.log(id)
+    fn stored_log(&mut self, id: SetId) -> Result<Option<PackedLog>, StoreError> {
+        self.packed_log(id)
     }
 
     fn set_log(&mut self, id: SetId, log: &str) -> Result<(), StoreError> {

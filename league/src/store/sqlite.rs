@@ -134,7 +134,34 @@ impl SqliteStore {
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
-        let conn = Connection::open_with_flags(path, flags)
+        // SQLite opens its files itself: none of them (the database, its write-ahead
+        // log, its shared memory, its journal) may be a link, which SQLite would follow.
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            referee::refuse_symlink(Path::new(&name)).map_err(|e| StoreError::Backend {
+                place: place.clone(),
+                what: "cannot open it".to_string(),
+                cause: Box::new(e),
+            })?;
+        }
+        // And none made after the check: SQLite refuses a link anywhere in the path it
+        // is given with NOFOLLOW, so it is given the directory's real path (the
+        // directory may be a link: the user named it).
+        let real = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => std::fs::canonicalize(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            })
+            .ok()
+            .map(|dir| dir.join(name)),
+            _ => None,
+        };
+        if real.is_some() {
+            flags |= OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        }
+        let conn = Connection::open_with_flags(real.as_deref().unwrap_or(path), flags)
             .map_err(|e| backend(&place, "cannot open it", e))?;
         SqliteStore::init(conn, place)
     }

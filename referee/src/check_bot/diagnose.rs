@@ -150,7 +150,8 @@ struct Facts<'a> {
     moves: Vec<f64>,
     /// How it ended after `bye`, when it was still running then.
     after_bye: Option<&'a Shutdown>,
-    leaks: usize,
+    /// What it left running, in the console's words, once per process.
+    leaks: Vec<String>,
     games: Vec<&'a GameEnd>,
     moved_first: u32,
     moved_second: u32,
@@ -183,7 +184,11 @@ impl<'a> Facts<'a> {
                 Record::GameStart(_) => facts.moved_second += 1,
                 Record::GameEnd(g) => facts.games.push(g),
                 Record::Restart(r) if r.bot == 0 => facts.restarts += 1,
-                Record::Shutdown(s) if s.bot == 0 && s.leaked => facts.leaks += 1,
+                Record::Shutdown(s) if s.bot == 0 => facts.leaks.extend(crate::report::leak_words(
+                    &s.strays,
+                    s.leaked,
+                    &s.stopped_by,
+                )),
                 _ => {}
             }
         }
@@ -597,20 +602,31 @@ fn exits(probe: &Probe, facts: &Facts) -> Check {
     Check::new(Mark::Ok, EXITS, format!("it exited {}", seen.join(" and ")))
 }
 
+/// Most left-running processes listed one by one.
+const MAX_LEAKS_SHOWN: usize = 5;
+
 fn leaks(probe: &Probe, facts: &Facts) -> Check {
-    let n = facts.leaks + usize::from(probe.leaked);
-    if n == 0 {
-        return Check::new(Mark::Ok, LEAKS, "no process it started outlived it");
-    }
-    Check::new(
-        Mark::Problem,
-        LEAKS,
-        format!(
-            "a process it started still held its pipes after it was stopped ({n} time{})",
-            plural(n)
-        ),
-    )
-    .detail("fix: make the processes your bot starts exit with it (or start none); hus killed them, another host may not")
+    let leaks: Vec<&String> = probe.leaks.iter().chain(&facts.leaks).collect();
+    let check = match leaks.as_slice() {
+        [] => return Check::new(Mark::Ok, LEAKS, "no process it started outlived it"),
+        [one] => Check::new(Mark::Problem, LEAKS, one.to_string()),
+        [first, rest @ ..] => {
+            let mut check = Check::new(
+                Mark::Problem,
+                LEAKS,
+                format!("{} processes it started outlived it", leaks.len()),
+            )
+            .detail(first.to_string());
+            for leak in rest.iter().take(MAX_LEAKS_SHOWN - 1) {
+                check = check.detail(leak.to_string());
+            }
+            if rest.len() >= MAX_LEAKS_SHOWN {
+                check = check.detail(format!("and {} more", leaks.len() - MAX_LEAKS_SHOWN));
+            }
+            check
+        }
+    };
+    check.detail("fix: make the processes your bot starts exit with it (or start none); hus killed them, another host may not")
 }
 
 fn games(facts: &Facts) -> Check {

@@ -82,8 +82,9 @@ pub struct Probe {
     pub exit_judged: bool,
     /// `itself`, `sigterm` or `sigkill`.
     pub stopped_by: &'static str,
-    /// A process it started held its pipes after it was stopped.
-    pub leaked: bool,
+    /// What it left running after it exited or was stopped, in the console's words
+    /// (`report::stray_words`).
+    pub leaks: Vec<String>,
 }
 
 impl Probe {
@@ -137,7 +138,11 @@ pub async fn run(
         unasked,
         exit_judged,
         stopped_by: ending.stopped_by,
-        leaked: ending.leaked,
+        leaks: crate::report::leak_words(
+            &crate::set::shutdown_strays(&ending),
+            ending.leaked,
+            ending.stopped_by,
+        ),
     })
 }
 

@@ -24,6 +24,7 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::RangeInclusive;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -486,23 +487,48 @@ fn parse_games(text: &str) -> Result<RangeInclusive<u32>> {
 }
 
 fn write_file(path: &Path, content: &str) -> Result<()> {
-    let mut file =
-        File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut file = crate::files::create_file(path, crate::files::Create::Replace, None)
+        .with_context(|| format!("cannot create {}", path.display()))?;
     file.write_all(content.as_bytes())
         .and_then(|_| file.flush())
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// An observer that gives up (an `Interrupted` error) at the first record after `stop`
+/// is set: the caller no longer wants what is being built.
+struct Stoppable<'s, O> {
+    inner: O,
+    stop: &'s AtomicBool,
+}
+
+impl<O: Observer> Observer for Stoppable<'_, O> {
+    fn observe(&mut self, v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the page is no longer wanted",
+            ));
+        }
+        self.inner.observe(v, record, checked)
+    }
+}
+
 /// The viewer page of `hus replay --html` for the log at `path`, with every game, as a
 /// string (the match server serves it). A log holding more than `max_moves` moves, or
-/// a corrupt one, is an error that says so.
-pub fn viewer_page(path: &Path, max_moves: u64) -> Result<String> {
+/// a corrupt one, is an error that says so. Setting `stop` (from another thread) makes
+/// it give up at the next record with an error: the log is read record by record, so
+/// a page nobody waits for any more stops costing CPU at once.
+pub fn viewer_page(path: &Path, max_moves: u64, stop: &AtomicBool) -> Result<String> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut src = Source::new(file, None);
     let mut v = Verifier::new();
     let mut collector = html::Collector::new(None, max_moves);
+    let mut observer = Stoppable {
+        inner: &mut collector,
+        stop,
+    };
     let verdict =
-        drive(&mut src, &mut v, &mut collector).with_context(|| path.display().to_string())?;
+        drive(&mut src, &mut v, &mut observer).with_context(|| path.display().to_string())?;
     if let Verdict::Corrupt(c) = &verdict {
         bail!(
             "{}: line {}: {}",
@@ -523,4 +549,36 @@ pub fn viewer_page(path: &Path, max_moves: u64) -> Result<String> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     html::page(&v, collector, &verdict, &name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log's first records, as `hus match` writes them: a set that has not begun.
+    const START: &str = concat!(
+        r#"{"type":"header","log_version":1,"referee":"hus 0.1.0","rules":{"preset":"hus","width":8},"#,
+        r#""time":{"mode":"per-move","move_ms":1000,"ready_ms":10000},"seed":3,"games":2,"early_stop":false,"#,
+        r#""bots":[{"command":"a","name":"a","stderr":"x.a.stderr"},{"command":"b","name":"b","stderr":"x.b.stderr"}],"#,
+        r#""started":"2026-12-02T06:37:32.673587173Z","line_limit":65536}"#,
+        "\n",
+        r#"{"type":"ready","bot":0,"name":"a","ms":3.85}"#,
+        "\n",
+        r#"{"type":"ready","bot":1,"name":"b","ms":3.6}"#,
+        "\n",
+    );
+
+    #[test]
+    fn replay_page_is_built_and_given_up_when_stop_is_set() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, START).expect("write the log");
+        let page = viewer_page(&path, 10, &AtomicBool::new(false)).expect("a page");
+        assert!(page.contains(r#""status":"incomplete""#), "{page}");
+        let err = viewer_page(&path, 10, &AtomicBool::new(true)).expect_err("given up");
+        assert_eq!(
+            format!("{err:#}"),
+            format!("{}: the page is no longer wanted", path.display())
+        );
+    }
 }

@@ -1,0 +1,435 @@
+//! How long a bot's processes live: no longer than the referee, and no longer than the
+//! bot itself.
+//!
+//! - Every bot is forked by one thread that lives as long as the referee
+//!   ([`spawn`]): the bot's parent-death signal (SIGKILL, set between fork and exec in
+//!   `limits.rs`) fires when the *thread* that forked it ends, so a bot forked by a
+//!   runtime's worker thread, which may end while the bot plays, would be killed with
+//!   it; forked by this thread, it is killed exactly when the referee dies, however
+//!   it dies (SIGKILL included).
+//! - The referee is a child subreaper: a process a bot started whose parent exits is
+//!   re-parented to the referee, not to init, and the referee reaps it.
+//! - After a bot has exited, [`end_strays`] finds every process it left behind,
+//!   whatever group or session it moved to, ends it and reaps it. A process is the
+//!   bot's when it is in the bot's pids cgroup (one per bot process where `hus` can
+//!   make cgroups: as root), in the bot's process group, or carries the bot's tag in
+//!   its environment ([`TAG_VAR`], unsandboxed bots only). Orphans of different bots
+//!   all come to the one referee; these three say whose they are, so a league that
+//!   runs many sets at once ends only the finished bot's. A process that left the
+//!   group *and* cleared its environment *and* runs where no cgroup could be made is
+//!   not found this way; if it holds the bot's pipes it is still found (bot.rs).
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Mutex, OnceLock};
+use std::time::Duration;
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+/// The environment variable that tags an unsandboxed bot's processes as its own.
+pub const TAG_VAR: &str = "HUS_BOT_TAG";
+/// How long what a bot left behind may take to exit by itself after the bot exited
+/// (a helper that reads the bot's pipe ends at its end of file) before it counts as
+/// left behind.
+pub(crate) const STRAY_GRACE: Duration = Duration::from_millis(200);
+/// How long ending what was left behind may take (killed processes must die and be
+/// reaped; a process in uninterruptible sleep dies when it wakes).
+const STRAY_END_WAIT: Duration = Duration::from_secs(2);
+/// A zombie of the referee's that no one claims (an orphan that exited by itself and
+/// could not be told apart) is reaped once it has been one for this long: no `wait`
+/// of the referee's own (std's, tokio's) leaves a child a zombie that long.
+const ZOMBIE_AGE: Duration = Duration::from_secs(1);
+/// Most characters of a left-behind process's command kept for the report.
+const COMMAND_CHARS: usize = 120;
+
+/// One spawn asked of the spawner thread.
+struct Request {
+    command: Command,
+    runtime: tokio::runtime::Handle,
+    reply: oneshot::Sender<io::Result<Child>>,
+}
+
+/// The process ids of the bots alive now (spawned, not yet reaped by their own
+/// reaper): never reaped by anything here.
+static LEADERS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+
+fn leaders<T>(f: impl FnOnce(&mut HashSet<i32>) -> T) -> T {
+    let mut guard = LEADERS.lock().unwrap_or_else(|e| e.into_inner());
+    f(guard.get_or_insert_with(HashSet::new))
+}
+
+/// The sender to the spawner thread, started (and the referee made a subreaper) on
+/// first use. `None` if the thread could not be started.
+fn spawner() -> Option<&'static mpsc::Sender<Request>> {
+    static SPAWNER: OnceLock<Option<mpsc::Sender<Request>>> = OnceLock::new();
+    SPAWNER
+        .get_or_init(|| {
+            // SAFETY: prctl with integer arguments on this process.
+            unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+            let (tx, rx) = mpsc::channel::<Request>();
+            std::thread::Builder::new()
+                .name("hus-spawner".to_string())
+                .spawn(move || {
+                    for request in rx {
+                        serve(request);
+                    }
+                })
+                .ok()
+                .map(|_| tx)
+        })
+        .as_ref()
+}
+
+fn serve(request: Request) {
+    let Request {
+        mut command,
+        runtime,
+        reply,
+    } = request;
+    // The child's pipes and its exit are registered with the caller's runtime.
+    let _entered = runtime.enter();
+    let spawned = command.spawn();
+    if let Ok(child) = &spawned {
+        if let Some(pid) = child.id() {
+            leaders(|l| l.insert(pid as i32));
+        }
+    }
+    if let Err(Ok(child)) = reply.send(spawned) {
+        // The caller gave up waiting (its set was cancelled): nothing may outlive it.
+        if let Some(pid) = child.id() {
+            let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
+    }
+}
+
+/// Spawns `command` (a bot: in a process group or session of its own) from the
+/// spawner thread, within the calling task's runtime.
+pub(crate) async fn spawn(command: Command) -> io::Result<Child> {
+    let sender = spawner().ok_or_else(|| io::Error::other("cannot start the spawner thread"))?;
+    let (reply, answer) = oneshot::channel();
+    let request = Request {
+        command,
+        runtime: tokio::runtime::Handle::current(),
+        reply,
+    };
+    sender
+        .send(request)
+        .map_err(|_| io::Error::other("the spawner thread is gone"))?;
+    answer
+        .await
+        .map_err(|_| io::Error::other("the spawner thread is gone"))?
+}
+
+/// Tells that the bot `pid` has been reaped by its own reaper.
+pub(crate) fn reaped(pid: i32) {
+    leaders(|l| l.remove(&pid));
+}
+
+/// A new tag for a bot's processes, unique on this machine while this referee runs.
+pub(crate) fn new_tag() -> String {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// What tells a bot's processes from the others'.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Marks {
+    /// The bot's process id, also its process group's.
+    pub(crate) pgid: i32,
+    /// The value of [`TAG_VAR`] in its environment, if it was given one.
+    pub(crate) tag: Option<String>,
+    /// Its pids cgroup's `cgroup.procs`, if it has one.
+    pub(crate) cgroup_procs: Option<PathBuf>,
+}
+
+/// A process the bot left running after it exited: ended by the referee.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stray {
+    pub(crate) pid: i32,
+    /// Its command line (cut), or its name when that cannot be read.
+    pub(crate) command: String,
+    /// Whether it had left the bot's process group (`setsid`, `setpgid`).
+    pub(crate) left_group: bool,
+}
+
+/// What `/proc/PID/stat` says of a process.
+#[derive(Clone, Copy, Debug)]
+struct Stat {
+    state: u8,
+    ppid: i32,
+    pgrp: i32,
+    start: u64,
+}
+
+fn stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name is in parentheses and may hold anything: the fields follow the last ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(Stat {
+        state: *fields.first()?.as_bytes().first()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+fn all_pids() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+        .collect()
+}
+
+fn has_tag(pid: i32, tag: &str) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let wanted = format!("{TAG_VAR}={tag}");
+    environ
+        .split(|&b| b == 0)
+        .any(|var| var == wanted.as_bytes())
+}
+
+fn cgroup_members(procs: Option<&Path>) -> HashSet<i32> {
+    procs
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// `sleep 7`: a process's command line, or its name, cut, without control characters.
+pub(crate) fn command_of(pid: i32) -> String {
+    let line = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .map(|bytes| {
+            bytes
+                .split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(String::from_utf8_lossy)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|l| !l.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .ok()
+                .map(|c| c.trim().to_string())
+        })
+        .unwrap_or_default();
+    let mut cut: String = line
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(COMMAND_CHARS)
+        .collect();
+    if line.chars().count() > COMMAND_CHARS {
+        cut.push_str("...");
+    }
+    cut
+}
+
+/// The living processes (not zombies) that are the bot's by `marks`, and whether each
+/// is still in its group; also every zombie child of the referee's in the bot's group.
+fn scan(marks: &Marks, me: i32) -> (Vec<(i32, Stat)>, Vec<i32>) {
+    let in_cgroup = cgroup_members(marks.cgroup_procs.as_deref());
+    let mut alive = Vec::new();
+    let mut zombies = Vec::new();
+    for pid in all_pids() {
+        if pid == me {
+            continue;
+        }
+        let Some(st) = stat(pid) else { continue };
+        if pid == marks.pgid && leaders(|l| l.contains(&pid)) {
+            // The bot itself, not yet reaped by its own reaper: killed with its group,
+            // never reaped here.
+            continue;
+        }
+        if st.state == b'Z' {
+            if st.ppid == me && st.pgrp == marks.pgid {
+                zombies.push(pid);
+            }
+            continue;
+        }
+        let ours = st.pgrp == marks.pgid
+            || in_cgroup.contains(&pid)
+            || marks.tag.as_deref().is_some_and(|tag| has_tag(pid, tag));
+        if ours {
+            alive.push((pid, st));
+        }
+    }
+    (alive, zombies)
+}
+
+/// Reaps `pid` if it is a zombie child of the referee's; true when it is gone.
+fn reap(pid: i32) -> bool {
+    match waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
+        Ok(WaitStatus::StillAlive) => false,
+        // Reaped now, or not the referee's child (someone else reaps it).
+        _ => true,
+    }
+}
+
+/// After the bot (process group `marks.pgid`) has exited and been reaped: waits up to
+/// [`STRAY_GRACE`] for what it left to exit by itself, then kills and reaps whatever is
+/// still there, and returns it. Nothing of another bot is touched (see the module's
+/// documentation for what is the bot's).
+pub(crate) async fn end_strays(marks: &Marks) -> Vec<Stray> {
+    let me = std::process::id() as i32;
+    let grace = Instant::now() + STRAY_GRACE;
+    let mut seen: HashSet<i32> = HashSet::new();
+    let (mut alive, mut zombies) = scan(marks, me);
+    while !alive.is_empty() && Instant::now() < grace {
+        seen.extend(alive.iter().map(|(pid, _)| *pid));
+        zombies.retain(|&pid| !reap(pid));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        (alive, zombies) = scan(marks, me);
+    }
+    let mut strays = Vec::new();
+    let mut reported: HashSet<i32> = HashSet::new();
+    let deadline = Instant::now() + STRAY_END_WAIT;
+    loop {
+        for &(pid, st) in &alive {
+            seen.insert(pid);
+            if pid != marks.pgid && reported.insert(pid) {
+                strays.push(Stray {
+                    pid,
+                    command: command_of(pid),
+                    left_group: st.pgrp != marks.pgid,
+                });
+            }
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        let _ = killpg(Pid::from_raw(marks.pgid), Signal::SIGKILL);
+        // The referee's own children among them (adopted orphans) are its to reap.
+        zombies.retain(|&pid| !reap(pid));
+        seen.retain(|&pid| stat(pid).is_some_and(|st| st.ppid == me) && !reap(pid));
+        if (alive.is_empty() && zombies.is_empty() && seen.is_empty()) || Instant::now() >= deadline
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        (alive, zombies) = scan(marks, me);
+    }
+    reap_old_zombies(me);
+    strays
+}
+
+/// Kills at once whatever is the bot's by `marks` (no wait, no report): for a bot
+/// dropped without its shutdown (a set cut off). Its zombies are reaped later.
+pub(crate) fn kill_marked(marks: &Marks) {
+    let me = std::process::id() as i32;
+    for (pid, _) in scan(marks, me).0 {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+/// Reaps the referee's zombie children that no bot claimed (an orphan that exited
+/// before its bot's end, having left its group) once they have been zombies for
+/// [`ZOMBIE_AGE`]; never a live bot, whose own reaper waits for it.
+fn reap_old_zombies(me: i32) {
+    static FIRST_SEEN: Mutex<Option<HashMap<(i32, u64), std::time::Instant>>> = Mutex::new(None);
+    let now = std::time::Instant::now();
+    let live = leaders(|l| l.clone());
+    let mut zombies = HashMap::new();
+    for pid in all_pids() {
+        if live.contains(&pid) {
+            continue;
+        }
+        if let Some(st) = stat(pid).filter(|st| st.state == b'Z' && st.ppid == me) {
+            zombies.insert((pid, st.start), ());
+        }
+    }
+    let mut guard = FIRST_SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let first_seen = guard.get_or_insert_with(HashMap::new);
+    first_seen.retain(|key, _| zombies.contains_key(key));
+    for key in zombies.into_keys() {
+        let since = *first_seen.entry(key).or_insert(now);
+        if now.duration_since(since) >= ZOMBIE_AGE && reap(key.0) {
+            first_seen.remove(&key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    fn alive(pid: i32) -> bool {
+        stat(pid).is_some_and(|st| st.state != b'Z')
+    }
+
+    /// Of two bots' left-behind processes, each in a session of its own and tagged,
+    /// ending one bot's ends only its own; the other's is ended with its own bot.
+    #[test]
+    fn only_the_finished_bots_processes_are_ended() {
+        runtime().block_on(async {
+            let start = |tag: &str| {
+                let mut command = Command::new("sh");
+                command
+                    .args(["-c", "setsid sleep 30 >/dev/null 2>&1 </dev/null & echo $!"])
+                    .env(TAG_VAR, tag)
+                    .process_group(0)
+                    .stdout(std::process::Stdio::piped());
+                command
+            };
+            let mut pids = Vec::new();
+            let mut marks = Vec::new();
+            for _ in 0..2 {
+                let tag = new_tag();
+                let child = spawn(start(&tag)).await.expect("spawns");
+                let pgid = child.id().expect("pid") as i32;
+                let output = child.wait_with_output().await.expect("waits");
+                reaped(pgid);
+                let sleeper: i32 = String::from_utf8_lossy(&output.stdout)
+                    .trim()
+                    .parse()
+                    .expect("the sleeper's pid");
+                pids.push(sleeper);
+                marks.push(Marks {
+                    pgid,
+                    tag: Some(tag),
+                    cgroup_procs: None,
+                });
+            }
+            // Both sleepers were re-parented to this process, the subreaper.
+            for &pid in &pids {
+                assert_eq!(stat(pid).map(|s| s.ppid), Some(std::process::id() as i32));
+            }
+            let strays = end_strays(&marks[0]).await;
+            assert_eq!(
+                strays,
+                [Stray {
+                    pid: pids[0],
+                    command: "sleep 30".to_string(),
+                    left_group: true,
+                }]
+            );
+            // Gone, reaped (not even a zombie), and the other bot's still runs.
+            assert!(stat(pids[0]).is_none(), "{:?}", stat(pids[0]));
+            assert!(alive(pids[1]));
+            let strays = end_strays(&marks[1]).await;
+            assert_eq!(strays.len(), 1);
+            assert!(stat(pids[1]).is_none());
+        });
+    }
+}
