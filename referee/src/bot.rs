@@ -262,6 +262,7 @@ impl BotProcess {
                 pgid,
                 tag: prepared.tag,
                 cgroup_procs: prepared.cgroup.as_ref().map(|c| c.procs_path()),
+                since: lifetime::start_time(pgid),
             },
             cgroup: prepared.cgroup,
             link: None,

@@ -151,6 +151,16 @@ pub(crate) struct Marks {
     pub(crate) tag: Option<String>,
     /// Its pids cgroup's `cgroup.procs`, if it has one.
     pub(crate) cgroup_procs: Option<PathBuf>,
+    /// When the bot started (`/proc/PID/stat`'s start time, in clock ticks since boot):
+    /// a process that started before cannot be its, whatever its group (a recycled
+    /// pid) or environment; and only the younger ones' environments are read.
+    pub(crate) since: Option<u64>,
+}
+
+/// The start time of `pid`, for [`Marks::since`], read right after the spawn (the
+/// process cannot have been reaped yet: its reaper has not run).
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
+    stat(pid).map(|st| st.start)
 }
 
 /// A process the bot left running after it exited: ended by the referee.
@@ -252,6 +262,9 @@ fn scan(marks: &Marks, me: i32) -> (Vec<(i32, Stat)>, Vec<i32>) {
             continue;
         }
         let Some(st) = stat(pid) else { continue };
+        if marks.since.is_some_and(|since| st.start < since) {
+            continue;
+        }
         if pid == marks.pgid && leaders(|l| l.contains(&pid)) {
             // The bot itself, not yet reaped by its own reaper: killed with its group,
             // never reaped here.
@@ -398,6 +411,8 @@ mod tests {
                 let tag = new_tag();
                 let child = spawn(start(&tag)).await.expect("spawns");
                 let pgid = child.id().expect("pid") as i32;
+                let since = start_time(pgid);
+                assert!(since.is_some());
                 let output = child.wait_with_output().await.expect("waits");
                 reaped(pgid);
                 let sleeper: i32 = String::from_utf8_lossy(&output.stdout)
@@ -409,6 +424,7 @@ mod tests {
                     pgid,
                     tag: Some(tag),
                     cgroup_procs: None,
+                    since,
                 });
             }
             // Both sleepers were re-parented to this process, the subreaper.
