@@ -11,8 +11,10 @@ from the legal pits, to the game's end (any end rule). Three ways, each run in t
                          then game.play(pit), which returns each move's report
   hus_rules, Python loop the same loop over hus_rules.Game
 
-Each way plays for --seconds per run; --runs runs; the medians of playouts per second
-(and plies per second) are printed, with the package's speed over hus_rules'.
+Each way plays for --seconds of this process's CPU time per run (time.process_time:
+on a shared machine, the time other processes take the core from it does not count;
+everything runs on one thread); --runs runs; the medians of playouts per second (and
+plies per second) are printed, with the package's speed over hus_rules'.
 
     python3 python/bench/playouts.py [--preset hus] [--width 8] [--runs 5] [--seconds 2]
 """
@@ -70,12 +72,12 @@ def measure(way, preset: str, width: int, seconds: float, seed: int) -> tuple[fl
     """Playouts per second and plies per second of `way` over at least `seconds`."""
     rng = random.Random(seed)
     games = plies = 0
-    began = time.perf_counter()
+    began = time.process_time()
     while True:
         for _ in range(10):
             plies += way(preset, width, rng)
         games += 10
-        elapsed = time.perf_counter() - began
+        elapsed = time.process_time() - began
         if elapsed >= seconds:
             return games / elapsed, plies / elapsed
 
@@ -106,7 +108,7 @@ def main() -> int:
 
     medians = {name: (statistics.median(g for g, _ in r), statistics.median(p for _, p in r)) for name, r in results.items()}
     base = medians["hus_rules, Python loop"][0]
-    print(f"{args.preset} at width {args.width}, medians of {args.runs} runs of {args.seconds:g} s each")
+    print(f"{args.preset} at width {args.width}, medians of {args.runs} runs of {args.seconds:g} s of CPU time each")
     print(f"| way | playouts/s | plies/s | vs hus_rules |")
     print(f"|---|---|---|---|")
     for name, (games, plies) in medians.items():

@@ -9,7 +9,8 @@
 
 use engine::{
     AnyPosition, Board, Capture as EngineCapture, Event, Game as EngineGame, GameEnd as EngineEnd,
-    MoveReport as EngineReport, Player, Preset, Rules, Setup,
+    MoveReport as EngineReport, Moves, PlayError, Player, Position, Preset, Rules, Setup,
+    WidePosition,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyValueError};
@@ -270,10 +271,10 @@ fn illegal(e: engine::IllegalMove) -> PyErr {
     IllegalMoveError::new_err(e.to_string())
 }
 
-fn play_error(e: engine::PlayError) -> PyErr {
+fn play_error(e: PlayError) -> PyErr {
     match e {
-        engine::PlayError::Illegal(e) => illegal(e),
-        engine::PlayError::GameOver => GameOverError::new_err(e.to_string()),
+        PlayError::Illegal(e) => illegal(e),
+        PlayError::GameOver => GameOverError::new_err(e.to_string()),
     }
 }
 
@@ -516,6 +517,97 @@ impl PyGameEnd {
     }
 }
 
+/// A game on the board type its start needs: the engine's 64-byte board for the usual
+/// widths (up to 16, at most 127 seeds), the wide one otherwise, as `hus perft` and the
+/// Rust bot do, so that games and playouts keep the fast board's speed.
+#[derive(Clone)]
+enum AnyGame {
+    Narrow(EngineGame<Position>),
+    Wide(EngineGame<WidePosition>),
+}
+
+/// Evaluates `$body` with `$g` bound to the inner game.
+macro_rules! each_game {
+    ($game:expr, $g:ident => $body:expr) => {
+        match $game {
+            AnyGame::Narrow($g) => $body,
+            AnyGame::Wide($g) => $body,
+        }
+    };
+}
+
+impl AnyGame {
+    fn new(start: AnyPosition) -> AnyGame {
+        match start {
+            AnyPosition::Narrow(p) => AnyGame::Narrow(EngineGame::new(p)),
+            AnyPosition::Wide(p) => AnyGame::Wide(EngineGame::new(p)),
+        }
+    }
+
+    fn start(&self) -> AnyPosition {
+        each_game!(self, g => AnyPosition::from(*g.start()))
+    }
+
+    fn position(&self) -> AnyPosition {
+        each_game!(self, g => AnyPosition::from(*g.position()))
+    }
+
+    fn history(&self) -> Vec<AnyPosition> {
+        each_game!(self, g => g.history().map(|&p| AnyPosition::from(p)).collect())
+    }
+
+    fn plies(&self) -> u32 {
+        each_game!(self, g => g.plies())
+    }
+
+    fn quiet_plies(&self) -> u32 {
+        each_game!(self, g => g.quiet_plies())
+    }
+
+    fn end(&self) -> Option<EngineEnd> {
+        each_game!(self, g => g.end().copied())
+    }
+
+    fn points(&self) -> Option<[u32; 2]> {
+        each_game!(self, g => g.points())
+    }
+
+    fn legal_moves(&self) -> Moves {
+        each_game!(self, g => g.position().legal_moves())
+    }
+
+    fn play(&mut self, pit: usize) -> Result<EngineReport, PlayError> {
+        each_game!(self, g => g.play(pit))
+    }
+
+    fn forfeit(&mut self, loser: Player) {
+        each_game!(self, g => g.forfeit(loser))
+    }
+
+    fn playout(&mut self, rng: &mut ChaCha8Rng) -> Result<EngineEnd, PlayError> {
+        each_game!(self, g => playout(g, rng))
+    }
+}
+
+/// Plays uniformly random legal moves on `game` until it ends.
+fn playout<B: Board>(
+    game: &mut EngineGame<B>,
+    rng: &mut ChaCha8Rng,
+) -> Result<EngineEnd, PlayError> {
+    loop {
+        if let Some(&end) = game.end() {
+            return Ok(end);
+        }
+        let moves = game.position().legal_moves();
+        let pick = rng.gen_range(0..moves.len());
+        // A game that is not over has a legal move, and `pick` indexes one of them:
+        // the engine refuses nothing here, and would say why if it did.
+        if let Some(pit) = moves.into_iter().nth(pick) {
+            game.play_with(pit, &mut ())?;
+        }
+    }
+}
+
 /// A game from its start: the position, the history the end rules need (repetition,
 /// 200 plies without a capture), the end and the points.
 ///
@@ -526,7 +618,7 @@ impl PyGameEnd {
 #[pyclass(skip_from_py_object, module = "hus", name = "Game")]
 #[derive(Clone)]
 struct PyGame {
-    inner: EngineGame<AnyPosition>,
+    inner: AnyGame,
 }
 
 #[pymethods]
@@ -562,7 +654,7 @@ impl PyGame {
             None => AnyPosition::start(rules_of(preset.unwrap_or("hus"), width.unwrap_or(8))?),
         };
         Ok(PyGame {
-            inner: EngineGame::new(start),
+            inner: AnyGame::new(start),
         })
     }
 
@@ -570,7 +662,7 @@ impl PyGame {
     #[getter]
     fn start(&self) -> PyPosition {
         PyPosition {
-            inner: *self.inner.start(),
+            inner: self.inner.start(),
         }
     }
 
@@ -578,7 +670,7 @@ impl PyGame {
     #[getter]
     fn position(&self) -> PyPosition {
         PyPosition {
-            inner: *self.inner.position(),
+            inner: self.inner.position(),
         }
     }
 
@@ -605,14 +697,15 @@ impl PyGame {
     fn history(&self) -> Vec<PyPosition> {
         self.inner
             .history()
-            .map(|&inner| PyPosition { inner })
+            .into_iter()
+            .map(|inner| PyPosition { inner })
             .collect()
     }
 
     /// How the game ended, or None while it goes on.
     #[getter]
     fn end(&self) -> Option<PyGameEnd> {
-        self.inner.end().map(|&inner| PyGameEnd { inner })
+        self.inner.end().map(|inner| PyGameEnd { inner })
     }
 
     /// Whether the game is over.
@@ -635,7 +728,7 @@ impl PyGame {
         if self.inner.end().is_some() {
             return Vec::new();
         }
-        self.inner.position().legal_moves().collect()
+        self.inner.legal_moves().collect()
     }
 
     /// Plays ``pit`` for the player to move, applies the end rules and returns the
@@ -663,18 +756,8 @@ impl PyGame {
             Some(seed) => ChaCha8Rng::seed_from_u64(seed),
             None => ChaCha8Rng::from_entropy(),
         };
-        loop {
-            if let Some(&inner) = self.inner.end() {
-                return Ok(PyGameEnd { inner });
-            }
-            let moves = self.inner.position().legal_moves();
-            let pick = rng.gen_range(0..moves.len());
-            // A game that is not over has a legal move, and `pick` indexes one of them:
-            // the engine refuses nothing here, and would say why if it did.
-            if let Some(pit) = moves.into_iter().nth(pick) {
-                self.inner.play_with(pit, &mut ()).map_err(play_error)?;
-            }
-        }
+        let inner = self.inner.playout(&mut rng).map_err(play_error)?;
+        Ok(PyGameEnd { inner })
     }
 
     /// Ends the game as lost by ``loser`` for a fault (as the referee does for a

@@ -131,6 +131,17 @@ class FiveLineBotTest(unittest.TestCase):
         self.assertIn("\nno problems, no warnings.\n", done.stdout)
         self.assertIn("ok       plays legal pits: every move was one of the legal pits", done.stdout)
 
+    def test_the_greedy_example_passes_check_bot_on_a_wide_board(self):
+        greedy = REPO / "python" / "examples" / "greedy_bot.py"
+        done = subprocess.run(
+            [hus_bin(), "check-bot", f"{sys.executable} {greedy} 1", "--seed", "3", "--rules", "mancala-world", "--width", "24"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("\nno problems, no warnings.\n", done.stdout)
+
     def test_it_plays_a_set_against_the_random_mover(self):
         with tempfile.TemporaryDirectory() as logs:
             done = subprocess.run(
