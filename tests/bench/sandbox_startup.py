@@ -13,7 +13,10 @@ of the sandbox's cost (bubblewrap, the namespaces, the mounts, the pids cgroup);
 are timed only after it. It prints, per bot, the median of each way and the
 difference. Needs bubblewrap and a release build (`cargo build --release -p hus -p
 alphabeta-bot`). When `python3` lives outside /usr, its installation is shown with
---sandbox-ro (the directory above its bin/ or shims/ directory).
+--sandbox-ro (the directory above its bin/ or shims/ directory); as root, where the bots
+run as nobody, who cannot reach an installation under /root, the Python bot is the
+system's /usr/bin/python3 instead, both ways. As root the checkout must be reachable by
+nobody (README, "Running untrusted bots").
 """
 import argparse
 import json
@@ -30,14 +33,15 @@ BOTS = {
     "native (alphabeta-bot --first-legal)":
         os.path.join(ROOT, "target", "release", "alphabeta-bot") + " --first-legal",
     "python (sample random bot)":
-        "python3 " + os.path.join(ROOT, "sample-bots", "python", "random_bot.py"),
+        ("/usr/bin/python3 " if os.geteuid() == 0 else "python3 ")
+        + os.path.join(ROOT, "sample-bots", "python", "random_bot.py"),
 }
 
 
 def python_ro():
     """--sandbox-ro for python3's installation when it is outside /usr."""
     python = shutil.which("python3") or ""
-    if python.startswith(("/usr/", "/bin/")):
+    if os.geteuid() == 0 or python.startswith(("/usr/", "/bin/")):
         return []
     d = os.path.dirname(python)
     if os.path.basename(d) in ("bin", "shims"):
