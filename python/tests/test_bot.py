@@ -17,6 +17,10 @@ from support import REPO, hus_bin
 from test_line import event_json
 
 FIVE_LINE_BOT = REPO / "python" / "examples" / "five_line_bot.py"
+# Allowances no healthy bot misses, even on a loaded machine (check-bot warns past half
+# of the move time and a quarter of the start-up time): these tests check the protocol,
+# not the speed.
+GENEROUS = ["--move-time", "10s", "--ready-time", "30s"]
 START = [0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]
 HELLO = {
     "type": "hello",
@@ -111,6 +115,15 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual((status, sent), (1, []))
         self.assertIn('cannot play these rules: unknown rules preset "oware"', stderr)
 
+    def test_a_turn_it_cannot_read_gets_a_random_legal_pit(self):
+        for bad in (dict(TURN, you=[10**30] * 16), dict(TURN, you=[2] * 3), dict(TURN, opponent="pits")):
+            status, sent, stderr = converse(lambda p: 4, [HELLO, GAME, bad], seed=2)
+            self.assertEqual(status, 0)
+            self.assertIn(sent[-1]["pit"], TURN["legal"])
+            self.assertIn("cannot read this turn's pits", stderr)
+        status, sent, stderr = converse(lambda p: 4, [dict(HELLO, rules={"preset": "hus", "width": 10**30})])
+        self.assertEqual((status, sent), (1, []))
+
     def test_end_of_stdin_ends_the_bot(self):
         status, sent, _ = converse(lambda p: 4, [HELLO])
         self.assertEqual((status, sent), (0, [{"type": "ready", "name": "python-hus-bot"}]))
@@ -122,7 +135,7 @@ class FiveLineBotTest(unittest.TestCase):
 
     def test_it_passes_check_bot(self):
         done = subprocess.run(
-            [hus_bin(), "check-bot", f"{sys.executable} {FIVE_LINE_BOT}", "--seed", "7"],
+            [hus_bin(), "check-bot", f"{sys.executable} {FIVE_LINE_BOT}", "--seed", "7", *GENEROUS],
             capture_output=True,
             text=True,
             timeout=300,
@@ -134,7 +147,10 @@ class FiveLineBotTest(unittest.TestCase):
     def test_the_greedy_example_passes_check_bot_on_a_wide_board(self):
         greedy = REPO / "python" / "examples" / "greedy_bot.py"
         done = subprocess.run(
-            [hus_bin(), "check-bot", f"{sys.executable} {greedy} 1", "--seed", "3", "--rules", "mancala-world", "--width", "24"],
+            [
+                hus_bin(), "check-bot", f"{sys.executable} {greedy} 1", "--seed", "3",
+                "--rules", "mancala-world", "--width", "24", *GENEROUS,
+            ],
             capture_output=True,
             text=True,
             timeout=300,
@@ -148,7 +164,7 @@ class FiveLineBotTest(unittest.TestCase):
                 [
                     hus_bin(), "match", f"{sys.executable} {FIVE_LINE_BOT}", f"{hus_bin()} random-bot --seed 2",
                     "--games", "4", "--seed", "2", "--rules", "rulebook", "--width", "12",
-                    "--move-time", "10s", "--log-dir", logs, "--json",
+                    *GENEROUS, "--log-dir", logs, "--json",
                 ],
                 capture_output=True,
                 text=True,

@@ -1134,6 +1134,72 @@ fn a_sandbox_user_that_cannot_be_used_is_refused_before_any_game() {
     );
 }
 
+/// Without root, `hus` cannot change user: `--sandbox-user` naming another user is
+/// refused, naming its own is accepted. As root, the test runs `hus` as `nobody`.
+#[test]
+fn without_root_the_sandbox_user_can_only_be_hus_own() {
+    require_bwrap();
+    let a = arena();
+    // `hus` as an ordinary user: nobody if the tests run as root, else the tests' own.
+    let ordinary = || {
+        let mut c = if running_as_root() {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_hus"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_hus"))
+        };
+        c.env("PATH", "/usr/bin:/bin");
+        c
+    };
+    let (uid, own) = if running_as_root() {
+        (65534, "nobody".to_string())
+    } else {
+        let id = |flag: &str| {
+            let out = Command::new("id").arg(flag).output().expect("id");
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        (id("-u").parse().expect("a uid"), id("-un"))
+    };
+    let bot = format!(
+        "/usr/bin/python3 {}",
+        a.bot_dir.join("hostile.py").display()
+    );
+    let out = ordinary()
+        .args(["check-bot", &bot, "--sandbox", "--sandbox-user", "daemon"])
+        .output()
+        .expect("hus runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!("error: --sandbox: invalid --sandbox-user: cannot run the bots as user \"daemon\": only root can change user, and hus runs as uid {uid}; without root, sandboxed bots run as hus's own user (leave out --sandbox-user)")
+    );
+    let bot = format!("{bot} syscalls ptrace");
+    let out = ordinary()
+        .args([
+            "check-bot",
+            &bot,
+            "--sandbox",
+            "--sandbox-user",
+            &own,
+            "--games",
+            "1",
+        ])
+        .args(["--ready-time", "30s", "--move-time", "10s"])
+        .output()
+        .expect("hus runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // It names no user: the bot runs as hus's own, unchanged.
+    assert!(stdout.contains(" at most 128 processes\n"), "{stdout}");
+}
+
 /// For an ordinary user, who cannot make cgroups, the bound is RLIMIT_NPROC set inside
 /// the sandbox. As root, the test runs `hus` as `nobody` to get there (with the system's
 /// Python: `nobody` cannot see /root).
