@@ -115,6 +115,15 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual((status, sent), (1, []))
         self.assertIn('cannot play these rules: unknown rules preset "oware"', stderr)
 
+    def test_a_turn_it_cannot_read_gets_a_random_legal_pit(self):
+        for bad in (dict(TURN, you=[10**30] * 16), dict(TURN, you=[2] * 3), dict(TURN, opponent="pits")):
+            status, sent, stderr = converse(lambda p: 4, [HELLO, GAME, bad], seed=2)
+            self.assertEqual(status, 0)
+            self.assertIn(sent[-1]["pit"], TURN["legal"])
+            self.assertIn("cannot read this turn's pits", stderr)
+        status, sent, stderr = converse(lambda p: 4, [dict(HELLO, rules={"preset": "hus", "width": 10**30})])
+        self.assertEqual((status, sent), (1, []))
+
     def test_end_of_stdin_ends_the_bot(self):
         status, sent, _ = converse(lambda p: 4, [HELLO])
         self.assertEqual((status, sent), (0, [{"type": "ready", "name": "python-hus-bot"}]))

@@ -387,7 +387,12 @@ impl BotProcess {
             // Something that is not the bot's by its marks (it left the group and its
             // cgroup-less environment behind) still holds the bot's pipes: find it
             // through /proc and kill it.
+            let known: Vec<i32> = strays.iter().map(|s| s.pid).collect();
             for pid in pipe_holders(&self.pipe_inodes) {
+                if known.contains(&pid) {
+                    // Killed already, and not yet gone.
+                    continue;
+                }
                 strays.push(Stray {
                     pid,
                     command: lifetime::command_of(pid),

@@ -112,7 +112,7 @@ def run(
             preset, width = rules.get("preset"), rules.get("width")
             try:
                 Position.start(str(preset), int(width))  # type: ignore[arg-type]
-            except (HusError, TypeError, ValueError) as err:
+            except (HusError, OverflowError, TypeError, ValueError) as err:
                 _log(name, f"cannot play these rules: {err}")
                 return 1
             send({"type": "ready", "name": name})
@@ -149,11 +149,11 @@ def _choose(
         position = Position.from_pits(
             str(preset), int(width), message["you"], message["opponent"]  # type: ignore[arg-type]
         )
-    except (HusError, KeyError, TypeError, ValueError) as err:
+    except (HusError, KeyError, OverflowError, TypeError, ValueError) as err:
         _log(name, f"cannot read this turn's pits: {err}")
         return None
     legal = message["legal"]
-    if sorted(legal) != position.legal_moves():
+    if legal != position.legal_moves():
         _log(name, "the referee's legal pits differ from the engine's:", legal, position.legal_moves())
     try:
         if with_turn:
