@@ -11,13 +11,14 @@
 //!   re-parented to the referee, not to init, and the referee reaps it.
 //! - After a bot has exited, [`end_strays`] finds every process it left behind,
 //!   whatever group or session it moved to, ends it and reaps it. A process is the
-//!   bot's when it is in the bot's pids cgroup (one per bot process where `hus` can
-//!   make cgroups: as root), in the bot's process group, or carries the bot's tag in
-//!   its environment ([`TAG_VAR`], unsandboxed bots only). Orphans of different bots
-//!   all come to the one referee; these three say whose they are, so a league that
-//!   runs many sets at once ends only the finished bot's. A process that left the
-//!   group *and* cleared its environment *and* runs where no cgroup could be made is
-//!   not found this way; if it holds the bot's pipes it is still found (bot.rs).
+//!   bot's when it is in the bot's process group, carries the bot's tag in its
+//!   environment ([`TAG_VAR`], unsandboxed bots only), or is in a sandboxed bot's pids
+//!   cgroup. Orphans of different bots all come to the one referee; these say whose
+//!   they are, so a league that runs many sets at once ends only the finished bot's.
+//!   An unsandboxed bot's process that left the group *and* cleared its environment
+//!   is not found this way (no cgroup is made for an unsandboxed bot: joining one
+//!   waits for the kernel, on cgroup v1 milliseconds, on the one spawner thread); if
+//!   it holds the bot's pipes it is still found (bot.rs).
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -214,11 +215,11 @@ fn has_tag(pid: i32, tag: &str) -> bool {
         .any(|var| var == wanted.as_bytes())
 }
 
-fn cgroup_members(procs: Option<&Path>) -> HashSet<i32> {
+/// The members of a cgroup, when its `cgroup.procs` can be read.
+fn cgroup_members(procs: Option<&Path>) -> Option<HashSet<i32>> {
     procs
         .and_then(|p| std::fs::read_to_string(p).ok())
         .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
-        .unwrap_or_default()
 }
 
 /// `sleep 7`: a process's command line, or its name, cut, without control characters.
@@ -253,11 +254,22 @@ pub(crate) fn command_of(pid: i32) -> String {
 
 /// The living processes (not zombies) that are the bot's by `marks`, and whether each
 /// is still in its group; also every zombie child of the referee's in the bot's group.
+///
+/// With a cgroup, only its members are looked at: everything the bot started is in it,
+/// whatever group or session it moved to (a process cannot leave a cgroup whose files
+/// are root's without being root), so the machine's other processes need not be read;
+/// the group's zombies, which a cgroup no longer lists, are reaped as strays that were
+/// seen alive or by [`reap_old_zombies`]. Without one, every process of the machine.
 fn scan(marks: &Marks, me: i32) -> (Vec<(i32, Stat)>, Vec<i32>) {
     let in_cgroup = cgroup_members(marks.cgroup_procs.as_deref());
+    let candidates = match &in_cgroup {
+        Some(members) => members.iter().copied().collect(),
+        None => all_pids(),
+    };
+    let in_cgroup = in_cgroup.unwrap_or_default();
     let mut alive = Vec::new();
     let mut zombies = Vec::new();
-    for pid in all_pids() {
+    for pid in candidates {
         if pid == me {
             continue;
         }
@@ -352,9 +364,20 @@ pub(crate) fn kill_marked(marks: &Marks) {
 /// Reaps the referee's zombie children that no bot claimed (an orphan that exited
 /// before its bot's end, having left its group) once they have been zombies for
 /// [`ZOMBIE_AGE`]; never a live bot, whose own reaper waits for it.
+///
+/// It reads every process of the machine, so it runs at most twice per [`ZOMBIE_AGE`]
+/// however many bots end: a league of instant bots ends dozens a second.
 fn reap_old_zombies(me: i32) {
     static FIRST_SEEN: Mutex<Option<HashMap<(i32, u64), std::time::Instant>>> = Mutex::new(None);
+    static LAST_RUN: Mutex<Option<std::time::Instant>> = Mutex::new(None);
     let now = std::time::Instant::now();
+    {
+        let mut last = LAST_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|at| now.duration_since(at) < ZOMBIE_AGE / 2) {
+            return;
+        }
+        *last = Some(now);
+    }
     let live = leaders(|l| l.clone());
     let mut zombies = HashMap::new();
     for pid in all_pids() {

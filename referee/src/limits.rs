@@ -80,9 +80,11 @@ impl Limits {
                 if let Some(dir) = &self.cwd {
                     command.current_dir(dir);
                 }
-                // Where cgroups can be made, one per bot tells its processes from the
-                // others' (lifetime.rs); it bounds nothing.
-                (command, (PidsCgroup::tracking().ok(), None, None))
+                // Its processes are told from the others' by its group and its tag
+                // (lifetime.rs). Not by a cgroup: joining one costs milliseconds (a
+                // wait for the kernel's RCU grace period on cgroup v1), on the one
+                // spawner thread every bot is forked from.
+                (command, (None, None, None))
             }
             Some(sandbox) => {
                 if let Some(cwd) = &self.cwd {

@@ -1252,12 +1252,6 @@ impl PidsCgroup {
         self.procs.as_raw_fd()
     }
 
-    /// A cgroup that bounds nothing, to tell an unsandboxed bot's processes from the
-    /// others' (lifetime.rs).
-    pub(crate) fn tracking() -> io::Result<PidsCgroup> {
-        PidsCgroup::create(None)
-    }
-
     /// Its `cgroup.procs`, which lists its processes.
     pub(crate) fn procs_path(&self) -> PathBuf {
         self.dir.join("cgroup.procs")
