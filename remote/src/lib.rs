@@ -26,6 +26,8 @@ mod token;
 
 pub use args::ConnectArgs;
 pub use connect::run as run_connect;
-pub use port::{Address, AuthReply, BotPort, Network, PortConfig, DEFAULT_BOT_LISTEN};
+pub use port::{
+    listen, Address, AuthReply, BotPort, Network, PortConfig, DEFAULT_BOT_LISTEN, LISTEN_BACKLOG,
+};
 pub use registry::{tcp_rtt, Registry};
 pub use token::{hex, new_token, token_hash, token_matches};

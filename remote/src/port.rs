@@ -130,7 +130,7 @@ pub struct BotPort {
 impl BotPort {
     /// Binds `config.listen` and starts accepting remote bots into `registry`.
     pub async fn bind(config: PortConfig, registry: Arc<Registry>) -> io::Result<BotPort> {
-        let listener = TcpListener::bind(config.listen).await.map_err(|e| {
+        let listener = listen(config.listen).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!("cannot listen for bots on {}: {e}", config.listen),
@@ -197,6 +197,26 @@ impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
+}
+
+/// Connections the kernel queues for a listener of `hus` before they are accepted
+/// (`listen(2)`'s backlog; the kernel caps it at `net.core.somaxconn`, 4096 by default
+/// since Linux 5.4). Tokio's own `bind` asks for 1024: a burst of connections from one
+/// address (which the accept loop then refuses at once) could fill that queue before
+/// the loop runs, and another client's connection would wait for its SYN to be sent
+/// again, a second later.
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on `addr` with [`LISTEN_BACKLOG`] (and `SO_REUSEADDR`, as tokio's `bind`
+/// sets): the bot port's and `hus serve`'s web port's.
+pub fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// The network an address is counted in by the bot port's limits, beside the address

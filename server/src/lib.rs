@@ -160,8 +160,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let stopped = runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
+        let listener = remote::listen(args.listen)
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let addr = listener
             .local_addr()
