@@ -9,6 +9,8 @@
 //!   it dies (SIGKILL included).
 //! - The referee is a child subreaper: a process a bot started whose parent exits is
 //!   re-parented to the referee, not to init, and the referee reaps it.
+//! - The guardian ([`start_guardian`]) ends what unsandboxed bots started when the
+//!   referee dies without ending it (the parent-death signal binds the bot alone).
 //! - After a bot has exited, [`end_strays`] finds every process it left behind,
 //!   whatever group or session it moved to, ends it and reaps it. A process is the
 //!   bot's when it is in the bot's process group, carries the bot's tag in its
@@ -74,6 +76,7 @@ fn spawner() -> Option<&'static mpsc::Sender<Request>> {
         .get_or_init(|| {
             // SAFETY: prctl with integer arguments on this process.
             unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+            start_guardian();
             let (tx, rx) = mpsc::channel::<Request>();
             std::thread::Builder::new()
                 .name("hus-spawner".to_string())
@@ -86,6 +89,216 @@ fn spawner() -> Option<&'static mpsc::Sender<Request>> {
                 .map(|_| tx)
         })
         .as_ref()
+}
+
+/// Forks the guardian: a process that outlives the referee to end what an unsandboxed
+/// bot started when the referee dies without ending it (SIGKILL, say). The bot itself
+/// dies with the referee (its parent-death signal), but not its children: an orphan of
+/// a dead subreaper goes to init. The guardian waits on a pipe whose other end only
+/// the referee holds (close-on-exec: no bot inherits it), so it reads end of file
+/// exactly when the referee is gone, however it went; then it kills every process
+/// that carries one of this referee's tags ([`TAG_VAR`]`=PID-...`: tags are inherited
+/// through the environment) and exits. While the referee lives it only waits. It is
+/// a session of its own that ignores the terminal's signals, so a Ctrl-C that stops
+/// the referee does not stop it first. Without it (the fork failed) nothing else
+/// changes.
+fn start_guardian() {
+    let referee = std::process::id();
+    // Everything the child needs is made before the fork: it may only make system
+    // calls (the referee has other threads, whose locks the child would inherit held).
+    let needle = format!("\0{TAG_VAR}={referee}-").into_bytes();
+    let command_line = own_command_line();
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills the two descriptors it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return;
+    }
+    let [read_end, write_end] = fds;
+    // SAFETY: the child runs only `guard`, which makes async-signal-safe system calls
+    // on memory allocated before the fork, and ends with `_exit`.
+    match unsafe { libc::fork() } {
+        0 => unsafe { guard(read_end, &needle, command_line) },
+        -1 => unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        },
+        _ => {
+            // The write end stays open as long as the referee: its close is the signal.
+            // SAFETY: closing the descriptor this function opened.
+            unsafe { libc::close(read_end) };
+        }
+    }
+}
+
+/// Where this process's command line is in its memory (`/proc/self/stat`'s
+/// `arg_start` and `arg_end`), if it can be read.
+fn own_command_line() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the name (in parentheses, which may hold anything) start with
+    // the third, `state`; `arg_start` and `arg_end` are the 48th and 49th.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    let start: usize = fields.get(48 - 3)?.parse().ok()?;
+    let end: usize = fields.get(49 - 3)?.parse().ok()?;
+    (start > 0 && end > start).then_some((start, end))
+}
+
+/// The guardian's life (see [`start_guardian`]), in the forked child: system calls
+/// only, on the stack and on `needle`, never returning.
+///
+/// # Safety
+/// To be called only in a freshly forked child, with `read_end` the pipe's read end.
+unsafe fn guard(read_end: libc::c_int, needle: &[u8], command_line: Option<(usize, usize)>) -> ! {
+    libc::setsid();
+    // Its name in `ps` and /proc/PID/comm; and its command line, the referee's copied,
+    // overwritten with it (a search for the bot's command must not find the guardian).
+    libc::prctl(libc::PR_SET_NAME, c"hus-guardian".as_ptr(), 0, 0, 0);
+    if let Some((start, end)) = command_line {
+        let name = b"hus-guardian";
+        let area = std::slice::from_raw_parts_mut(start as *mut u8, end - start);
+        area.fill(0);
+        let n = name.len().min(area.len().saturating_sub(1));
+        area[..n].copy_from_slice(&name[..n]);
+    }
+    for signal in [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGPIPE,
+    ] {
+        libc::signal(signal, libc::SIG_IGN);
+    }
+    // Nothing of the referee's (listening sockets, the store, logs) stays open here.
+    if read_end > 0 {
+        libc::syscall(
+            libc::SYS_close_range,
+            0 as libc::c_uint,
+            (read_end - 1) as libc::c_uint,
+            0,
+        );
+    }
+    libc::syscall(
+        libc::SYS_close_range,
+        (read_end + 1) as libc::c_uint,
+        libc::c_uint::MAX,
+        0,
+    );
+    let mut byte = [0u8; 1];
+    loop {
+        let n = libc::read(read_end, byte.as_mut_ptr().cast(), 1);
+        if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
+            break;
+        }
+    }
+    // A process may start another while the first scan runs: scan until one finds
+    // nothing, a few times at most.
+    for _ in 0..4 {
+        if kill_tagged(needle) == 0 {
+            break;
+        }
+    }
+    libc::_exit(0)
+}
+
+/// Kills every process whose environment holds `needle` (`\0NAME=VALUE`: a variable
+/// that is not the first; the first is matched without its `\0`); how many. System
+/// calls only, on the stack.
+///
+/// # Safety
+/// Async-signal-safe; for the guardian's forked child.
+unsafe fn kill_tagged(needle: &[u8]) -> usize {
+    let me = libc::getpid();
+    let proc_dir = libc::open(
+        c"/proc".as_ptr(),
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    );
+    if proc_dir < 0 {
+        return 0;
+    }
+    let mut killed = 0;
+    let mut entries = [0u8; 4096];
+    loop {
+        let n = libc::syscall(
+            libc::SYS_getdents64,
+            proc_dir,
+            entries.as_mut_ptr(),
+            entries.len(),
+        );
+        if n <= 0 {
+            break;
+        }
+        let mut at = 0usize;
+        while at + 19 < n as usize {
+            // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+            let reclen = u16::from_ne_bytes([entries[at + 16], entries[at + 17]]) as usize;
+            if reclen == 0 {
+                break;
+            }
+            let name = &entries[at + 19..(at + reclen).min(n as usize)];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            at += reclen;
+            let mut pid: libc::pid_t = 0;
+            if name.is_empty() || !name.iter().all(u8::is_ascii_digit) || name.len() > 9 {
+                continue;
+            }
+            for &digit in name {
+                pid = pid * 10 + libc::pid_t::from(digit - b'0');
+            }
+            if pid == me {
+                continue;
+            }
+            if environ_holds(name, needle) {
+                libc::kill(pid, libc::SIGKILL);
+                killed += 1;
+            }
+        }
+    }
+    libc::close(proc_dir);
+    killed
+}
+
+/// Whether `/proc/PID/environ` (`pid` its digits) holds `needle` (see [`kill_tagged`]).
+///
+/// # Safety
+/// Async-signal-safe; for the guardian's forked child.
+unsafe fn environ_holds(pid: &[u8], needle: &[u8]) -> bool {
+    let mut path = [0u8; 32];
+    let parts: [&[u8]; 3] = [b"/proc/", pid, b"/environ\0"];
+    let mut len = 0;
+    for part in parts {
+        path[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return false;
+    }
+    // Read in chunks, keeping the last `needle.len()` bytes before each new chunk, so
+    // a match across two reads is seen; the zeros before the first chunk stand for
+    // its start (the needle's leading `\0`).
+    let keep = needle.len();
+    let mut buffer = [0u8; 8192];
+    let mut filled = keep;
+    let mut found = false;
+    loop {
+        let n = libc::read(
+            fd,
+            buffer[filled..].as_mut_ptr().cast(),
+            buffer.len() - filled,
+        );
+        if n <= 0 {
+            break;
+        }
+        filled += n as usize;
+        if buffer[..filled].windows(keep).any(|w| w == needle) {
+            found = true;
+            break;
+        }
+        buffer.copy_within(filled - keep..filled, 0);
+        filled = keep;
+    }
+    libc::close(fd);
+    found
 }
 
 fn serve(request: Request) {

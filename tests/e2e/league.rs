@@ -860,6 +860,11 @@ fn every_thread_of_the_league_runs_at_its_priority_and_the_bots_at_theirs() {
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
             .filter(|p| parent_of(&PathBuf::from(format!("/proc/{p}/stat"))) == Some(pid))
+            // The referee's other child, its guardian (lifetime.rs), is no bot.
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm"))
+                    .is_ok_and(|c| c.trim() != "hus-guardian")
+            })
             .collect();
         if found.len() == 2 {
             break found;

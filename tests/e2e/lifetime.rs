@@ -80,6 +80,33 @@ fn a_match_killed_with_sigkill_leaves_no_bot() {
 }
 
 #[test]
+fn a_match_killed_with_sigkill_leaves_nothing_the_bot_started() {
+    // The bot is a shell that starts a sleeper in a session of its own (its output on
+    // /dev/null: no pipe of the bot's), then becomes the bot that never answers. The
+    // bot dies with the referee by its parent-death signal; the sleeper, an orphan of
+    // a dead subreaper, would go to init and sleep on: the guardian ends it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let marker = tag("kill-match-orphan");
+    let script = root().join("tests/bots/misbehave.py");
+    let bot = format!(
+        "sh -c \"setsid python3 -c 'import time; time.sleep(60)' {marker} </dev/null >/dev/null 2>&1 & \
+         exec python3 {} never-answer --tag {marker}\"",
+        script.display()
+    );
+    let referee = Command::new(hus_bin())
+        .args(["match", &bot, &hus_random(1), "--log-dir"])
+        .arg(dir.path())
+        .args(["--games", "1", "--seed", "1", "--move-time", "60s"])
+        .args(["--ready-time", "30s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hus match starts");
+    // The bot and its sleeper: two Python processes with the marker.
+    kill_and_check(referee, &marker, 2);
+}
+
+#[test]
 fn a_sandboxed_match_killed_with_sigkill_leaves_no_bot() {
     let dir = tempfile::tempdir().expect("temp dir");
     let marker = tag("kill-match-sandbox");
