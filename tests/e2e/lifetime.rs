@@ -53,14 +53,20 @@ fn kill_and_check(mut referee: Child, marker: &str, n: usize) {
 /// `hus match` between a bot that never answers (tagged) and the random mover, both
 /// sandboxed if `sandbox`.
 fn spawn_match(marker: &str, dir: &Path, sandbox: bool) -> Child {
+    let bot = format!("{} --tag {marker}", misbehave("never-answer"));
+    spawn_match_of(&bot, dir, sandbox)
+}
+
+/// `hus match` between `bot` and the random mover, both sandboxed if `sandbox`, set to
+/// wait a minute for a move.
+fn spawn_match_of(bot: &str, dir: &Path, sandbox: bool) -> Child {
     let (extra, env) = if sandbox {
         (sandbox_flags(), sandbox_env())
     } else {
         (Vec::new(), Vec::new())
     };
-    let bot = format!("{} --tag {marker}", misbehave("never-answer"));
     Command::new(hus_bin())
-        .args(["match", &bot, &hus_random(1), "--log-dir"])
+        .args(["match", bot, &hus_random(1), "--log-dir"])
         .arg(dir)
         .args(["--games", "1", "--seed", "1", "--move-time", "60s"])
         .args(["--ready-time", "30s"])
@@ -93,17 +99,8 @@ fn a_match_killed_with_sigkill_leaves_nothing_the_bot_started() {
          exec python3 {} never-answer --tag {marker}\"",
         script.display()
     );
-    let referee = Command::new(hus_bin())
-        .args(["match", &bot, &hus_random(1), "--log-dir"])
-        .arg(dir.path())
-        .args(["--games", "1", "--seed", "1", "--move-time", "60s"])
-        .args(["--ready-time", "30s"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("hus match starts");
     // The bot and its sleeper: two Python processes with the marker.
-    kill_and_check(referee, &marker, 2);
+    kill_and_check(spawn_match_of(&bot, dir.path(), false), &marker, 2);
 }
 
 #[test]
