@@ -103,6 +103,15 @@ impl Server {
         }
     }
 
+    /// Waits until the server's stderr holds `text` (bounded: `deadline`); `what` says
+    /// what failed to happen.
+    fn wait_for_stderr(&self, text: &str, deadline: Instant, what: &str) {
+        while !self.stderr.lock().expect("stderr").contains(text) {
+            assert!(Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// SIGTERM, then the exit status and everything it wrote on stderr.
     fn stop(mut self) -> (i32, String) {
         let code = terminate(&mut self.child);
@@ -1082,18 +1091,11 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    while !server
-        .stderr
-        .lock()
-        .expect("stderr")
-        .contains("the store is back")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the runner never found the store again"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    server.wait_for_stderr(
+        "the store is back",
+        deadline,
+        "the runner never found the store again",
+    );
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
     // The server plays too (--concurrency 1), beside the store's finished schedule:
@@ -1217,18 +1219,11 @@ fn serve_logs_a_failed_bot_login_by_address_without_its_token() {
         assert!(reply.starts_with("{\"type\":\"refused\""), "{reply}");
     }
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !server
-        .stderr
-        .lock()
-        .expect("stderr")
-        .contains("login refused: malformed auth line")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the failed logins were not logged"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    server.wait_for_stderr(
+        "login refused: malformed auth line",
+        deadline,
+        "the failed logins were not logged",
+    );
     let (_, said) = server.stop();
     let refused: Vec<&str> = said
         .lines()
