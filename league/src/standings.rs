@@ -159,8 +159,11 @@ pub struct LeagueInfo {
     pub time: String,
     /// Games per set.
     pub games_per_set: u32,
-    /// The league's seed.
+    /// The league's seed, a number for machines.
     pub seed: u64,
+    /// The same seed in decimal, for JavaScript: its numbers keep 53 bits, a seed has
+    /// 64.
+    pub seed_str: String,
     /// The bot the ratings are anchored at; `null`: the pool's average.
     pub anchor: Option<String>,
     /// The anchor's rating.
@@ -205,12 +208,14 @@ impl LeagueInfo {
     /// From the store's settings (missing values stay empty or zero).
     pub fn from_settings(settings: &BTreeMap<String, String>) -> LeagueInfo {
         let get = |k: &str| settings.get(k).cloned().unwrap_or_default();
+        let seed = get("seed").parse().unwrap_or(0);
         LeagueInfo {
             rules: get("rules"),
             width: get("width").parse().unwrap_or(0),
             time: get("time"),
             games_per_set: get("games").parse().unwrap_or(0),
-            seed: get("seed").parse().unwrap_or(0),
+            seed,
+            seed_str: seed.to_string(),
             anchor: settings.get("anchor").filter(|a| !a.is_empty()).cloned(),
             anchor_rating: get("anchor_rating")
                 .parse()
@@ -945,6 +950,7 @@ mod tests {
             time: "move_time = \"100ms\"".into(),
             games_per_set: 3,
             seed: 9,
+            seed_str: "9".into(),
             anchor: anchor.map(String::from),
             anchor_rating: 1500.0,
             teams: Vec::new(),
@@ -1181,6 +1187,7 @@ likelihood of superiority (row over column):
         assert_eq!(json["bots"][2]["rating"]["value"], x.value);
         assert_eq!(json["progress"]["sets_pending"], 1);
         assert_eq!(json["league"]["seed"], 9);
+        assert_eq!(json["league"]["seed_str"], "9");
         assert_eq!(json["league"]["anchor"], serde_json::Value::Null);
         assert_eq!(json["ratings"]["pairs"][0]["a"], "z");
         assert_eq!(json["ratings"]["first_move_advantage"]["value"], adv.value);

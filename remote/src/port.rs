@@ -277,9 +277,9 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         tokio::spawn(async move {
             let (permit, pending) = places;
             let _ = stream.set_nodelay(true);
-            let admitted = admit(stream, peer, permit, &shared).await;
+            let login = admit(stream, peer, permit, &shared).await;
             drop(pending);
-            let Some((bot, waiting)) = admitted else {
+            if let Login::Failed = login {
                 let now_blocked = shared.failures.0.fail(address);
                 let network_blocked = shared.failures.1.fail(network);
                 if now_blocked {
@@ -288,19 +288,6 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 if network_blocked {
                     tracing::warn!(%network, "bot port: {network} is refused for a while: too many failed logins");
                 }
-                return;
-            };
-            if let Err(w) = shared.registry.add(&bot, waiting) {
-                tracing::warn!(bot = ?bot, peer = %peer, "remote bot refused: it has too many connections");
-                let reply = AuthReply::Refused {
-                    reason: format!(
-                        "bot {bot:?} already has {} connections waiting for a set",
-                        shared.registry.max_per_bot()
-                    ),
-                    retry_ms: Some(5000),
-                };
-                let mut stream = w.stream;
-                let _ = write_line(&mut stream, &reply.to_line()).await;
             }
         });
     }
@@ -428,14 +415,25 @@ impl QuietLog {
     }
 }
 
-/// Reads and checks the auth line; the connection with its bot when it logs in, `None`
-/// when it does not, whatever the reason (the caller counts that as a failed login).
+/// How a login ended. Whatever the end, the client heard one line: `welcome` or
+/// `refused` (PROTOCOL.md), or nothing when the connection was lost.
+enum Login {
+    /// Welcomed, and queued in the registry for a set.
+    Queued,
+    /// The right token, but the bot has all the connections it may have waiting:
+    /// refused, and not a failed login.
+    Full,
+    /// A failed login, whatever the reason: the caller counts it.
+    Failed,
+}
+
+/// Reads and checks the auth line, and queues the connection when it logs in.
 async fn admit(
     mut stream: TcpStream,
     peer: SocketAddr,
     permit: tokio::sync::OwnedSemaphorePermit,
     shared: &Shared,
-) -> Option<(String, Waiting)> {
+) -> Login {
     let config = &shared.config;
     let read = tokio::time::timeout(
         config.auth_timeout,
@@ -446,11 +444,11 @@ async fn admit(
         Ok(Ok(line)) => line,
         Ok(Err(LineProblem::Closed)) => {
             tracing::info!(%peer, "login failed: connection closed before its auth line");
-            return None;
+            return Login::Failed;
         }
         Ok(Err(LineProblem::Io(e))) => {
             tracing::info!(%peer, error = %e, "login failed: connection lost before its auth line");
-            return None;
+            return Login::Failed;
         }
         Ok(Err(LineProblem::TooLong)) => {
             return refuse(
@@ -515,14 +513,29 @@ async fn admit(
             retry_ms: None,
         };
         let _ = write_line(&mut stream, &reply.to_line()).await;
-        return None;
+        return Login::Failed;
     }
+    // The bot's place is taken before the welcome: a connection past the bot's bound
+    // hears `refused` alone, never `welcome` then `refused`.
+    let Some(place) = shared.registry.reserve(&auth.bot) else {
+        tracing::warn!(bot = ?auth.bot, %peer, "remote bot refused: it has too many connections");
+        let reply = AuthReply::Refused {
+            reason: format!(
+                "bot {:?} already has {} connections waiting for a set",
+                auth.bot,
+                shared.registry.max_per_bot()
+            ),
+            retry_ms: Some(5000),
+        };
+        let _ = write_line(&mut stream, &reply.to_line()).await;
+        return Login::Full;
+    };
     let reply = AuthReply::Welcome {
         bot: auth.bot.clone(),
     };
     if let Err(e) = write_line(&mut stream, &reply.to_line()).await {
         tracing::info!(%peer, error = %e, "login failed: connection lost before its welcome");
-        return None;
+        return Login::Failed;
     }
     let connect_rtt = tcp_rtt(stream.as_fd());
     tracing::info!(
@@ -531,31 +544,29 @@ async fn admit(
         rtt_ms = connect_rtt.map(|d| d.as_micros() as f64 / 1000.0),
         "remote bot logged in"
     );
-    Some((
-        auth.bot,
-        Waiting {
-            stream,
-            peer,
-            connect_rtt,
-            permit,
-        },
-    ))
+    place.fill(Waiting {
+        stream,
+        peer,
+        connect_rtt,
+        permit,
+    });
+    Login::Queued
 }
 
-/// Refuses a login with its reason, and logs it.
+/// Refuses a login with its reason, and logs it: a failed login.
 async fn refuse(
     stream: &mut TcpStream,
     peer: SocketAddr,
     reason: String,
     log: &'static str,
-) -> Option<(String, Waiting)> {
+) -> Login {
     tracing::warn!(%peer, "{log}");
     let reply = AuthReply::Refused {
         reason,
         retry_ms: None,
     };
     let _ = write_line(stream, &reply.to_line()).await;
-    None
+    Login::Failed
 }
 
 /// Writes a line, giving up after a moment (a client that reads nothing cannot hold

@@ -32,6 +32,10 @@ pub(crate) struct Waiting {
 /// The connected remote bots, and the tokens they log in with.
 pub struct Registry {
     waiting: Mutex<HashMap<String, VecDeque<Waiting>>>,
+    /// Places taken by connections being welcomed, per bot: counted with the waiting
+    /// ones, so that a connection past the bound is refused before its `welcome`.
+    /// Locked after `waiting` when both are.
+    reserved: Mutex<HashMap<String, usize>>,
     tokens: Mutex<HashMap<String, [u8; 32]>>,
     arrived: Notify,
     lag_cap: Duration,
@@ -45,6 +49,7 @@ impl Registry {
     pub fn new(tokens: HashMap<String, [u8; 32]>, lag_cap: Duration, max_per_bot: usize) -> Self {
         Registry {
             waiting: Mutex::new(HashMap::new()),
+            reserved: Mutex::new(HashMap::new()),
             tokens: Mutex::new(tokens),
             arrived: Notify::new(),
             lag_cap,
@@ -147,20 +152,35 @@ impl Registry {
         }
     }
 
-    /// Queues a connection that logged in as `bot`; gives it back when the bot already
-    /// has as many waiting as it may.
-    pub(crate) fn add(&self, bot: &str, w: Waiting) -> Result<(), Waiting> {
-        {
-            let mut waiting = lock(&self.waiting);
-            let queue = waiting.entry(bot.to_string()).or_default();
-            queue.retain(alive);
-            if queue.len() >= self.max_per_bot {
-                return Err(w);
-            }
-            queue.push_back(w);
+    /// A place in `bot`'s queue for a connection about to be welcomed, unless the bot
+    /// has as many waiting (or being welcomed) as it may: the server refuses before it
+    /// welcomes, so a client hears one line either way (PROTOCOL.md).
+    pub(crate) fn reserve(self: &Arc<Self>, bot: &str) -> Option<Reservation> {
+        let mut waiting = lock(&self.waiting);
+        let queue = waiting.entry(bot.to_string()).or_default();
+        queue.retain(alive);
+        let mut reserved = lock(&self.reserved);
+        let places = reserved.entry(bot.to_string()).or_default();
+        if queue.len() + *places >= self.max_per_bot {
+            return None;
         }
-        self.arrived.notify_waiters();
-        Ok(())
+        *places += 1;
+        Some(Reservation {
+            registry: Arc::clone(self),
+            bot: bot.to_string(),
+            filled: false,
+        })
+    }
+
+    /// Gives back one of `bot`'s reserved places.
+    fn release(&self, bot: &str) {
+        let mut reserved = lock(&self.reserved);
+        if let Some(places) = reserved.get_mut(bot) {
+            *places = places.saturating_sub(1);
+            if *places == 0 {
+                reserved.remove(bot);
+            }
+        }
     }
 
     /// The most connections one bot may have waiting.
@@ -188,6 +208,37 @@ impl Registry {
             connect_rtt: w.connect_rtt,
             probe,
             lag_cap: self.lag_cap,
+        }
+    }
+}
+
+/// A place in a bot's queue, taken before its connection is welcomed; given back when
+/// dropped unfilled (the welcome could not be written).
+pub(crate) struct Reservation {
+    registry: Arc<Registry>,
+    bot: String,
+    filled: bool,
+}
+
+impl Reservation {
+    /// Queues the welcomed connection in the place.
+    pub(crate) fn fill(mut self, w: Waiting) {
+        {
+            // The connection takes the place under the lock `reserve` counts under:
+            // no other login sees the place twice or not at all.
+            let mut waiting = lock(&self.registry.waiting);
+            waiting.entry(self.bot.clone()).or_default().push_back(w);
+            self.registry.release(&self.bot);
+            self.filled = true;
+        }
+        self.registry.arrived.notify_waiters();
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if !self.filled {
+            self.registry.release(&self.bot);
         }
     }
 }
@@ -295,9 +346,20 @@ mod tests {
         (waiting, client)
     }
 
-    fn registry() -> Registry {
+    fn registry() -> Arc<Registry> {
         let tokens = [("alice".to_string(), [1u8; 32])].into_iter().collect();
-        Registry::new(tokens, Duration::from_millis(100), 2)
+        Arc::new(Registry::new(tokens, Duration::from_millis(100), 2))
+    }
+
+    /// Queues `w` as the port does after a welcome; whether there was a place.
+    fn add(r: &Arc<Registry>, w: Waiting) -> bool {
+        match r.reserve("alice") {
+            Some(place) => {
+                place.fill(w);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Waits (up to 10 s) until the kernel has delivered what the client did and
@@ -316,14 +378,14 @@ mod tests {
     async fn a_waiting_connection_is_gone_once_the_bot_closes_it_or_speaks_unasked() {
         let r = registry();
         let (w, client) = connection().await;
-        assert!(r.add("alice", w).is_ok());
+        assert!(add(&r, w));
         assert!(r.is_connected("alice"));
         assert_eq!(r.connected(), [("alice".to_string(), 1)]);
         drop(client);
         assert!(gone(&r).await);
 
         let (w, mut client) = connection().await;
-        assert!(r.add("alice", w).is_ok());
+        assert!(add(&r, w));
         client.write_all(b"{}\n").expect("write");
         assert!(gone(&r).await);
         assert!(r.take("alice").is_none());
@@ -336,10 +398,23 @@ mod tests {
         let mut clients = Vec::new();
         for expected in [true, true, false] {
             let (w, client) = connection().await;
-            assert_eq!(r.add("alice", w).is_ok(), expected);
+            assert_eq!(add(&r, w), expected);
             clients.push(client);
         }
+        // A place being welcomed counts; given back unfilled, it is free again.
         let link = r.take("alice").expect("a link");
+        let place = r.reserve("alice").expect("the place of the link taken");
+        assert!(
+            r.reserve("alice").is_none(),
+            "one waiting, one being welcomed"
+        );
+        drop(place);
+        assert!(r.reserve("alice").is_some());
+        assert_eq!(
+            lock(&r.reserved).get("alice"),
+            None,
+            "every place given back"
+        );
         assert_eq!(link.lag_cap, Duration::from_millis(100));
         assert!(link.peer.starts_with("127.0.0.1:"));
         assert_eq!(r.connected(), [("alice".to_string(), 1)]);

@@ -117,8 +117,9 @@ async function showSet(view, name) {
   const s = await api("/api/sets/" + encodeURIComponent(name));
   view.replaceChildren(
     el("h2", {}, s.set),
+    // seed_str, not seed: a JavaScript number keeps 53 of the seed's 64 bits.
     el("p", {}, botLink(s.bots[0]), " " + s.points[0] + "–" + s.points[1] + " ", botLink(s.bots[1]),
-      " · seed " + s.seed + " · ", el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"),
+      " · seed " + s.seed_str + " · ", el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"),
       " · ", el("a", { href: "/api/sets/" + encodeURIComponent(s.set) + "/log" }, "log")),
     table(["game", "first", "winner", { text: "points", num: true }, "reason", { text: "plies", num: true }],
       s.games.map((g) => el("tr", {}, num(g.game), el("td", {}, g.first), el("td", {}, g.winner === null ? "draw" : g.winner),

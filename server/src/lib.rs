@@ -145,6 +145,9 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             args.listen
         );
     }
+    if config.openings.is_none() {
+        eprintln!("{}", no_openings_warning(&args.file));
+    }
     let nice = referee::raise_referee_priority();
     let shared = league::Shared::new(&config, dir.join(league::LOGS_DIR), nice);
     let concurrency = config.concurrency;
@@ -233,4 +236,17 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         "hus serve: stopped by {stopped}; finished sets are kept, and the same command carries on"
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Said at start by a server whose league has no book: a server plays without end, and
+/// two deterministic bots then play the same two games (one per first mover) for ever
+/// (docs/server.md, "Openings").
+fn no_openings_warning(file: &std::path::Path) -> String {
+    format!(
+        "warning: {} names no openings: every game starts from the starting position, and \
+         two bots that always answer a position with the same move play the same games \
+         over and over; give the league a book with the key openings = \"FILE\" \
+         (docs/openings.md; hus's openings/ has one for each preset at width 8)",
+        file.display()
+    )
 }

@@ -135,6 +135,10 @@ impl Hub {
         };
         fields.insert("set".into(), Value::from(set));
         fields.insert("t".into(), Value::from(unix_ms()));
+        if let Record::Header(h) = record {
+            // For JavaScript, whose numbers keep 53 of the seed's 64 bits (docs/api.md).
+            fields.insert("seed_str".into(), Value::from(h.seed.to_string()));
+        }
         if let Some(Value::String(position)) = fields.get("position") {
             let b = board(position);
             fields.insert("board".into(), b);

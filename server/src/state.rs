@@ -55,8 +55,11 @@ pub struct SetView {
     pub round: u32,
     /// Bots A and B.
     pub bots: [String; 2],
-    /// The set's seed.
+    /// The set's seed, a number for machines.
     pub seed: u64,
+    /// The same seed in decimal, for JavaScript: its numbers keep 53 bits, a seed has
+    /// 64 (docs/api.md).
+    pub seed_str: String,
     /// Points of A and B.
     pub points: [u32; 2],
     /// The winner's name; `null` for a drawn set.
@@ -83,6 +86,7 @@ impl SetView {
             set: f.key.stem(),
             round: f.key.round,
             seed: f.seed,
+            seed_str: f.seed.to_string(),
             points: o.points,
             winner: o.winner.map(name),
             moves: o.moves,

@@ -540,6 +540,128 @@ fn oversized_and_silent_clients_are_dropped_without_harm_to_a_running_set() {
     );
 }
 
+/// Connects and sends `parts` one after the other (a pause between them lets the
+/// server read each).
+fn send(addr: SocketAddr, parts: &[&[u8]]) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).expect("connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        stream.write_all(part).expect("write");
+    }
+    stream
+}
+
+/// [`send`], then everything the server sent until it closed.
+fn exchange(addr: SocketAddr, parts: &[&[u8]]) -> String {
+    let mut all = Vec::new();
+    let _ = send(addr, parts).read_to_end(&mut all);
+    String::from_utf8_lossy(&all).into_owned()
+}
+
+/// [`send`], then the server's first line.
+fn first_line(addr: SocketAddr, parts: &[&[u8]]) -> String {
+    let mut line = String::new();
+    BufReader::new(send(addr, parts))
+        .read_line(&mut line)
+        .expect("a reply");
+    line
+}
+
+const WELCOME: &str = "{\"type\":\"welcome\",\"bot\":\"alice\"}\n";
+
+/// The line of a refused login, as PROTOCOL.md shows it.
+fn refused_line(reason: &str, retry_ms: Option<u64>) -> String {
+    let reason = serde_json::to_string(reason).expect("json");
+    match retry_ms {
+        Some(ms) => format!("{{\"type\":\"refused\",\"reason\":{reason},\"retry_ms\":{ms}}}\n"),
+        None => format!("{{\"type\":\"refused\",\"reason\":{reason}}}\n"),
+    }
+}
+
+#[test]
+fn an_auth_line_of_1024_bytes_logs_in_and_1025_bytes_without_a_newline_end_the_login() {
+    let server = Server::start(PortConfig::default());
+    let (addr, token) = (server.addr(), server.token.clone());
+    let replies = server.serve_while(move || {
+        let auth = json!({"type": "auth", "bot": "alice", "token": token}).to_string();
+        // The auth object, then blanks (JSON allows them) up to `n` bytes.
+        let padded = |n: usize| format!("{auth}{}", " ".repeat(n - auth.len())).into_bytes();
+        (
+            // 1024 bytes and the newline, at once and with a pause after the 1024th
+            // byte: 1024 bytes without a newline do not end the login.
+            first_line(addr, &[&[padded(1024), b"\n".to_vec()].concat()]),
+            first_line(addr, &[&padded(1024), b"\n"]),
+            // 1025 bytes: refused, with or without a newline after them; the server
+            // does not wait for the newline (it would refuse for time, 5 s on).
+            exchange(addr, &[&[padded(1025), b"\n".to_vec()].concat()]),
+            exchange(addr, &[&padded(1025)]),
+        )
+    });
+    let too_long = refused_line("the auth line is longer than 1024 bytes", None);
+    assert_eq!(
+        replies,
+        (
+            WELCOME.to_string(),
+            WELCOME.to_string(),
+            too_long.clone(),
+            too_long
+        )
+    );
+}
+
+#[test]
+fn a_connection_past_a_bots_four_waiting_hears_refused_alone() {
+    let server = Server::start(PortConfig::default());
+    let (addr, token) = (server.addr(), server.token.clone());
+    let (welcomes, fifth, held) = server.serve_while(move || {
+        let auth = format!(
+            "{}\n",
+            json!({"type": "auth", "bot": "alice", "token": token})
+        );
+        let mut held = Vec::new();
+        let mut welcomes = Vec::new();
+        for _ in 0..4 {
+            let stream = send(addr, &[auth.as_bytes()]);
+            let mut line = String::new();
+            BufReader::new(stream.try_clone().expect("clone"))
+                .read_line(&mut line)
+                .expect("a reply");
+            welcomes.push(line);
+            held.push(stream);
+        }
+        // Everything the server sends the fifth, up to its close.
+        let fifth = exchange(addr, &[auth.as_bytes()]);
+        (welcomes, fifth, held)
+    });
+    assert_eq!(welcomes, vec![WELCOME; 4]);
+    assert_eq!(
+        fifth,
+        refused_line(
+            "bot \"alice\" already has 4 connections waiting for a set",
+            Some(5000)
+        )
+    );
+    assert_eq!(
+        server.port.registry().connected(),
+        [("alice".to_string(), 4)]
+    );
+    let log = server.log.text();
+    assert_eq!(
+        log.matches("remote bot refused: it has too many connections")
+            .count(),
+        1,
+        "{log}"
+    );
+    // Not a failed login: nothing counted against the address.
+    assert!(!log.contains("login refused"), "{log}");
+    drop(held);
+}
+
 #[test]
 fn hus_connect_retries_until_the_server_is_up_and_connects_again_after_each_set() {
     // A free port, closed again: hus connect finds nobody there at first.

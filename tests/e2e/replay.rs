@@ -1362,6 +1362,89 @@ fn viewer_shows_the_engine_board_rulebook() {
     viewer_shows_the_engine_board("rulebook");
 }
 
+/// A seed above 2^53, as a league set has: a JavaScript number would show it as
+/// 6707144857836211000.
+const BIG_SEED: &str = "6707144857836210742";
+
+/// The text of the element with this `id` in a DOM dump (no markup inside it).
+fn element_text<'a>(dom: &'a str, id: &str) -> &'a str {
+    let open = dom
+        .find(&format!(" id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id} in the page"));
+    let start = open + dom[open..].find('>').expect("tag end") + 1;
+    let end = start + dom[start..].find('<').expect("closing tag");
+    &dom[start..end]
+}
+
+#[test]
+fn viewer_shows_a_64_bit_seed_digit_for_digit_and_it_plays_the_same_lots() {
+    if !browser() {
+        return;
+    }
+    let p = play(
+        &hus_random(1),
+        &hus_random(2),
+        &["--seed", BIG_SEED, "--games", "3"],
+    );
+    let header = std::fs::read_to_string(&p.log).expect("the log");
+    let header = header.lines().next().expect("a header line");
+    assert!(
+        header.contains(&format!("\"seed\":{BIG_SEED},")),
+        "{header}"
+    );
+    let html = p._dir.path().join("viewer.html");
+    let (code, _, err) = replay(&[path_str(&p.log), "--html", path_str(&html)]);
+    assert_eq!(code, 0, "{err}");
+    let dom = chromium(&format!("file://{}", html.display()), &["--dump-dom"]);
+    let line = element_text(&dom, "set-line");
+    let shown = line
+        .split(" \u{b7} ")
+        .find_map(|part| part.strip_prefix("seed "))
+        .unwrap_or_else(|| panic!("no seed in {line:?}"));
+    assert_eq!(shown, BIG_SEED, "{line}");
+    // The seed a person copies from the page plays the same lots: who moved first in
+    // each game.
+    let firsts = |records: &[Value]| -> Vec<Value> {
+        of_type(records, "game-start")
+            .iter()
+            .map(|g| g["first"].clone())
+            .collect()
+    };
+    let again = play(
+        &hus_random(1),
+        &hus_random(2),
+        &["--seed", shown, "--games", "3"],
+    );
+    assert_eq!(firsts(&again.records), firsts(&p.records));
+}
+
+#[test]
+fn match_takes_every_64_bit_seed_and_refuses_one_past_them() {
+    for seed in ["0", "18446744073709551615"] {
+        let p = play(
+            &hus_random(1),
+            &hus_random(2),
+            &["--seed", seed, "--games", "1"],
+        );
+        assert_eq!(p.records[0]["seed"].to_string(), seed);
+    }
+    let out = hus(&[
+        "match",
+        &hus_random(1),
+        &hus_random(2),
+        "--seed",
+        "18446744073709551616",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "error: invalid value '18446744073709551616' for '--seed <SEED>': number too large to fit in target type"
+        ),
+        "{err}"
+    );
+}
+
 /// The data a viewer page holds (the JSON of its `hus-data` element).
 fn page_data(html: &Path) -> Value {
     let page = std::fs::read_to_string(html).expect("viewer written");

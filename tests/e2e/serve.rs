@@ -381,6 +381,40 @@ fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
 }
 
 #[test]
+fn serve_warns_at_start_when_its_league_has_no_openings() {
+    let book = root().join("openings/hus-8.txt");
+    let warnings = |head: &str| -> (String, Vec<String>) {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let file = league_file(tmp.path(), head, &[("a", instant(1)), ("b", instant(2))]);
+        let server = Server::start(&file, &tmp.path().join("league"), &["--quiet"]);
+        let (code, said) = server.stop();
+        assert_eq!(code, 0, "{said}");
+        let warnings = said
+            .lines()
+            .filter(|l| l.starts_with("warning:"))
+            .map(str::to_string)
+            .collect();
+        (file.display().to_string(), warnings)
+    };
+    let (file, said) = warnings(HEAD);
+    assert_eq!(
+        said,
+        [format!(
+            "warning: {file} names no openings: every game starts from the starting position, \
+             and two bots that always answer a position with the same move play the same games \
+             over and over; give the league a book with the key openings = \"FILE\" \
+             (docs/openings.md; hus's openings/ has one for each preset at width 8)"
+        )]
+    );
+    let with_book = format!(
+        "{HEAD}\nopenings = {}",
+        toml_string(&book.display().to_string())
+    );
+    let (_, said) = warnings(&with_book);
+    assert_eq!(said, Vec::<String>::new());
+}
+
+#[test]
 fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connections() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let head = HEAD.replace("concurrency = 2", "concurrency = 1");
@@ -705,6 +739,16 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         .filter(|l| l.contains("\"type\":\"move\""))
         .count() as u64;
     assert_eq!(r["replay"]["moves"].as_u64(), Some(moves), "{r}");
+    // The seed, digit for digit, on the set's page and in its replay: the log's. A
+    // set's seed has 63 bits; read as a JavaScript number it would lose the last few.
+    let header = log.lines().next().expect("a header");
+    let seed = serde_json::from_str::<Value>(header).expect("json")["seed"]
+        .as_u64()
+        .expect("a seed")
+        .to_string();
+    assert!(header.contains(&format!("\"seed\":{seed},")), "{header}");
+    assert_eq!(r["dashboard_seed"].as_str(), Some(seed.as_str()), "{r}");
+    assert_eq!(r["replay"]["seed"].as_str(), Some(seed.as_str()), "{r}");
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }

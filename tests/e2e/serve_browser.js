@@ -1,7 +1,8 @@
 // Drives headless Chromium over the DevTools pipe (cdp.js) for
 // the `hus serve` browser test: loads the dashboard at argv[2], follows the first live
-// set's game ply by ply until its card says the set finished, opens the set's replay,
-// and prints one JSON object with what it saw. Node's standard library only.
+// set's game ply by ply until its card says the set finished, opens the set's page and
+// then its replay, and prints one JSON object with what it saw (the seeds as shown).
+// Node's standard library only.
 "use strict";
 const { launch, sleep } = require("./cdp.js");
 
@@ -58,6 +59,20 @@ async function main() {
     replayLink: (document.querySelector('.live-set[data-set="${set}"] a.replay') || {}).href || null })`);
   if (!set || !page.replayLink) finish(1, { error: "no finished live set", set, plies, state });
 
+  // The set's page on the dashboard: the seed it shows (a string: a JavaScript number
+  // would keep 53 of its 64 bits).
+  await evaluate(`location.hash = ${JSON.stringify("#/set/" + set)}`);
+  let dashboardSeed = null;
+  for (let i = 0; i < 200 && dashboardSeed === null; i++) {
+    await sleep(50);
+    dashboardSeed = await evaluate(`(() => {
+      const h = document.querySelector('#view h2');
+      if (!h || h.textContent !== ${JSON.stringify(set)}) return null;
+      const m = /\u00b7 seed ([^ ]+) \u00b7/.exec(document.getElementById('view').textContent);
+      return m ? m[1] : null;
+    })()`);
+  }
+
   await send("Page.navigate", { url: page.replayLink });
   let replay = null;
   for (let i = 0; i < 200 && !replay; i++) {
@@ -66,12 +81,15 @@ async function main() {
       const data = document.getElementById('hus-data');
       if (!data || !document.getElementById('board') || !document.getElementById('board').childElementCount) return null;
       const d = JSON.parse(data.textContent);
+      const seed = /\u00b7 seed ([^ ]+) \u00b7/.exec(document.getElementById('set-line').textContent);
       return { status: d.status, moves: d.games.reduce((n, g) => n + g.pits.length, 0),
+               seed: seed ? seed[1] : null,
                check_error_hidden: document.getElementById('check-error').hidden,
                pwned: window.pwned === undefined ? null : window.pwned };
     })()`);
   }
-  finish(0, { set, state, plies_seen: plies, announced, pwned: page.pwned, bold_elements: page.bold, replay });
+  finish(0, { set, state, plies_seen: plies, announced, pwned: page.pwned, bold_elements: page.bold,
+    dashboard_seed: dashboardSeed, replay });
 }
 
 main().catch((e) => finish(1, { error: String(e.stack || e) }));

@@ -257,7 +257,9 @@ struct Data {
     referee: String,
     rules: RulesData,
     time: String,
-    seed: u64,
+    /// The set's seed in decimal, a string: a JavaScript number keeps 53 bits, and a
+    /// seed has 64 (a page that read it as a number would show other digits).
+    seed: String,
     games_planned: u32,
     bots: [BotData; 2],
     /// `complete`, `aborted` or `incomplete`.
@@ -334,7 +336,7 @@ pub fn page(
             } => format!("clock {base_ms} ms + {increment_ms} ms per move"),
             TimeRecord::Unknown => "unknown time control".to_string(),
         },
-        seed: h.seed,
+        seed: h.seed.to_string(),
         games_planned: h.games,
         bots: [0, 1].map(|b| BotData {
             letter: ["A", "B"][b],
