@@ -37,6 +37,8 @@ mod pg;
 mod play;
 /// `hus play --web`: a whole game by clicks in Chromium, refused requests, the log.
 mod play_web;
+/// A bot refusing a preset as PROTOCOL.md says: the documented records, match and league.
+mod refusal;
 /// Remote bots: `hus connect`, raw TCP, refused logins, disconnects (the bot port in-process).
 mod remote;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
