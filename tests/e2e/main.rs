@@ -8,6 +8,8 @@ mod check_bot;
 mod common;
 /// The examples of PROTOCOL.md, README.md and RULES.md are real sessions and commands.
 mod doc_examples;
+/// Every option of `hus COMMAND --help` in docs/cli.md's table, and no other.
+mod doc_options;
 /// Reading the documents and running their commands, for the document tests.
 mod doc_support;
 /// The field tables of PROTOCOL.md, LOGS.md and README.md against real messages and logs.
