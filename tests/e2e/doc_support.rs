@@ -64,6 +64,12 @@ pub struct Row {
 
 /// The rows of every table in `text` whose first column is headed `field`.
 pub fn field_rows(text: &str) -> Vec<Row> {
+    table_rows(text, "field")
+}
+
+/// The rows of every table in `text` whose first column is headed `first` (`field`,
+/// `option`).
+pub fn table_rows(text: &str, first: &str) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut in_table = false;
     for line in text.lines() {
@@ -77,11 +83,16 @@ pub fn field_rows(text: &str) -> Vec<Row> {
             .split(" | ")
             .map(|c| c.trim().to_string())
             .collect();
-        if cells.first().map(String::as_str) == Some("field") {
+        if cells.first().map(String::as_str) == Some(first) {
             in_table = true;
             continue;
         }
-        if !in_table || cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
+        // The line under the header (`|---|---|`): dashes, bars and colons only.
+        if !in_table
+            || cells
+                .iter()
+                .all(|c| c.chars().all(|ch| matches!(ch, '-' | '|' | ':')))
+        {
             continue;
         }
         rows.push(Row {
