@@ -53,6 +53,13 @@ pub trait Connect: Send + Sync {
     /// A fresh link to the bot, waiting for it until `deadline`; the error says why
     /// there is none (not connected, the server is stopping...).
     fn connect(&self, deadline: Instant) -> ConnectFuture<'_>;
+
+    /// The name the bot will announce, when it is known before it connects (a person's
+    /// seat of `hus play`: the name they play under); the log's header then holds it.
+    /// `None` (the default): the header's name is null, and the name is in `ready`.
+    fn known_name(&self) -> Option<String> {
+        None
+    }
 }
 
 #[cfg(test)]

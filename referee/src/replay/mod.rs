@@ -414,6 +414,8 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         Some(_) => drive(&mut src, &mut v, &mut (&mut report, &mut collector)),
     }
     .with_context(context)?;
+    // A log that ends before its first game: the lines about the set, still.
+    report.finish_introduction(&v)?;
     if let Some(out) = &args.html {
         if !matches!(verdict, Verdict::Corrupt(_)) {
             let games = text::plural(collector.seen, "game", "games");
