@@ -195,4 +195,3 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
         }
     }
 }
-

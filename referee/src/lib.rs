@@ -80,7 +80,8 @@ pub use sandbox::{
     DEFAULT_TMP_SIZE,
 };
 pub use set::{
-    bots_by_player, lots, play_set, team_orders, CannotStart, Entrant, Lineup, Member, RecordSink, Team,
+    bots_by_player, lots, play_set, team_orders, CannotStart, Entrant, Lineup, Member, RecordSink,
+    Team,
 };
 pub use sprt::parse_sprt;
 

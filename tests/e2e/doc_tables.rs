@@ -123,7 +123,7 @@ pub fn corpus() -> &'static Corpus {
 
 /// The log of a set stopped by SIGINT while a bot thinks: it ends with `aborted`.
 fn aborted_log() -> Vec<Value> {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(["match", &misbehave("never-answer"), &random_bot()])
         .args(["--move-time", "60s", "--seed", "1", "--quiet", "--log-dir"])

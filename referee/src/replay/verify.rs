@@ -306,13 +306,15 @@ impl Verifier {
         // what each bot announced there, which is what the first ready records repeat.
         if self.last_game == 0 && !self.ready_seen.contains(&(r.bot, r.mate)) {
             self.ready_seen.push((r.bot, r.mate));
-            let named = self.header.as_mut().and_then(|h| match (&mut h.teams, r.mate) {
-                (Some(teams), Some(i)) => teams[r.bot]
-                    .members
-                    .get_mut(i)
-                    .map(|m| &mut m.announced),
-                _ => Some(&mut h.bots[r.bot].name),
-            });
+            let named = self
+                .header
+                .as_mut()
+                .and_then(|h| match (&mut h.teams, r.mate) {
+                    (Some(teams), Some(i)) => {
+                        teams[r.bot].members.get_mut(i).map(|m| &mut m.announced)
+                    }
+                    _ => Some(&mut h.bots[r.bot].name),
+                });
             if let Some(said) = named {
                 match said {
                     None => said.clone_from(&r.name),
