@@ -136,7 +136,7 @@ fn replay_all_but(
                 Ok(t) if t.is_dir() => dirs.push(path),
                 Ok(t) if t.is_file() && path.extension().is_some_and(|x| x == "jsonl") => {
                     let empty = std::fs::metadata(&path).is_ok_and(|m| m.len() == 0);
-                    if !broken.contains(&path) && !(empty_ok && empty) {
+                    if !(broken.contains(&path) || empty_ok && empty) {
                         logs.push(path)
                     }
                 }

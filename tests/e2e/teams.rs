@@ -185,7 +185,7 @@ fn mates_take_their_side_s_turns_in_the_order_drawn_for_each_game() {
         .sum();
     assert_eq!(moves, of_type(records, "move").len() as u64);
     // The header names teams and members.
-    let header = &named_header(&records);
+    let header = &named_header(records);
     assert_eq!(header["teams"][0]["name"], "red");
     assert_eq!(header["teams"][0]["members"][0]["name"], "recorder");
     assert_eq!(header["teams"][0]["members"][1]["name"], "recorder-2");
