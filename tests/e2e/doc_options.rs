@@ -319,8 +319,9 @@ fn every_option_of_the_other_tables_is_real() {
                 in_table = false;
                 continue;
             }
-            let first = trimmed.trim_matches('|').split(" | ").next().unwrap_or("");
-            if first.trim() == "option" {
+            let cells = table_cells(trimmed);
+            let first = cells.first().map(String::as_str).unwrap_or("");
+            if first == "option" {
                 in_table = true;
                 continue;
             }
