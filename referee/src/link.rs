@@ -67,7 +67,7 @@ mod tests {
 
     use super::*;
     use crate::config::{BotSpec, SetConfig, TimeControl};
-    use crate::records::Record;
+    use crate::records::{Record, StoppedBy};
     use crate::set::{play_set, Entrant, RecordSink};
 
     /// How a test bot behaves on one connection.
@@ -254,13 +254,13 @@ mod tests {
         let stops: Vec<_> = records
             .iter()
             .filter_map(|r| match r {
-                Record::Shutdown(s) => Some((s.bot, s.status.clone(), s.stopped_by.clone())),
+                Record::Shutdown(s) => Some((s.bot, s.status.clone(), s.stopped_by)),
                 _ => None,
             })
             .collect();
         assert_eq!(
             stops,
-            [(0, None, "itself".into()), (1, None, "itself".into())]
+            [(0, None, StoppedBy::Itself), (1, None, StoppedBy::Itself)]
         );
     }
 

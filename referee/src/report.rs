@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::files::{create_file, Create};
-use crate::records::{self, Record};
+use crate::records::{self, Record, StoppedBy};
 use crate::set::RecordSink;
 use crate::sprt::{decision_name, sprt_of_record, SprtTally};
 
@@ -679,11 +679,11 @@ impl RecordSink for Console {
             }
             Record::Shutdown(s) => {
                 let label = self.mate_label(s.bot, s.mate);
-                if !self.quiet && s.stopped_by != "itself" {
+                if !self.quiet && s.stopped_by != StoppedBy::Itself {
                     say!("  {label} stopped by {}", s.stopped_by);
                 }
                 if !self.quiet {
-                    for words in leak_words(&s.strays, s.leaked, &s.stopped_by) {
+                    for words in leak_words(&s.strays, s.leaked, s.stopped_by) {
                         say!("  {label}: {words}");
                     }
                 }
@@ -697,7 +697,7 @@ impl RecordSink for Console {
 
 /// `a process it started (pid 12, `sleep 7`) was still running after it exited; hus
 /// ended it`: said the same by the console and `hus check-bot`.
-pub(crate) fn stray_words(stray: &records::StrayProcess, stopped_by: &str) -> String {
+pub(crate) fn stray_words(stray: &records::StrayProcess, stopped_by: StoppedBy) -> String {
     format!(
         "a process it started (pid {}, `{}`{}) was still running after it {}; hus ended it",
         stray.pid,
@@ -707,7 +707,7 @@ pub(crate) fn stray_words(stray: &records::StrayProcess, stopped_by: &str) -> St
         } else {
             ""
         },
-        if stopped_by == "itself" {
+        if stopped_by == StoppedBy::Itself {
             "exited"
         } else {
             "was stopped"
@@ -720,7 +720,7 @@ pub(crate) fn stray_words(stray: &records::StrayProcess, stopped_by: &str) -> St
 pub(crate) fn leak_words(
     strays: &[records::StrayProcess],
     leaked: bool,
-    stopped_by: &str,
+    stopped_by: StoppedBy,
 ) -> Vec<String> {
     let mut words: Vec<String> = strays.iter().map(|s| stray_words(s, stopped_by)).collect();
     if leaked && words.is_empty() {

@@ -452,7 +452,7 @@ impl Runner<'_> {
             bot: self.seats[k].side,
             mate: self.seats[k].mate,
             status: e.status,
-            stopped_by: e.stopped_by.to_string(),
+            stopped_by: e.stopped_by,
             leaked: e.leaked,
             escaped: e.escaped,
             strays,

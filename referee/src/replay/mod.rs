@@ -581,4 +581,27 @@ mod tests {
             format!("{}: the page is no longer wanted", path.display())
         );
     }
+
+    #[test]
+    fn a_remote_bots_closed_shutdown_is_read_and_an_unknown_stopped_by_is_corrupt() {
+        let shutdown = |by: &str| {
+            format!(
+                r#"{{"type":"shutdown","bot":1,"status":null,"stopped_by":"{by}","leaked":false,"escaped":[],"strays":[],"stderr_bytes":0,"stderr_cut":false}}"#
+            )
+        };
+        match parse(shutdown("closed").as_bytes()) {
+            Ok(Parsed::Record(Record::Shutdown(s))) => {
+                assert_eq!(s.stopped_by, crate::records::StoppedBy::Closed)
+            }
+            other => panic!("closed is a value of stopped_by: {:?}", other.err()),
+        }
+        assert_eq!(
+            parse(shutdown("gone").as_bytes()).err(),
+            Some(
+                "a shutdown record not as LOGS.md describes it: unknown variant `gone`, \
+                 expected one of `itself`, `sigterm`, `sigkill`, `closed`"
+                    .to_string()
+            )
+        );
+    }
 }
