@@ -391,3 +391,28 @@ fn the_links_of_the_option_tables_resolve() {
     }
     assert!(checked >= 20, "{checked} links");
 }
+
+/// docs/server.md opens with the usage of `hus serve`, written out: it names every
+/// option of the command and no other (it lacked `--quiet`).
+#[test]
+fn the_usage_of_hus_serve_in_server_md_names_every_option() {
+    let text = doc("docs/server.md");
+    let start = text.find("`hus serve LEAGUE.toml").expect("the usage line");
+    let usage = text[start + 1..].split('`').next().unwrap_or_default();
+    let written: BTreeSet<String> = usage
+        .split(|c: char| c.is_whitespace() || c == '[' || c == ']')
+        .filter(|w| w.starts_with("--"))
+        .map(str::to_string)
+        .collect();
+    let help = parse_help("serve");
+    let taken: BTreeSet<String> = help
+        .options
+        .keys()
+        .filter(|o| !EVERY_COMMAND.contains(&o.as_str()))
+        .cloned()
+        .collect();
+    assert_eq!(
+        written, taken,
+        "docs/server.md's usage of hus serve against --help"
+    );
+}
