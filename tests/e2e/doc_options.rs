@@ -259,6 +259,18 @@ fn every_option_of_every_command_is_in_its_table() {
                         ));
                     }
                 }
+                // And the other way: a row of an option with listed values names no
+                // value it does not take.
+                if !option.values.is_empty() {
+                    let meaning = row.cells.get(2).map(String::as_str).unwrap_or_default();
+                    for word in backticked(meaning) {
+                        if !option.values.contains(&word) {
+                            failures.push(format!(
+                                "hus {command} {name}: its row names the value {word}, which --help does not list"
+                            ));
+                        }
+                    }
+                }
             }
         }
         for name in help.options.keys() {
