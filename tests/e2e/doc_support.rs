@@ -78,11 +78,7 @@ pub fn table_rows(text: &str, first: &str) -> Vec<Row> {
             in_table = false;
             continue;
         }
-        let cells: Vec<String> = line
-            .trim_matches('|')
-            .split(" | ")
-            .map(|c| c.trim().to_string())
-            .collect();
+        let cells = table_cells(line);
         if cells.first().map(String::as_str) == Some(first) {
             in_table = true;
             continue;
@@ -101,6 +97,29 @@ pub fn table_rows(text: &str, first: &str) -> Vec<Row> {
         });
     }
     rows
+}
+
+/// The cells of a table's line: split at each `|` outside backticks (an empty cell
+/// stays a cell), each trimmed.
+pub fn table_cells(line: &str) -> Vec<String> {
+    let inner = line.trim();
+    let inner = inner.strip_prefix('|').unwrap_or(inner);
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let mut cells = vec![String::new()];
+    let mut code = false;
+    for c in inner.chars() {
+        if c == '|' && !code {
+            cells.push(String::new());
+            continue;
+        }
+        if c == '`' {
+            code = !code;
+        }
+        if let Some(cell) = cells.last_mut() {
+            cell.push(c);
+        }
+    }
+    cells.iter().map(|c| c.trim().to_string()).collect()
 }
 
 /// The backticked names of a cell, `[i]` written as `[]`: "`game`, `ply`" gives
