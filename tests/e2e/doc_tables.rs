@@ -353,7 +353,7 @@ fn readme_rate_json_fields_are_what_it_prints() {
         .expect("a --json row");
     let documented = listed_fields(&row.cells[2]);
     // Only the random rung: the built-in random mover, rated in milliseconds.
-    let logs = tempfile::tempdir().expect("temp dir");
+    let logs = crate::common::LogDir::new();
     let log_dir = logs.path().to_str().expect("utf-8");
     let bot = hus_random(2);
     let out = crate::common::hus(&[

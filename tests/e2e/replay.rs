@@ -300,6 +300,7 @@ fn base() -> Base {
     Base {
         played,
         lines,
+        // Altered logs only, broken on purpose.
         dir: tempfile::tempdir().expect("temp dir"),
     }
 }
@@ -1154,6 +1155,7 @@ pub fn chromium(url: &str, extra: &[&str]) -> String {
     let _turn = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Chromium's profile: not logs.
     let profile = tempfile::tempdir().expect("profile dir");
     let child = Command::new(CHROMIUM)
         .args([

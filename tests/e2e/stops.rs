@@ -276,3 +276,38 @@ fn the_log_check_fails_on_a_record_the_verifier_does_not_know_and_on_a_corrupt_l
     );
     std::fs::remove_file(&bad_log).expect("remove");
 }
+
+/// Every directory an end-to-end test writes in is a [`LogDir`], so that no log escapes
+/// the check: a plain temporary directory must say, just above it, that it holds no
+/// logs (`not logs`) or only logs broken on purpose.
+#[test]
+fn every_e2e_test_writes_in_a_log_dir() {
+    let needles = [
+        concat!("tempfile", "::tempdir"),
+        concat!("tempfile", "::TempDir"),
+    ];
+    let dir = root().join("tests/e2e");
+    let mut plain = Vec::new();
+    for e in std::fs::read_dir(&dir).expect("tests/e2e").flatten() {
+        let path = e.path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .to_string();
+        if !name.ends_with(".rs") || name == "common.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if needles.iter().any(|n| line.contains(n)) {
+                let above = lines[i.saturating_sub(2)..i].join("\n").to_lowercase();
+                if !(above.contains("not logs") || above.contains("broken on purpose")) {
+                    plain.push(format!("{name}:{}: {}", i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(plain.is_empty(), "use LogDir: {plain:#?}");
+}
