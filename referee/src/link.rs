@@ -210,6 +210,8 @@ mod tests {
         )
         .await
         .expect("the set is played");
+        // The log these records make passes `hus replay`, `closed` shutdowns included.
+        assert_eq!(crate::verify_records(&sink.0), Ok(0));
         sink.0
     }
 
@@ -386,6 +388,7 @@ mod tests {
         .await
         .expect("the set is played");
         let records = sink.0;
+        assert_eq!(crate::verify_records(&records), Ok(0));
         assert_eq!(faults(&records), []);
         let Some(Record::Header(header)) = records.first() else {
             panic!("no header: {records:?}");
