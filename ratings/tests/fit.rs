@@ -408,3 +408,65 @@ fn the_confidence_level_sets_the_interval() {
     assert!((e.value - e.low - 1.644_853_626_951_472 * e.std_error).abs() < 1e-9);
     assert_eq!(r.confidence(), 0.9);
 }
+
+/// docs/ratings.md, "The prior: virtual draws", its example: A and B played 18 games,
+/// B and C 2, A and C none. hus's prior is d/(2(n−1)) = 1/2 virtual draw in every
+/// ordered pair (A and C included); BayesElo's `AddPrior` spreads each bot's d/2 over
+/// the opponents it played, in proportion to their games: A–B 1.9 draws, B–C 1.1, A–C
+/// none. A table of every game and virtual draw times 20 (whole numbers) fitted without a
+/// prior has the same maximum as the fractional one: it gives hus's fit exactly, and
+/// the fit of hus's model with BayesElo's spreading of the draws.
+#[test]
+fn the_prior_example_of_the_docs() {
+    let real = [
+        (0, 1, 7, 1, 1),
+        (1, 0, 2, 1, 6),
+        (1, 2, 1, 0, 0),
+        (2, 1, 0, 0, 1),
+    ];
+    let hus = fit(&table(3, &real));
+    // hus's prior by hand: 10 draws (1/2 times 20) in each of the 6 ordered pairs.
+    let mut scaled: Vec<(usize, usize, u64, u64, u64)> = real
+        .iter()
+        .map(|&(f, s, w, d, l)| (f, s, 20 * w, 20 * d, 20 * l))
+        .collect();
+    for f in 0..3 {
+        for s in 0..3 {
+            if f != s {
+                scaled.push((f, s, 0, 10, 0));
+            }
+        }
+    }
+    let by_hand = Ratings::fit(&table(3, &scaled), &with_prior(0.0)).unwrap();
+    // BayesElo's spreading: A–B 1.9 draws (19 a seat times 20 / 2), B–C 1.1 (11 a seat).
+    let mut bayeselo: Vec<(usize, usize, u64, u64, u64)> = real
+        .iter()
+        .map(|&(f, s, w, d, l)| (f, s, 20 * w, 20 * d, 20 * l))
+        .collect();
+    bayeselo.extend([
+        (0, 1, 0, 19, 0),
+        (1, 0, 0, 19, 0),
+        (1, 2, 0, 11, 0),
+        (2, 1, 0, 11, 0),
+    ]);
+    let spread = Ratings::fit(&table(3, &bayeselo), &with_prior(0.0)).unwrap();
+    for (a, b) in hus.ratings().iter().zip(by_hand.ratings()) {
+        assert!(
+            (a - b).abs() < 1e-7,
+            "{:?} {:?}",
+            hus.ratings(),
+            by_hand.ratings()
+        );
+    }
+    assert!((hus.advantage().value - by_hand.advantage().value).abs() < 1e-7);
+    // The figures the document gives, to the tenth of an Elo it prints.
+    let printed = |r: &Ratings| -> Vec<f64> {
+        r.ratings()
+            .iter()
+            .chain([r.advantage().value].iter())
+            .map(|x| (x * 10.0).round() / 10.0)
+            .collect()
+    };
+    assert_eq!(printed(&hus), [1676.6, 1489.6, 1333.8, 40.2]);
+    assert_eq!(printed(&spread), [1719.6, 1525.1, 1255.3, 42.0]);
+}

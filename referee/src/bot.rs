@@ -33,6 +33,7 @@ use crate::files::{create_file, Create};
 use crate::lifetime::{self, Marks, Stray};
 use crate::limits::Limits;
 use crate::link::{Link, RttProbe};
+use crate::records::StoppedBy;
 use crate::sandbox::PidsCgroup;
 
 /// Most bytes of a bot's stderr kept on disk per process.
@@ -67,8 +68,9 @@ pub enum Output {
 pub struct Ending {
     /// Exit status, when it was reaped.
     pub status: Option<String>,
-    /// `itself` (exited on its own after its stdin closed), `sigterm` or `sigkill`.
-    pub stopped_by: &'static str,
+    /// `itself` (exited on its own after its stdin closed), `sigterm` or `sigkill`; a
+    /// link `itself` or `closed`.
+    pub stopped_by: StoppedBy,
     /// A descendant kept the bot's pipes open after the group was killed.
     pub leaked: bool,
     /// The pids of the processes of [`Ending::strays`] that had left the bot's process
@@ -364,15 +366,15 @@ impl BotProcess {
             return self.close_link(grace).await;
         }
         self.stdin = None;
-        let mut stopped_by = "itself";
+        let mut stopped_by = StoppedBy::Itself;
         let mut status = self.wait_exit(grace).await;
         if status.is_none() {
-            stopped_by = "sigterm";
+            stopped_by = StoppedBy::Sigterm;
             self.signal(Signal::SIGTERM);
             status = self.wait_exit(TERM_GRACE).await;
         }
         if status.is_none() {
-            stopped_by = "sigkill";
+            stopped_by = StoppedBy::Sigkill;
             self.signal(Signal::SIGKILL);
             status = self.wait_exit(Duration::from_secs(5)).await;
         }
@@ -439,7 +441,11 @@ impl BotProcess {
         self.finished = true;
         Ending {
             status: None,
-            stopped_by: if by_itself { "itself" } else { "closed" },
+            stopped_by: if by_itself {
+                StoppedBy::Itself
+            } else {
+                StoppedBy::Closed
+            },
             leaked: false,
             escaped: Vec::new(),
             strays: Vec::new(),
@@ -694,7 +700,7 @@ mod tests {
             // Not held much past it (what is tested is that it gives up at all).
             assert!(waited < Duration::from_secs(10), "{waited:?}");
             let ending = bot.shutdown(Duration::ZERO).await;
-            assert_eq!(ending.stopped_by, "sigterm");
+            assert_eq!(ending.stopped_by, StoppedBy::Sigterm);
             assert_eq!(
                 ending.status.as_deref(),
                 Some("killed by signal 15 (SIGTERM)")

@@ -368,8 +368,8 @@ pub struct Shutdown {
     pub mate: Option<usize>,
     /// `exit status 0`, `killed by signal 9 (SIGKILL)`, or null if never reaped.
     pub status: Option<String>,
-    /// `itself`, `sigterm` or `sigkill`.
-    pub stopped_by: String,
+    /// Why it ended.
+    pub stopped_by: StoppedBy,
     /// A process it started kept its pipes open after its group was killed.
     pub leaked: bool,
     /// The pids of the processes of `strays` that had left its process group.
@@ -381,6 +381,49 @@ pub struct Shutdown {
     pub strays: Vec<StrayProcess>,
     pub stderr_bytes: u64,
     pub stderr_cut: bool,
+}
+
+/// `shutdown.stopped_by`: why a bot ended (LOGS.md lists exactly these values). A value
+/// the referee cannot write cannot be read either: a log with another one is corrupt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoppedBy {
+    /// A process exited when its stdin closed; a remote bot closed its connection
+    /// within the grace period.
+    #[default]
+    Itself,
+    /// A process had to be stopped with SIGTERM.
+    Sigterm,
+    /// A process had to be stopped with SIGKILL.
+    Sigkill,
+    /// A remote bot's connection was closed by the referee.
+    Closed,
+}
+
+impl StoppedBy {
+    /// Every value, in the order LOGS.md lists them.
+    pub const ALL: [StoppedBy; 4] = [
+        StoppedBy::Itself,
+        StoppedBy::Sigterm,
+        StoppedBy::Sigkill,
+        StoppedBy::Closed,
+    ];
+
+    /// The value as the log writes it: `itself`, `sigterm`, `sigkill`, `closed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoppedBy::Itself => "itself",
+            StoppedBy::Sigterm => "sigterm",
+            StoppedBy::Sigkill => "sigkill",
+            StoppedBy::Closed => "closed",
+        }
+    }
+}
+
+impl std::fmt::Display for StoppedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A process a bot left running, as the `shutdown` record tells it.
@@ -424,4 +467,36 @@ pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_else(|_| "unknown".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopped_by_is_written_as_logs_md_lists_it_and_nothing_else_is_read() {
+        for by in StoppedBy::ALL {
+            let json = serde_json::to_string(&by).expect("serialize");
+            assert_eq!(json, format!("\"{by}\""));
+            assert_eq!(serde_json::from_str::<StoppedBy>(&json).ok(), Some(by));
+        }
+        let err = serde_json::from_str::<StoppedBy>("\"bye\"").expect_err("not a value");
+        assert_eq!(
+            err.to_string(),
+            "unknown variant `bye`, expected one of `itself`, `sigterm`, `sigkill`, `closed` at line 1 column 5"
+        );
+        // LOGS.md's row of `stopped_by` names exactly these values, in backticks.
+        let logs = include_str!("../../LOGS.md");
+        let row = logs
+            .lines()
+            .find(|l| l.starts_with("| `stopped_by` |"))
+            .expect("LOGS.md has a row for stopped_by");
+        let named: Vec<&str> = row
+            .trim_start_matches("| `stopped_by` |")
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .collect();
+        assert_eq!(named, StoppedBy::ALL.map(StoppedBy::as_str), "{row}");
+    }
 }

@@ -64,6 +64,12 @@ pub struct Row {
 
 /// The rows of every table in `text` whose first column is headed `field`.
 pub fn field_rows(text: &str) -> Vec<Row> {
+    table_rows(text, "field")
+}
+
+/// The rows of every table in `text` whose first column is headed `first` (`field`,
+/// `option`).
+pub fn table_rows(text: &str, first: &str) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut in_table = false;
     for line in text.lines() {
@@ -72,16 +78,17 @@ pub fn field_rows(text: &str) -> Vec<Row> {
             in_table = false;
             continue;
         }
-        let cells: Vec<String> = line
-            .trim_matches('|')
-            .split(" | ")
-            .map(|c| c.trim().to_string())
-            .collect();
-        if cells.first().map(String::as_str) == Some("field") {
+        let cells = table_cells(line);
+        if cells.first().map(String::as_str) == Some(first) {
             in_table = true;
             continue;
         }
-        if !in_table || cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
+        // The line under the header (`|---|---|`): dashes, bars and colons only.
+        if !in_table
+            || cells
+                .iter()
+                .all(|c| c.chars().all(|ch| matches!(ch, '-' | '|' | ':')))
+        {
             continue;
         }
         rows.push(Row {
@@ -90,6 +97,29 @@ pub fn field_rows(text: &str) -> Vec<Row> {
         });
     }
     rows
+}
+
+/// The cells of a table's line: split at each `|` outside backticks (an empty cell
+/// stays a cell), each trimmed.
+pub fn table_cells(line: &str) -> Vec<String> {
+    let inner = line.trim();
+    let inner = inner.strip_prefix('|').unwrap_or(inner);
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let mut cells = vec![String::new()];
+    let mut code = false;
+    for c in inner.chars() {
+        if c == '|' && !code {
+            cells.push(String::new());
+            continue;
+        }
+        if c == '`' {
+            code = !code;
+        }
+        if let Some(cell) = cells.last_mut() {
+            cell.push(c);
+        }
+    }
+    cells.iter().map(|c| c.trim().to_string()).collect()
 }
 
 /// The backticked names of a cell, `[i]` written as `[]`: "`game`, `ply`" gives
@@ -399,13 +429,13 @@ pub fn normalize(text: &str) -> String {
 /// under test, and a bot of one's own (`my_bot.py`, and `./my_bot`: the template
 /// random bot). Commands run with `bash -c` there.
 pub struct Sandbox {
-    pub dir: tempfile::TempDir,
+    pub dir: LogDir,
     path: String,
 }
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = LogDir::new();
         let at = dir.path();
         let link = |target: &Path, name: &str| {
             let place = at.join(name);
@@ -494,7 +524,7 @@ pub struct Recorded {
     pub sent: Vec<Value>,
     pub records: Vec<Value>,
     pub summary: Value,
-    pub _dir: tempfile::TempDir,
+    pub _dir: LogDir,
 }
 
 pub fn record_set(a: &str, b: &str, extra: &[&str]) -> Recorded {
@@ -504,7 +534,7 @@ pub fn record_set(a: &str, b: &str, extra: &[&str]) -> Recorded {
 /// As [`record_set`], for one bot a side or, with more, a team match (`--team-a A...
 /// --team-b B...`) whose first member of team A is the one recorded.
 pub fn record_sides(a: &[&str], b: &[&str], extra: &[&str]) -> Recorded {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let transcript = dir.path().join("a.transcript");
     let wrapped = format!(
         "python3 {} {} {}",

@@ -123,7 +123,7 @@ pub fn corpus() -> &'static Corpus {
 
 /// The log of a set stopped by SIGINT while a bot thinks: it ends with `aborted`.
 fn aborted_log() -> Vec<Value> {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(["match", &misbehave("never-answer"), &random_bot()])
         .args(["--move-time", "60s", "--seed", "1", "--quiet", "--log-dir"])
@@ -306,4 +306,82 @@ fn readme_table_of_hus_line_json_matches_it() {
         line_json(&repetition),
     ];
     check_fields("README `hus line --json`", &rows, &seen, None);
+}
+
+/// The fields of README's `--json` row of `hus rate` (`name` or `name` (`child`, ...),
+/// `name[]` (...) for an array of objects) as field paths.
+fn listed_fields(cell: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut depth = 0;
+    let mut parent = String::new();
+    let mut in_name = false;
+    let mut name = String::new();
+    for c in cell.chars() {
+        match c {
+            '`' if in_name => {
+                in_name = false;
+                let path = if depth == 0 {
+                    // `sets[]` (an array of objects) is the field `sets`.
+                    parent = name.clone();
+                    name.trim_end_matches("[]").to_string()
+                } else {
+                    format!("{parent}.{name}")
+                };
+                out.insert(path);
+                name.clear();
+            }
+            '`' => in_name = true,
+            c if in_name => name.push(c),
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn readme_rate_json_fields_are_what_it_prints() {
+    let readme = doc("README.md");
+    let rows = table_rows(
+        section(&readme, "## How strong is my bot: `hus rate`"),
+        "option",
+    );
+    let row = rows
+        .iter()
+        .find(|r| r.names.first().map(String::as_str) == Some("--json"))
+        .expect("a --json row");
+    let documented = listed_fields(&row.cells[2]);
+    // Only the random rung: the built-in random mover, rated in milliseconds.
+    let logs = crate::common::LogDir::new();
+    let log_dir = logs.path().to_str().expect("utf-8");
+    let bot = hus_random(2);
+    let out = crate::common::hus(&[
+        "rate",
+        &bot,
+        "--only",
+        "random",
+        "--games",
+        "8",
+        "--seed",
+        "1",
+        "--json",
+        "--log-dir",
+        log_dir,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(summary["bot"], bot.as_str());
+    let printed = paths(&summary);
+    assert_eq!(printed, documented, "hus rate --json against README's row");
+    for set in summary["sets"].as_array().expect("sets") {
+        let log = set["log"].as_str().expect("log");
+        let replay = crate::common::hus(&["replay", log]);
+        assert_eq!(replay.status.code(), Some(0), "{log}");
+    }
 }

@@ -8,6 +8,8 @@ mod check_bot;
 mod common;
 /// The examples of PROTOCOL.md, README.md and RULES.md are real sessions and commands.
 mod doc_examples;
+/// Every option of `hus COMMAND --help` in docs/cli.md's table, and no other.
+mod doc_options;
 /// Reading the documents and running their commands, for the document tests.
 mod doc_support;
 /// The field tables of PROTOCOL.md, LOGS.md and README.md against real messages and logs.
@@ -37,6 +39,8 @@ mod pg;
 mod play;
 /// `hus play --web`: a whole game by clicks in Chromium, refused requests, the log.
 mod play_web;
+/// A bot refusing a preset as PROTOCOL.md says: the documented records, match and league.
+mod refusal;
 /// Remote bots: `hus connect`, raw TCP, refused logins, disconnects (the bot port in-process).
 mod remote;
 /// `hus replay`: verifying logs, refusing altered ones, showing games, the HTML viewer.
@@ -58,6 +62,9 @@ mod serve;
 mod serve_load_limits;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
+/// Sets stopped before the first ready, between games, mid-game, and a league stopped
+/// while a set's bots start: every log replays as documented; the log check can fail.
+mod stops;
 /// Team matches: who plays each move, hello.team, game.order, turn.last, a member's
 /// fault, replay of team logs.
 mod teams;

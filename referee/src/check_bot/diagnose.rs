@@ -10,7 +10,7 @@ use engine::{AnyPosition, Board};
 
 use super::probe::{Hello, Probe, TurnAnswer};
 use super::{CheckConfig, Evidence};
-use crate::records::{Fault, GameEnd, Record, Shutdown, STAGE_START_UP};
+use crate::records::{Fault, GameEnd, Record, Shutdown, StoppedBy, STAGE_START_UP};
 use crate::set::BYE_GRACE;
 
 /// A check's verdict. Warnings do not fail the check; problems do.
@@ -184,11 +184,11 @@ impl<'a> Facts<'a> {
                 Record::GameStart(_) => facts.moved_second += 1,
                 Record::GameEnd(g) => facts.games.push(g),
                 Record::Restart(r) if r.bot == 0 => facts.restarts += 1,
-                Record::Shutdown(s) if s.bot == 0 => facts.leaks.extend(crate::report::leak_words(
-                    &s.strays,
-                    s.leaked,
-                    &s.stopped_by,
-                )),
+                Record::Shutdown(s) if s.bot == 0 => {
+                    facts
+                        .leaks
+                        .extend(crate::report::leak_words(&s.strays, s.leaked, s.stopped_by))
+                }
                 _ => {}
             }
         }
@@ -566,20 +566,20 @@ fn exits(probe: &Probe, facts: &Facts) -> Check {
     let mut wrong = Vec::new();
     if let Some(s) = facts.after_bye {
         seen.push("after bye");
-        if s.stopped_by != "itself" {
+        if s.stopped_by != StoppedBy::Itself {
             wrong.push(format!(
                 "after bye and the end of its stdin it was still running {} s later, and was stopped by {}",
                 BYE_GRACE.as_secs_f64(),
-                s.stopped_by.to_uppercase()
+                s.stopped_by.as_str().to_uppercase()
             ));
         }
     }
     if probe.exit_judged {
         seen.push("when its stdin closed without bye");
-        if probe.stopped_by != "itself" {
+        if probe.stopped_by != StoppedBy::Itself {
             wrong.push(format!(
                 "when its stdin was closed (without bye) it kept running, and was stopped by {}",
-                probe.stopped_by.to_uppercase()
+                probe.stopped_by.as_str().to_uppercase()
             ));
         }
     }

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig};
 use crate::limits::Limits;
+use crate::records::StoppedBy;
 use crate::set::BYE_GRACE;
 
 /// After `ready` was due, how much longer the probe waits with stdin open (at most).
@@ -81,7 +82,7 @@ pub struct Probe {
     /// at the end: only then is not exiting its fault.
     pub exit_judged: bool,
     /// `itself`, `sigterm` or `sigkill`.
-    pub stopped_by: &'static str,
+    pub stopped_by: StoppedBy,
     /// What it left running after it exited or was stopped, in the console's words
     /// (`report::stray_words`).
     pub leaks: Vec<String>,
