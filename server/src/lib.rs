@@ -163,6 +163,9 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let stopped = runtime.block_on(async move {
+        // Installed before the dashboard line, which scripts wait for: one that stops
+        // the server as soon as it reads the line stops it cleanly (status 0).
+        let stop = referee::stop_signal();
         let listener = remote::listen(args.listen)
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let addr = listener
@@ -207,8 +210,6 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let refusal_log = tokio::spawn(app.refusals.clone().run(shutdown_rx.clone()));
         let signals = {
             let tx = shutdown_tx.clone();
-            // Installed here, before any set starts.
-            let stop = referee::stop_signal();
             tokio::spawn(async move {
                 let name = stop.await;
                 let _ = tx.send(Some(name));

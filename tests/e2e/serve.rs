@@ -384,9 +384,15 @@ fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
 fn serve_warns_at_start_when_its_league_has_no_openings() {
     let book = root().join("openings/hus-8.txt");
     let warnings = |head: &str| -> (String, Vec<String>) {
-        let tmp = tempfile::tempdir().expect("temp dir");
+        let tmp = LogDir::new();
         let file = league_file(tmp.path(), head, &[("a", instant(1)), ("b", instant(2))]);
-        let server = Server::start(&file, &tmp.path().join("league"), &["--quiet"]);
+        // No set played: the warning is said at start, whatever the server plays.
+        let server = Server::start(
+            &file,
+            &tmp.path().join("league"),
+            &["--quiet", "--concurrency", "0"],
+        );
+        server.json("/api/status");
         let (code, said) = server.stop();
         assert_eq!(code, 0, "{said}");
         let warnings = said
