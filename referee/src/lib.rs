@@ -50,6 +50,7 @@ mod report;
 mod sandbox;
 mod set;
 mod sprt;
+mod stderr;
 pub mod web_host;
 
 pub use args::{

@@ -175,6 +175,16 @@ for raw in sys.stdin.buffer:
                 send(b'{"type":"move","pit":4}\n' * 1000)
         except BrokenPipeError:
             hang()
+    elif mode == "stderr-exit":  # ARG + 1000 * game bytes of "e" on stderr, then exit 1
+        # Each process writes its own known amount (a restarted bot's processes fault
+        # in different games), so that each one's cut note can be checked.
+        left = int(arg) + 1000 * msg["game"]
+        while left > 0:
+            n = min(left, 65536)
+            sys.stderr.buffer.write(b"e" * n)
+            left -= n
+        sys.stderr.buffer.flush()
+        sys.exit(1)
     elif mode == "flood-stderr":  # ARG: mebibytes written to stderr, then the move
         block = b"e" * 65536
         for _ in range(int(arg or 3) * 16):
