@@ -409,7 +409,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
     let listener = TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
-    let (person_seat, ends) = PersonSeat::new("browser");
+    let (person_seat, ends) = PersonSeat::new("browser", &config.name);
     let Seating {
         lineups,
         mut log,
@@ -437,10 +437,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
         Err(reason) => {
             log.end_aborted(reason.clone());
             ui.finish(Some(reason.clone())).await;
-            eprintln!(
-                "hus play: {reason}; the games played so far are in {}",
-                log.path().display()
-            );
+            eprintln!("hus play: {reason}; {}", log.stopped_words());
             Ok(ExitCode::from(130))
         }
         Ok(Ok(end)) => {
@@ -463,8 +460,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
         }
         Ok(Err(e)) => {
             ui.finish(Some(format!("{e:#}"))).await;
-            if log.remove_if_unwritten() {
-                let _ = std::fs::remove_file(&stderr);
+            if log.discard_unstarted(&e, &[stderr]).is_some() {
                 return Err(e.context("no game was played and no log was written"));
             }
             Err(e.context(format!(

@@ -36,6 +36,20 @@ pub trait RecordSink: Send {
     fn record(&mut self, record: &Record) -> Result<()>;
 }
 
+/// The error of [`play_set`] when a bot of the set cannot be started (its command does
+/// not run, a remote bot does not connect in time): no game was played, and the log
+/// holds only its header, written before the bots start. It is the context of the
+/// error: `error.is::<CannotStart>()` tells it, and [`crate::LogWriter::discard_unstarted`]
+/// removes such a log.
+#[derive(Debug)]
+pub struct CannotStart(String);
+
+impl std::fmt::Display for CannotStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// One side of a set: who it is and how to run it.
 pub struct Entrant {
     /// The bot's command.
@@ -262,18 +276,25 @@ enum TurnOutcome {
 
 impl Runner<'_> {
     async fn run(&mut self, referee: &str, sink: &mut dyn RecordSink) -> Result<records::SetEnd> {
-        // Spawn every bot first: a command that cannot run at all is the user's error,
-        // before any record (so the caller can tell that no log was written). A remote
-        // bot that is not connected is the same: the set is not played.
+        // The header first, before any bot starts: however early the set is stopped, its
+        // log starts with its header (LOGS.md). The names the bots announce come later,
+        // in their `ready` records.
+        sink.record(&Record::Header(self.header(referee)))?;
+        // Then every bot: a command that cannot run at all is the user's error before
+        // any game ([`CannotStart`]: the caller removes the log, which holds only its
+        // header). A remote bot that is not connected in time is the same: the set is
+        // not played.
         for k in 0..self.seats.len() {
             let entrant = &self.seats[k].entrant;
             let process = entrant
                 .open(self.config.ready_time)
                 .await
                 .map_err(anyhow::Error::msg)
-                .with_context(|| {
-                    format!("cannot start {} ({:?})", self.who(k), entrant.spec.command)
-                })?;
+                .context(CannotStart(format!(
+                    "cannot start {} ({:?})",
+                    self.who(k),
+                    entrant.spec.command
+                )))?;
             self.seats[k].process = Some(process);
         }
         // `hello` to all, then each one's `ready`: every bot's allowance runs from its
@@ -287,17 +308,8 @@ impl Runner<'_> {
                 *answer = await_ready(&mut self.seats[k], self.config.ready_time).await;
             }
         }
-        let answers: Vec<_> = answers
-            .into_iter()
-            .map(|r| r.map_err(|f| f.at_stage(records::STAGE_START_UP)))
-            .collect();
-        for (k, r) in answers.iter().enumerate() {
-            if let Ok((name, _)) = r {
-                self.seats[k].name = name.clone();
-            }
-        }
-        sink.record(&Record::Header(self.header(referee)))?;
         for (k, r) in answers.into_iter().enumerate() {
+            let r = r.map_err(|f| f.at_stage(records::STAGE_START_UP));
             self.after_handshake(k, r, sink)?;
         }
 
@@ -397,7 +409,9 @@ impl Runner<'_> {
                                 records::MateRecord {
                                     name: seat.given.clone(),
                                     command: seat.entrant.spec.command.clone(),
-                                    announced: seat.name.clone(),
+                                    // Written before the bots start: what
+                                    // they announce is in `ready`.
+                                    announced: None,
                                     stderr: file_name(&seat.entrant.stderr_path),
                                 }
                             })
@@ -415,7 +429,9 @@ impl Runner<'_> {
                 let seat = &self.seats[self.sides[b][0]];
                 records::BotRecord {
                     command: seat.entrant.spec.command.clone(),
-                    name: seat.name.clone(),
+                    // Written before the bot starts: a bot's name is in its `ready`;
+                    // only a seat that knows its name up front (a person's) has one.
+                    name: seat.entrant.link.as_ref().and_then(|l| l.known_name()),
                     stderr: file_name(&seat.entrant.stderr_path),
                     time: seat
                         .entrant

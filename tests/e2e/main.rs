@@ -65,6 +65,9 @@ mod serve;
 mod serve_load_limits;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
+/// Sets stopped before the first ready, between games, mid-game, and a league stopped
+/// while a set's bots start: every log replays as documented; the log check can fail.
+mod stops;
 /// Team matches: who plays each move, hello.team, game.order, turn.last, a member's
 /// fault, replay of team logs.
 mod teams;

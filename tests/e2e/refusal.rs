@@ -40,7 +40,7 @@ fn documented_fault() -> Value {
 
 #[test]
 fn a_bot_that_refuses_the_preset_gets_the_documented_record() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let bot = documented_bot(dir.path());
     // `play` expects exit status 0 (a refusal is a result) and has `hus replay` verify
     // the log (exit 0).
@@ -121,7 +121,7 @@ fn a_bot_that_refuses_the_preset_gets_the_documented_record() {
 
 #[test]
 fn a_league_counts_a_refusing_bots_games_as_crash_faults() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let bot = documented_bot(dir.path());
     let file = dir.path().join("L.toml");
     let text = format!(
