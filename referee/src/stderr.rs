@@ -382,6 +382,68 @@ mod tests {
         );
     }
 
+    /// A drain stopped before its end of file (a process still holds the pipe) notes
+    /// exactly what it read, and says so in its state.
+    #[test]
+    fn a_drain_stopped_before_its_end_of_file_notes_its_own_count() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("bot.a.stderr");
+            std::fs::write(&path, b"an earlier process\n").expect("write");
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .expect("open");
+            let from = file.metadata().expect("metadata").len();
+            let bytes = STDERR_CAP + 4321;
+            // It writes its bytes, then keeps the pipe open (`exec sleep`).
+            let mut child = tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "head -c {bytes} /dev/zero | tr '\\0' e >&2; exec sleep 30"
+                ))
+                .stderr(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("sh runs");
+            let stderr = child.stderr.take().expect("stderr");
+            let mut drain = Drain::start(stderr, file, &path, from);
+            // Not a verdict on time: the wait ends when everything has been read.
+            let mut state = drain.state.clone();
+            state
+                .wait_for(|d| d.total == bytes)
+                .await
+                .expect("the drain runs");
+            let d = drain.finish().await;
+            assert_eq!(
+                d,
+                Drained {
+                    total: bytes,
+                    kept: STDERR_CAP,
+                    cut: true,
+                    eof: false,
+                    done: true
+                }
+            );
+            let mut expected = b"an earlier process\n".to_vec();
+            expected.extend(std::iter::repeat_n(b'e', STDERR_CAP as usize));
+            expected.extend(cut_note().bytes());
+            expected.extend(total_note(bytes).bytes());
+            assert!(std::fs::read(&path).expect("read") == expected);
+            let tail = drain.tail().await.expect("a line");
+            assert_eq!(
+                tail.line,
+                format!("…{}… (4096 bytes in all)", "e".repeat(200))
+            );
+            assert!(tail.cut);
+            let _ = child.kill().await;
+        });
+    }
+
     #[test]
     fn the_words_name_the_file_and_end_with_the_line() {
         let tail = Tail {

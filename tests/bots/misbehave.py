@@ -4,8 +4,11 @@
     python3 misbehave.py MODE [ARG] [--on N]
 
 It plays correctly (the first legal pit) until its N-th turn of the set (default 1),
-where it does MODE. Modes that concern the start-up act on hello instead. `--tag X` is
-ignored: tests use it to find the bot's processes.
+where it does MODE. Modes that concern the start-up act on hello instead. Each mode's
+comment below says what it does and what its ARG is (`stderr-exit BYTES`: BYTES plus
+1000 times the game's number of stderr, then exit 1, so that a restarted bot's
+processes each write a known and different amount). `--tag X` is ignored: tests use it
+to find the bot's processes.
 """
 import json
 import os
