@@ -392,9 +392,11 @@ async fn rate(config: &RateConfig) -> Result<ExitCode> {
             faults: 0,
         };
         let log_path = sink.log.path().to_path_buf();
-        play_set(&set, entrants.map(Lineup::from), &referee, &mut sink)
-            .await
-            .with_context(|| format!("set {set_no} against {}", rung.bot))?;
+        if let Err(e) = play_set(&set, entrants.map(Lineup::from), &referee, &mut sink).await {
+            // A bot that cannot start leaves no log (it would hold only its header).
+            sink.log.discard_unstarted(&e, &[]);
+            return Err(e.context(format!("set {set_no} against {}", rung.bot)));
+        }
         let mut result = SetResult {
             opponent: rung.bot,
             opponent_rating: rung.rating,

@@ -44,6 +44,7 @@ pub use args::{
 pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
+pub use progress::fault_lines;
 pub use run::{
     announce_sync, play_claimed, prepare_run, read_standings, run_league, run_standings, set_aside,
     settle_settings, store_url, Ending, Shared, LOGS_DIR, STORE_FILE,

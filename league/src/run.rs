@@ -441,7 +441,7 @@ pub enum Ending {
     Finished(SetOutcome),
     /// Cut off by a stop; its log ends with `aborted`.
     Stopped,
-    /// A bot could not be started: nothing was played, no record written.
+    /// A bot could not be started: nothing was played, and its log was removed.
     CannotStart(anyhow::Error),
     /// Could not be played (a log that cannot be written, a set that broke off).
     Failed(anyhow::Error),
@@ -778,12 +778,11 @@ pub async fn play_claimed(
             sink.log.end_aborted(format!("stopped by {why}"));
             Ending::Stopped
         }
-        // play_set starts both bots before writing any record.
-        Some(Err(e)) if sink.log.records() == 0 => {
-            sink.log.remove_if_unwritten();
-            Ending::CannotStart(e)
-        }
-        Some(Err(e)) => Ending::Failed(e),
+        // A bot that cannot start: the log holds only its header, and goes.
+        Some(Err(e)) => match sink.log.discard_unstarted(&e, &[]) {
+            Some(_) => Ending::CannotStart(e),
+            None => Ending::Failed(e),
+        },
         Some(Ok(end)) => {
             let mut outcome = sink.outcome;
             outcome.points = end.points;

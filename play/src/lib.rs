@@ -117,7 +117,7 @@ pub(crate) fn bot_short_name(spec: &BotSpec) -> String {
 }
 
 async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
-    let (person_seat, ends) = PersonSeat::new("terminal");
+    let (person_seat, ends) = PersonSeat::new("terminal", &config.name);
     let Seating {
         lineups,
         mut log,
@@ -166,10 +166,7 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
         Err(reason) => {
             ui.abort();
             log.end_aborted(reason.clone());
-            eprintln!(
-                "hus play: {reason}; the games played so far are in {}",
-                log.path().display()
-            );
+            eprintln!("hus play: {reason}; {}", log.stopped_words());
             return Ok(ExitCode::from(130));
         }
     };
@@ -188,8 +185,7 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
         }
         Err(e) => {
             ui.abort();
-            if log.remove_if_unwritten() {
-                let _ = remove_if_empty(&stderr);
+            if log.discard_unstarted(&e, &[stderr]).is_some() {
                 return Err(e.context("no game was played and no log was written"));
             }
             Err(e.context(format!(
@@ -197,13 +193,5 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
                 log.path().display()
             )))
         }
-    }
-}
-
-fn remove_if_empty(path: &std::path::Path) -> bool {
-    match std::fs::metadata(path) {
-        Ok(m) if m.len() == 0 => std::fs::remove_file(path).is_ok(),
-        Ok(_) => false,
-        Err(_) => true,
     }
 }

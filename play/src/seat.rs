@@ -21,19 +21,23 @@ pub struct PersonSeat {
     ends: mpsc::UnboundedSender<SeatEnd>,
     /// Where the person is, for the log's `ready.peer` (`terminal`, `browser`).
     peer: String,
+    /// The name they play under: the log's header names them before the set starts.
+    name: String,
     made: AtomicUsize,
 }
 
 impl PersonSeat {
-    /// A seat whose links are reported as coming from `peer`, and the receiver the user
+    /// A seat whose links are reported as coming from `peer`, for a person playing as
+    /// `name` (which the user interface announces in `ready`), and the receiver the user
     /// interface takes each link's far end from: one at the start of the set, and one
     /// more after each fault of the person's (the referee closes a faulted seat's link
     /// and asks for a new one before the next game, as it restarts a bot).
-    pub fn new(peer: &str) -> (PersonSeat, mpsc::UnboundedReceiver<SeatEnd>) {
+    pub fn new(peer: &str, name: &str) -> (PersonSeat, mpsc::UnboundedReceiver<SeatEnd>) {
         let (ends, rx) = mpsc::unbounded_channel();
         let seat = PersonSeat {
             ends,
             peer: peer.to_string(),
+            name: name.to_string(),
             made: AtomicUsize::new(0),
         };
         (seat, rx)
@@ -46,6 +50,10 @@ impl PersonSeat {
 }
 
 impl Connect for PersonSeat {
+    fn known_name(&self) -> Option<String> {
+        Some(self.name.clone())
+    }
+
     fn connect(&self, _deadline: Instant) -> ConnectFuture<'_> {
         self.made.fetch_add(1, Ordering::SeqCst);
         let (ours, theirs) = tokio::io::duplex(DUPLEX_BYTES);

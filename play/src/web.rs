@@ -413,7 +413,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
             option: "--listen",
             error,
         })?;
-    let (person_seat, ends) = PersonSeat::new("browser");
+    let (person_seat, ends) = PersonSeat::new("browser", &config.name);
     let Seating {
         lineups,
         mut log,
@@ -441,10 +441,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
         Err(reason) => {
             log.end_aborted(reason.clone());
             ui.finish(Some(reason.clone())).await;
-            eprintln!(
-                "hus play: {reason}; the games played so far are in {}",
-                log.path().display()
-            );
+            eprintln!("hus play: {reason}; {}", log.stopped_words());
             Ok(ExitCode::from(130))
         }
         Ok(Ok(end)) => {
@@ -467,8 +464,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
         }
         Ok(Err(e)) => {
             ui.finish(Some(format!("{e:#}"))).await;
-            if log.remove_if_unwritten() {
-                let _ = std::fs::remove_file(&stderr);
+            if log.discard_unstarted(&e, &[stderr]).is_some() {
                 return Err(e.context("no game was played and no log was written"));
             }
             Err(e.context(format!(

@@ -51,6 +51,7 @@ mod report;
 mod sandbox;
 mod set;
 mod sprt;
+mod stderr;
 pub mod web_host;
 
 pub use args::{
@@ -75,14 +76,15 @@ pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;
 pub use records::{now_rfc3339, Aborted, Record, StoppedBy};
 pub use replay::text::{draw_board, draw_board_from, report_words, Marks, Style};
-pub use replay::{run as run_replay, viewer_page};
+pub use replay::{run as run_replay, verify_records, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{
     Sandbox, SandboxError, SandboxUser, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER,
     DEFAULT_TMP_SIZE,
 };
 pub use set::{
-    bots_by_player, lots, play_set, team_orders, Entrant, Lineup, Member, RecordSink, Team,
+    bots_by_player, lots, play_set, team_orders, CannotStart, Entrant, Lineup, Member, RecordSink,
+    Team,
 };
 pub use sprt::parse_sprt;
 

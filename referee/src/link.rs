@@ -53,6 +53,13 @@ pub trait Connect: Send + Sync {
     /// A fresh link to the bot, waiting for it until `deadline`; the error says why
     /// there is none (not connected, the server is stopping...).
     fn connect(&self, deadline: Instant) -> ConnectFuture<'_>;
+
+    /// The name the bot will announce, when it is known before it connects (a person's
+    /// seat of `hus play`: the name they play under); the log's header then holds it.
+    /// `None` (the default): the header's name is null, and the name is in `ready`.
+    fn known_name(&self) -> Option<String> {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -203,6 +210,8 @@ mod tests {
         )
         .await
         .expect("the set is played");
+        // The log these records make passes `hus replay`, `closed` shutdowns included.
+        assert_eq!(crate::verify_records(&sink.0), Ok(0));
         sink.0
     }
 
@@ -379,6 +388,7 @@ mod tests {
         .await
         .expect("the set is played");
         let records = sink.0;
+        assert_eq!(crate::verify_records(&records), Ok(0));
         assert_eq!(faults(&records), []);
         let Some(Record::Header(header)) = records.first() else {
             panic!("no header: {records:?}");

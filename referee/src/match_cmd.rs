@@ -151,24 +151,17 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                 // An SPRT stopped part-way still tells what its pairs say so far.
                 console.print_sprt(Some(signal));
             }
-            eprintln!(
-                "hus: stopped by {signal}; the games played so far are in {}",
-                log.path().display()
-            );
+            eprintln!("hus: stopped by {signal}; {}", log.stopped_words());
             return Ok(ExitCode::from(130));
         }
     };
     let end = match result {
         Ok(end) => end,
         Err(e) => {
-            if log.remove_if_unwritten() {
-                // Nothing happened yet (a bot command that cannot be started): no log,
-                // and no stderr file unless a bot managed to write something in it.
-                let kept: Vec<String> = stderr_paths
-                    .iter()
-                    .filter(|p| !remove_if_empty(p))
-                    .map(|p| p.display().to_string())
-                    .collect();
+            if let Some(kept) = log.discard_unstarted(&e, &stderr_paths) {
+                // Nothing was played (a bot command that cannot be started): no log, and
+                // no stderr file unless a bot managed to write something in it.
+                let kept: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
                 let kept = if kept.is_empty() {
                     String::new()
                 } else {
@@ -250,28 +243,34 @@ fn side_name(config: &MatchConfig, b: usize) -> String {
     }
 }
 
-/// Deletes `path` if it is an empty file, or does not exist; whether it is gone.
-fn remove_if_empty(path: &std::path::Path) -> bool {
-    match std::fs::metadata(path) {
-        Ok(m) if m.len() == 0 => std::fs::remove_file(path).is_ok(),
-        Ok(_) => false,
-        Err(_) => true,
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM, naming it.
-pub async fn stop_signal() -> &'static str {
+/// Resolves on Ctrl-C or SIGTERM, naming it. Its handlers are installed when it is
+/// called, not when it is first polled: a set that writes its header before the stop's
+/// future is polled (a `select!` polls its branches in any order) must not let a
+/// SIGTERM that comes then kill the referee before it ends the log with `aborted`.
+/// Call it inside the runtime.
+pub fn stop_signal() -> impl std::future::Future<Output = &'static str> + Send {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return "SIGINT";
+    let term = signal(SignalKind::terminate()).ok();
+    let int = signal(SignalKind::interrupt()).ok();
+    async move {
+        match (term, int) {
+            (Some(mut term), Some(mut int)) => tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            (Some(mut term), None) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            (None, Some(mut int)) => {
+                int.recv().await;
+                "SIGINT"
+            }
+            (None, None) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
     }
 }
 

@@ -20,12 +20,21 @@ pub struct LogWriter {
     out: BufWriter<File>,
     /// Records written so far.
     records: u64,
+    /// `game-start` and `game-end` records written so far, and the others but the
+    /// header and `aborted` (`ready`, `fault`...).
+    games_started: u32,
+    games_ended: u32,
+    others: u64,
+    /// The log directory, when this writer created it (`hus-logs/` of a first `hus
+    /// match`): a set that cannot start removes it again if it is left empty.
+    created_dir: Option<PathBuf>,
 }
 
 impl LogWriter {
     /// Creates a new log file in `dir` named `STEM.jsonl`, never overwriting one: a
     /// taken name gets `-2`, `-3`, ... Returns the writer and the stem used.
     pub fn create(dir: &Path, stem: &str) -> Result<(LogWriter, String)> {
+        let created_dir = (!dir.exists()).then(|| dir.to_path_buf());
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the log directory {}", dir.display()))?;
         for n in 1..1000 {
@@ -42,6 +51,10 @@ impl LogWriter {
                             path,
                             out: BufWriter::new(file),
                             records: 0,
+                            games_started: 0,
+                            games_ended: 0,
+                            others: 0,
+                            created_dir,
                         },
                         stem,
                     ))
@@ -80,11 +93,57 @@ impl LogWriter {
         let _ = self.record(&aborted);
     }
 
-    /// Deletes the log file if no record was ever written to it: a set that could not
-    /// even start leaves no empty file behind for `hus replay` to puzzle over. Returns
-    /// whether it was deleted.
-    pub fn remove_if_unwritten(&mut self) -> bool {
-        self.records == 0 && std::fs::remove_file(&self.path).is_ok()
+    /// After `play_set` failed with `error`: when the set could not start at all (a
+    /// [`CannotStart`](crate::CannotStart), or not even the header could be written),
+    /// removes the log, which holds no more than its header, each file of `beside` (the
+    /// bots' stderr files) that is empty, and the log directory if this writer created
+    /// it and it is left empty: such a set leaves nothing behind (README). Returns the
+    /// files of `beside` that were kept (a bot wrote in its stderr before failing), or
+    /// `None` when the set had started and its log stays.
+    pub fn discard_unstarted(
+        &mut self,
+        error: &anyhow::Error,
+        beside: &[PathBuf],
+    ) -> Option<Vec<PathBuf>> {
+        if !(self.records == 0 || error.is::<crate::CannotStart>()) {
+            return None;
+        }
+        let _ = std::fs::remove_file(&self.path);
+        let kept = beside
+            .iter()
+            .filter(|p| !remove_if_empty(p))
+            .cloned()
+            .collect();
+        if let Some(dir) = &self.created_dir {
+            // Fails, as it should, when anything else is in it.
+            let _ = std::fs::remove_dir(dir);
+        }
+        Some(kept)
+    }
+
+    /// What the log of a set stopped part-way holds, for the message that says where it
+    /// is: `the games played so far are in LOG`, or that no game was played (or none
+    /// finished) and what it holds instead.
+    pub fn stopped_words(&self) -> String {
+        let path = self.path.display();
+        if self.games_ended > 0 {
+            format!("the games played so far are in {path}")
+        } else if self.games_started > 0 {
+            format!("no game was finished; the log {path} holds the first game up to the stop")
+        } else if self.others == 0 {
+            format!("no game was played; the log {path} holds its header only")
+        } else {
+            format!("no game was played; the log {path} holds its header and the bots' start only")
+        }
+    }
+}
+
+/// Deletes `path` if it is an empty file, or does not exist; whether it is gone.
+fn remove_if_empty(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() == 0 => std::fs::remove_file(path).is_ok(),
+        Ok(_) => false,
+        Err(_) => true,
     }
 }
 
@@ -98,6 +157,12 @@ impl RecordSink for LogWriter {
         write(&mut self.out)
             .with_context(|| format!("cannot write to the log {}", self.path.display()))?;
         self.records += 1;
+        match record {
+            Record::GameStart(_) => self.games_started += 1,
+            Record::GameEnd(_) => self.games_ended += 1,
+            Record::Header(_) | Record::Aborted(_) => {}
+            _ => self.others += 1,
+        }
         Ok(())
     }
 }
@@ -214,6 +279,8 @@ pub struct Console {
     order: Option<[Vec<usize>; 2]>,
     /// The winner of the first game of a pair still open.
     pair_opened: Option<Option<usize>>,
+    /// Whether the set's opening lines are printed (at its first game).
+    introduced: bool,
 }
 
 impl Console {
@@ -243,6 +310,7 @@ impl Console {
             start: String::new(),
             order: None,
             pair_opened: None,
+            introduced: false,
         }
     }
 
@@ -342,6 +410,53 @@ impl Console {
             "elo": elo.map(|e| serde_json::json!({"value": e.elo, "low": e.low, "high": e.high})),
             "los": elo.map(|e| e.los),
         })
+    }
+
+    /// Prints the set's opening lines: its rules, its sides and their commands. Only
+    /// once the first game starts: the header is written before the bots start, and the
+    /// names they announce (in the labels) come after it, in `ready`.
+    fn introduce(&self) {
+        let Some(h) = &self.header else {
+            return;
+        };
+        if self.quiet {
+            return;
+        }
+        say!(
+            "hus: {} at width {}, {} games, seed {}",
+            h.rules.preset,
+            h.rules.width,
+            h.games,
+            h.seed
+        );
+        for b in 0..2 {
+            match &h.teams {
+                None => say!("  {}: {}", self.label(b), h.bots[b].command),
+                Some(teams) => {
+                    say!("  {}: a team of {}", self.label(b), teams[b].members.len());
+                    for (i, m) in teams[b].members.iter().enumerate() {
+                        say!("    {}{} {}: {}", ["A", "B"][b], i + 1, m.name, m.command);
+                    }
+                }
+            }
+        }
+        if let Some(t) = &self.sprt {
+            let t = t.sprt();
+            say!(
+                "  SPRT: elo0 = {}, elo1 = {}, alpha = {}, beta = {}; at most {} games, in pairs",
+                t.elo0(),
+                t.elo1(),
+                t.alpha(),
+                t.beta(),
+                h.games
+            );
+        }
+        if !h.openings.is_empty() {
+            say!(
+                "  openings: {} of them, each for a pair of games with the first mover swapped",
+                h.openings.len()
+            );
+        }
     }
 
     /// `A (greedy)`.
@@ -460,15 +575,6 @@ impl RecordSink for Console {
                 for b in 0..2 {
                     self.bots[b].name = h.bots[b].name.clone();
                 }
-                if !self.quiet {
-                    say!(
-                        "hus: {} at width {}, {} games, seed {}",
-                        h.rules.preset,
-                        h.rules.width,
-                        h.games,
-                        h.seed
-                    );
-                }
                 self.teams = h.teams.as_ref().map(|teams| {
                     [0, 1].map(|b| {
                         let members = teams[b]
@@ -484,49 +590,11 @@ impl RecordSink for Console {
                         (teams[b].name.clone(), members)
                     })
                 });
-                if !self.quiet {
-                    for b in 0..2 {
-                        match &h.teams {
-                            None => say!("  {}: {}", self.label(b), h.bots[b].command),
-                            Some(teams) => {
-                                say!("  {}: a team of {}", self.label(b), teams[b].members.len());
-                                for (i, m) in teams[b].members.iter().enumerate() {
-                                    say!(
-                                        "    {}{} {}: {}",
-                                        ["A", "B"][b],
-                                        i + 1,
-                                        m.name,
-                                        m.command
-                                    );
-                                }
-                            }
-                        }
-                    }
-                }
                 self.sprt = h
                     .sprt
                     .as_ref()
                     .and_then(|r| sprt_of_record(r).ok())
                     .map(SprtTally::new);
-                if !self.quiet {
-                    if let Some(t) = &self.sprt {
-                        let t = t.sprt();
-                        say!(
-                            "  SPRT: elo0 = {}, elo1 = {}, alpha = {}, beta = {}; at most {} games, in pairs",
-                            t.elo0(),
-                            t.elo1(),
-                            t.alpha(),
-                            t.beta(),
-                            h.games
-                        );
-                    }
-                    if !h.openings.is_empty() {
-                        say!(
-                            "  openings: {} of them, each for a pair of games with the first mover swapped",
-                            h.openings.len()
-                        );
-                    }
-                }
                 self.header = Some(h.clone());
             }
             Record::Ready(r) => match (self.teams.as_mut(), r.mate) {
@@ -538,6 +606,10 @@ impl RecordSink for Console {
                 _ => self.bots[r.bot].name = r.name.clone(),
             },
             Record::GameStart(g) => {
+                if !self.introduced {
+                    self.introduced = true;
+                    self.introduce();
+                }
                 self.game_ms = [0.0; 2];
                 self.first = g.first;
                 self.order = g.order.clone();

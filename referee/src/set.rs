@@ -36,6 +36,20 @@ pub trait RecordSink: Send {
     fn record(&mut self, record: &Record) -> Result<()>;
 }
 
+/// The error of [`play_set`] when a bot of the set cannot be started (its command does
+/// not run, a remote bot does not connect in time): no game was played, and the log
+/// holds only its header, written before the bots start. It is the context of the
+/// error: `error.is::<CannotStart>()` tells it, and [`crate::LogWriter::discard_unstarted`]
+/// removes such a log.
+#[derive(Debug)]
+pub struct CannotStart(String);
+
+impl std::fmt::Display for CannotStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// One side of a set: who it is and how to run it.
 pub struct Entrant {
     /// The bot's command.
@@ -76,6 +90,9 @@ impl Entrant {
 struct FaultInfo {
     kind: FaultKind,
     detail: String,
+    /// What the bot's stderr says last (crashes of a process): the log's detail adds
+    /// it, the opponent's `result` does not (one bot's stderr is not another's to read).
+    stderr: Option<String>,
     line: Option<String>,
     ms: Option<f64>,
     /// When it happened (LOGS.md, `fault.stage`): a fault outside a game costs the next
@@ -88,6 +105,7 @@ impl FaultInfo {
         FaultInfo {
             kind,
             detail: detail.into(),
+            stderr: None,
             line: None,
             ms: None,
             stage: records::STAGE_GAME,
@@ -97,6 +115,14 @@ impl FaultInfo {
     fn at_stage(mut self, stage: &'static str) -> Self {
         self.stage = stage;
         self
+    }
+
+    /// The detail as the log keeps it: with the last line of the bot's stderr.
+    fn logged_detail(&self) -> String {
+        match &self.stderr {
+            Some(stderr) => format!("{}; {stderr}", self.detail),
+            None => self.detail.clone(),
+        }
     }
 }
 
@@ -250,18 +276,25 @@ enum TurnOutcome {
 
 impl Runner<'_> {
     async fn run(&mut self, referee: &str, sink: &mut dyn RecordSink) -> Result<records::SetEnd> {
-        // Spawn every bot first: a command that cannot run at all is the user's error,
-        // before any record (so the caller can tell that no log was written). A remote
-        // bot that is not connected is the same: the set is not played.
+        // The header first, before any bot starts: however early the set is stopped, its
+        // log starts with its header (LOGS.md). The names the bots announce come later,
+        // in their `ready` records.
+        sink.record(&Record::Header(self.header(referee)))?;
+        // Then every bot: a command that cannot run at all is the user's error before
+        // any game ([`CannotStart`]: the caller removes the log, which holds only its
+        // header). A remote bot that is not connected in time is the same: the set is
+        // not played.
         for k in 0..self.seats.len() {
             let entrant = &self.seats[k].entrant;
             let process = entrant
                 .open(self.config.ready_time)
                 .await
                 .map_err(anyhow::Error::msg)
-                .with_context(|| {
-                    format!("cannot start {} ({:?})", self.who(k), entrant.spec.command)
-                })?;
+                .context(CannotStart(format!(
+                    "cannot start {} ({:?})",
+                    self.who(k),
+                    entrant.spec.command
+                )))?;
             self.seats[k].process = Some(process);
         }
         // `hello` to all, then each one's `ready`: every bot's allowance runs from its
@@ -275,17 +308,8 @@ impl Runner<'_> {
                 *answer = await_ready(&mut self.seats[k], self.config.ready_time).await;
             }
         }
-        let answers: Vec<_> = answers
-            .into_iter()
-            .map(|r| r.map_err(|f| f.at_stage(records::STAGE_START_UP)))
-            .collect();
-        for (k, r) in answers.iter().enumerate() {
-            if let Ok((name, _)) = r {
-                self.seats[k].name = name.clone();
-            }
-        }
-        sink.record(&Record::Header(self.header(referee)))?;
         for (k, r) in answers.into_iter().enumerate() {
+            let r = r.map_err(|f| f.at_stage(records::STAGE_START_UP));
             self.after_handshake(k, r, sink)?;
         }
 
@@ -385,7 +409,9 @@ impl Runner<'_> {
                                 records::MateRecord {
                                     name: seat.given.clone(),
                                     command: seat.entrant.spec.command.clone(),
-                                    announced: seat.name.clone(),
+                                    // Written before the bots start: what
+                                    // they announce is in `ready`.
+                                    announced: None,
                                     stderr: file_name(&seat.entrant.stderr_path),
                                 }
                             })
@@ -403,7 +429,9 @@ impl Runner<'_> {
                 let seat = &self.seats[self.sides[b][0]];
                 records::BotRecord {
                     command: seat.entrant.spec.command.clone(),
-                    name: seat.name.clone(),
+                    // Written before the bot starts: a bot's name is in its `ready`;
+                    // only a seat that knows its name up front (a person's) has one.
+                    name: seat.entrant.link.as_ref().and_then(|l| l.known_name()),
                     stderr: file_name(&seat.entrant.stderr_path),
                     time: seat
                         .entrant
@@ -733,7 +761,7 @@ impl Runner<'_> {
             bot: seat.side,
             mate: seat.mate,
             kind: f.kind.as_str().to_string(),
-            detail: f.detail,
+            detail: f.logged_detail(),
             line: f.line,
             position: game.position().to_string(),
             ms: f.ms,
@@ -1166,6 +1194,7 @@ fn line_fault(kind: FaultKind, detail: String, bytes: &[u8], ms: Option<f64>) ->
     FaultInfo {
         kind,
         detail,
+        stderr: None,
         line: Some(excerpt(bytes, EXCERPT_CHARS)),
         ms,
         stage: records::STAGE_GAME,
@@ -1184,6 +1213,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
         Output::TooLong { limit, at } => FaultInfo {
             kind: FaultKind::OversizedLine,
             detail: format!("sent a line longer than {limit} bytes"),
+            stderr: None,
             line: None,
             ms: Some(ms_between(since, at)),
             stage: records::STAGE_GAME,
@@ -1205,6 +1235,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
                 "exited ({}) while a process it started kept its stdout open",
                 describe_status(status)
             ),
+            stderr: stderr_words(process).await,
             line: None,
             ms: Some(ms_between(since, at)),
             stage: records::STAGE_GAME,
@@ -1222,7 +1253,8 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
     }
 }
 
-/// A crash fault, with the exit status if the process exits within a moment.
+/// A crash fault, with the exit status if the process exits within a moment, and the
+/// last line of its stderr.
 async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u8]>) -> FaultInfo {
     let status = process.wait_exit(Duration::from_millis(200)).await;
     let detail = match status {
@@ -1233,10 +1265,17 @@ async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u
     FaultInfo {
         kind: FaultKind::Crash,
         detail,
+        stderr: stderr_words(process).await,
         line: partial.map(|p| excerpt(p, EXCERPT_CHARS)),
         ms: None,
         stage: records::STAGE_GAME,
     }
+}
+
+/// What a crashed bot's stderr says last, in the words of a fault's detail; `None` for
+/// a link (a remote bot, a person) and a bot that wrote nothing there.
+async fn stderr_words(process: &mut BotProcess) -> Option<String> {
+    process.stderr_tail().await.map(|tail| tail.words())
 }
 
 /// The processes a bot left running, as its `shutdown` record lists them.

@@ -215,8 +215,10 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let refusal_log = tokio::spawn(app.refusals.clone().run(shutdown_rx.clone()));
         let signals = {
             let tx = shutdown_tx.clone();
+            // Installed here, before any set starts.
+            let stop = referee::stop_signal();
             tokio::spawn(async move {
-                let name = referee::stop_signal().await;
+                let name = stop.await;
                 let _ = tx.send(Some(name));
             })
         };

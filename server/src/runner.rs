@@ -399,6 +399,9 @@ impl Runner {
                                 }
                                 Ok(true) => {
                                     self.say(&format!("{} finished: {} {}-{} {}", set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b));
+                                    for line in league::fault_lines(&set.key, &outcome) {
+                                        self.say(&format!("{}: {line}", set.key));
+                                    }
                                     self.finished.push(FinishedSet { key: set.key.clone(), seed: set.seed, outcome });
                                     self.done += 1;
                                     app.hub.ended(&stem, "finished");

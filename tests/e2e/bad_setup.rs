@@ -13,7 +13,7 @@ fn fails_with(args: &[&str], message: &str) {
 
 #[test]
 fn bad_arguments_are_clear_errors() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let d = dir.path().to_str().expect("utf-8");
     let r = random_bot();
     fails_with(
@@ -49,7 +49,7 @@ fn bad_arguments_are_clear_errors() {
 
 #[test]
 fn a_bot_that_cannot_start_is_an_error_before_any_game() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let d = dir.path().to_str().expect("utf-8");
     fails_with(
         &[
@@ -77,7 +77,7 @@ fn a_bot_that_cannot_start_is_an_error_before_any_game() {
 
 #[test]
 fn an_unwritable_log_directory_is_an_error() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, "x").expect("write");
     let r = random_bot();
@@ -92,7 +92,8 @@ fn an_unwritable_log_directory_is_an_error() {
 #[test]
 fn a_log_that_cannot_be_written_stops_the_set_with_an_error() {
     use std::os::unix::process::CommandExt;
-    let dir = tempfile::tempdir().expect("temp dir");
+    // The log is cut where the file size limit stops it.
+    let dir = LogDir::new().cut_ok();
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_hus"));
     command
         .args([

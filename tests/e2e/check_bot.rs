@@ -30,7 +30,7 @@ struct Checked {
     code: Option<i32>,
     stdout: String,
     stderr: String,
-    dir: tempfile::TempDir,
+    dir: LogDir,
 }
 
 impl Checked {
@@ -94,7 +94,7 @@ impl Checked {
 /// these, "starts up" warns only past 7.5 s and "answers in time" past 5 s: a healthy
 /// bot is never warned, however loaded the machine.
 fn check_bot(bot: &str, extra: &[&str]) -> Checked {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let log_dir = dir.path().to_str().expect("utf-8 path").to_string();
     let mut args = vec!["check-bot", bot, "--seed", "1", "--log-dir", &log_dir];
     if !extra.contains(&"--games") {
@@ -110,7 +110,7 @@ fn check_bot(bot: &str, extra: &[&str]) -> Checked {
     run(&args, dir)
 }
 
-fn run(args: &[&str], dir: tempfile::TempDir) -> Checked {
+fn run(args: &[&str], dir: LogDir) -> Checked {
     let output = hus(args);
     Checked {
         code: output.status.code(),
@@ -142,7 +142,7 @@ fn assert_all_ok(c: &Checked, bot: &str) {
 #[test]
 fn good_bots_pass_every_check() {
     // Without --log-dir: a clean check deletes its temporary directory.
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let bot = random_bot();
     let mut args = vec!["check-bot", &bot, "--games", "2"];
     args.extend_from_slice(&GENEROUS);
@@ -160,7 +160,7 @@ fn good_bots_pass_every_check() {
     let records = read_log(&log);
     verify_log(&records);
     assert_eq!(of_type(&records, "game-end").len(), 2);
-    assert_eq!(records[0]["bots"][1]["name"], "hus-random");
+    assert_eq!(named_header(&records)["bots"][1]["name"], "hus-random");
     // Seed 1 seats the bot both ways.
     c.expect(
         "plays whole games",
@@ -174,7 +174,7 @@ fn good_bots_pass_every_check() {
 
 #[test]
 fn a_bot_that_does_not_flush() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     // Python block-buffers stdout on a pipe; the explicit buffer makes that so even
     // under PYTHONUNBUFFERED. Only the exit (at the end of stdin) flushes it.
     let script = |flush_ready: &str| {
@@ -325,7 +325,7 @@ fn slow_moves_are_a_warning() {
 #[test]
 fn crashes_point_to_stderr() {
     // Without --log-dir: a problem keeps the temporary directory.
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let c = run(
         &[
             "check-bot",

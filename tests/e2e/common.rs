@@ -41,6 +41,125 @@ pub fn hus_random(seed: u64) -> String {
 /// bot's delay against that deadline.
 pub const GENEROUS: [&str; 4] = ["--move-time", "10s", "--ready-time", "30s"];
 
+/// A temporary directory for what a test writes: when it is dropped, every log in it
+/// (each `*.jsonl`, in any subdirectory) goes to the real `hus replay`, which must
+/// verify it: exit status 0 (complete, or `aborted`), or 3 (cut short, consistent) for
+/// a directory whose logs may be cut ([`LogDir::cut_ok`]: a referee killed with
+/// SIGKILL), and no warning (a record of a type the verifier does not know is one).
+/// Every end-to-end test that writes logs keeps them in one, so no code path's log can
+/// go unverified. A directory holding logs broken on purpose is a plain `TempDir`.
+pub struct LogDir {
+    dir: tempfile::TempDir,
+    cut_ok: bool,
+    /// Files broken on purpose ([`LogDir::broken`]), not checked.
+    broken: std::sync::Mutex<Vec<PathBuf>>,
+}
+
+impl LogDir {
+    /// A new directory under the system's temporary directory.
+    pub fn new() -> LogDir {
+        LogDir {
+            dir: tempfile::tempdir().expect("temp dir"),
+            cut_ok: false,
+            broken: Default::default(),
+        }
+    }
+
+    /// A new directory under `parent` (the sandbox tests' 0755 tree).
+    pub fn new_in(parent: impl AsRef<Path>) -> LogDir {
+        LogDir {
+            dir: tempfile::tempdir_in(parent).expect("temp dir"),
+            cut_ok: false,
+            broken: Default::default(),
+        }
+    }
+
+    /// Its logs may end without `set-end` or `aborted`: `hus replay`'s status 3 is then
+    /// accepted as well as 0.
+    pub fn cut_ok(mut self) -> LogDir {
+        self.cut_ok = true;
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The path of a file `name` in the directory that the test breaks on purpose (an
+    /// altered log that `hus replay` must refuse, a file that is no log): it is not
+    /// checked on drop.
+    pub fn broken(&self, name: &str) -> PathBuf {
+        let path = self.path().join(name);
+        self.broken.lock().expect("lock").push(path.clone());
+        path
+    }
+}
+
+impl Drop for LogDir {
+    fn drop(&mut self) {
+        // A test that failed already says why; a second panic would abort the run.
+        if std::thread::panicking() {
+            return;
+        }
+        let allowed: &[i32] = if self.cut_ok { &[0, 3] } else { &[0] };
+        let broken = self.broken.lock().expect("lock");
+        if let Err(e) = replay_all_but(self.path(), allowed, self.cut_ok, &broken) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// Runs `hus replay` on every `*.jsonl` under `dir` (recursively); an error names the
+/// first log whose status is not in `allowed`, or whose replay warned, with what
+/// replay said. Returns how many logs were checked.
+pub fn replay_all(dir: &Path, allowed: &[i32]) -> Result<usize, String> {
+    replay_all_but(dir, allowed, false, &[])
+}
+
+/// [`replay_all`], skipping the files of `broken`, and with `empty_ok` an empty file
+/// (a referee killed between creating its log and writing the header in it).
+fn replay_all_but(
+    dir: &Path,
+    allowed: &[i32],
+    empty_ok: bool,
+    broken: &[PathBuf],
+) -> Result<usize, String> {
+    let mut logs = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(path),
+                Ok(t) if t.is_file() && path.extension().is_some_and(|x| x == "jsonl") => {
+                    let empty = std::fs::metadata(&path).is_ok_and(|m| m.len() == 0);
+                    if !(broken.contains(&path) || empty_ok && empty) {
+                        logs.push(path)
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    logs.sort();
+    for log in &logs {
+        let out = hus(&["replay", log.to_str().expect("utf-8 path")]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code().unwrap_or(-1);
+        if !allowed.contains(&code) || stderr.lines().any(|l| l.starts_with("warning:")) {
+            return Err(format!(
+                "hus replay {}: exit status {code} (allowed: {allowed:?}):\n{}{stderr}",
+                log.display(),
+                String::from_utf8_lossy(&out.stdout)
+            ));
+        }
+    }
+    Ok(logs.len())
+}
+
 pub fn hus(args: &[&str]) -> Output {
     hus_env(args, &[])
 }
@@ -59,7 +178,7 @@ pub struct Played {
     pub summary: Value,
     pub records: Vec<Value>,
     pub log: PathBuf,
-    pub _dir: tempfile::TempDir,
+    pub _dir: LogDir,
 }
 
 /// `hus match A B --json --log-dir TMP [GENEROUS] EXTRA...`, expecting exit status 0.
@@ -69,7 +188,7 @@ pub fn play(a: &str, b: &str, extra: &[&str]) -> Played {
 
 /// [`play`] with these environment variables set for `hus match`.
 pub fn play_env(a: &str, b: &str, extra: &[&str], env: &[(&str, String)]) -> Played {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let log_dir = dir.path().to_str().expect("utf-8 path").to_string();
     let mut args = vec!["match", a, b, "--json", "--log-dir", &log_dir];
     args.extend_from_slice(&GENEROUS);
@@ -109,6 +228,28 @@ pub fn read_log(path: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("each log line is JSON"))
         .collect()
+}
+
+/// The log's header with the bots' names as a reader gives them (LOGS.md): the header
+/// is written before the bots start, so a `null` name (`bots[].name`, a team member's
+/// `announced`) is taken from the bot's first `ready` before the first game.
+pub fn named_header(records: &[Value]) -> Value {
+    let mut header = records[0].clone();
+    for r in records
+        .iter()
+        .take_while(|r| r["type"] != "game-start")
+        .filter(|r| r["type"] == "ready")
+    {
+        let bot = r["bot"].as_u64().expect("bot") as usize;
+        let slot = match r["mate"].as_u64() {
+            Some(i) => &mut header["teams"][bot]["members"][i as usize]["announced"],
+            None => &mut header["bots"][bot]["name"],
+        };
+        if slot.is_null() {
+            *slot = r["name"].clone();
+        }
+    }
+    header
 }
 
 pub fn of_type<'a>(records: &'a [Value], kind: &str) -> Vec<&'a Value> {

@@ -259,6 +259,18 @@ fn every_option_of_every_command_is_in_its_table() {
                         ));
                     }
                 }
+                // And the other way: a row of an option with listed values names no
+                // value it does not take.
+                if !option.values.is_empty() {
+                    let meaning = row.cells.get(2).map(String::as_str).unwrap_or_default();
+                    for word in backticked(meaning) {
+                        if !option.values.contains(&word) {
+                            failures.push(format!(
+                                "hus {command} {name}: its row names the value {word}, which --help does not list"
+                            ));
+                        }
+                    }
+                }
             }
         }
         for name in help.options.keys() {
@@ -390,4 +402,29 @@ fn the_links_of_the_option_tables_resolve() {
         checked += 1;
     }
     assert!(checked >= 20, "{checked} links");
+}
+
+/// docs/server.md opens with the usage of `hus serve`, written out: it names every
+/// option of the command and no other (it lacked `--quiet`).
+#[test]
+fn the_usage_of_hus_serve_in_server_md_names_every_option() {
+    let text = doc("docs/server.md");
+    let start = text.find("`hus serve LEAGUE.toml").expect("the usage line");
+    let usage = text[start + 1..].split('`').next().unwrap_or_default();
+    let written: BTreeSet<String> = usage
+        .split(|c: char| c.is_whitespace() || c == '[' || c == ']')
+        .filter(|w| w.starts_with("--"))
+        .map(str::to_string)
+        .collect();
+    let help = parse_help("serve");
+    let taken: BTreeSet<String> = help
+        .options
+        .keys()
+        .filter(|o| !EVERY_COMMAND.contains(&o.as_str()))
+        .cloned()
+        .collect();
+    assert_eq!(
+        written, taken,
+        "docs/server.md's usage of hus serve against --help"
+    );
 }

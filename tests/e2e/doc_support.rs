@@ -429,13 +429,13 @@ pub fn normalize(text: &str) -> String {
 /// under test, and a bot of one's own (`my_bot.py`, and `./my_bot`: the template
 /// random bot). Commands run with `bash -c` there.
 pub struct Sandbox {
-    pub dir: tempfile::TempDir,
+    pub dir: LogDir,
     path: String,
 }
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = LogDir::new();
         let at = dir.path();
         let link = |target: &Path, name: &str| {
             let place = at.join(name);
@@ -524,7 +524,7 @@ pub struct Recorded {
     pub sent: Vec<Value>,
     pub records: Vec<Value>,
     pub summary: Value,
-    pub _dir: tempfile::TempDir,
+    pub _dir: LogDir,
 }
 
 pub fn record_set(a: &str, b: &str, extra: &[&str]) -> Recorded {
@@ -534,7 +534,7 @@ pub fn record_set(a: &str, b: &str, extra: &[&str]) -> Recorded {
 /// As [`record_set`], for one bot a side or, with more, a team match (`--team-a A...
 /// --team-b B...`) whose first member of team A is the one recorded.
 pub fn record_sides(a: &[&str], b: &[&str], extra: &[&str]) -> Recorded {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let transcript = dir.path().join("a.transcript");
     let wrapped = format!(
         "python3 {} {} {}",

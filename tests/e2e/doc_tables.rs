@@ -123,7 +123,7 @@ pub fn corpus() -> &'static Corpus {
 
 /// The log of a set stopped by SIGINT while a bot thinks: it ends with `aborted`.
 fn aborted_log() -> Vec<Value> {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(["match", &misbehave("never-answer"), &random_bot()])
         .args(["--move-time", "60s", "--seed", "1", "--quiet", "--log-dir"])
@@ -353,7 +353,7 @@ fn readme_rate_json_fields_are_what_it_prints() {
         .expect("a --json row");
     let documented = listed_fields(&row.cells[2]);
     // Only the random rung: the built-in random mover, rated in milliseconds.
-    let logs = tempfile::tempdir().expect("temp dir");
+    let logs = crate::common::LogDir::new();
     let log_dir = logs.path().to_str().expect("utf-8");
     let bot = hus_random(2);
     let out = crate::common::hus(&[

@@ -19,7 +19,7 @@ fn text(bytes: &[u8]) -> String {
 /// each level beats the one two below it clearly, in 16 games.
 #[test]
 fn level_n_plus_2_beats_level_n_in_a_league() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let bot = alphabeta();
     let mut file = format!(
         "games = 8\nmove_time = \"10s\"\nready_time = \"30s\"\nrounds = 2\nseed = 3\nconcurrency = 2\nopenings = {:?}\n",
@@ -76,7 +76,7 @@ fn level_n_plus_2_beats_level_n_in_a_league() {
 
 /// `hus rate BOT --json` with a fixed seed.
 fn rate(bot: &str, seed: &str) -> Value {
-    let logs = tempfile::tempdir().expect("temp dir");
+    let logs = LogDir::new();
     let out = Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(["rate", bot, "--json", "--seed", seed, "--move-time", "10s"])
         .args(["--ready-time", "30s", "--ladder-bot", &alphabeta()])

@@ -80,7 +80,7 @@ fn spawn_match_of(bot: &str, dir: &Path, sandbox: bool) -> Child {
 
 #[test]
 fn a_match_killed_with_sigkill_leaves_no_bot() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new().cut_ok();
     let marker = tag("kill-match");
     kill_and_check(spawn_match(&marker, dir.path(), false), &marker, 1);
 }
@@ -91,7 +91,7 @@ fn a_match_killed_with_sigkill_leaves_nothing_the_bot_started() {
     // /dev/null: no pipe of the bot's), then becomes the bot that never answers. The
     // bot dies with the referee by its parent-death signal; the sleeper, an orphan of
     // a dead subreaper, would go to init and sleep on: the guardian ends it.
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new().cut_ok();
     let marker = tag("kill-match-orphan");
     let script = root().join("tests/bots/misbehave.py");
     let bot = format!(
@@ -105,7 +105,7 @@ fn a_match_killed_with_sigkill_leaves_nothing_the_bot_started() {
 
 #[test]
 fn a_sandboxed_match_killed_with_sigkill_leaves_no_bot() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new().cut_ok();
     let marker = tag("kill-match-sandbox");
     kill_and_check(spawn_match(&marker, dir.path(), true), &marker, 1);
 }
@@ -147,14 +147,14 @@ fn spawn_league(tmp: &Path, marker: &str, sandbox: bool) -> Child {
 
 #[test]
 fn a_league_killed_with_sigkill_leaves_no_bot() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new().cut_ok();
     let marker = tag("kill-league");
     kill_and_check(spawn_league(tmp.path(), &marker, false), &marker, 2);
 }
 
 #[test]
 fn a_sandboxed_league_killed_with_sigkill_leaves_no_bot() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new().cut_ok();
     let marker = tag("kill-league-sandbox");
     kill_and_check(spawn_league(tmp.path(), &marker, true), &marker, 2);
 }
@@ -207,7 +207,7 @@ fn a_child_that_left_the_session_and_the_pipes_is_reported_and_ended() {
 fn the_console_says_what_was_left_running() {
     let marker = tag("detach-console");
     let bot = format!("{} --tag {marker}", misbehave("detach"));
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let log_dir = dir.path().to_str().expect("utf-8").to_string();
     let out = hus(&[
         "match",
@@ -320,7 +320,7 @@ fn symlink_match(dir: &Path) -> std::process::Output {
 
 #[test]
 fn hus_match_never_writes_through_a_link_in_its_log_directory() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let logs = tmp.path().join("logs");
     std::fs::create_dir(&logs).expect("mkdir");
     let outside = tmp.path().join("outside");
@@ -410,7 +410,7 @@ fn sets_done(dir: &Path) -> u64 {
 
 #[test]
 fn hus_league_never_writes_through_a_link_and_resumes_once_it_is_gone() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let (file, dir) = random_league(tmp.path());
     let logs = dir.join("logs");
     std::fs::create_dir_all(&logs).expect("mkdir");
@@ -461,7 +461,7 @@ fn hus_league_never_writes_through_a_link_and_resumes_once_it_is_gone() {
 
 #[test]
 fn hus_league_refuses_a_linked_logs_directory_and_store() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let (file, dir) = random_league(tmp.path());
     std::fs::create_dir_all(&dir).expect("mkdir");
     let elsewhere = tmp.path().join("elsewhere");

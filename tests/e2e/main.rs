@@ -14,6 +14,9 @@ mod doc_options;
 mod doc_support;
 /// The field tables of PROTOCOL.md, LOGS.md and README.md against real messages and logs.
 mod doc_tables;
+/// A crash says why: the last line of the bot's stderr and its file, in the log, on the
+/// console, on the league's lines; each restarted process's own stderr cut note.
+mod explain;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
 /// `hus league` and `hus standings`: sample bots, resume after SIGKILL and SIGTERM,
@@ -62,6 +65,9 @@ mod serve;
 mod serve_load_limits;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
+/// Sets stopped before the first ready, between games, mid-game, and a league stopped
+/// while a set's bots start: every log replays as documented; the log check can fail.
+mod stops;
 /// Team matches: who plays each move, hello.team, game.order, turn.last, a member's
 /// fault, replay of team logs.
 mod teams;

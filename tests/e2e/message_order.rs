@@ -9,8 +9,9 @@ use crate::common::*;
 /// Plays a set of A against the recorder and returns what the recorder received, and
 /// the set.
 fn received(a: &str, extra: &[&str]) -> (Vec<Value>, Played) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let file = dir.path().join("received.jsonl");
+    let dir = LogDir::new();
+    // The recorder's messages, one JSON object a line: not a log.
+    let file = dir.broken("received.jsonl");
     let recorder = format!(
         "{} {}",
         bot("tests/bots/recorder.py"),

@@ -387,7 +387,7 @@ fn match_json_summary_is_documented_and_says_which_order_each_field_uses() {
 /// Item 9a: An unstartable bot printed "the log ... is incomplete" and left an empty `.jsonl`.
 #[test]
 fn an_unstartable_bot_is_an_error_that_leaves_no_log() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let d = dir.path().to_str().expect("utf-8");
     let out = hus(&["match", "./nope", &random_bot(), "--log-dir", d]);
     assert_eq!(out.status.code(), Some(2));
@@ -409,8 +409,8 @@ fn an_unstartable_bot_is_an_error_that_leaves_no_log() {
 /// generic incomplete message.
 #[test]
 fn replay_of_an_empty_or_header_only_file_says_so() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let empty = dir.path().join("empty.jsonl");
+    let dir = LogDir::new();
+    let empty = dir.broken("empty.jsonl");
     std::fs::write(&empty, "").expect("write");
     let out = hus(&["replay", empty.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(2));
@@ -425,7 +425,7 @@ fn replay_of_an_empty_or_header_only_file_says_so() {
     let p = play(&random_bot(), &random_bot(), &["--games", "1"]);
     let header = std::fs::read_to_string(&p.log).expect("log");
     let header = header.lines().next().expect("a header line");
-    let only = dir.path().join("header.jsonl");
+    let only = dir.broken("header.jsonl");
     std::fs::write(&only, format!("{header}\n")).expect("write");
     let out = hus(&["replay", only.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(3));
@@ -442,7 +442,7 @@ fn replay_of_an_empty_or_header_only_file_says_so() {
 /// answered hello with ready", though it did answer.
 #[test]
 fn a_ready_with_a_numeric_name_is_reported_as_an_answer_to_hello() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let d = dir.path().to_str().expect("utf-8");
     let bot = misbehave("ready-name 7");
     let out = hus(&[

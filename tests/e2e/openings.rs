@@ -45,8 +45,8 @@ fn s(p: &Path) -> &str {
 }
 
 /// A set of 5 games from [`BOOK`], greedy against the random mover.
-fn set_with_openings(seed: &str) -> (Played, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("temp dir");
+fn set_with_openings(seed: &str) -> (Played, LogDir) {
+    let dir = LogDir::new();
     let book = write(dir.path(), "book.txt", BOOK);
     let played = play(
         &greedy_bot(),
@@ -140,7 +140,7 @@ fn games_go_in_pairs_from_the_openings_seated_by_the_side_to_move() {
 #[test]
 fn the_second_player_to_move_in_an_opening_is_seated_as_the_first_mover() {
     // One opening, player 1 to move: the bot drawn first plays player 1.
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let book = write(dir.path(), "one.txt", "moves 6\n");
     let p = play(
         &greedy_bot(),
@@ -191,8 +191,10 @@ fn the_second_player_to_move_in_an_opening_is_seated_as_the_first_mover() {
 }
 
 /// `hus replay` on `lines` (a log altered by the test): its exit status and stderr.
-fn replay_lines(dir: &Path, lines: &[String]) -> (Option<i32>, String) {
-    let path = write(dir, "altered.jsonl", &(lines.join("\n") + "\n"));
+fn replay_lines(_dir: &Path, lines: &[String]) -> (Option<i32>, String) {
+    // Not in the set's log directory: the altered log is broken on purpose.
+    let altered = tempfile::tempdir().expect("temp dir");
+    let path = write(altered.path(), "altered.jsonl", &(lines.join("\n") + "\n"));
     let out = hus(&["replay", s(&path)]);
     (
         out.status.code(),
@@ -298,7 +300,7 @@ fn replay_refuses_a_game_started_from_another_opening() {
 
 #[test]
 fn bad_openings_files_are_refused_with_exact_messages() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let logs = dir.path().join("logs");
     let refuse = |text: Option<&str>, extra: &[&str], message: &str| {
         let path = dir.path().join("bad.txt");
@@ -381,7 +383,7 @@ fn replay_shows_each_game_from_its_opening() {
         .expect("an opening with player 1 to move");
     let game = (i + 1).to_string();
     let first = g["first"].as_u64().expect("first") as usize;
-    let header = &p.records[0];
+    let header = &named_header(&p.records);
     let label = |bot: usize| {
         let letter = ["A", "B"][bot];
         match header["bots"][bot]["name"].as_str() {

@@ -173,7 +173,7 @@ fn replay_verdict(log: &Path) -> (Option<i32>, String) {
 /// and it holds exactly the moves typed.
 #[test]
 fn a_whole_game_against_the_random_mover_typed_in_a_terminal_is_logged_and_verified() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = LogDir::new();
     let mut pty = Pty::spawn(
         &[
             "random",
@@ -285,7 +285,7 @@ fn a_whole_game_against_the_random_mover_typed_in_a_terminal_is_logged_and_verif
 /// ends the set, the log ending with `aborted`.
 #[test]
 fn bad_input_is_explained_and_ctrl_d_stops_the_set_with_an_aborted_log() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = LogDir::new();
     let mut pty = Pty::spawn(
         &["random", "--seed", "3", "--color", "never", "--first", "me"],
         dir.path(),
@@ -323,7 +323,7 @@ fn bad_input_is_explained_and_ctrl_d_stops_the_set_with_an_aborted_log() {
     let log = the_log(dir.path());
     assert!(
         rest.contains(&format!(
-            "hus play: stopped by the end of the input; the games played so far are in hus-logs/{}",
+            "hus play: stopped by the end of the input; no game was finished; the log hus-logs/{} holds the first game up to the stop",
             log.file_name().expect("a name").to_string_lossy()
         )),
         "{rest}"
@@ -355,7 +355,7 @@ fn ctrl_c_and_q_stop_the_set_with_an_aborted_log() {
         ("\x03", "stopped by SIGINT"),
         ("q\n", "stopped by the person (q)"),
     ] {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = LogDir::new();
         let mut pty = Pty::spawn(
             &[
                 "random", "--seed", "4", "--color", "never", "--first", "bot",
@@ -397,7 +397,7 @@ fn ctrl_c_and_q_stop_the_set_with_an_aborted_log() {
 /// types nothing in game 1.
 #[test]
 fn out_of_my_time_the_game_is_lost_and_the_next_is_played_on_a_new_seat() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = LogDir::new();
     let mut pty = Pty::spawn(
         &[
             "random",

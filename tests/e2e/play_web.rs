@@ -16,7 +16,7 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
     if !crate::replay::browser() {
         return;
     }
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
         .args([
             "play",
@@ -229,7 +229,7 @@ fn request_with(addr: &str, head: &str, body: &str) -> (u16, String, String) {
 /// SIGTERM stops the set: exit status 130, the log ends with `aborted`.
 #[test]
 fn play_web_serves_under_its_policy_refuses_other_hosts_and_stops_on_sigterm() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(["play", "--web", &hus_random(3), "--seed", "5", "--log-dir"])
         .arg(tmp.path())

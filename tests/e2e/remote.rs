@@ -18,7 +18,9 @@ use referee::{play_set, Entrant, LogWriter, SetConfig, TimeControl};
 use remote::{BotPort, PortConfig, Registry};
 use serde_json::{json, Value};
 
-use crate::common::{greedy_bot, hus, hus_random, of_type, read_log, verify_log};
+use crate::common::{
+    greedy_bot, hus, hus_random, named_header, of_type, read_log, verify_log, LogDir,
+};
 
 /// What the server logged, captured.
 #[derive(Clone, Default)]
@@ -67,7 +69,7 @@ struct Server {
     token: String,
     log: Captured,
     _guard: tracing::subscriber::DefaultGuard,
-    dir: tempfile::TempDir,
+    dir: LogDir,
 }
 
 impl Server {
@@ -76,7 +78,7 @@ impl Server {
     }
 
     fn start_at(port: PortConfig, listen: &str) -> Server {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = LogDir::new();
         let (config, token) = league(dir.path());
         let log = Captured::default();
         let writer = log.clone();
@@ -309,7 +311,8 @@ fn a_bot_bridged_by_hus_connect_plays_a_set_that_hus_replay_verifies() {
     assert_eq!(end["faults"], json!([0, 0]));
     assert_eq!(records[0]["bots"][0]["command"], "remote alice");
     // The greedy sample bot announced its name through the bridge.
-    assert_eq!(records[0]["bots"][0]["name"], "python-greedy");
+    assert_eq!(records[0]["bots"][0]["name"], Value::Null);
+    assert_eq!(named_header(&records)["bots"][0]["name"], "python-greedy");
     let ready = of_type(&records, "ready");
     assert_eq!(ready.len(), 2);
     let remote_ready = ready.iter().find(|r| r["bot"] == 0).expect("alice ready");
@@ -548,7 +551,7 @@ fn hus_connect_retries_until_the_server_is_up_and_connects_again_after_each_set(
         first.addr()
     };
     let token = remote::new_token();
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let token_file = dir.path().join("alice.token");
     std::fs::write(&token_file, format!("{token}\n")).expect("token file");
     use std::os::unix::fs::PermissionsExt;

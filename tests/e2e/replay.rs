@@ -111,7 +111,7 @@ fn engine_position(records: &[Value], game: u64, plies: usize) -> Position {
 
 /// Checks the summary of a verified log against its records.
 fn check_summary(records: &[Value], out: &str) {
-    let header = &records[0];
+    let header = &named_header(records);
     let moves = of_type(records, "move").len() as u64;
     let ends = of_type(records, "game-end");
     let verified = format!(
@@ -221,7 +221,7 @@ fn logs_with_faults_and_restarts_verify() {
 
     // game-end.faulted must name the faults of its game.
     let lines = log_lines(&p.log);
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let at = lines
         .iter()
         .position(|l| l.contains("\"game-end\""))
@@ -230,6 +230,7 @@ fn logs_with_faults_and_restarts_verify() {
     let mut end = record(&lines[at]);
     end["faulted"] = json!([]);
     altered[at] = compact(&end);
+    dir.broken("faulted.jsonl");
     let bad = write_log(dir.path(), "faulted.jsonl", &altered);
     let (code, _, err) = replay(&[path_str(&bad)]);
     assert_eq!(code, 1);
@@ -283,6 +284,8 @@ fn logs_with_faults_and_restarts_verify() {
 struct Base {
     played: Played,
     lines: Vec<String>,
+    /// Where the altered copies go: logs broken on purpose, not checked on drop (the
+    /// played log is, in `played`'s directory).
     dir: tempfile::TempDir,
 }
 
@@ -297,6 +300,7 @@ fn base() -> Base {
     Base {
         played,
         lines,
+        // Altered logs only, broken on purpose.
         dir: tempfile::tempdir().expect("temp dir"),
     }
 }
@@ -761,7 +765,7 @@ fn ply_shows_the_engine_position_and_its_notation() {
 fn game_shows_every_move_in_words_and_boards() {
     let b = base();
     let log = path_str(&b.played.log);
-    let header = &b.records()[0];
+    let header = &named_header(b.records());
     let (code, out, err) = replay(&[log, "--game", "1", "--color", "never"]);
     assert_eq!(code, 0, "{err}");
     assert!(!out.contains('\x1b'), "no colour with --color never");
@@ -914,7 +918,7 @@ fn follow_prints_a_log_as_it_is_written() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(err, "");
     check_summary(b.records(), &out);
-    let header = &b.records()[0];
+    let header = &named_header(b.records());
     for m in of_type(b.records(), "move") {
         let line = format!(
             "  game {} ply {}: {} {:.2} ms, {}",
@@ -930,7 +934,7 @@ fn follow_prints_a_log_as_it_is_written() {
 
 #[test]
 fn follow_watches_a_match_being_played() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let log_dir = path_str(dir.path()).to_string();
     let bot = misbehave("ok");
     let matched = spawn_hus(&[
@@ -1003,7 +1007,7 @@ fn wait_for_moves(dir: &Path, moves: usize) -> PathBuf {
 /// was reaped.
 #[test]
 fn follow_ends_when_the_referee_is_killed() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new().cut_ok();
     let log_dir = path_str(dir.path()).to_string();
     let marker = format!("hus-test-killed-{}", std::process::id());
     // Half a second a move: the set is far from its end when it is killed.
@@ -1151,6 +1155,7 @@ pub fn chromium(url: &str, extra: &[&str]) -> String {
     let _turn = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Chromium's profile: not logs.
     let profile = tempfile::tempdir().expect("profile dir");
     let child = Command::new(CHROMIUM)
         .args([
@@ -1270,7 +1275,7 @@ fn viewer_shows_the_engine_board(preset: &str) {
     if !browser() {
         return;
     }
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let p = play(
         &hostile_bot(dir.path()),
         &greedy_bot(),

@@ -26,8 +26,10 @@ pub fn alphabeta() -> String {
 
 /// The Java random bot, compiled once into a temporary directory.
 fn java_bot() -> String {
+    // The compiled class: not logs.
     static BUILT: OnceLock<(tempfile::TempDir, String)> = OnceLock::new();
     let (_, command) = BUILT.get_or_init(|| {
+        // Not logs: a class file.
         let dir = tempfile::tempdir().expect("temp dir");
         let status = Command::new("javac")
             .arg("-d")

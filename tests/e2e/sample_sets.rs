@@ -19,7 +19,7 @@ fn greedy_beats_random_and_the_log_replays() {
     assert_eq!(s["bots"][0]["faults"], 0);
     assert_eq!(s["bots"][1]["faults"], 0);
     assert_eq!(of_type(&p.records, "game-end").len(), 7);
-    let header = &p.records[0];
+    let header = &named_header(&p.records);
     assert_eq!(header["seed"], 11);
     assert_eq!(header["bots"][0]["name"], "python-greedy");
     assert_eq!(header["rules"]["preset"], "hus");
@@ -100,7 +100,7 @@ fn a_chess_clock_counts_down() {
 
 #[test]
 fn the_console_reports_each_game_and_the_table() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let log_dir = dir.path().to_str().expect("utf-8");
     let out = hus(&[
         "match",
@@ -165,8 +165,8 @@ fn early_stop_ends_the_set_once_it_is_decided() {
 
 #[test]
 fn a_relative_bot_path_is_the_referees_directory_even_with_bot_dir() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
+    let elsewhere = LogDir::new();
     let script = dir.path().join("bot.sh");
     let random = root().join("sample-bots/python/random_bot.py");
     std::fs::write(
@@ -203,7 +203,7 @@ fn a_relative_bot_path_is_the_referees_directory_even_with_bot_dir() {
 #[test]
 fn a_closed_stdout_neither_panics_nor_stops_the_set() {
     use std::io::{BufRead, BufReader};
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hus"))
         .args([
             "match",

@@ -110,7 +110,7 @@ pub(crate) fn let_sandbox_user_in(path: &Path) {
 /// `ROOT/secret.txt`, `ROOT/league/league.sqlite`, `ROOT/bots/other/secret.txt`, and the
 /// hostile bot in `ROOT/bots/hostile/`.
 struct Arena {
-    _dir: tempfile::TempDir,
+    _dir: LogDir,
     root: PathBuf,
     bot_dir: PathBuf,
     secret: PathBuf,
@@ -121,7 +121,7 @@ struct Arena {
 }
 
 fn arena() -> Arena {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let dir = LogDir::new_in(env!("CARGO_TARGET_TMPDIR"));
     let root = std::fs::canonicalize(dir.path()).expect("canonical");
     let bot_dir = root.join("bots/hostile");
     let other = root.join("bots/other");
@@ -635,7 +635,7 @@ fn sandboxed_bots_leave_no_process_behind_and_keep_their_resource_limits() {
 fn stopping_the_referee_stops_sandboxed_bots() {
     let flags = sandbox_flags();
     let marker = tag("sandbox-stop");
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let bot = format!("{} --tag {marker}", misbehave("never-answer"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
         .args([
@@ -722,7 +722,7 @@ fn the_sample_bots_in_every_language_pass_check_bot_in_a_sandbox() {
         root_dir().join("sample-bots/js/random_bot.js").display()
     );
     passes_check_in_a_sandbox(&js, &[]);
-    let classes = tempfile::tempdir().expect("temp dir");
+    let classes = LogDir::new();
     let status = Command::new("javac")
         .arg("-d")
         .arg(classes.path())
@@ -740,7 +740,7 @@ fn the_sample_bots_in_every_language_pass_check_bot_in_a_sandbox() {
 
 #[test]
 fn a_machine_without_bubblewrap_is_an_error_before_any_game() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let bot = misbehave("ok");
     let out = Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(["match", &bot, &bot, "--sandbox", "--log-dir"])
@@ -814,7 +814,7 @@ fn a_sandboxed_bot_inherits_no_descriptor_of_the_referee() {
     // The referee's parent left descriptor 7 open on the secret, without close-on-exec
     // (as a service manager passes sockets): the bots must not get it.
     let run = |flags: &[String]| {
-        let logs = tempfile::tempdir().expect("temp dir");
+        let logs = LogDir::new();
         let status = Command::new("sh")
             .arg("-c")
             .arg("exec 7<\"$0\"; exec \"$@\"")
@@ -1008,7 +1008,7 @@ fn a_sandboxed_bot_of_root_is_nobody_seen_from_the_host() {
     let marker = tag("identity");
     let go = a.bot_dir.join("go");
     let bot = a.hostile(&format!("identity {}", go.display()), &marker);
-    let logs = tempfile::tempdir().expect("temp dir");
+    let logs = LogDir::new();
     let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
         .args(["match", &bot, &random_bot(), "--games", "1", "--quiet"])
         .args(["--ready-time", "60s", "--move-time", "10s", "--log-dir"])
@@ -1078,7 +1078,7 @@ fn a_sandbox_user_that_cannot_be_used_is_refused_before_any_game() {
     let a = arena();
     let bot = a.hostile("syscalls", &tag("user"));
     let refused = |extra: &[&str]| {
-        let logs = tempfile::tempdir().expect("temp dir");
+        let logs = LogDir::new();
         let log_dir = logs.path().display().to_string();
         let mut args = vec!["match", &bot, &bot, "--sandbox", "--log-dir", &log_dir];
         args.extend_from_slice(extra);
@@ -1208,7 +1208,7 @@ fn an_ordinary_user_gets_the_bound_on_processes_too() {
     require_bwrap();
     let a = arena();
     let marker = tag("nobody-forkbomb");
-    let logs = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let logs = LogDir::new_in(env!("CARGO_TARGET_TMPDIR"));
     for dir in [
         logs.path(),
         a.root.as_path(),

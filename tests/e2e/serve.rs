@@ -248,7 +248,7 @@ fn admin_token(file: &Path, dir: &Path) -> String {
 
 #[test]
 fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
     let file = league_file(tmp.path(), HEAD, &bots);
     let dir = tmp.path().join("league");
@@ -382,7 +382,7 @@ fn serve_plays_every_pair_records_every_set_and_carries_on_after_sigterm() {
 
 #[test]
 fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connections() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let head = HEAD.replace("concurrency = 2", "concurrency = 1");
     let bots = [("a", instant(1)), ("b", instant(2))];
     let file = league_file(tmp.path(), &head, &bots);
@@ -558,7 +558,7 @@ Host: localhost
 /// end and recorded (not cut off, no partial log); resume starts sets again.
 #[test]
 fn serve_pause_lets_running_sets_finish_and_starts_none_until_resume() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let head = HEAD.replace("concurrency = 2", "concurrency = 1");
     let paced = |seed: u32| {
         format!(
@@ -648,7 +648,7 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
     if !crate::replay::browser() {
         return;
     }
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let head = HEAD.replace("concurrency = 2", "concurrency = 1");
     let evil = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2><b>bold</b>";
     let paced = format!(
@@ -771,7 +771,7 @@ fn api_examples() -> Vec<(String, String, Value)> {
 fn serve_api_matches_docs_api_md() {
     let examples = api_examples();
     assert!(examples.len() >= 11, "{} examples", examples.len());
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let head = HEAD.replace("concurrency = 2", "concurrency = 1");
     let bots = [("alpha", instant(1)), ("greedy", instant(2))];
     let file = league_file(tmp.path(), &head, &bots);
@@ -806,7 +806,7 @@ fn serve_api_matches_docs_api_md() {
 /// nothing); once `hus connect` brings it, it plays its sets over the bot port.
 #[test]
 fn serve_skips_a_remote_bot_until_hus_connect_brings_it() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let token_file = tmp.path().join("far.token");
     let out = hus(&["token", "--out", &token_file.display().to_string()]);
     assert!(
@@ -913,7 +913,7 @@ const WORKER: &str = "w1<img src=x onerror=window.pwned=1><b>bold</b>";
 
 #[test]
 fn serve_with_a_postgres_store_shows_what_a_worker_played() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let head = HEAD.replace("seed = 7", "seed = 7\nrounds = 2");
     let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
     let file = league_file(tmp.path(), &head, &bots);
@@ -1187,7 +1187,7 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
 /// line is malformed around it.
 #[test]
 fn serve_logs_a_failed_bot_login_by_address_without_its_token() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let token_file = tmp.path().join("far.token");
     let out = hus(&["token", "--out", &token_file.display().to_string()]);
     assert!(

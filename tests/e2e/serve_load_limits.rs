@@ -373,7 +373,7 @@ fn replay_pages_are_built_once_and_stopped_when_nobody_waits(server: &Served) {
 
 #[test]
 fn serve_streams_logs_within_bounds_and_builds_each_replay_page_once() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let t = Instant::now();
     let (file, league) = league_with_one_long_set(tmp.path());
     eprintln!("the set of {GAMES} games played in {:?}", t.elapsed());

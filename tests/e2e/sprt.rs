@@ -38,13 +38,8 @@ fn pairs_after_each(games: &[Outcome]) -> Vec<Pentanomial> {
 
 /// `hus match A B --sprt SPEC EXTRA... --log-dir TMP` in text mode: its stdout and
 /// the log's records.
-fn sprt_match(
-    a: &str,
-    b: &str,
-    spec: &str,
-    extra: &[&str],
-) -> (String, Vec<Value>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("temp dir");
+fn sprt_match(a: &str, b: &str, spec: &str, extra: &[&str]) -> (String, Vec<Value>, LogDir) {
+    let dir = LogDir::new();
     let mut args = vec![
         "match",
         a,
@@ -218,7 +213,7 @@ fn two_equal_bots_accept_h0_when_elo0_is_high() {
 
 #[test]
 fn bad_sprt_values_are_exact_errors() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let d = dir.path().to_str().expect("utf-8");
     let r = random_bot();
     for (spec, extra, message) in [
@@ -305,7 +300,7 @@ fn replay_checks_the_sprt_stop() {
     );
     let lines: Vec<String> = records.iter().map(Value::to_string).collect();
     let run = |lines: &[String]| {
-        let path = dir.path().join("altered.jsonl");
+        let path = dir.broken("altered.jsonl");
         std::fs::write(&path, lines.join("\n") + "\n").expect("write");
         let out = hus(&["replay", path.to_str().expect("utf-8")]);
         (
@@ -350,7 +345,7 @@ fn replay_checks_the_sprt_stop() {
 /// Ctrl-C stops the run and prints what the pairs so far say.
 #[test]
 fn ctrl_c_stops_with_the_figures_so_far() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let paced = |seed: u32| {
         format!(
             "python3 {} {seed} 20",

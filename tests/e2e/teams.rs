@@ -7,20 +7,22 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{bot, hus, hus_random, misbehave, of_type, read_log, verify_log, GENEROUS};
+use crate::common::{
+    bot, hus, hus_random, misbehave, named_header, of_type, read_log, verify_log, LogDir, GENEROUS,
+};
 
 /// The result of one team match.
 struct TeamSet {
     summary: Value,
     records: Vec<Value>,
     log: PathBuf,
-    dir: tempfile::TempDir,
+    dir: LogDir,
 }
 
 /// `hus match --team-a A... --team-b B... --json --log-dir TMP [GENEROUS] EXTRA...`,
 /// expecting exit status 0, the log re-played here and by `hus replay`.
 fn play_teams(a: &[String], b: &[String], extra: &[&str]) -> TeamSet {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let log_dir = dir.path().to_str().expect("utf-8 path").to_string();
     let mut args: Vec<&str> = vec!["match", "--team-a"];
     args.extend(a.iter().map(String::as_str));
@@ -86,15 +88,11 @@ fn orders(records: &[Value]) -> Vec<[Vec<usize>; 2]> {
 }
 
 /// Four recorders, two a side: every member's messages written down.
-fn recorders_set(games: &str) -> (TeamSet, [[PathBuf; 2]; 2], tempfile::TempDir) {
-    let files = tempfile::tempdir().expect("temp dir");
-    let paths = [0, 1].map(|s| {
-        [0, 1].map(|i| {
-            files
-                .path()
-                .join(format!("{}{}.jsonl", ["a", "b"][s], i + 1))
-        })
-    });
+fn recorders_set(games: &str) -> (TeamSet, [[PathBuf; 2]; 2], LogDir) {
+    let files = LogDir::new();
+    // What each recorder heard, a message a line: not logs.
+    let paths =
+        [0, 1].map(|s| [0, 1].map(|i| files.broken(&format!("{}{}.jsonl", ["a", "b"][s], i + 1))));
     let cmds = paths
         .clone()
         .map(|side| side.map(|p| recorder(&p)).to_vec());
@@ -187,7 +185,7 @@ fn mates_take_their_side_s_turns_in_the_order_drawn_for_each_game() {
         .sum();
     assert_eq!(moves, of_type(records, "move").len() as u64);
     // The header names teams and members.
-    let header = &records[0];
+    let header = &named_header(records);
     assert_eq!(header["teams"][0]["name"], "red");
     assert_eq!(header["teams"][0]["members"][0]["name"], "recorder");
     assert_eq!(header["teams"][0]["members"][1]["name"], "recorder-2");
@@ -351,7 +349,7 @@ fn replay_shows_who_played_each_move_and_refuses_a_move_by_the_wrong_member() {
     let due = u(&m["mate"]);
     m["mate"] = Value::from(1 - due);
     lines[k] = m.to_string();
-    let bad = set.dir.path().join("bad.jsonl");
+    let bad = set.dir.broken("bad.jsonl");
     std::fs::write(&bad, lines.join("\n") + "\n").expect("write");
     let out = hus(&["replay", bad.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(1));
@@ -420,7 +418,7 @@ fn the_viewer_shows_who_played_each_move() {
 
 #[test]
 fn a_league_of_teams_plays_team_sets_and_ranks_the_teams() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let hus_bin = env!("CARGO_BIN_EXE_hus");
     let random_py = root_path("sample-bots/python/random_bot.py");
     // Deterministic bots only (seeded random movers and a fixed-depth search): the
@@ -579,7 +577,7 @@ fn a_league_of_teams_plays_team_sets_and_ranks_the_teams() {
 
 #[test]
 fn a_league_file_s_teams_are_checked() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let head = "games = 1\n[[bot]]\nname = \"a\"\ncommand = \"x\"\n[[bot]]\nname = \"b\"\ncommand = \"y\"\n[[bot]]\nname = \"c\"\ncommand = \"z\"\n";
     for (teams, error) in [
         (

@@ -253,7 +253,7 @@ fn memory_and_cpu_limits_bind_the_bot() {
 
 #[test]
 fn a_clean_environment_and_a_working_directory() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let script = dir.path().join("env_bot.py");
     std::fs::write(
         &script,
@@ -278,7 +278,7 @@ fn a_clean_environment_and_a_working_directory() {
     .to_string();
     let bot = format!("{python} {}", script.display());
     let bot_dir = dir.path().to_str().expect("utf-8");
-    let log_dir = tempfile::tempdir().expect("temp dir");
+    let log_dir = LogDir::new();
     let out = Command::new(env!("CARGO_BIN_EXE_hus"))
         .args([
             "match",
@@ -318,7 +318,7 @@ fn a_clean_environment_and_a_working_directory() {
 fn stopping_the_referee_stops_the_bots_and_keeps_the_log() {
     for signal in ["INT", "TERM"] {
         let marker = tag(&format!("stop{signal}"));
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = LogDir::new();
         let bot = format!("{} --tag {marker}", misbehave("never-answer"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
             .args([
@@ -396,7 +396,7 @@ fn writing_without_answering_still_times_out() {
 /// report the parent's 150 MB: it survives exec).
 #[test]
 fn the_memory_figure_is_the_referees_own() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = LogDir::new();
     let script = dir.path().join("big_parent.py");
     std::fs::write(
         &script,
@@ -410,7 +410,7 @@ fn the_memory_figure_is_the_referees_own() {
          print(json.dumps({'parent_rss_kib': rss, 'status': out.returncode, 'summary': out.stdout.decode()}))\n",
     )
     .expect("write");
-    let log_dir = tempfile::tempdir().expect("temp dir");
+    let log_dir = LogDir::new();
     let bot = hus_random(1);
     let out = Command::new("python3")
         .arg(&script)

@@ -224,7 +224,7 @@ fn assert_counted_once(pg: &Postgres, db: &str, duplicates: Option<&str>) {
 
 #[test]
 fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new().cut_ok();
     let file = write_league(tmp.path());
     let pg = Postgres::start();
     let url = pg.fresh_db();
@@ -274,7 +274,9 @@ fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
     // The shape of the server's /api/workers: {"workers": [...]}.
     let shown = json(&out.stdout);
     assert_eq!(
-        shown.as_object().map(|o| o.keys().map(String::as_str).collect::<Vec<_>>()),
+        shown
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect::<Vec<_>>()),
         Some(vec!["workers"]),
         "{shown}"
     );
@@ -344,7 +346,7 @@ fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
 
 #[test]
 fn a_database_restart_under_running_workers_loses_and_doubles_nothing() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let file = write_league(tmp.path());
     let mut pg = Postgres::start();
     let url = pg.fresh_db();
@@ -472,7 +474,7 @@ fn a_worker_cut_off_the_network_loses_its_set_to_another_after_the_lease() {
         eprintln!("skipped: network namespaces need root (CI runs as root)");
         return;
     }
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let file = write_league(tmp.path());
     let pg = Postgres::start();
     let url = pg.fresh_db();
@@ -528,7 +530,7 @@ fn a_worker_cut_off_the_network_loses_its_set_to_another_after_the_lease() {
 
 #[test]
 fn a_worker_that_cannot_start_a_bot_gives_its_sets_to_the_others_unforfeited() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     // p4 is a program found through PATH, which only the worker "good" has.
     let bin = tmp.path().join("bin");
     std::fs::create_dir(&bin).expect("bin dir");
@@ -610,7 +612,7 @@ fn a_worker_that_cannot_start_a_bot_gives_its_sets_to_the_others_unforfeited() {
 /// before touching the league's directory.
 #[test]
 fn no_play_without_a_store_is_refused_by_name() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let file = write_league(tmp.path());
     for extra in [["--no-play"].as_slice(), ["--lease", "5"].as_slice()] {
         let out = Command::new(hus_bin())
@@ -649,7 +651,7 @@ fn a_worker_and_the_standings_reach_a_tls_only_database_with_verify_full() {
         )
     };
     let url = verified("ca.pem");
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let mut text = String::from(
         "rules = \"hus\"\nwidth = 8\ngames = 2\nmove_time = \"10s\"\nrounds = 1\nseed = 77\nconcurrency = 2\n",
     );

@@ -159,6 +159,35 @@ fn without_position(e: &serde_json::Error) -> String {
     }
 }
 
+/// Checks a set's records as `hus replay` checks the log they make: each is written as
+/// its line and read back, then verified. Returns `hus replay`'s exit status for them (0
+/// complete or aborted, 3 cut short), or what it would say of a log it refuses: for the
+/// tests of crates that play sets in memory, so their logs follow the one rule too.
+pub fn verify_records(records: &[Record]) -> std::result::Result<u8, String> {
+    let mut v = Verifier::new();
+    for (i, record) in records.iter().enumerate() {
+        let number = i as u64 + 1;
+        let line = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+        if number == 1 {
+            first_line(&line, true).map_err(|e| format!("{e:#}"))?;
+        }
+        let record = match parse(&line) {
+            Ok(Parsed::Record(r)) => r,
+            Ok(Parsed::Unknown(t)) => {
+                return Err(format!("line {number}: unknown record type {t}"))
+            }
+            Err(e) => return Err(format!("CORRUPT: line {number}: {e}")),
+        };
+        v.check(number, &record)
+            .map_err(|c| format!("CORRUPT: line {}: {}", c.line, c.message))?;
+    }
+    match v.ending() {
+        _ if v.header().is_none() => Err("no header".to_string()),
+        Ending::Open => Ok(3),
+        Ending::SetEnd | Ending::Aborted(_) => Ok(0),
+    }
+}
+
 /// Line 1 must be a header of a version this hus reads. Anything else is not a log we
 /// can check at all (exit 2), rather than a corrupt one.
 fn first_line(line: &[u8], complete: bool) -> Result<()> {
@@ -414,6 +443,8 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         Some(_) => drive(&mut src, &mut v, &mut (&mut report, &mut collector)),
     }
     .with_context(context)?;
+    // A log that ends before its first game: the lines about the set, still.
+    report.finish_introduction(&v)?;
     if let Some(out) = &args.html {
         if !matches!(verdict, Verdict::Corrupt(_)) {
             let games = text::plural(collector.seen, "game", "games");

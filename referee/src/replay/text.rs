@@ -424,6 +424,9 @@ pub struct Report<W: Write> {
     game_ms: [f64; 2],
     times: [BotTime; 2],
     buf: String,
+    /// Whether the lines about the set are written (before the first record after the
+    /// bots' start).
+    introduced: bool,
 }
 
 impl<W: Write> Report<W> {
@@ -438,6 +441,7 @@ impl<W: Write> Report<W> {
             game_ms: [0.0; 2],
             times: [BotTime::default(); 2],
             buf: String::new(),
+            introduced: false,
         }
     }
 
@@ -498,13 +502,57 @@ impl<W: Write> Report<W> {
 impl<W: Write> Observer for Report<W> {
     fn observe(&mut self, v: &Verifier, record: &Record, _checked: &Checked) -> io::Result<()> {
         self.buf.clear();
+        match record {
+            // The set is introduced once its bots are named: the header is written
+            // before they start, and their names come in `ready` (the verifier takes
+            // them into its header).
+            Record::Header(_) | Record::Ready(_) => {}
+            _ if !self.introduced => {
+                self.introduce(v);
+                self.observe_after_introduction(v, record, _checked);
+            }
+            _ => self.observe_after_introduction(v, record, _checked),
+        }
+        if !self.buf.is_empty() {
+            self.out.write_all(self.buf.as_bytes())?;
+        }
+        if self.follow {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Report<W> {
+    /// Opens the summary with the lines about the set (once), labels the bots.
+    pub fn introduce(&mut self, v: &Verifier) {
+        if self.introduced {
+            return;
+        }
+        self.introduced = true;
+        if let Some(h) = v.header() {
+            self.labels = [label(h, 0), label(h, 1)];
+            self.mates = mate_labels(h);
+            let style = self.style;
+            header_lines(&mut self.buf, h, &style);
+        }
+    }
+
+    /// Writes the introduction if no record asked for it yet (a log that ends before
+    /// its first game): the final verdict follows it.
+    pub fn finish_introduction(&mut self, v: &Verifier) -> io::Result<()> {
+        self.buf.clear();
+        self.introduce(v);
+        if !self.buf.is_empty() {
+            self.out.write_all(self.buf.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn observe_after_introduction(&mut self, v: &Verifier, record: &Record, _checked: &Checked) {
         let style = self.style;
         match record {
-            Record::Header(h) => {
-                self.labels = [label(h, 0), label(h, 1)];
-                self.mates = mate_labels(h);
-                header_lines(&mut self.buf, h, &style);
-            }
+            Record::Header(_) | Record::Ready(_) => {}
             Record::GameStart(g) => {
                 self.first = g.first;
                 self.game_ms = [0.0; 2];
@@ -618,15 +666,8 @@ impl<W: Write> Observer for Report<W> {
                 );
                 self.table(v, None, false);
             }
-            Record::Ready(_) | Record::Shutdown(_) => {}
+            Record::Shutdown(_) => {}
         }
-        if !self.buf.is_empty() {
-            self.out.write_all(self.buf.as_bytes())?;
-        }
-        if self.follow {
-            self.out.flush()?;
-        }
-        Ok(())
     }
 }
 
@@ -684,15 +725,17 @@ impl<W: Write> GameView<W> {
 }
 
 impl<W: Write> Observer for GameView<W> {
-    fn observe(&mut self, _v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()> {
+    fn observe(&mut self, v: &Verifier, record: &Record, checked: &Checked) -> io::Result<()> {
         self.buf.clear();
         let style = self.style;
         match (record, checked) {
-            (Record::Header(h), _) => {
-                self.labels = [label(h, 0), label(h, 1)];
-                self.mates = mate_labels(h);
-            }
             (Record::GameStart(g), Checked::Started(start)) if g.game == self.number => {
+                // By now the bots are named (the verifier's header has the names of
+                // the first `ready` records).
+                if let Some(h) = v.header() {
+                    self.labels = [label(h, 0), label(h, 1)];
+                    self.mates = mate_labels(h);
+                }
                 self.found = true;
                 self.names = crate::set::bots_by_player(g.first, start.to_move())
                     .map(|b| self.labels[b].clone());

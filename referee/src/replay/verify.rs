@@ -144,7 +144,9 @@ impl Verifier {
         }
     }
 
-    /// The header, once line 1 has been checked.
+    /// The header, once line 1 has been checked, with the names of the set's first
+    /// `ready` records filled in where it has none (it is written before the bots
+    /// start).
     pub fn header(&self) -> Option<&Header> {
         self.header.as_ref()
     }
@@ -297,24 +299,35 @@ impl Verifier {
             ));
         }
         self.check_mate(r.bot, r.mate, "ready")?;
-        // The header is written after the first handshake and names what each bot
-        // announced there, which is what the first ready records repeat.
+        // The header of hus 0.1.0 is written before the bots start, and its names are
+        // null (a person's seat of `hus play` has its name up front): the first ready
+        // records name the bots, and are taken into the header, for every reader of
+        // `header()`. A header written after the first handshake (earlier logs) names
+        // what each bot announced there, which is what the first ready records repeat.
         if self.last_game == 0 && !self.ready_seen.contains(&(r.bot, r.mate)) {
             self.ready_seen.push((r.bot, r.mate));
-            let said = self.header.as_ref().and_then(|h| match (&h.teams, r.mate) {
-                (Some(teams), Some(i)) => teams[r.bot]
-                    .members
-                    .get(i)
-                    .and_then(|m| m.announced.as_ref()),
-                _ => h.bots[r.bot].name.as_ref(),
-            });
-            if said != r.name.as_ref() {
-                return Err(format!(
-                    "ready of bot {}: the name {} differs from the header's {}",
-                    r.bot,
-                    json(&r.name),
-                    json(&said)
-                ));
+            let named = self
+                .header
+                .as_mut()
+                .and_then(|h| match (&mut h.teams, r.mate) {
+                    (Some(teams), Some(i)) => {
+                        teams[r.bot].members.get_mut(i).map(|m| &mut m.announced)
+                    }
+                    _ => Some(&mut h.bots[r.bot].name),
+                });
+            if let Some(said) = named {
+                match said {
+                    None => said.clone_from(&r.name),
+                    Some(_) if *said == r.name => {}
+                    Some(_) => {
+                        return Err(format!(
+                            "ready of bot {}: the name {} differs from the header's {}",
+                            r.bot,
+                            json(&r.name),
+                            json(&said)
+                        ))
+                    }
+                }
             }
         }
         Ok(Checked::Other)
