@@ -151,7 +151,7 @@ impl Runner {
     /// schedule then holds no set (sets are added one at a time by `start_next`). A
     /// shared store keeps the league file's schedule of the active bots, for the
     /// workers.
-    pub fn sync_bots(&mut self) -> league::Result<()> {
+    pub fn sync_bots(&mut self) -> league::Result<league::SyncReport> {
         let entries = self.entries();
         if self.store.is_shared() {
             let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
@@ -159,8 +159,7 @@ impl Runner {
                 league::schedule(&names, &self.config.format, self.config.rounds, self.seed);
         }
         let schedule = self.schedule.clone();
-        block_in_place(|| self.store.sync(&entries, &schedule))?;
-        Ok(())
+        Ok(block_in_place(|| self.store.sync(&entries, &schedule))?)
     }
 
     /// With a shared store: reads the finished sets again (the workers' too) and

@@ -740,12 +740,13 @@ fn a_bot_that_cannot_start_stops_the_league_and_its_set_stays_to_play() {
     let dir = tmp.path().join("league");
     let out = league(&file, &dir, &["--quiet"]);
     assert_eq!(out.status.code(), Some(2));
-    let stderr = text(&out.stderr);
-    assert!(
-        stderr.starts_with(
-            "error: the set round 1, a vs b could not be played: cannot start bot B (\"no-such-bot-program-anywhere\"): "
-        ),
-        "{stderr}"
+    // The whole line: the cause said once (it was said twice, the error's message and
+    // its source both holding it).
+    assert_eq!(
+        text(&out.stderr),
+        "error: the set round 1, a vs b could not be played: cannot start bot B \
+         (\"no-such-bot-program-anywhere\"): No such file or directory (os error 2) (is the \
+         program installed and on PATH? A script needs its interpreter: \"python3 my_bot.py\")\n"
     );
     let s = standings(&dir);
     assert_eq!(s["progress"]["sets_done"], 0);

@@ -271,7 +271,16 @@ fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
         .args(["workers", "--store", &url, "--format", "json"])
         .output()
         .expect("hus workers");
-    let list = json(&out.stdout);
+    // The shape of the server's /api/workers: {"workers": [...]}.
+    let shown = json(&out.stdout);
+    assert_eq!(
+        shown
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect::<Vec<_>>()),
+        Some(vec!["workers"]),
+        "{shown}"
+    );
+    let list = &shown["workers"];
     let rows: Vec<(String, bool, i64)> = list
         .as_array()
         .expect("a list")
@@ -690,7 +699,7 @@ fn a_worker_and_the_standings_reach_a_tls_only_database_with_verify_full() {
     let place = place.replace("@localhost:", "@127.0.0.1:");
     assert!(
         said.contains(&format!(
-            "{place}: cannot connect: db error: FATAL: no pg_hba.conf entry for host \"127.0.0.1\", user \"hus\", database \"{db}\", no encryption"
+            "{place}: cannot connect: FATAL: no pg_hba.conf entry for host \"127.0.0.1\", user \"hus\", database \"{db}\", no encryption"
         )),
         "{said}"
     );
