@@ -157,6 +157,15 @@ fn hus_match_shows_why_a_bot_crashed_on_the_console_and_in_the_log() {
         console.lines().any(|l| l == line),
         "no line\n{line}\nin\n{console}"
     );
+    // `hus replay` shows it whole too.
+    let replay = hus(&["replay", log.to_str().expect("UTF-8")]);
+    let shown = String::from_utf8(replay.stdout).expect("UTF-8");
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.ends_with(&format!(" crash: {detail}"))),
+        "{shown}"
+    );
 }
 
 /// The cut note of a restarted bot's processes: each process writes a different known
