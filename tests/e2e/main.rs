@@ -30,6 +30,9 @@ mod levels;
 mod lifetime;
 /// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
 mod message_order;
+/// What hus says when it cannot: a port in use names its option, every --store reads
+/// HUS_STORE, hus workers takes only its documented formats.
+mod messages;
 /// The places where the documents and the referee disagreed (issue 9), one test each.
 mod one_truth;
 /// Openings: games in pairs, seats by side to move, logs checked by `hus replay`, bad
