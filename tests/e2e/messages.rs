@@ -50,7 +50,7 @@ fn in_use(addr: &str, option: &str) -> String {
 
 #[test]
 fn a_port_in_use_names_the_option_that_moves_it() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let file = league_file(tmp.path());
     let taken = TcpListener::bind("127.0.0.1:0").expect("a port");
     let addr = taken.local_addr().expect("its address").to_string();
@@ -112,7 +112,7 @@ const UNUSABLE_STORE: &str =
 
 #[test]
 fn every_command_that_takes_store_reads_hus_store() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let file = league_file(tmp.path());
     let dir = tmp.path().join("league").display().to_string();
     let refused = "error: the league store URL: sslrootcert=/nonexistent/ca.pem: cannot read \
@@ -150,7 +150,7 @@ fn every_command_that_takes_store_reads_hus_store() {
 
 #[test]
 fn standings_reads_the_directory_given_even_with_hus_store_set() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = LogDir::new();
     let file = league_file(tmp.path());
     let dir = tmp.path().join("league").display().to_string();
     let out = hus_with_store(&["league", &file, "--dir", &dir, "--quiet"], None);
