@@ -72,7 +72,9 @@ pub enum Command {
     /// Run a bot program here and play for it on a server (its bot port), connecting
     /// again after each set and, with growing waits, after failures.
     ///
-    /// Exit status 2 when the server refuses the token, or for bad arguments.
+    /// Exit status 130 when stopped by Ctrl-C or SIGTERM (it says which, and whether a
+    /// set was cut off), 2 when the server refuses the token or the program cannot be
+    /// started, or for bad arguments.
     Connect(ConnectArgs),
     /// Rate a bot on the hus ladder (the random mover at 0, the Rust bot's levels 1 to
     /// 10 above it): "your bot is 1240 ± 45 on the hus ladder".

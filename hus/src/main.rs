@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", chain(&err));
             ExitCode::from(2)
         }
     }
@@ -79,6 +79,17 @@ fn install_log() -> anyhow::Result<()> {
         .with_ansi(std::io::stderr().is_terminal())
         .try_init()
         .map_err(|e| anyhow::anyhow!("cannot start the log: {e}"))
+}
+
+/// An error and its causes, each once, joined with ": " (`cannot listen on ...: the
+/// address is in use`). An error type whose message holds its cause does not also
+/// return it as its `source` (the workspace's error types keep to that), else the
+/// cause would be said twice.
+fn chain(err: &anyhow::Error) -> String {
+    err.chain()
+        .map(|cause| cause.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// A closed stdout (`hus ... | head`) is a normal way for output to end.

@@ -20,9 +20,10 @@ pub const ANCHOR: &str = "random";
 /// Why a rating list cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum LadderError {
-    /// Not the JSON of `hus standings --format json`.
+    /// Not the JSON of `hus standings --format json` (the JSON error is in the
+    /// message, not a source of its own: it would be said twice).
     #[error("the ladder's list is not the JSON of `hus standings --format json`: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
     /// Measured with other rules than the ladder's.
     #[error(
         "the ladder's list was measured with {preset} at width {width}: a ladder is hus at width 8"
@@ -151,7 +152,7 @@ impl Ladder {
     /// A list from the JSON standings of a league of the random mover and levels
     /// (`hus standings DIR --format json`), anchored at the random mover = 0.
     pub fn from_standings(json: &str) -> Result<Ladder, LadderError> {
-        let standings: Standings = serde_json::from_str(json)?;
+        let standings: Standings = serde_json::from_str(json).map_err(LadderError::Json)?;
         let (preset, width) = RULES;
         if standings.league.rules != preset.name() || standings.league.width != width {
             return Err(LadderError::Rules {

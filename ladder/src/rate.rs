@@ -294,13 +294,10 @@ pub fn run(args: &RateArgs) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        tokio::select! {
-            result = rate(&config) => result,
-            why = referee::stop_signal() => {
-                eprintln!("hus rate: stopped by {why}; the logs so far are in {}", config.log_dir.display());
-                Ok(ExitCode::from(130))
-            }
-        }
+        // Installed before the first set: a stop at any moment ends the set being played
+        // with its `aborted` record, as `hus match` does.
+        let stop = referee::stop_signal();
+        rate(&config, stop).await
     })
 }
 
@@ -319,7 +316,11 @@ fn plus_minus(value: f64, low: f64, high: f64) -> String {
     format!("{:.0} ± {:.0}", value, (high - low) / 2.0)
 }
 
-async fn rate(config: &RateConfig) -> Result<ExitCode> {
+async fn rate(
+    config: &RateConfig,
+    stop: impl std::future::Future<Output = &'static str>,
+) -> Result<ExitCode> {
+    tokio::pin!(stop);
     let ladder = &config.ladder;
     let sets = config.games / config.set_games;
     say(
@@ -392,10 +393,27 @@ async fn rate(config: &RateConfig) -> Result<ExitCode> {
             faults: 0,
         };
         let log_path = sink.log.path().to_path_buf();
-        if let Err(e) = play_set(&set, entrants.map(Lineup::from), &referee, &mut sink).await {
-            // A bot that cannot start leaves no log (it would hold only its header).
-            sink.log.discard_unstarted(&e, &[]);
-            return Err(e.context(format!("set {set_no} against {}", rung.bot)));
+        let played = tokio::select! {
+            result = play_set(&set, entrants.map(Lineup::from), &referee, &mut sink) => Ok(result),
+            why = &mut stop => Err(why),
+        };
+        match played {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                // A bot that cannot start leaves no log (it would hold only its header).
+                sink.log.discard_unstarted(&e, &[]);
+                return Err(e.context(format!("set {set_no} against {}", rung.bot)));
+            }
+            Err(why) => {
+                // The set's future is gone, and with it its bots: its log ends with
+                // `aborted`, and so replays as a set stopped part-way.
+                sink.log.end_aborted(format!("stopped by {why}"));
+                eprintln!(
+                    "hus rate: stopped by {why} in set {set_no}; {}",
+                    sink.log.stopped_words()
+                );
+                return Ok(ExitCode::from(130));
+            }
         }
         let mut result = SetResult {
             opponent: rung.bot,

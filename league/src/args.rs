@@ -6,9 +6,50 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::standings::OutputFormat;
+use crate::{Error, Result};
+
+/// `--store URL`, one definition for every command that takes it (`hus league`,
+/// `standings`, `serve`, `worker`, `workers`, `export`): each reads the environment
+/// variable HUS_STORE when the option is not given, so that a password need not be on
+/// the command line, where `ps` shows it. A command that needs it makes it required
+/// (`mut_arg("store", |a| a.required(true))`), and may give it a help of its own.
+#[derive(Clone, Debug, Args)]
+pub struct StoreArg {
+    /// The league's PostgreSQL store (postgres://USER:PASSWORD@HOST:PORT/DB), or the
+    /// environment variable HUS_STORE, which keeps a password out of the process list.
+    /// See docs/deploy.md.
+    #[arg(
+        id = "store",
+        long = "store",
+        value_name = "URL",
+        env = "HUS_STORE",
+        hide_env_values = true
+    )]
+    pub url: Option<String>,
+}
+
+impl StoreArg {
+    /// The URL of a command that requires it (clap has checked that it is given, as
+    /// the option or the variable).
+    pub fn required(&self, command: &str) -> Result<&str> {
+        self.url.as_deref().ok_or_else(|| {
+            Error::Usage(format!(
+                "{command} needs the league's store: give --store URL, or set HUS_STORE"
+            ))
+        })
+    }
+}
 
 /// The raw arguments of `hus league`.
 #[derive(Debug, Args)]
+#[command(mut_arg("store", |a| a.help(
+    "Keep the league in this PostgreSQL database instead of the directory's SQLite file \
+     (postgres://USER@HOST:PORT/DB), so that `hus worker` processes on any number of \
+     machines play its sets. This command then plays sets too, as a worker, until none is \
+     left (unless --no-play). Overrides the league file's `store` key; the environment \
+     variable HUS_STORE does the same and keeps a password out of the process list. See \
+     docs/deploy.md"
+)))]
 pub struct LeagueArgs {
     /// The league file (TOML): bots, rules, time control, format, rounds, seed. Its keys
     /// are described in docs/league.md.
@@ -24,14 +65,9 @@ pub struct LeagueArgs {
     /// No progress on stderr (warnings and errors only).
     #[arg(long)]
     pub quiet: bool,
-    /// Keep the league in this PostgreSQL database instead of the directory's SQLite
-    /// file (postgres://USER@HOST:PORT/DB), so that `hus worker` processes on any number
-    /// of machines play its sets. This command then plays sets too, as a worker, until
-    /// none is left (unless --no-play). Overrides the league file's `store` key; the
-    /// environment variable HUS_STORE does the same and keeps a password out of the
-    /// process list. See docs/deploy.md.
-    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
-    pub store: Option<String>,
+    /// The league's PostgreSQL store.
+    #[command(flatten)]
+    pub store: StoreArg,
     /// With a PostgreSQL store (--store, or the file's `store` key): put the league in
     /// the store and return at once, leaving the sets to the workers.
     #[arg(long)]
@@ -51,13 +87,19 @@ impl LeagueArgs {
 
 /// The raw arguments of `hus standings`.
 #[derive(Debug, Args)]
+#[command(mut_arg("store", |a| a.help(
+    "The league's PostgreSQL store instead of a directory (postgres://USER:PASSWORD@HOST:PORT/DB); \
+     without DIR, the environment variable HUS_STORE does the same and keeps a password \
+     out of the process list"
+)))]
 pub struct StandingsArgs {
-    /// The league's directory (where its league.sqlite is).
+    /// The league's directory (where its league.sqlite is). Given, it is read even
+    /// when HUS_STORE is set.
     #[arg(value_name = "DIR", required_unless_present = "store")]
     pub dir: Option<PathBuf>,
-    /// The league's PostgreSQL store instead of a directory.
-    #[arg(long, value_name = "URL", conflicts_with = "dir")]
-    pub store: Option<String>,
+    /// The league's PostgreSQL store.
+    #[command(flatten)]
+    pub store: StoreArg,
     /// text, json, csv or markdown.
     #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
     pub format: OutputFormat,
@@ -65,12 +107,15 @@ pub struct StandingsArgs {
 
 /// The raw arguments of `hus worker`.
 #[derive(Debug, Args)]
+#[command(mut_arg("store", |a| a.required(true).help(
+    "The league's PostgreSQL store (postgres://USER:PASSWORD@HOST:PORT/DB), where `hus \
+     league LEAGUE.toml --store URL` put the league. Or the environment variable \
+     HUS_STORE, which keeps a password out of the process list"
+)))]
 pub struct WorkerArgs {
-    /// The league's PostgreSQL store (postgres://USER:PASSWORD@HOST:PORT/DB), where `hus
-    /// league LEAGUE.toml --store URL` put the league. Or the environment variable
-    /// HUS_STORE, which keeps a password out of the process list.
-    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
-    pub store: String,
+    /// The league's PostgreSQL store.
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Sets played at once (each takes two bots: at most half the machine's cores for
     /// timed games).
     #[arg(long, default_value = "1", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
@@ -93,21 +138,32 @@ pub struct WorkerArgs {
 
 /// The raw arguments of `hus workers`.
 #[derive(Debug, Args)]
+#[command(mut_arg("store", |a| a.required(true)))]
 pub struct WorkersArgs {
-    /// The league's PostgreSQL store (or the environment variable HUS_STORE).
-    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
-    pub store: String,
-    /// text or json.
+    /// The league's PostgreSQL store.
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// text (a table) or json (as the match server's /api/workers).
     #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
-    pub format: OutputFormat,
+    pub format: WorkersFormat,
+}
+
+/// How `hus workers` prints its list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkersFormat {
+    /// A table, one line per worker.
+    Text,
+    /// `{"workers": [...]}`, as the match server's `/api/workers`.
+    Json,
 }
 
 /// The raw arguments of `hus export`.
 #[derive(Debug, Args)]
+#[command(mut_arg("store", |a| a.required(true)))]
 pub struct ExportArgs {
-    /// The league's PostgreSQL store (or the environment variable HUS_STORE).
-    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
-    pub store: String,
+    /// The league's PostgreSQL store.
+    #[command(flatten)]
+    pub store: StoreArg,
     /// The set's number (as `hus workers` and the store number them); without it, every
     /// finished set.
     #[arg(long, value_name = "ID")]

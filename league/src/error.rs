@@ -1,5 +1,9 @@
 //! The errors of the league: one variant per cause, each message complete enough to act
 //! on (the file and line, the directory, the running league that holds the lock).
+//!
+//! A variant's message holds its cause's (the `error` fields), and none of them is a
+//! `source`: `hus` prints an error with its chain of sources, which would say the
+//! cause twice.
 
 use std::path::PathBuf;
 
@@ -16,12 +20,12 @@ pub enum Error {
         message: String,
     },
     /// The league file cannot be read at all.
-    #[error("cannot read the league file {path}: {source}")]
+    #[error("cannot read the league file {path}: {error}")]
     ReadFile {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file asks for a setting that differs from the one the league's finished
     /// sets were played with, so old and new results could not be compared.
@@ -60,35 +64,35 @@ pub enum Error {
         dir: PathBuf,
     },
     /// A file or directory of the league cannot be created, renamed or written.
-    #[error("{what} {path}: {source}")]
+    #[error("{what} {path}: {error}")]
     Io {
         /// What was being done: `cannot create the league directory`.
         what: &'static str,
         /// The path concerned.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A sandboxed bot cannot run in its sandbox on this machine (checked before any
     /// set, as `hus match --sandbox` does).
-    #[error("bot {bot}: sandbox = true, but it cannot run in its sandbox: {source}")]
+    #[error("bot {bot}: sandbox = true, but it cannot run in its sandbox: {error}")]
     Sandbox {
         /// The bot's name.
         bot: String,
         /// Why.
-        source: referee::SandboxError,
+        error: referee::SandboxError,
     },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     /// A set could not be played at all (a bot that cannot be started, a log that
     /// cannot be written). The set stays pending; the league stops.
-    #[error("the set {set} could not be played: {source:#}")]
+    #[error("the set {set} could not be played: {error:#}")]
     Set {
         /// The set: `round 1, alpha vs greedy`.
         set: String,
-        /// Why, from the referee.
-        source: anyhow::Error,
+        /// Why, from the referee, with its causes.
+        error: anyhow::Error,
     },
     /// A command line that cannot be run as given.
     #[error("{0}")]

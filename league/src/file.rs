@@ -233,9 +233,9 @@ pub struct LeagueConfig {
 impl LeagueConfig {
     /// Reads and checks a league file.
     pub fn load(path: &Path) -> Result<LeagueConfig> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
+        let text = std::fs::read_to_string(path).map_err(|error| Error::ReadFile {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         LeagueConfig::parse(path, &text)
     }

@@ -38,12 +38,15 @@ mod standings;
 mod store;
 mod worker;
 
-pub use args::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
+pub use args::{
+    ExportArgs, LeagueArgs, StandingsArgs, StoreArg, WorkerArgs, WorkersArgs, WorkersFormat,
+};
 pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
+pub use progress::fault_lines;
 pub use run::{
-    play_claimed, prepare_run, read_standings, run_league, run_standings, set_aside,
+    announce_sync, play_claimed, prepare_run, read_standings, run_league, run_standings, set_aside,
     settle_settings, store_url, Ending, Shared, LOGS_DIR, STORE_FILE,
 };
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
@@ -57,4 +60,4 @@ pub use store::{
     Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoredLog,
     SyncReport, WorkerRow,
 };
-pub use worker::{carry_file, run_export, run_worker, run_workers, worker_json};
+pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

@@ -27,7 +27,7 @@ impl DirLock {
         let path = dir.join(LOCK_FILE);
         let io = |what: &'static str, path: &Path| {
             let path: PathBuf = path.to_path_buf();
-            move |source: std::io::Error| Error::Io { what, path, source }
+            move |error: std::io::Error| Error::Io { what, path, error }
         };
         // Not truncated on open: if another runner holds it, its description must stay.
         let file = referee::create_file(&path, referee::Create::Keep, None)
@@ -51,7 +51,7 @@ impl DirLock {
                 return Err(Error::Io {
                     what: "cannot lock",
                     path,
-                    source: errno.into(),
+                    error: errno.into(),
                 })
             }
         };

@@ -1,6 +1,8 @@
 //! What a running league shows on stderr: on a terminal, a bar with the sets done, the
 //! games per second, the time left and the top of the table (indicatif); otherwise one
-//! plain line per finished set, which reads well in a log file or CI output.
+//! plain line per finished set, which reads well in a log file or CI output. Either
+//! way, each bot that faulted in a set gets a line with its first fault
+//! ([`fault_lines`]; `hus serve` prints the same).
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -10,6 +12,29 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::schedule::SetKey;
 use crate::store::SetOutcome;
+
+/// For each bot that faulted in a set, its count of faults and the first in words, its
+/// detail as the log keeps it (a crash's with the last line of the bot's stderr and
+/// the file's path): `bad: 2 faults, the first in game 1: crash: closed its stdout
+/// (exit status 2); last line of its stderr (...): ...`.
+pub fn fault_lines(key: &SetKey, outcome: &SetOutcome) -> Vec<String> {
+    [&key.a, &key.b]
+        .into_iter()
+        .enumerate()
+        .filter_map(|(seat, name)| {
+            let mut faults = outcome.faults.iter().filter(|f| usize::from(f.bot) == seat);
+            let first = faults.next()?;
+            let n = 1 + faults.count();
+            Some(format!(
+                "{name}: {n} fault{}, the first in game {}: {}: {}",
+                if n == 1 { "" } else { "s" },
+                first.game,
+                first.kind,
+                first.detail
+            ))
+        })
+        .collect()
+}
 
 /// How many bots the bar's live table shows.
 const TOP: usize = 3;
@@ -77,6 +102,9 @@ impl Reporter {
         if let Some(bar) = &self.bar {
             bar.set_position(self.done);
             bar.set_message(format!("{rate:.1} games/s  {}", self.top()));
+            for line in fault_lines(key, outcome) {
+                bar.println(format!("{key}: {line}"));
+            }
         } else if self.plain {
             let result = match outcome.winner {
                 Some(w) => format!("{} wins the set", names[usize::from(w & 1)]),
@@ -92,6 +120,9 @@ impl Reporter {
                 outcome.games.len(),
                 if faults == 1 { "" } else { "s" },
             );
+            for line in fault_lines(key, outcome) {
+                eprintln!("  {line}");
+            }
         }
     }
 

@@ -19,7 +19,9 @@ use crate::lock::DirLock;
 use crate::progress::Reporter;
 use crate::schedule::schedule;
 use crate::standings::{compute, LeagueInfo, Standings};
-use crate::store::{BotEntry, ClaimedSet, FaultRow, GameRow, SetOutcome, SqliteStore, Store};
+use crate::store::{
+    BotEntry, ClaimedSet, FaultRow, GameRow, SetOutcome, SqliteStore, Store, SyncReport,
+};
 
 /// The store's file in the league's directory.
 pub const STORE_FILE: &str = "league.sqlite";
@@ -53,9 +55,9 @@ pub fn prepare_run<S: Store + ?Sized>(
         if let Some(sandbox) = &bot.limits.sandbox {
             sandbox
                 .probe(&bot.spec, &bot.limits)
-                .map_err(|source| Error::Sandbox {
+                .map_err(|error| Error::Sandbox {
                     bot: bot.name.clone(),
-                    source,
+                    error,
                 })?;
         }
     }
@@ -76,7 +78,7 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
             ),
         });
     }
-    if let Some(url) = store_url(args.store.as_deref(), &config) {
+    if let Some(url) = store_url(args.store.url.as_deref(), &config) {
         return crate::worker::run_league_on_store(args, &config, url);
     }
     if args.no_play || args.lease_given() {
@@ -88,10 +90,10 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
     }
     let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
     let logs = dir.join(LOGS_DIR);
-    referee::create_dir(&logs).map_err(|source| Error::Io {
+    referee::create_dir(&logs).map_err(|error| Error::Io {
         what: "cannot create the league's directory",
         path: logs.clone(),
-        source,
+        error,
     })?;
     let _lock = DirLock::acquire(&dir)?;
     let mut store = SqliteStore::open(&dir.join(STORE_FILE), true)?;
@@ -169,46 +171,80 @@ pub(crate) fn sync_with_file(
         .map(|(name, command)| BotEntry { name, command })
         .collect();
     let sync = store.sync(&entries, &plan)?;
-    let say = |line: String| {
+    announce_sync(&sync, &config.path, &mut |line| {
         if !quiet {
-            eprintln!("{line}");
+            eprintln!("hus league: {line}");
         }
-    };
+    });
+    Ok(())
+}
+
+/// Says what a sync of the store with the league file changed among the bots, a line
+/// each (`say` adds the command's name): a bot added, removed, back, or with another
+/// command. At the league's first run every bot is new: nothing is said then.
+pub fn announce_sync(sync: &SyncReport, file: &Path, say: &mut dyn FnMut(String)) {
+    if !sync.first {
+        for name in &sync.added_bots {
+            say(format!(
+                "{name} is new in {}: its sets join the schedule",
+                file.display()
+            ));
+        }
+    }
     for name in &sync.removed_bots {
         say(format!(
-            "hus league: {name} is no longer in {}: its finished sets still count, it plays no more",
-            config.path.display()
+            "{name} is no longer in {}: its finished sets still count, it plays no more",
+            file.display()
         ));
     }
     for name in &sync.returned_bots {
-        say(format!("hus league: {name} is back in the league"));
+        say(format!("{name} is back in the league"));
     }
     for (name, before, now) in &sync.changed_commands {
         say(format!(
-            "hus league: {name}'s command changed from {before:?} to {now:?}; its finished sets keep their results"
+            "{name}'s command changed from {before:?} to {now:?}; its finished sets keep their results"
         ));
     }
-    Ok(())
 }
 
 /// `hus standings DIR` (or `--store URL`): the table of a league, running or not.
 pub fn run_standings(args: &StandingsArgs) -> Result<ExitCode> {
-    if let Some(url) = &args.store {
-        let store = crate::store::PgStore::connect(url)?;
-        let standings = read_standings(&store)?;
-        print(&standings.render(args.format));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let Some(dir) = &args.dir else {
-        return Err(Error::Usage(
-            "hus standings needs the league's directory (DIR) or --store URL".to_string(),
-        ));
+    // A directory given is read even when HUS_STORE is set (the variable is only a
+    // default); with --store on the command line too, the command is ambiguous. (clap's
+    // derived arguments do not say where a value came from: one equal to the
+    // variable's is taken to be the variable.)
+    let from_env = |url: &str| std::env::var_os("HUS_STORE").is_some_and(|v| v == url);
+    let usage = |what: &str| Err(Error::Usage(format!("hus standings {what}")));
+    let dir = match (&args.dir, args.store.url.as_deref()) {
+        (Some(_), Some(url)) if !from_env(url) => {
+            return usage("takes the league's directory (DIR) or --store URL, not both")
+        }
+        (Some(dir), _) => dir,
+        (None, Some(url)) => return standings_of_store(url, args),
+        (None, None) => {
+            return usage("needs the league's directory (DIR), or --store URL (or HUS_STORE)")
+        }
     };
     let path = dir.join(STORE_FILE);
     if !path.is_file() {
         return Err(Error::NoLeague { dir: dir.clone() });
     }
     let store = SqliteStore::open(&path, false)?;
+    let standings = read_standings(&store)?;
+    print(&standings.render(args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hus standings --store URL`.
+fn standings_of_store(url: &str, args: &StandingsArgs) -> Result<ExitCode> {
+    let store = crate::store::PgStore::connect(url)?;
+    // A database `hus league --store` never wrote to (a typo in its name): not a
+    // league of no sets.
+    if store.settings()?.is_empty() {
+        return Err(Error::NoLeagueInStore {
+            place: store.place().to_string(),
+        });
+    }
     let standings = read_standings(&store)?;
     print(&standings.render(args.format));
     Ok(ExitCode::SUCCESS)
@@ -364,10 +400,10 @@ pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
     // without following links, and the link itself is the user's to look at.
     for s in suffixes {
         let path = logs.join(format!("{stem}.{s}"));
-        referee::refuse_symlink(&path).map_err(|source| Error::Io {
+        referee::refuse_symlink(&path).map_err(|error| Error::Io {
             what: "cannot use the set's file",
             path,
-            source,
+            error,
         })?;
     }
     if !suffixes
@@ -388,10 +424,10 @@ pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
         let from = logs.join(format!("{stem}.{s}"));
         if from.exists() {
             let to = logs.join(format!("{stem}.partial-{n}.{s}"));
-            std::fs::rename(&from, &to).map_err(|source| Error::Io {
+            std::fs::rename(&from, &to).map_err(|error| Error::Io {
                 what: "cannot keep a partial log",
                 path: from.clone(),
-                source,
+                error,
             })?;
             kept.push(to);
         }
@@ -507,9 +543,9 @@ async fn play_pending(
                         reporter.finished(&set.key, &outcome);
                     }
                     Ending::Stopped => interrupted.push(set),
-                    Ending::Failed(source) | Ending::CannotStart(source) => {
+                    Ending::Failed(error) | Ending::CannotStart(error) => {
                         if failure.is_none() {
-                            failure = Some(Error::Set { set: set.key.to_string(), source });
+                            failure = Some(Error::Set { set: set.key.to_string(), error });
                             let _ = stop_tx.send(Some("the failure of another set"));
                         }
                         interrupted.push(set);

@@ -22,12 +22,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::{block_in_place, AbortHandle, JoinSet};
 
-use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs};
+use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs, WorkersFormat};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
 use crate::run::{print, read_standings, settle_settings, sync_with_file};
 use crate::run::{Ending, SetThreads, Shared};
-use crate::standings::OutputFormat;
 use crate::store::{
     ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, WorkerRow,
 };
@@ -131,13 +130,13 @@ pub(crate) fn run_league_on_store(
 /// Puts the league file itself in the store, for the workers (they play with its
 /// bots' commands): `hus league --store` and `hus serve --store` alike.
 pub fn carry_file(config: &LeagueConfig, store: &mut dyn Store) -> Result<()> {
-    let text = std::fs::read_to_string(&config.path).map_err(|source| Error::ReadFile {
+    let text = std::fs::read_to_string(&config.path).map_err(|error| Error::ReadFile {
         path: config.path.clone(),
-        source,
+        error,
     })?;
-    let path = std::fs::canonicalize(&config.path).map_err(|source| Error::ReadFile {
+    let path = std::fs::canonicalize(&config.path).map_err(|error| Error::ReadFile {
         path: config.path.clone(),
-        source,
+        error,
     })?;
     let mut carried = std::collections::BTreeMap::new();
     carried.insert(LEAGUE_TEXT.to_string(), text);
@@ -149,7 +148,7 @@ pub fn carry_file(config: &LeagueConfig, store: &mut dyn Store) -> Result<()> {
 /// `hus worker --store URL`.
 pub fn run_worker(args: &WorkerArgs) -> Result<ExitCode> {
     let lease = lease_of(args.lease)?;
-    let mut store = connect_patiently(&args.store, args.quiet)?;
+    let mut store = connect_patiently(args.store.required("hus worker")?, args.quiet)?;
     if let Some(name) = &args.name {
         store.set_name(name);
     }
@@ -359,10 +358,10 @@ fn tempfile_dir() -> Result<tempfile::TempDir> {
     tempfile::Builder::new()
         .prefix("hus-worker-")
         .tempdir()
-        .map_err(|source| Error::Io {
+        .map_err(|error| Error::Io {
             what: "cannot create a scratch directory in",
             path: std::env::temp_dir(),
-            source,
+            error,
         })
 }
 
@@ -524,10 +523,10 @@ async fn work_loop(
                             Ending::Finished(mut outcome) => {
                                 let path = scratch.join(outcome.log.trim_start_matches("logs/"));
                                 let stem = outcome.log.trim_start_matches("logs/").trim_end_matches(".jsonl").to_string();
-                                let log = std::fs::read(&path).map_err(|source| Error::Io {
+                                let log = std::fs::read(&path).map_err(|error| Error::Io {
                                     what: "cannot read a finished set's log",
                                     path: path.clone(),
-                                    source,
+                                    error,
                                 })?;
                                 outcome.log = format!("store:{}", h.set.id);
                                 let files = ["jsonl", "a.stderr", "b.stderr"]
@@ -569,7 +568,7 @@ async fn work_loop(
                             Ending::Failed(e) => {
                                 let (id, attempt) = (h.set.id, h.set.attempts);
                                 let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
-                                return Err(Error::Set { set: h.set.key.to_string(), source: e });
+                                return Err(Error::Set { set: h.set.key.to_string(), error: e });
                             }
                         }
                     }
@@ -596,17 +595,14 @@ fn program_found(program: &str) -> bool {
 /// `hus workers --store URL`: every worker with its last heartbeat, the sets it plays
 /// now and its finished sets in the last hour.
 pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
-    let mut store = PgStore::connect(&args.store)?;
+    let mut store = PgStore::connect(args.store.required("hus workers")?)?;
     let rows = store.workers()?;
     let text = match args.format {
-        OutputFormat::Json => {
-            let list: Vec<serde_json::Value> = rows.iter().map(worker_json).collect();
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&list).unwrap_or_default()
-            )
-        }
-        _ => {
+        WorkersFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&workers_json(&rows)).unwrap_or_default()
+        ),
+        WorkersFormat::Text => {
             let mut out = format!(
                 "{:<24} {:<16} {:>15} {:>9} {:>10} {:>9} {:>10}\n",
                 "worker",
@@ -635,10 +631,17 @@ pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A worker as `hus workers --format json` and the match server's `/api/workers` show
-/// it: name, host, pid, concurrency, seconds since its last heartbeat, sets in flight,
-/// counted sets in the last hour and in all, late results, and whether it stopped.
-pub fn worker_json(w: &WorkerRow) -> serde_json::Value {
+/// The workers as `hus workers --format json` and the match server's `/api/workers`
+/// both show them (this one function): `{"workers": [...]}`, an object so that other
+/// fields can join the list without breaking a client, each worker an object of its figures.
+pub fn workers_json(rows: &[WorkerRow]) -> serde_json::Value {
+    serde_json::json!({ "workers": rows.iter().map(worker_json).collect::<Vec<_>>() })
+}
+
+/// A worker of [`workers_json`]: name, host, pid, concurrency, seconds since its last
+/// heartbeat, sets in flight, counted sets in the last hour and in all, late results,
+/// and whether it stopped.
+fn worker_json(w: &WorkerRow) -> serde_json::Value {
     serde_json::json!({
         "name": w.name,
         "host": w.host,
@@ -656,7 +659,7 @@ pub fn worker_json(w: &WorkerRow) -> serde_json::Value {
 /// `hus export --store URL [--set ID] [--out DIR]`: the kept logs, as `hus league`
 /// writes them, for `hus replay`.
 pub fn run_export(args: &ExportArgs) -> Result<ExitCode> {
-    let mut store = PgStore::connect(&args.store)?;
+    let mut store = PgStore::connect(args.store.required("hus export")?)?;
     let ids = match args.set {
         Some(id) => vec![id],
         None => store.done_ids()?,
@@ -677,18 +680,18 @@ pub fn run_export(args: &ExportArgs) -> Result<ExitCode> {
         match &args.out {
             None => print(&log.text),
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                std::fs::create_dir_all(dir).map_err(|error| Error::Io {
                     what: "cannot create the directory",
                     path: dir.clone(),
-                    source,
+                    error,
                 })?;
                 let path = dir.join(format!("{}.jsonl", log.key.stem()));
                 referee::create_file(&path, referee::Create::Replace, None)
                     .and_then(|mut file| std::io::Write::write_all(&mut file, log.text.as_bytes()))
-                    .map_err(|source| Error::Io {
+                    .map_err(|error| Error::Io {
                         what: "cannot write the log",
                         path: path.clone(),
-                        source,
+                        error,
                     })?;
                 eprintln!(
                     "hus export: set {id} ({}) written to {}",

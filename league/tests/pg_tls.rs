@@ -76,7 +76,7 @@ fn the_store_speaks_tls_as_sslmode_says_and_checks_the_server_against_its_ca() {
     assert_eq!(
         err,
         format!(
-            "{}: cannot connect: db error: FATAL: no pg_hba.conf entry for host \"127.0.0.1\", \
+            "{}: cannot connect: FATAL: no pg_hba.conf entry for host \"127.0.0.1\", \
              user \"hus\", database \"{db}\", no encryption",
             place("127.0.0.1")
         )

@@ -149,7 +149,9 @@ fn a_removed_bot_plays_no_more_and_keeps_its_results_and_a_new_one_is_scheduled(
     for (name, mut store, _dir) in stores() {
         let three = bots(&["x", "y", "z"]);
         let plan = schedule(&names(&three), &Format::RoundRobin, 1, 5);
-        store.sync(&three, &plan).expect("sync");
+        let report = store.sync(&three, &plan).expect("sync");
+        assert!(report.first, "{name}");
+        assert_eq!(report.added_bots, ["x", "y", "z"], "{name}");
         // Play the first set (x-y... whichever comes first) only.
         let set = store.claim_next().expect("claim").expect("set");
         store.record(set.id, &outcome(1, "l")).expect("record");
@@ -159,6 +161,7 @@ fn a_removed_bot_plays_no_more_and_keeps_its_results_and_a_new_one_is_scheduled(
         let next = bots(&["x", "y", "w"]);
         let plan = schedule(&names(&next), &Format::RoundRobin, 1, 5);
         let report = store.sync(&next, &plan).expect("sync");
+        assert!(!report.first, "{name}");
         assert_eq!(report.added_bots, ["w"], "{name}");
         assert_eq!(report.removed_bots, ["z"], "{name}");
         assert_eq!(report.added_sets, 2, "{name}");

@@ -408,7 +408,11 @@ pub fn listen_address(listen: Option<&str>) -> Result<SocketAddr> {
 async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCode> {
     let listener = TcpListener::bind(addr)
         .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+        .map_err(|error| referee::ListenError {
+            addr,
+            option: "--listen",
+            error,
+        })?;
     let (person_seat, ends) = PersonSeat::new("browser", &config.name);
     let Seating {
         lineups,

@@ -34,10 +34,11 @@ pub fn decode_referee_message(line: &str) -> Result<RefereeMessage, RefereeDecod
     serde_json::from_str(line).map_err(RefereeDecodeError)
 }
 
-/// A referee line that [`decode_referee_message`] could not decode.
+/// A referee line that [`decode_referee_message`] could not decode. The JSON error is
+/// in the message, not a source of its own: a printer of the chain would say it twice.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot decode the referee's line: {0}")]
-pub struct RefereeDecodeError(#[source] pub serde_json::Error);
+pub struct RefereeDecodeError(pub serde_json::Error);
 
 /// Decodes a line from a bot, strictly.
 ///

@@ -65,9 +65,16 @@ pub enum LineError {
         /// The length of the whole partial line.
         len: usize,
     },
-    /// Reading failed. The reader's state is unchanged; a retry may succeed.
+    /// Reading failed. The reader's state is unchanged; a retry may succeed. (The I/O
+    /// error is in the message, not a source of its own: it would be said twice.)
     #[error("reading failed: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
+}
+
+impl From<io::Error> for LineError {
+    fn from(e: io::Error) -> LineError {
+        LineError::Io(e)
+    }
 }
 
 /// Reads non-blank lines from an async byte stream, with a maximum line length.

@@ -8,8 +8,9 @@
 //!   the instant they were read) on a small bounded channel: a bot that floods stdout
 //!   fills the channel and then its own pipe, and blocks, while the referee's memory
 //!   stays bounded;
-//! - the stderr drain copies up to [`STDERR_CAP`] bytes to the bot's stderr file and
-//!   discards the rest (an undrained stderr pipe would block the bot mid-write);
+//! - the stderr drain (`stderr.rs`) copies up to [`STDERR_CAP`](crate::stderr::STDERR_CAP) bytes to the bot's
+//!   stderr file and discards the rest (an undrained stderr pipe would block the bot
+//!   mid-write);
 //! - the reaper waits for the exit status and publishes it.
 
 use std::io;
@@ -22,7 +23,7 @@ use std::time::Duration;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use protocol::{LineError, LineReader};
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -35,9 +36,7 @@ use crate::limits::Limits;
 use crate::link::{Link, RttProbe};
 use crate::records::StoppedBy;
 use crate::sandbox::PidsCgroup;
-
-/// Most bytes of a bot's stderr kept on disk per process.
-pub const STDERR_CAP: u64 = 1024 * 1024;
+use crate::stderr::{Drain, Tail};
 /// Lines buffered between the stdout reader and the referee.
 const OUTPUT_QUEUE: usize = 16;
 /// After the process exits, how long its pipes may stay open before a descendant that
@@ -79,7 +78,7 @@ pub struct Ending {
     /// The processes the bot started that were still running after it had exited (or
     /// been stopped): found and killed by the referee.
     pub strays: Vec<Stray>,
-    /// Bytes the bot wrote to stderr, and whether the file was cut at [`STDERR_CAP`].
+    /// Bytes the bot wrote to stderr, and whether the file was cut at [`STDERR_CAP`](crate::stderr::STDERR_CAP).
     pub stderr_bytes: u64,
     pub stderr_cut: bool,
 }
@@ -98,7 +97,10 @@ pub struct BotProcess {
     /// A link has no exit status: its sender is kept so that `exit` never resolves.
     _exit_tx: Option<watch::Sender<Option<ExitStatus>>>,
     reader: JoinHandle<()>,
-    stderr: Option<JoinHandle<(u64, bool)>>,
+    /// The stderr drain; `None` for a link.
+    stderr: Option<Drain>,
+    /// The inode of the stderr pipe, to tell whether something still holds it.
+    stderr_inode: Option<u64>,
     started: Instant,
     /// Set once the process group has been killed and reaped.
     finished: bool,
@@ -154,6 +156,7 @@ impl BotProcess {
             _exit_tx: Some(exit_tx),
             reader,
             stderr: None,
+            stderr_inode: None,
             started: Instant::now(),
             finished: false,
             pipe_inodes: Vec::new(),
@@ -201,14 +204,15 @@ impl BotProcess {
     /// Starts `spec` under `limits` (sandboxed or not) in a process group of its own,
     /// stdin/stdout piped, stderr appended to `stderr_path`.
     pub async fn spawn(spec: &BotSpec, stderr_path: &Path, limits: &Limits) -> io::Result<Self> {
-        let stderr_file = create_file(stderr_path, Create::Append, None)
-            .map(tokio::fs::File::from_std)
-            .map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("cannot open {}: {e}", stderr_path.display()),
-                )
-            })?;
+        let stderr_file = create_file(stderr_path, Create::Append, None).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot open {}: {e}", stderr_path.display()),
+            )
+        })?;
+        // Where this process's part of the file starts (earlier processes of the bot
+        // wrote before it).
+        let stderr_from = stderr_file.metadata()?.len();
         let prepared = limits.command(spec).map_err(io::Error::other)?;
         let sandboxed = prepared.sandboxed;
         let mut command = Command::from(prepared.command);
@@ -231,9 +235,11 @@ impl BotProcess {
                 }
             };
 
+        let inode = |fd| nix::sys::stat::fstat(fd).ok().map(|st| st.st_ino);
+        let stderr_inode = inode(stderr.as_raw_fd());
         let pipe_inodes = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()]
             .into_iter()
-            .filter_map(|fd| nix::sys::stat::fstat(fd).ok().map(|st| st.st_ino))
+            .filter_map(inode)
             .collect();
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(async move {
@@ -248,7 +254,7 @@ impl BotProcess {
 
         let (tx, output) = mpsc::channel(OUTPUT_QUEUE);
         let reader = tokio::spawn(read_stdout(LineReader::new(stdout), tx));
-        let stderr = tokio::spawn(drain_stderr(stderr, stderr_file));
+        let stderr = Drain::start(stderr, stderr_file, stderr_path, stderr_from);
         Ok(BotProcess {
             pgid: Some(pgid),
             stdin: Some(Box::new(stdin)),
@@ -257,6 +263,7 @@ impl BotProcess {
             _exit_tx: None,
             reader,
             stderr: Some(stderr),
+            stderr_inode,
             started,
             finished: false,
             pipe_inodes,
@@ -409,22 +416,21 @@ impl BotProcess {
             .filter(|s| s.left_group)
             .map(|s| s.pid)
             .collect();
-        let (stderr_bytes, stderr_cut) = match self.stderr.as_mut() {
-            Some(stderr) if stderr.is_finished() => stderr.await.unwrap_or((0, false)),
-            _ => (0, false),
+        // The drain ends now (at once if something still holds the pipe) and writes its
+        // notes before the set goes on: a restart's process appends only after them.
+        let drained = match self.stderr.as_mut() {
+            Some(stderr) => stderr.finish().await,
+            None => Default::default(),
         };
         self.reader.abort();
-        if let Some(stderr) = &self.stderr {
-            stderr.abort();
-        }
         Ending {
             status: status.map(describe_status),
             stopped_by,
             leaked: !closed || !strays.is_empty(),
             escaped,
             strays,
-            stderr_bytes,
-            stderr_cut,
+            stderr_bytes: drained.total,
+            stderr_cut: drained.cut,
         }
     }
 
@@ -454,7 +460,8 @@ impl BotProcess {
         }
     }
 
-    /// Waits a moment for the stdout reader and the stderr drain to see end-of-file.
+    /// Waits a moment for the stdout reader and the stderr drain to see end-of-file
+    /// (the drain's writing to its file may take longer: that is not a held pipe).
     async fn pipes_closed(&mut self) -> bool {
         let reader = &mut self.reader;
         let stderr = &mut self.stderr;
@@ -462,12 +469,30 @@ impl BotProcess {
             if !reader.is_finished() {
                 let _ = reader.await;
             }
-            while stderr.as_ref().is_some_and(|s| !s.is_finished()) {
-                tokio::time::sleep(Duration::from_millis(5)).await;
+            if let Some(stderr) = stderr.as_mut() {
+                stderr.wait_eof(PIPE_CLOSE_WAIT).await;
             }
         })
         .await
-        .is_ok()
+        .is_ok_and(|()| self.stderr.as_ref().is_none_or(|s| s.drained().eof))
+    }
+
+    /// The last line the process wrote on its stderr, for a fault's detail; `None` for
+    /// a link, or when it wrote none. Once the process has exited, its stderr is read
+    /// complete: the drain's end of file is waited for unless something the bot started
+    /// still holds the pipe (then, as while the process runs, what the file holds now).
+    pub async fn stderr_tail(&mut self) -> Option<Tail> {
+        let exited = self.has_exited();
+        let inode = self.stderr_inode;
+        let drain = self.stderr.as_mut()?;
+        if exited && !drain.wait_eof(PIPE_CLOSE_WAIT).await {
+            let held = inode.is_some_and(|i| !pipe_holders(&[i]).is_empty());
+            if !held {
+                // Nothing holds it: its end of file is on its way (a busy machine).
+                drain.wait_eof(STDERR_EOF_WAIT).await;
+            }
+        }
+        drain.tail().await
     }
 
     fn signal(&self, signal: Signal) {
@@ -487,6 +512,9 @@ pub const WRITE_GRACE: Duration = Duration::from_secs(2);
 /// pid namespace's last processes die a moment after bubblewrap) before it is left to
 /// be removed in the background.
 const CGROUP_EMPTY_WAIT: Duration = Duration::from_secs(1);
+/// After the process exits and nothing holds its stderr pipe any more, how long the
+/// drain may take to read the pipe's end of file.
+const STDERR_EOF_WAIT: Duration = Duration::from_secs(5);
 /// After the process exits, how long lines it wrote just before may take to arrive.
 const EXIT_FLUSH_WAIT: Duration = Duration::from_millis(100);
 
@@ -541,10 +569,8 @@ impl Drop for BotProcess {
                 lifetime::kill_marked(&self.marks);
             }
         }
+        // The stderr drain, if any, is aborted as it drops.
         self.reader.abort();
-        if let Some(stderr) = &self.stderr {
-            stderr.abort();
-        }
     }
 }
 
@@ -634,40 +660,6 @@ async fn read_stdout<R: tokio::io::AsyncRead + Unpin>(
     }
     // Dropping the reader closes our end of the pipe: a bot still writing gets EPIPE.
     // Keep nothing: after an oversized line the stream is not trusted any more.
-}
-
-async fn drain_stderr(
-    mut stderr: tokio::process::ChildStderr,
-    mut file: tokio::fs::File,
-) -> (u64, bool) {
-    let mut buf = vec![0u8; 8192];
-    let mut total: u64 = 0;
-    let mut cut = false;
-    loop {
-        let n = match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        let room = STDERR_CAP.saturating_sub(total);
-        total += n as u64;
-        if room > 0 {
-            let keep = (n as u64).min(room) as usize;
-            if file.write_all(&buf[..keep]).await.is_err() {
-                cut = true;
-            }
-        }
-        if total > STDERR_CAP && !cut {
-            cut = true;
-            let note = format!("\n[hus: stderr cut here after {STDERR_CAP} bytes; the rest was read and discarded]\n");
-            let _ = file.write_all(note.as_bytes()).await;
-        }
-    }
-    if cut {
-        let note = format!("[hus: {total} bytes of stderr in all]\n");
-        let _ = file.write_all(note.as_bytes()).await;
-    }
-    let _ = file.flush().await;
-    (total, cut)
 }
 
 #[cfg(test)]

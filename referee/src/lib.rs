@@ -40,6 +40,7 @@ mod lifetime;
 mod limits;
 mod line_cmd;
 mod link;
+mod listen;
 mod match_cmd;
 mod openings;
 mod perft_cmd;
@@ -50,6 +51,7 @@ mod report;
 mod sandbox;
 mod set;
 mod sprt;
+mod stderr;
 pub mod web_host;
 
 pub use args::{
@@ -65,6 +67,7 @@ pub use files::{create_dir, create_file, refuse_symlink, Create};
 pub use limits::{raise_referee_priority, Limits};
 pub use line_cmd::run as run_line;
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
+pub use listen::ListenError;
 pub use match_cmd::{log_stem, referee_version, run as run_match, stop_signal};
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,

@@ -279,7 +279,7 @@ impl SandboxUser {
     pub fn lookup(name: &str) -> Result<SandboxUser, SandboxError> {
         let lookup_error = |e: nix::Error| SandboxError::UserLookup {
             name: name.to_string(),
-            source: io::Error::from(e),
+            error: io::Error::from(e),
         };
         let user = nix::unistd::User::from_name(name)
             .map_err(lookup_error)?
@@ -348,12 +348,12 @@ pub enum SandboxError {
     #[error("there is no user {0:?} on this machine")]
     NoSuchUser(String),
     /// The user database could not be read.
-    #[error("cannot look up user {name:?}: {source}")]
+    #[error("cannot look up user {name:?}: {error}")]
     UserLookup {
         /// The user's name.
         name: String,
-        /// Why.
-        source: io::Error,
+        /// Why (in the message, not a source of its own: it would be said twice).
+        error: io::Error,
     },
     /// The sandbox's user is root.
     #[error(
@@ -393,12 +393,13 @@ pub enum SandboxError {
         message: String,
     },
     /// A path given to the sandbox cannot be used.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Path {
         /// The path as given.
         path: PathBuf,
-        /// Why it cannot be used.
-        source: io::Error,
+        /// Why it cannot be used (in the message, not a source of its own: it would be
+        /// said twice).
+        error: io::Error,
     },
     /// The bot's directory is not a directory.
     #[error("the bot's directory {0} is not a directory")]
@@ -516,15 +517,15 @@ impl Sandbox {
             let mut spec = spec.clone();
             if path.is_relative() {
                 let absolute = std::fs::canonicalize(path)
-                    .map_err(|source| SandboxError::Path {
+                    .map_err(|error| SandboxError::Path {
                         path: path.to_path_buf(),
-                        source,
+                        error,
                     })?
                     .into_os_string()
                     .into_string()
                     .map_err(|_| SandboxError::Path {
                         path: path.to_path_buf(),
-                        source: io::Error::other("its absolute path is not UTF-8"),
+                        error: io::Error::other("its absolute path is not UTF-8"),
                     })?;
                 spec.argv[i] = absolute;
             }
@@ -1012,9 +1013,9 @@ fn check_reachable(
 
 /// The canonical form of an existing path, refusing `/`.
 fn visible_path(path: &Path) -> Result<PathBuf, SandboxError> {
-    let canonical = std::fs::canonicalize(path).map_err(|source| SandboxError::Path {
+    let canonical = std::fs::canonicalize(path).map_err(|error| SandboxError::Path {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     if canonical == Path::new("/") {
         return Err(SandboxError::WholeFileSystem(path.to_path_buf()));

@@ -90,6 +90,9 @@ impl Entrant {
 struct FaultInfo {
     kind: FaultKind,
     detail: String,
+    /// What the bot's stderr says last (crashes of a process): the log's detail adds
+    /// it, the opponent's `result` does not (one bot's stderr is not another's to read).
+    stderr: Option<String>,
     line: Option<String>,
     ms: Option<f64>,
     /// When it happened (LOGS.md, `fault.stage`): a fault outside a game costs the next
@@ -102,6 +105,7 @@ impl FaultInfo {
         FaultInfo {
             kind,
             detail: detail.into(),
+            stderr: None,
             line: None,
             ms: None,
             stage: records::STAGE_GAME,
@@ -111,6 +115,14 @@ impl FaultInfo {
     fn at_stage(mut self, stage: &'static str) -> Self {
         self.stage = stage;
         self
+    }
+
+    /// The detail as the log keeps it: with the last line of the bot's stderr.
+    fn logged_detail(&self) -> String {
+        match &self.stderr {
+            Some(stderr) => format!("{}; {stderr}", self.detail),
+            None => self.detail.clone(),
+        }
     }
 }
 
@@ -749,7 +761,7 @@ impl Runner<'_> {
             bot: seat.side,
             mate: seat.mate,
             kind: f.kind.as_str().to_string(),
-            detail: f.detail,
+            detail: f.logged_detail(),
             line: f.line,
             position: game.position().to_string(),
             ms: f.ms,
@@ -1182,6 +1194,7 @@ fn line_fault(kind: FaultKind, detail: String, bytes: &[u8], ms: Option<f64>) ->
     FaultInfo {
         kind,
         detail,
+        stderr: None,
         line: Some(excerpt(bytes, EXCERPT_CHARS)),
         ms,
         stage: records::STAGE_GAME,
@@ -1200,6 +1213,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
         Output::TooLong { limit, at } => FaultInfo {
             kind: FaultKind::OversizedLine,
             detail: format!("sent a line longer than {limit} bytes"),
+            stderr: None,
             line: None,
             ms: Some(ms_between(since, at)),
             stage: records::STAGE_GAME,
@@ -1221,6 +1235,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
                 "exited ({}) while a process it started kept its stdout open",
                 describe_status(status)
             ),
+            stderr: stderr_words(process).await,
             line: None,
             ms: Some(ms_between(since, at)),
             stage: records::STAGE_GAME,
@@ -1238,7 +1253,8 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
     }
 }
 
-/// A crash fault, with the exit status if the process exits within a moment.
+/// A crash fault, with the exit status if the process exits within a moment, and the
+/// last line of its stderr.
 async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u8]>) -> FaultInfo {
     let status = process.wait_exit(Duration::from_millis(200)).await;
     let detail = match status {
@@ -1249,10 +1265,17 @@ async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u
     FaultInfo {
         kind: FaultKind::Crash,
         detail,
+        stderr: stderr_words(process).await,
         line: partial.map(|p| excerpt(p, EXCERPT_CHARS)),
         ms: None,
         stage: records::STAGE_GAME,
     }
+}
+
+/// What a crashed bot's stderr says last, in the words of a fault's detail; `None` for
+/// a link (a remote bot, a person) and a bot that wrote nothing there.
+async fn stderr_words(process: &mut BotProcess) -> Option<String> {
+    process.stderr_tail().await.map(|tail| tail.words())
 }
 
 /// The processes a bot left running, as its `shutdown` record lists them.

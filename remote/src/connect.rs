@@ -2,8 +2,12 @@
 //! port with the bot's token, waits for a set, starts the program when the server's
 //! first line (`hello`) arrives, and copies lines both ways until either side closes;
 //! then it connects again (at once after a set, with growing waits after failures). A
-//! refused token ends it with an error: trying again would not help.
+//! refused token ends it with an error: trying again would not help. Ctrl-C or SIGTERM
+//! ends it with exit status 130 and a line saying which, and whether a set was cut off
+//! (the program and whatever it started are killed, and the server counts the closed
+//! connection as a crash).
 
+use std::cell::Cell;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -31,15 +35,33 @@ pub fn run(args: &ConnectArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
+    let playing = Cell::new(false);
     runtime.block_on(async {
         tokio::select! {
-            r = bridge(args, &token) => r,
-            _ = tokio::signal::ctrl_c() => {
-                eprintln!("hus connect: interrupted");
+            r = bridge(args, &token, &playing) => r,
+            signal = referee::stop_signal() => {
+                // The bridge is dropped with the select: the program's process group is
+                // killed (its `Group` guard) and the connection closed.
+                eprintln!("{}", stop_message(signal, playing.get()));
                 Ok(ExitCode::from(130))
             }
         }
     })
+}
+
+/// What `hus connect` says when a signal stops it: which signal, and whether a set was
+/// cut off, with what that costs the bot.
+fn stop_message(signal: &str, playing: bool) -> String {
+    if playing {
+        format!(
+            "hus connect: stopped by {signal} during a set; the bot was stopped and the \
+             connection closed, which the server counts as a crash: the bot loses the game in \
+             progress, and the set's later games unless it connects again within the league's \
+             ready time"
+        )
+    } else {
+        format!("hus connect: stopped by {signal}; no set was in progress")
+    }
 }
 
 /// The token from its file: one line, surrounding whitespace ignored.
@@ -77,11 +99,13 @@ enum Session {
     RetryLater(String, Duration),
 }
 
-async fn bridge(args: &ConnectArgs, token: &str) -> Result<ExitCode> {
+/// Plays set after set; `playing` is true while a set's program runs.
+async fn bridge(args: &ConnectArgs, token: &str, playing: &Cell<bool>) -> Result<ExitCode> {
     let mut backoff = FIRST_BACKOFF;
     let mut sessions = 0u32;
     loop {
-        let outcome = session(args, token).await;
+        let outcome = session(args, token, playing).await;
+        playing.set(false);
         let wait = match outcome {
             Ok(Session::Ended) => {
                 sessions += 1;
@@ -128,7 +152,20 @@ struct Refused {
     reason: String,
 }
 
-async fn session(args: &ConnectArgs, token: &str) -> Result<Session> {
+/// Kills a program's process group when dropped: at the end of a set, and when a
+/// signal stops `hus connect` in the middle of one (what the program started dies
+/// with it).
+struct Group(Option<nix::unistd::Pid>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+async fn session(args: &ConnectArgs, token: &str, playing: &Cell<bool>) -> Result<Session> {
     let mut stream = tokio::time::timeout(REPLY_TIMEOUT, TcpStream::connect(&args.server))
         .await
         .map_err(|_| anyhow::anyhow!("no connection to {} within 30 s", args.server))?
@@ -196,7 +233,8 @@ async fn session(args: &ConnectArgs, token: &str) -> Result<Session> {
                 args.command.join(" ")
             ))
         })?;
-    let group = child.id().map(|id| nix::unistd::Pid::from_raw(id as i32));
+    let group = Group(child.id().map(|id| nix::unistd::Pid::from_raw(id as i32)));
+    playing.set(true);
     let (Some(mut to_bot), Some(mut from_bot)) = (child.stdin.take(), child.stdout.take()) else {
         bail!("the bot's pipes could not be set up");
     };
@@ -231,9 +269,7 @@ async fn session(args: &ConnectArgs, token: &str) -> Result<Session> {
             let _ = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
         }
     }
-    if let Some(pgid) = group {
-        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
-    }
+    drop(group);
     let _ = child.wait().await;
     eprintln!("hus connect: the connection ended");
     Ok(Session::Ended)

@@ -128,14 +128,11 @@ pub struct BotPort {
 }
 
 impl BotPort {
-    /// Binds `config.listen` and starts accepting remote bots into `registry`.
+    /// Binds `config.listen` and starts accepting remote bots into `registry`. The
+    /// error is the system's: the caller names the option that gave the address
+    /// ([`referee::ListenError`]).
     pub async fn bind(config: PortConfig, registry: Arc<Registry>) -> io::Result<BotPort> {
-        let listener = listen(config.listen).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot listen for bots on {}: {e}", config.listen),
-            )
-        })?;
+        let listener = listen(config.listen)?;
         let local = listener.local_addr()?;
         tracing::info!(%local, "bot port listening");
         let shared = Arc::new(Shared {

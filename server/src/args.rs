@@ -8,6 +8,13 @@ use clap::Args;
 
 /// The raw arguments of `hus serve`.
 #[derive(Debug, Args)]
+#[command(mut_arg("store", |a| a.help(
+    "Keep the league in this PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DB) \
+     instead of the directory's SQLite file, as `hus league --store` does (the same order: \
+     this, else the environment variable HUS_STORE, else the file's `store` key). `hus \
+     worker` processes then play the league's sets too, and the dashboard shows their \
+     results, their logs and the workers. See docs/deploy.md"
+)))]
 pub struct ServeArgs {
     /// The league file (TOML), as for `hus league`: bots, rules, time control, format,
     /// concurrency, seed (`rounds` is not used: the server plays until stopped).
@@ -64,13 +71,9 @@ pub struct ServeArgs {
     /// No line per finished set on stderr.
     #[arg(long)]
     pub quiet: bool,
-    /// Keep the league in this PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DB)
-    /// instead of the directory's SQLite file, as `hus league --store` does (the same
-    /// order: this, else the environment variable HUS_STORE, else the file's `store`
-    /// key). `hus worker` processes then play the league's sets too, and the dashboard
-    /// shows their results, their logs and the workers. See docs/deploy.md.
-    #[arg(long, value_name = "URL", env = "HUS_STORE", hide_env_values = true)]
-    pub store: Option<String>,
+    /// The league's PostgreSQL store.
+    #[command(flatten)]
+    pub store: league::StoreArg,
     /// Sets this server plays at once, instead of the file's `concurrency`. 0: it plays
     /// none (with a PostgreSQL store, the workers play them all).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1024))]

@@ -111,7 +111,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let _lock = DirLock::acquire(&dir)?;
     // The store: --store (or HUS_STORE), else the file's `store` key, as for `hus
     // league`; else the directory's SQLite file.
-    let url = league::store_url(args.store.as_deref(), &config).map(str::to_string);
+    let url = league::store_url(args.store.url.as_deref(), &config).map(str::to_string);
     let (mut store, reader): (Box<dyn Store + Send>, Option<reader::Reader>) = match &url {
         Some(url) => {
             let mut store = PgStore::connect(url)?;
@@ -155,7 +155,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let tokens = remote::Registry::tokens_of(&config);
     let lag_cap = config.lag_cap;
     let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet)?;
-    runner.sync_bots()?;
+    let sync = runner.sync_bots()?;
+    league::announce_sync(&sync, &args.file, &mut |line| say(line));
     let snapshot = runner.snapshot()?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -166,8 +167,11 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         // Installed before the dashboard line, which scripts wait for: one that stops
         // the server as soon as it reads the line stops it cleanly (status 0).
         let stop = referee::stop_signal();
-        let listener = remote::listen(args.listen)
-            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let listener = remote::listen(args.listen).map_err(|error| referee::ListenError {
+            addr: args.listen,
+            option: "--listen",
+            error,
+        })?;
         let addr = listener
             .local_addr()
             .context("the listener has no address")?;
@@ -184,7 +188,14 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
                 config.listen = listen;
             }
             let registry = Arc::new(remote::Registry::new(tokens, lag_cap, config.max_per_bot));
-            let bound = remote::BotPort::bind(config, registry.clone()).await?;
+            let addr = config.listen;
+            let bound = remote::BotPort::bind(config, registry.clone())
+                .await
+                .map_err(|error| referee::ListenError {
+                    addr,
+                    option: "--bot-listen",
+                    error,
+                })?;
             eprintln!("hus serve: bot port on {}", bound.local_addr());
             runner.use_registry(registry);
             port = Some(bound);

@@ -151,7 +151,7 @@ impl Runner {
     /// schedule then holds no set (sets are added one at a time by `start_next`). A
     /// shared store keeps the league file's schedule of the active bots, for the
     /// workers.
-    pub fn sync_bots(&mut self) -> league::Result<()> {
+    pub fn sync_bots(&mut self) -> league::Result<league::SyncReport> {
         let entries = self.entries();
         if self.store.is_shared() {
             let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
@@ -159,8 +159,7 @@ impl Runner {
                 league::schedule(&names, &self.config.format, self.config.rounds, self.seed);
         }
         let schedule = self.schedule.clone();
-        block_in_place(|| self.store.sync(&entries, &schedule))?;
-        Ok(())
+        Ok(block_in_place(|| self.store.sync(&entries, &schedule))?)
     }
 
     /// With a shared store: reads the finished sets again (the workers' too) and
@@ -400,6 +399,9 @@ impl Runner {
                                 }
                                 Ok(true) => {
                                     self.say(&format!("{} finished: {} {}-{} {}", set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b));
+                                    for line in league::fault_lines(&set.key, &outcome) {
+                                        self.say(&format!("{}: {line}", set.key));
+                                    }
                                     self.finished.push(FinishedSet { key: set.key.clone(), seed: set.seed, outcome });
                                     self.done += 1;
                                     app.hub.ended(&stem, "finished");

@@ -364,8 +364,7 @@ async fn workers(State(app): State<Arc<AppState>>) -> Result<Json<Value>, ApiErr
             .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?,
         None => Vec::new(),
     };
-    let list: Vec<Value> = rows.iter().map(league::worker_json).collect();
-    Ok(Json(json!({ "workers": list })))
+    Ok(Json(league::workers_json(&rows)))
 }
 
 async fn log_file(

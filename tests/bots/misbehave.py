@@ -4,8 +4,11 @@
     python3 misbehave.py MODE [ARG] [--on N]
 
 It plays correctly (the first legal pit) until its N-th turn of the set (default 1),
-where it does MODE. Modes that concern the start-up act on hello instead. `--tag X` is
-ignored: tests use it to find the bot's processes.
+where it does MODE. Modes that concern the start-up act on hello instead. Each mode's
+comment below says what it does and what its ARG is (`stderr-exit BYTES`: BYTES plus
+1000 times the game's number of stderr, then exit 1, so that a restarted bot's
+processes each write a known and different amount). `--tag X` is ignored: tests use it
+to find the bot's processes.
 """
 import json
 import os
@@ -175,6 +178,16 @@ for raw in sys.stdin.buffer:
                 send(b'{"type":"move","pit":4}\n' * 1000)
         except BrokenPipeError:
             hang()
+    elif mode == "stderr-exit":  # ARG + 1000 * game bytes of "e" on stderr, then exit 1
+        # Each process writes its own known amount (a restarted bot's processes fault
+        # in different games), so that each one's cut note can be checked.
+        left = int(arg) + 1000 * msg["game"]
+        while left > 0:
+            n = min(left, 65536)
+            sys.stderr.buffer.write(b"e" * n)
+            left -= n
+        sys.stderr.buffer.flush()
+        sys.exit(1)
     elif mode == "flood-stderr":  # ARG: mebibytes written to stderr, then the move
         block = b"e" * 65536
         for _ in range(int(arg or 3) * 16):

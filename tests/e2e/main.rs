@@ -14,6 +14,9 @@ mod doc_options;
 mod doc_support;
 /// The field tables of PROTOCOL.md, LOGS.md and README.md against real messages and logs.
 mod doc_tables;
+/// A crash says why: the last line of the bot's stderr and its file, in the log, on the
+/// console, on the league's lines; each restarted process's own stderr cut note.
+mod explain;
 /// Every kind of fault a bot can commit, classified and reported.
 mod faults;
 /// `hus league` and `hus standings`: sample bots, resume after SIGKILL and SIGTERM,
@@ -27,6 +30,9 @@ mod levels;
 mod lifetime;
 /// `game` precedes every `result` a healthy bot receives, whatever its opponent does.
 mod message_order;
+/// What hus says when it cannot: a port in use names its option, every --store reads
+/// HUS_STORE, hus workers takes only its documented formats.
+mod messages;
 /// The places where the documents and the referee disagreed (issue 9), one test each.
 mod one_truth;
 /// Openings: games in pairs, seats by side to move, logs checked by `hus replay`, bad

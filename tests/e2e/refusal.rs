@@ -49,7 +49,22 @@ fn a_bot_that_refuses_the_preset_gets_the_documented_record() {
         &hus_random(1),
         &["--rules", "rulebook", "--games", "3", "--seed", "1"],
     );
-    let documented = documented_fault();
+    let mut documented = documented_fault();
+    // The detail names the bot's stderr file by its path, the document's as `hus
+    // match` names it with the default log directory: here, the test's.
+    let header = &set.records[0];
+    let stderr_name = header["bots"][0]["stderr"].as_str().expect("stderr file");
+    let stderr_path = set.log.parent().expect("log dir").join(stderr_name);
+    let detail = documented["detail"].as_str().expect("detail").to_string();
+    let (before, rest) = detail
+        .split_once("last line of its stderr (")
+        .expect("the documented detail quotes the stderr");
+    let (_, after) = rest.split_once("): ").expect("the path, then the line");
+    documented["detail"] = format!(
+        "{before}last line of its stderr ({}): {after}",
+        stderr_path.display()
+    )
+    .into();
     let faults = of_type(&set.records, "fault");
     assert_eq!(faults.len(), 3, "one fault a game: {faults:?}");
     for (game, fault) in (1..).zip(&faults) {
@@ -95,9 +110,6 @@ fn a_bot_that_refuses_the_preset_gets_the_documented_record() {
     assert_eq!(refuser["losses"], 3);
     assert_eq!(refuser["faults"], 3);
     // The reason is in the bot's stderr file, named in the header.
-    let header = &set.records[0];
-    let stderr_name = header["bots"][0]["stderr"].as_str().expect("stderr file");
-    let stderr_path = set.log.parent().expect("log dir").join(stderr_name);
     let stderr = std::fs::read_to_string(&stderr_path).expect("the stderr file");
     assert_eq!(
         stderr,

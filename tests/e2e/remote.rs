@@ -797,3 +797,78 @@ fn hus_connect_stops_when_the_bot_cannot_be_started_and_the_game_is_lost() {
         "{err}"
     );
 }
+
+/// Reads `hus connect`'s stderr until the line `until`, sends it `signal`, and returns
+/// its exit status and every line it wrote.
+fn signal_after_line(mut child: Child, until: String, signal: i32) -> (i32, Vec<String>) {
+    let stderr = child.stderr.take().expect("stderr piped");
+    let mut lines = Vec::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.expect("hus connect's stderr");
+        let reached = line == until;
+        lines.push(line);
+        if reached {
+            // SAFETY: kill(2) on the pid of a child not yet waited for.
+            let sent = unsafe { libc::kill(child.id() as i32, signal) };
+            assert_eq!(sent, 0, "kill");
+        }
+    }
+    let status = child.wait().expect("hus connect exits");
+    (status.code().unwrap_or(-1), lines)
+}
+
+#[test]
+fn hus_connect_stopped_while_waiting_for_a_set_says_so_and_exits_130() {
+    let server = Server::start(PortConfig::default());
+    let addr = server.addr();
+    let child = hus_connect(addr, &server.token_file(&server.token), 5, &greedy_bot());
+    let waiting = format!("hus connect: logged in to {addr} as alice; waiting for a set");
+    let (code, lines) = server.serve_while(move || signal_after_line(child, waiting, libc::SIGINT));
+    assert_eq!(code, 130, "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            format!("hus connect: logged in to {addr} as alice; waiting for a set"),
+            "hus connect: stopped by SIGINT; no set was in progress".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn hus_connect_stopped_during_a_set_says_what_it_costs_the_bot_and_exits_130() {
+    let server = Server::start(PortConfig::default());
+    let addr = server.addr();
+    // The program never answers a turn: the set is in progress until the signal.
+    let child = hus_connect(
+        addr,
+        &server.token_file(&server.token),
+        5,
+        &crate::common::misbehave("never-answer"),
+    );
+    server.wait_connected();
+    let begun = "hus connect: a set begins; the bot is running".to_string();
+    let watcher = std::thread::spawn(move || signal_after_line(child, begun, libc::SIGTERM));
+    let (records, path) = server.play(1);
+    check_log(&records, &path);
+    let (code, lines) = server.serve_while(move || watcher.join().expect("the watcher"));
+    assert_eq!(code, 130, "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            format!("hus connect: logged in to {addr} as alice; waiting for a set"),
+            "hus connect: a set begins; the bot is running".to_string(),
+            "hus connect: stopped by SIGTERM during a set; the bot was stopped and the \
+             connection closed, which the server counts as a crash: the bot loses the game in \
+             progress, and the set's later games unless it connects again within the league's \
+             ready time"
+                .to_string(),
+        ]
+    );
+    // What the server recorded: the crash, as the message says.
+    let faults = of_type(&records, "fault");
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        (&faults[0]["bot"], &faults[0]["kind"], &faults[0]["detail"]),
+        (&json!(0), &json!("crash"), &json!("disconnected"))
+    );
+}

@@ -1062,6 +1062,30 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     assert_eq!(list[0]["sets_last_hour"], 6);
     assert_eq!(list[0]["in_flight"], 0);
     assert_eq!(list[0]["stopped"], true);
+    // `hus workers --format json` prints the same value (one function makes both), but
+    // for the seconds since the last heartbeat, which go on growing.
+    let out = Command::new(hus_bin())
+        .args(["workers", "--store", &url, "--format", "json"])
+        .env_remove("HUS_STORE")
+        .output()
+        .expect("hus workers runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let without_heartbeat = |mut v: Value| {
+        for w in v["workers"].as_array_mut().into_iter().flatten() {
+            w.as_object_mut().map(|o| o.remove("last_heartbeat_s"));
+        }
+        v
+    };
+    assert_eq!(
+        without_heartbeat(printed),
+        without_heartbeat(workers.clone())
+    );
 
     // The dashboard's Workers table, in Chromium: the name is text, nothing ran.
     if crate::replay::browser() {

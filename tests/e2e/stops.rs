@@ -311,3 +311,51 @@ fn every_e2e_test_writes_in_a_log_dir() {
     }
     assert!(plain.is_empty(), "use LogDir: {plain:#?}");
 }
+
+/// `hus rate` stopped mid-set: the set in play ends its log with `aborted`, as
+/// `hus match` does, and the message says what the log holds.
+#[test]
+fn hus_rate_stopped_mid_set_ends_its_log_with_aborted() {
+    let dir = LogDir::new();
+    // The rated bot answers hello, then never moves: the set waits for its move when
+    // stopped.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args([
+            "rate",
+            &misbehave("never-answer"),
+            "--only",
+            "random",
+            "--seed",
+            "1",
+        ])
+        .arg("--log-dir")
+        .arg(dir.path())
+        .args(["--move-time", "600s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus rate starts");
+    let log = wait_for_log(&mut child, dir.path(), |l| {
+        l.contains(r#""type":"game-start""#)
+    });
+    sigterm(&child);
+    let out = child.wait_with_output().expect("reaped");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "hus rate: stopped by SIGTERM in set 1; no game was finished; the log {} holds the first game up to the stop\n",
+            log.display()
+        )
+    );
+    let records = read_log(&log);
+    let kinds: Vec<_> = records.iter().map(|r| r["type"].clone()).collect();
+    assert_eq!(kinds.first(), Some(&"header".into()), "{kinds:?}");
+    let last = records.last().expect("records");
+    assert_eq!(
+        (&last["type"], &last["reason"]),
+        (&"aborted".into(), &"stopped by SIGTERM".into())
+    );
+    // The LogDir's drop replays it: status 0, a set stopped part-way.
+}

@@ -271,7 +271,16 @@ fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
         .args(["workers", "--store", &url, "--format", "json"])
         .output()
         .expect("hus workers");
-    let list = json(&out.stdout);
+    // The shape of the server's /api/workers: {"workers": [...]}.
+    let shown = json(&out.stdout);
+    assert_eq!(
+        shown
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect::<Vec<_>>()),
+        Some(vec!["workers"]),
+        "{shown}"
+    );
+    let list = &shown["workers"];
     let rows: Vec<(String, bool, i64)> = list
         .as_array()
         .expect("a list")
@@ -690,8 +699,90 @@ fn a_worker_and_the_standings_reach_a_tls_only_database_with_verify_full() {
     let place = place.replace("@localhost:", "@127.0.0.1:");
     assert!(
         said.contains(&format!(
-            "{place}: cannot connect: db error: FATAL: no pg_hba.conf entry for host \"127.0.0.1\", user \"hus\", database \"{db}\", no encryption"
+            "{place}: cannot connect: FATAL: no pg_hba.conf entry for host \"127.0.0.1\", user \"hus\", database \"{db}\", no encryption"
         )),
         "{said}"
     );
+}
+
+/// `hus league --no-play` run again after the file gained a bot says so, as it says
+/// when one leaves; `hus standings` reads the store from HUS_STORE, and a database
+/// that holds no league is said to hold none (not printed as an empty table).
+#[test]
+fn no_play_announces_added_and_removed_bots_and_standings_read_hus_store() {
+    let url = crate::pg::fresh_shared_db();
+    let tmp = LogDir::new();
+    let place = url.clone();
+    let standings_by_env = || {
+        Command::new(hus_bin())
+            .args(["standings", "--format", "json"])
+            .env("HUS_STORE", &url)
+            .output()
+            .expect("hus standings runs")
+    };
+    let out = standings_by_env();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: the league store {place} holds no league yet: run `hus league LEAGUE.toml \
+             --store URL` first, which puts the league's file and schedule in it\n"
+        )
+    );
+
+    let file = tmp.path().join("L.toml");
+    let write = |names: &[&str]| {
+        let mut text = String::from("games = 1\nmove_time = \"5s\"\nseed = 5\n");
+        for (i, name) in names.iter().enumerate() {
+            text.push_str(&format!(
+                "\n[[bot]]\nname = \"{name}\"\ncommand = \"{}\"\n",
+                hus_random(i as u64 + 1).replace('\'', "")
+            ));
+        }
+        std::fs::write(&file, text).expect("write league file");
+    };
+    // What the run says of the bots, and nothing else it says.
+    let no_play = || -> Vec<String> {
+        let out = Command::new(hus_bin())
+            .arg("league")
+            .arg(&file)
+            .args(["--store", &url, "--no-play"])
+            .env_remove("HUS_STORE")
+            .output()
+            .expect("hus league runs");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        err.lines()
+            .filter(|l| l.contains(" is new in ") || l.contains(" is no longer in "))
+            .map(str::to_string)
+            .collect()
+    };
+    let shown = file.display();
+    write(&["r1", "r2"]);
+    assert_eq!(no_play(), Vec::<String>::new());
+    write(&["r1", "r2", "r3"]);
+    assert_eq!(
+        no_play(),
+        [format!(
+            "hus league: r3 is new in {shown}: its sets join the schedule"
+        )]
+    );
+    write(&["r1", "r3"]);
+    assert_eq!(
+        no_play(),
+        [format!(
+            "hus league: r2 is no longer in {shown}: its finished sets still count, it plays no more"
+        )]
+    );
+
+    let out = standings_by_env();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = json(&out.stdout);
+    assert_eq!(s["progress"]["sets_scheduled"], 1, "{s}");
+    assert_eq!(s["progress"]["sets_pending"], 1, "{s}");
 }

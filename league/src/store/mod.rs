@@ -68,6 +68,8 @@ pub struct BotRow {
 /// What a schedule sync changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SyncReport {
+    /// The store knew no bot before: the league's first run (every bot is added).
+    pub first: bool,
     /// Bots seen for the first time.
     pub added_bots: Vec<String>,
     /// Bots that were active and are no longer in the file.
@@ -230,8 +232,16 @@ pub enum StoreError {
 }
 
 /// An error's message followed by its causes', each once (a message that already
-/// holds its cause's is not repeated).
+/// holds its cause's is not repeated). A PostgreSQL server's own error is said as the
+/// server says it, on one line: its severity and message, then its detail and hint
+/// (the client's word for it, `db error`, says nothing more).
 fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(db) = e
+        .downcast_ref::<postgres::Error>()
+        .and_then(|pg| pg.as_db_error())
+    {
+        return db_error_text(db);
+    }
     let mut text = e.to_string();
     let mut last = text.clone();
     let mut next = e.source();
@@ -243,6 +253,17 @@ fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
         }
         last = said;
         next = cause.source();
+    }
+    text
+}
+
+/// `FATAL: database "l1" does not exist`, with `; DETAIL` and `; HINT` when the server
+/// gives them (each on the line, not under it as the client's own text puts them).
+fn db_error_text(db: &postgres::error::DbError) -> String {
+    let mut text = format!("{}: {}", db.severity(), db.message());
+    for more in [db.detail(), db.hint()].into_iter().flatten() {
+        text.push_str("; ");
+        text.push_str(&more.replace('\n', " "));
     }
     text
 }

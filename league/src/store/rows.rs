@@ -51,6 +51,7 @@ pub(super) fn bot_changes<'a>(
     report: &mut SyncReport,
 ) -> Vec<BotChange<'a>> {
     let mut changes = Vec::new();
+    report.first = known.is_empty();
     for bot in bots {
         match known.get(&bot.name) {
             None => {
@@ -180,6 +181,7 @@ mod tests {
                 BotChange::Retire("d".to_string()),
             ]
         );
+        assert!(!report.first);
         assert_eq!(report.added_bots, vec!["f"]);
         assert_eq!(report.returned_bots, vec!["b"]);
         assert_eq!(

@@ -41,6 +41,10 @@ impl Style {
     }
 }
 
+/// Most characters of a fault's detail shown: room for a crash's path of its stderr
+/// file and the last line quoted from it (LOGS.md, `fault.detail`).
+const DETAIL_CHARS: usize = 1000;
+
 /// Text from the log made safe to print: control characters and invalid UTF-8
 /// escaped, and cut to `max` characters.
 pub fn clean(text: &str, max: usize) -> String {
@@ -594,7 +598,7 @@ impl<W: Write> Report<W> {
                     clean(&f.place(), 100),
                     who(&self.labels, &self.mates, f.bot, f.mate),
                     clean(&f.kind, 40),
-                    clean(&f.detail, 300)
+                    clean(&f.detail, DETAIL_CHARS)
                 );
                 if let Some(line) = &f.line {
                     let _ = writeln!(self.buf, "    line: {}", clean(line, 300));
@@ -810,7 +814,7 @@ impl<W: Write> Observer for GameView<W> {
                     clean(&f.place(), 100),
                     who(&self.labels, &self.mates, f.bot, f.mate),
                     clean(&f.kind, 40),
-                    clean(&f.detail, 300)
+                    clean(&f.detail, DETAIL_CHARS)
                 );
                 if let Some(line) = &f.line {
                     let _ = writeln!(self.buf, "  line: {}", clean(line, 300));
