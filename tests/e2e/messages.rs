@@ -195,3 +195,58 @@ fn workers_takes_only_the_formats_it_documents() {
         assert_eq!(text(&out.stdout), "");
     }
 }
+
+/// No error type of the workspace says its cause twice: a `thiserror` message that
+/// formats a field (`{source}`, `{0}`) while that field is also the error's source
+/// (`#[source]`, `#[from]`, or a field named `source`) would have `hus`, which prints
+/// an error with its chain, say the cause again. (Found: a set that could not start
+/// printed its cause twice.)
+#[test]
+fn no_error_type_formats_its_source_in_its_message() {
+    let mut found = Vec::new();
+    let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(root())
+        .expect("the workspace")
+        .flatten()
+        .map(|e| e.path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)
+            .expect("a source directory")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).expect("a source file");
+            // The message of the variant being read, from its `#[error(` to `)]`.
+            let mut message = String::new();
+            let mut in_attribute = false;
+            for (i, line) in source.lines().enumerate() {
+                let t = line.trim();
+                if t.starts_with("#[error(") {
+                    message.clear();
+                    in_attribute = true;
+                }
+                if in_attribute {
+                    message.push_str(t);
+                    in_attribute = !t.ends_with(")]");
+                    continue;
+                }
+                let is_source = t.contains("#[source]")
+                    || t.contains("#[from]")
+                    || t.starts_with("source:")
+                    || t.starts_with("pub source:");
+                if is_source && (message.contains("{source") || message.contains("{0")) {
+                    found.push(format!("{}:{}: {message}", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert_eq!(found, Vec::<String>::new());
+}
