@@ -112,13 +112,13 @@ impl Reporter {
             };
             let faults = outcome.faults.len();
             eprintln!(
-                "[{}/{}] {key}: {}-{}, {result} ({} games, {faults} fault{}); {rate:.1} games/s",
+                "[{}/{}] {key}: {}-{}, {result} ({}, {}); {rate:.1} games/s",
                 self.done,
                 self.total,
                 outcome.points[0],
                 outcome.points[1],
-                outcome.games.len(),
-                if faults == 1 { "" } else { "s" },
+                referee::plural(outcome.games.len() as u64, "game", "games"),
+                referee::plural(faults as u64, "fault", "faults"),
             );
             for line in fault_lines(key, outcome) {
                 eprintln!("  {line}");

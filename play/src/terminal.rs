@@ -11,7 +11,7 @@ use std::io::{BufRead, Write};
 
 use engine::{AnyPosition, Board, Player, Preset, Rules, Setup};
 use protocol::{BotMessage, Outcome, RefereeMessage, Side, TimeControl};
-use referee::{draw_board_from, report_words, Marks, Style};
+use referee::{draw_board_from, plural, report_words, Marks, Style};
 use tokio::sync::mpsc;
 
 use crate::args::NO_LIMIT;
@@ -451,11 +451,6 @@ fn ms_words(ms: u64) -> String {
     } else {
         format!("{:.1} s", ms as f64 / 1000.0)
     }
-}
-
-/// `1 game`, `2 games`.
-fn plural(n: u32, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Text from outside made safe to print (control characters escaped, cut).

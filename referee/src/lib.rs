@@ -75,7 +75,7 @@ pub use openings::{
 pub use perft_cmd::run as run_perft;
 pub use random_bot::run as run_random_bot;
 pub use records::{now_rfc3339, Aborted, Record, StoppedBy};
-pub use replay::text::{draw_board, draw_board_from, report_words, Marks, Style};
+pub use replay::text::{draw_board, draw_board_from, plural, report_words, Marks, Style};
 pub use replay::{run as run_replay, verify_records, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{

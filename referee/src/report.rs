@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::files::{create_file, Create};
 use crate::records::{self, Record, StoppedBy};
+use crate::replay::text::plural;
 use crate::set::RecordSink;
 use crate::sprt::{decision_name, sprt_of_record, SprtTally};
 
@@ -812,8 +813,4 @@ impl RecordSink for Tee<'_> {
         self.log.record(record)?;
         self.console.record(record)
     }
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
