@@ -86,7 +86,15 @@ impl LogWriter {
     /// Ends the log of a set cut off before its end (Ctrl-C, SIGTERM, a person who
     /// quits, a league that stops) with its `aborted` record, stamped now. A write
     /// error is ignored: the set is over either way, and what was played is on disk.
+    ///
+    /// A set stopped before `play_set` wrote its header (the stop won the race with the
+    /// set's first step) never began: its empty file is removed rather than given an
+    /// `aborted` line that no reader could take for a log.
     pub fn end_aborted(&mut self, reason: impl Into<String>) {
+        if self.records == 0 {
+            let _ = std::fs::remove_file(&self.path);
+            return;
+        }
         let aborted = Record::Aborted(records::Aborted {
             reason: reason.into(),
             finished: records::now_rfc3339(),
@@ -127,7 +135,9 @@ impl LogWriter {
     /// finished) and what it holds instead.
     pub fn stopped_words(&self) -> String {
         let path = self.path.display();
-        if self.games_ended > 0 {
+        if self.records == 0 {
+            "the set had not begun, and no log was written".to_string()
+        } else if self.games_ended > 0 {
             format!("the games played so far are in {path}")
         } else if self.games_started > 0 {
             format!("no game was finished; the log {path} holds the first game up to the stop")
@@ -812,5 +822,57 @@ impl RecordSink for Tee<'_> {
     fn record(&mut self, record: &Record) -> Result<()> {
         self.log.record(record)?;
         self.console.record(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_stopped_before_its_header_leaves_no_file_and_says_so() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (mut log, stem) = LogWriter::create(dir.path(), "r1-a-vs-b").expect("log");
+        assert_eq!(stem, "r1-a-vs-b");
+        let path = log.path().to_path_buf();
+        assert!(path.exists());
+        log.end_aborted("stopped by SIGTERM");
+        assert!(!path.exists(), "an aborted line alone is not a log");
+        assert_eq!(
+            log.stopped_words(),
+            "the set had not begun, and no log was written"
+        );
+    }
+
+    #[test]
+    fn a_set_stopped_after_its_first_record_ends_with_aborted() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (mut log, _) = LogWriter::create(dir.path(), "r1-a-vs-b").expect("log");
+        log.record(&Record::Ready(records::Ready {
+            bot: 0,
+            mate: None,
+            name: Some("a".into()),
+            ms: 1.0,
+            peer: None,
+            rtt_ms: None,
+        }))
+        .expect("written");
+        log.end_aborted("stopped by SIGTERM");
+        let text = std::fs::read_to_string(log.path()).expect("the log stays");
+        let kinds: Vec<String> = text
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("a record");
+                v["type"].as_str().expect("a type").to_string()
+            })
+            .collect();
+        assert_eq!(kinds, ["ready", "aborted"]);
+        assert_eq!(
+            log.stopped_words(),
+            format!(
+                "no game was played; the log {} holds its header and the bots' start only",
+                log.path().display()
+            )
+        );
     }
 }
