@@ -30,8 +30,11 @@ fn league_file(dir: &Path) -> String {
     std::fs::write(
         &path,
         format!(
-            "games = 1\nmove_time = \"5s\"\nseed = 1\n\n[[bot]]\nname = \"a\"\ncommand = \
-             \"{}\"\n\n[[bot]]\nname = \"b\"\ncommand = \"{}\"\n",
+            // With a book: `hus serve` warns of a league without one, and these tests
+            // read its stderr whole.
+            "games = 2\nmove_time = \"5s\"\nseed = 1\nopenings = \"{}\"\n\n[[bot]]\nname = \
+             \"a\"\ncommand = \"{}\"\n\n[[bot]]\nname = \"b\"\ncommand = \"{}\"\n",
+            root().join("openings/hus-8.txt").display(),
             hus_random(1).replace('\'', ""),
             hus_random(2).replace('\'', "")
         ),
