@@ -51,6 +51,8 @@ const STRAY_END_WAIT: Duration = Duration::from_secs(2);
 const ZOMBIE_AGE: Duration = Duration::from_secs(1);
 /// Most characters of a left-behind process's command kept for the report.
 const COMMAND_CHARS: usize = 120;
+/// How long an empty environment is read again (a process in `execve`; see `has_tag`).
+const EXEC_WAIT: Duration = Duration::from_millis(100);
 
 /// One spawn asked of the spawner thread.
 struct Request {
@@ -394,6 +396,15 @@ struct Stat {
     ppid: i32,
     pgrp: i32,
     start: u64,
+    flags: u64,
+}
+
+impl Stat {
+    /// A kernel thread (`PF_KTHREAD`): no bot's, and without an environment.
+    fn kernel_thread(&self) -> bool {
+        const PF_KTHREAD: u64 = 0x0020_0000;
+        self.flags & PF_KTHREAD != 0
+    }
 }
 
 fn stat(pid: i32) -> Option<Stat> {
@@ -406,6 +417,7 @@ fn stat(pid: i32) -> Option<Stat> {
         ppid: fields.get(1)?.parse().ok()?,
         pgrp: fields.get(2)?.parse().ok()?,
         start: fields.get(19)?.parse().ok()?,
+        flags: fields.get(6)?.parse().ok()?,
     })
 }
 
@@ -418,14 +430,32 @@ fn all_pids() -> Vec<i32> {
         .collect()
 }
 
+/// Whether `pid`'s environment holds `tag`.
+///
+/// A process caught in `execve` reads as an empty environment (the kernel hands out the
+/// old memory, already released): a bot's child that `exec`s as the bot ends would then
+/// be missed by a scan and outlive it. A user process's environment is never empty
+/// here (the tag itself is in it), so an empty one is read again, for as long as
+/// [`EXEC_WAIT`], while the process still lives; a kernel thread has none and is
+/// never looked at.
 fn has_tag(pid: i32, tag: &str) -> bool {
-    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return false;
-    };
     let wanted = format!("{TAG_VAR}={tag}");
-    environ
-        .split(|&b| b == 0)
-        .any(|var| var == wanted.as_bytes())
+    let give_up = std::time::Instant::now() + EXEC_WAIT;
+    loop {
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            return false;
+        };
+        if !environ.is_empty() {
+            return environ
+                .split(|&b| b == 0)
+                .any(|var| var == wanted.as_bytes());
+        }
+        let running = stat(pid).is_some_and(|st| st.state != b'Z' && !st.kernel_thread());
+        if !running || std::time::Instant::now() >= give_up {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
 }
 
 /// The members of a cgroup, when its `cgroup.procs` can be read.
@@ -486,7 +516,9 @@ fn scan(marks: &Marks, me: i32) -> (Vec<(i32, Stat)>, Vec<i32>) {
         if pid == me {
             continue;
         }
-        let Some(st) = stat(pid) else { continue };
+        let Some(st) = stat(pid).filter(|st| !st.kernel_thread()) else {
+            continue;
+        };
         if marks.since.is_some_and(|since| st.start < since) {
             continue;
         }
