@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use engine::{AnyPosition, Rules};
 
-use crate::args::MatchArgs;
+use crate::cli::args::MatchArgs;
 use crate::limits::Limits;
 
 /// How long each move may take.

@@ -30,7 +30,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::args::ReplayArgs;
+use crate::cli::args::ReplayArgs;
 use crate::records::{MoveRecord, Record, LOG_VERSION};
 
 use source::{Follow, Next, Source};

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::args::MatchArgs;
+use crate::cli::args::MatchArgs;
 use crate::config::{BotSpec, MatchConfig};
 use crate::limits::Limits;
 use crate::report::{Console, LogWriter, Tee};
