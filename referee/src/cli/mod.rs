@@ -5,5 +5,7 @@ pub(crate) mod args;
 pub(crate) mod check_bot;
 pub(crate) mod line_cmd;
 pub(crate) mod match_cmd;
+pub(crate) mod match_config;
 pub(crate) mod perft_cmd;
 pub(crate) mod random_bot;
+pub(crate) mod replay_cmd;
