@@ -637,11 +637,8 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
             ),
         )
         .expect("write speaker");
-        std::fs::set_permissions(
-            &path,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .expect("chmod speaker");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod speaker");
         path.display().to_string()
     };
     let (speak1, speak2) = (speaker(1), speaker(2));
