@@ -1,8 +1,10 @@
 //! The runner: plays the league without end. It alone owns the store. It chooses each
-//! set by the rule of `pairing`, adds it to the store, claims it, and plays it through
-//! `league::play_claimed` (so `referee::play_set`, its log, and the store's one
+//! set by the rule of `pairing`, adds it to the store, claims it, and starts it in a
+//! `league::SetPool`, the league's own pool (each set on a thread of its own, played by
+//! `league::play_claimed`: so `referee::play_set`, its log, and the store's one
 //! transaction per finished set are the league's own), up to the league's concurrency at
-//! once; after every change it publishes a new snapshot for the pages.
+//! once, with the set's `LiveTap`; after every change it publishes a new snapshot for
+//! the pages. It leaves by `SetPool::shutdown`, which stops the sets still playing.
 //!
 //! The store is either kind (`Box<dyn Store>`): the directory's SQLite file, or a
 //! PostgreSQL database that `hus worker` processes share ([`Store::is_shared`]). With a
