@@ -229,6 +229,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_set_no_one_watches_keeps_its_records_and_a_page_gets_the_events_a_stream_gets() {
+        let hub = Hub::new();
+        hub.started("s", ["a".into(), "b".into()]);
+        let start =
+            engine::Position::start(engine::Rules::new(engine::Preset::Hus, 8).expect("rules"))
+                .to_string();
+        let game_start = |game: u32| -> Record {
+            serde_json::from_value(
+                json!({"type": "game-start", "game": game, "first": 0, "position": start}),
+            )
+            .expect("a game-start record")
+        };
+        // No stream open: the record is kept, and made an event when a page asks.
+        hub.record("s", &game_start(1));
+        let live = hub.snapshot();
+        assert_eq!(live.len(), 1);
+        assert_eq!((live[0].set.as_str(), live[0].game), ("s", 1));
+        assert_eq!(live[0].events.len(), 1);
+        let e = &live[0].events[0];
+        assert_eq!(
+            (&e["type"], &e["set"], &e["game"]),
+            (&json!("game-start"), &json!("s"), &json!(1))
+        );
+        assert_eq!(e["board"]["width"], 8);
+        assert!(e["t"].as_f64().is_some_and(|t| t > 0.0), "{e}");
+        // A stream open: it gets the same event the page shows.
+        let mut stream = hub.subscribe();
+        hub.record("s", &game_start(2));
+        let sent: Value =
+            serde_json::from_str(&stream.try_recv().expect("an event")).expect("JSON");
+        let live = hub.snapshot();
+        assert_eq!(live[0].game, 2);
+        assert_eq!(live[0].events, [sent]);
+        assert_eq!(hub.running(), ["s"]);
+        hub.ended("s", "finished");
+        assert_eq!(hub.running(), Vec::<String>::new());
+        assert!(hub.snapshot().is_empty());
+    }
+
+    #[test]
     fn a_board_in_sowing_order_per_player() {
         let start =
             engine::Position::start(engine::Rules::new(engine::Preset::Hus, 8).expect("rules"));
