@@ -36,6 +36,7 @@ mod progress;
 mod run;
 mod schedule;
 mod set_files;
+mod setup;
 mod standings;
 mod store;
 mod worker;
@@ -48,12 +49,12 @@ pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, 
 pub use lock::DirLock;
 pub use pool::{play_claimed, Ending, SetPool, Shared, Tap};
 pub use progress::fault_lines;
-pub use run::{
-    announce_sync, prepare_run, read_standings, run_league, run_standings, settle_settings,
-    store_url, LOGS_DIR, STORE_FILE,
-};
+pub use run::{run_league, run_standings};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
-pub use set_files::{set_aside, SetFiles};
+pub use set_files::{set_aside, SetFiles, LOGS_DIR};
+pub use setup::{
+    announce_sync, prepare_run, read_standings, settle_settings, store_url, STORE_FILE,
+};
 pub use standings::{
     compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,
     OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView, Record3,

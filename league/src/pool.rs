@@ -17,8 +17,7 @@ use referee::{play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, 
 use tokio::sync::{mpsc, watch};
 
 use crate::file::{BotConfig, LeagueConfig};
-use crate::run::LOGS_DIR;
-use crate::set_files::SetFiles;
+use crate::set_files::{SetFiles, LOGS_DIR};
 use crate::store::{ClaimedSet, FaultRow, GameRow, SetId, SetOutcome};
 
 /// What one set's task ends with.

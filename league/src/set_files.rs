@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// The logs' directory in the league's directory.
+pub const LOGS_DIR: &str = "logs";
+
 /// The files of one attempt of a set, all named after its stem: the log `STEM.jsonl`,
 /// and each seat's stderr, `STEM.a.stderr` and `STEM.b.stderr` for a bot, or
 /// `STEM.a1.stderr`, `STEM.a2.stderr`, ... `STEM.b1.stderr`, ... for the members of a

@@ -25,8 +25,8 @@ use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs, WorkersFormat
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
 use crate::pool::{Ending, SetPool, Shared};
-use crate::run::{print, read_standings, settle_settings, sync_with_file};
 use crate::set_files::SetFiles;
+use crate::setup::{print, read_standings, settle_settings, sync_with_file};
 use crate::store::{
     ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, WorkerRow,
 };
