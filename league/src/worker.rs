@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
-use tokio::task::{block_in_place, AbortHandle, JoinSet};
+use tokio::task::{AbortHandle, JoinSet};
 
 use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs, WorkersFormat};
 use crate::error::{Error, Result};
@@ -28,7 +28,7 @@ use crate::file::LeagueConfig;
 use crate::run::{print, read_standings, settle_settings, sync_with_file};
 use crate::run::{Ending, SetThreads, Shared};
 use crate::store::{
-    ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, WorkerRow,
+    ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, StoreThread, WorkerRow,
 };
 
 /// The settings that carry the league file to the workers.
@@ -236,15 +236,18 @@ impl Drop for Held {
 /// A finished set's result waiting to reach the store.
 struct Unsent {
     set: ClaimedSet,
-    outcome: SetOutcome,
-    log: Vec<u8>,
+    /// Shared with the store's thread while it is sent.
+    outcome: Arc<SetOutcome>,
+    log: Arc<Vec<u8>>,
     files: Vec<PathBuf>,
 }
 
 /// The store's connection with its backoff: operations fail fast while it is down,
-/// and a reconnection is tried once the backoff has passed.
+/// and a reconnection is tried once the backoff has passed. The store itself is on its
+/// own thread ([`StoreThread`]): the worker's runtime never holds the synchronous
+/// client, so it can neither call nor close it there.
 struct Link {
-    store: PgStore,
+    store: StoreThread<PgStore>,
     down_since: Option<Instant>,
     retry_at: Instant,
     backoff: Duration,
@@ -252,19 +255,64 @@ struct Link {
     who: &'static str,
 }
 
+/// What one turn of [`Link::run`] did on the store's thread.
+enum Attempt<T> {
+    /// The store is down and its backoff has not passed: nothing was tried.
+    Later,
+    /// The store is down and a reconnection failed.
+    Unreachable(StoreError),
+    /// The operation ran (after a reconnection, if `reconnected`); `lost`: the
+    /// connection was lost by it.
+    Ran {
+        reconnected: bool,
+        result: std::result::Result<T, StoreError>,
+        lost: bool,
+    },
+}
+
 impl Link {
     /// Runs `op` on the store if it is up; `None` (noted) when the store is unreachable.
-    fn run<T>(
+    async fn run<T: Send + 'static>(
         &mut self,
         what: &str,
-        op: impl FnOnce(&mut PgStore) -> std::result::Result<T, StoreError>,
+        op: impl FnOnce(&mut PgStore) -> std::result::Result<T, StoreError> + Send + 'static,
     ) -> Result<Option<T>> {
-        if self.store.is_lost() || self.down_since.is_some() {
-            if Instant::now() < self.retry_at {
+        let down = self.down_since.is_some();
+        let retry_at = self.retry_at;
+        let attempt = self
+            .store
+            .call(move |store| {
+                let mut reconnected = false;
+                if store.is_lost() || down {
+                    if Instant::now() < retry_at {
+                        return Ok(Attempt::Later);
+                    }
+                    if let Err(e) = store.reconnect() {
+                        return Ok(Attempt::Unreachable(e));
+                    }
+                    reconnected = true;
+                }
+                let result = op(store);
+                Ok::<_, StoreError>(Attempt::Ran {
+                    reconnected,
+                    lost: store.is_lost(),
+                    result,
+                })
+            })
+            .await
+            .map_err(|e| Error::Runtime(format!("{what} failed: {e}")))?;
+        let (result, lost) = match attempt {
+            Attempt::Later => return Ok(None),
+            Attempt::Unreachable(e) => {
+                self.failed(&e);
                 return Ok(None);
             }
-            match block_in_place(|| self.store.reconnect()) {
-                Ok(()) => {
+            Attempt::Ran {
+                reconnected,
+                result,
+                lost,
+            } => {
+                if reconnected {
                     if let Some(since) = self.down_since.take() {
                         if !self.quiet {
                             eprintln!(
@@ -276,15 +324,12 @@ impl Link {
                     }
                     self.backoff = BACKOFF_MIN;
                 }
-                Err(e) => {
-                    self.failed(&e);
-                    return Ok(None);
-                }
+                (result, lost)
             }
-        }
-        match block_in_place(|| op(&mut self.store)) {
+        };
+        match result {
             Ok(v) => Ok(Some(v)),
-            Err(e) if self.store.is_lost() || unreachable(&e) => {
+            Err(e) if lost || unreachable(&e) => {
                 self.failed(&e);
                 Ok(None)
             }
@@ -322,8 +367,18 @@ fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Opti
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     let who = plan.who;
     let quiet = plan.quiet;
-    // The connection lives outside the runtime: closing it blocks on the client's own
-    // runtime, which cannot happen inside another.
+    if !quiet {
+        eprintln!(
+            "{who}: {} plays sets of {} ({} at a time, leases of {:.1} s)",
+            store.name(),
+            url_place(&store),
+            plan.concurrency,
+            plan.lease.as_secs_f64()
+        );
+    }
+    // From here on the store lives on its own thread: the runtime only has the handle.
+    let store = StoreThread::spawn(store)
+        .map_err(|e| Error::Runtime(format!("cannot start the store's thread: {e}")))?;
     let mut link = Link {
         store,
         down_since: None,
@@ -332,18 +387,13 @@ fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Opti
         quiet,
         who,
     };
-    if !quiet {
-        eprintln!(
-            "{who}: {} plays sets of {} ({} at a time, leases of {:.1} s)",
-            link.store.name(),
-            url_place(&link.store),
-            plan.concurrency,
-            plan.lease.as_secs_f64()
-        );
-    }
-    let result = runtime.block_on(work_loop(&mut link, config, plan, scratch.path(), nice));
+    let result = runtime.block_on(async {
+        let result = work_loop(&mut link, config, plan, scratch.path(), nice).await;
+        // Closes the connection on the store's thread, after its last operation.
+        link.store.shutdown().await;
+        result
+    });
     drop(runtime);
-    drop(link);
     let _ = std::fs::remove_dir_all(scratch.path());
     result
 }
@@ -401,15 +451,19 @@ async fn work_loop(
         if Instant::now() >= next_renewal {
             next_renewal = Instant::now() + renew_every;
             let in_flight = held.len();
+            let concurrency = plan.concurrency;
             if link
-                .run("a heartbeat", |s| s.heartbeat(plan.concurrency, in_flight))?
+                .run("a heartbeat", move |s| s.heartbeat(concurrency, in_flight))
+                .await?
                 .is_some()
             {
                 let ids: Vec<(SetId, u32)> =
                     held.values().map(|h| (h.set.id, h.set.attempts)).collect();
                 for (id, attempt) in ids {
-                    let renewed =
-                        link.run("renewing a lease", |s| s.renew(id, attempt, plan.lease))?;
+                    let lease = plan.lease;
+                    let renewed = link
+                        .run("renewing a lease", move |s| s.renew(id, attempt, lease))
+                        .await?;
                     if renewed == Some(false) {
                         if let Some(h) = held.remove(&id) {
                             h.abort.abort();
@@ -425,7 +479,10 @@ async fn work_loop(
         // Claims.
         let mut claimed_none = false;
         while stopped.is_none() && held.len() < plan.concurrency {
-            let got = link.run("claiming a set", |s| s.claim(plan.lease, &skip))?;
+            let (lease, skipped) = (plan.lease, skip.clone());
+            let got = link
+                .run("claiming a set", move |s| s.claim(lease, &skipped))
+                .await?;
             let Some(Some(set)) = got else {
                 claimed_none = got.is_some();
                 break;
@@ -436,7 +493,8 @@ async fn work_loop(
                 .iter()
                 .any(|n| !shared.bots.contains_key(*n))
             {
-                if let Ok(fresh) = block_in_place(|| league_from_store(&link.store)) {
+                let fresh = link.store.call(|s| league_from_store(s)).await;
+                if let Ok(fresh) = fresh {
                     config = fresh;
                     shared = Arc::new(Shared::new(&config, scratch.to_path_buf(), nice));
                 }
@@ -454,9 +512,12 @@ async fn work_loop(
         // commit no longer stops the games).
         while let Some(u) = unsent.front() {
             let (id, attempt) = (u.set.id, u.set.attempts);
-            let sent = link.run("recording a result", |s| {
-                s.record_attempt(id, attempt, &u.outcome, &u.log)
-            })?;
+            let (outcome, log) = (u.outcome.clone(), u.log.clone());
+            let sent = link
+                .run("recording a result", move |s| {
+                    s.record_attempt(id, attempt, &outcome, &log)
+                })
+                .await?;
             let Some(recorded) = sent else { break };
             let Some(u) = unsent.pop_front() else { break };
             for f in &u.files {
@@ -478,7 +539,7 @@ async fn work_loop(
                 break;
             }
             if plan.until_done && claimed_none {
-                let progress = link.run("counting the sets", |s| s.progress())?;
+                let progress = link.run("counting the sets", |s| s.progress()).await?;
                 if let Some(p) = progress {
                     if p.pending == 0 && p.running == 0 {
                         break;
@@ -509,7 +570,7 @@ async fn work_loop(
                         }
                         held.clear();
                         for (id, attempt) in ids {
-                            let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                            let _ = link.run("giving a set back", move |s| s.release(id, attempt)).await?;
                         }
                     }
                     joined = tasks.join_next(), if !tasks.is_empty() => {
@@ -533,7 +594,7 @@ async fn work_loop(
                                     .iter()
                                     .map(|s| scratch.join(format!("{stem}.{s}")))
                                     .collect();
-                                unsent.push_back(Unsent { set: h.set.clone(), outcome, log, files });
+                                unsent.push_back(Unsent { set: h.set.clone(), outcome: Arc::new(outcome), log: Arc::new(log), files });
                             }
                             Ending::CannotStart(e) => {
                                 // The bots whose program is not found here; when both are
@@ -562,12 +623,12 @@ async fn work_loop(
                                     }
                                 }
                                 let (id, attempt) = (h.set.id, h.set.attempts);
-                                let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                                let _ = link.run("giving a set back", move |s| s.release(id, attempt)).await?;
                             }
                             Ending::Stopped => {}
                             Ending::Failed(e) => {
                                 let (id, attempt) = (h.set.id, h.set.attempts);
-                                let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
+                                let _ = link.run("giving a set back", move |s| s.release(id, attempt)).await?;
                                 return Err(Error::Set { set: h.set.key.to_string(), error: e });
                             }
                         }
@@ -575,7 +636,7 @@ async fn work_loop(
                     _ = tokio::time::sleep(wait) => {}
                 }
     }
-    let _ = link.run("saying goodbye", |s| s.goodbye())?;
+    let _ = link.run("saying goodbye", |s| s.goodbye()).await?;
     Ok(stopped.map(|_| ExitCode::from(130)))
 }
 

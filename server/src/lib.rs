@@ -154,16 +154,17 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let has_remote = config.bots.iter().any(|b| b.is_remote());
     let tokens = remote::Registry::tokens_of(&config);
     let lag_cap = config.lag_cap;
-    let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet)?;
-    let sync = runner.sync_bots()?;
-    league::announce_sync(&sync, &args.file, &mut |line| say(line));
-    let snapshot = runner.snapshot()?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     let stopped = runtime.block_on(async move {
+        // From here on the store is the runner's, on a thread of its own.
+        let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet).await?;
+        let sync = runner.sync_bots().await?;
+        league::announce_sync(&sync, &args.file, &mut |line| say(line));
+        let snapshot = runner.snapshot().await?;
         // Installed before the dashboard line, which scripts wait for: one that stops
         // the server as soon as it reads the line stops it cleanly (status 0).
         let stop = referee::stop_signal();
