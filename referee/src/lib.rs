@@ -31,20 +31,16 @@
 
 #![deny(missing_docs)]
 
-mod args;
 mod bot;
-mod check_bot;
+mod cli;
 mod config;
 mod files;
 mod lifetime;
 mod limits;
-mod line_cmd;
 mod link;
 mod listen;
-mod match_cmd;
+mod names;
 mod openings;
-mod perft_cmd;
-mod random_bot;
 mod records;
 mod replay;
 mod report;
@@ -52,31 +48,34 @@ mod sandbox;
 mod set;
 mod sprt;
 mod stderr;
+mod stop;
 pub mod web_host;
 
-pub use args::{
+pub use cli::args::{
     parse_bytes, BoardArgs, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs,
     ReplayArgs, SandboxArgs, TimeArgs,
 };
-pub use check_bot::run as run_check_bot;
+pub use cli::check_bot::run as run_check_bot;
+pub use cli::line_cmd::run as run_line;
+pub use cli::match_cmd::run as run_match;
+pub use cli::perft_cmd::run as run_perft;
+pub use cli::random_bot::run as run_random_bot;
+pub use cli::replay_cmd::run as run_replay;
 pub use config::{
     first_movers, fresh_seed, parse_clock, parse_duration, sanitize, BotSpec, SetConfig,
     TimeControl, DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
 };
 pub use files::{create_dir, create_file, refuse_symlink, Create};
 pub use limits::{raise_referee_priority, Limits};
-pub use line_cmd::run as run_line;
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
 pub use listen::ListenError;
-pub use match_cmd::{log_stem, referee_version, run as run_match, stop_signal};
+pub use names::{log_stem, referee_version};
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,
 };
-pub use perft_cmd::run as run_perft;
-pub use random_bot::run as run_random_bot;
 pub use records::{now_rfc3339, Aborted, Record, StoppedBy};
 pub use replay::text::{draw_board, draw_board_from, plural, report_words, Marks, Style};
-pub use replay::{run as run_replay, verify_records, viewer_page};
+pub use replay::{verify_records, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{
     Sandbox, SandboxError, SandboxUser, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER,
@@ -87,6 +86,7 @@ pub use set::{
     Team,
 };
 pub use sprt::parse_sprt;
+pub use stop::stop_signal;
 
 /// The replay viewer's board, for other pages that show one (`hus play --web` serves
 /// them as files under its own Content-Security-Policy): one drawing of the board

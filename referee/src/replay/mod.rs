@@ -1,44 +1,39 @@
-//! `hus replay`: re-plays a log (LOGS.md) with the engine and checks every record, then
-//! shows it: a summary of the set, one game move by move (`--game`, `--ply`), a set
-//! still being played (`--follow`), or a self-contained HTML viewer (`--html`).
+//! Reading and checking logs (LOGS.md): re-plays a log with the engine and checks every
+//! record, and shows it through observers: a summary of the set, one game move by move,
+//! a set still being played, or a self-contained HTML viewer. `hus replay`'s command
+//! line is `crate::cli::replay_cmd`; the match server builds its replay pages with
+//! [`viewer_page`].
 //!
-//! The pieces: [`source::Source`] reads lines (one reused buffer; with `--follow` it
+//! The pieces: [`source::Source`] reads lines (one reused buffer; when following it
 //! waits for lines still being written), [`parse`] turns a line into a
 //! [`Record`], [`verify::Verifier`] checks it against the engine and the records before
 //! it, and an [`Observer`] shows what was checked. A log is untrusted input: whatever it
 //! holds ends in one of the verdicts below, never in a panic.
 //!
-//! Exit codes: 0 verified (ended by `set-end`, or by `aborted`), 1 corrupt (the log
-//! disagrees with the rules or with itself), 2 unreadable (no such file, not a hus
-//! log, an unknown `log_version`, or bad arguments), 3 incomplete (cut short, but
-//! consistent as far as it goes).
+//! Exit codes of the verdicts: 0 verified (ended by `set-end`, or by `aborted`), 1
+//! corrupt (the log disagrees with the rules or with itself), 2 unreadable (no such
+//! file, not a hus log, an unknown `log_version`, or bad arguments), 3 incomplete (cut
+//! short, but consistent as far as it goes).
 
 pub(crate) mod html;
-mod source;
+pub(crate) mod source;
 pub(crate) mod text;
-mod verify;
+pub(crate) mod verify;
 mod watch;
 
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
-use std::ops::RangeInclusive;
+use std::io;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::args::ReplayArgs;
 use crate::records::{MoveRecord, Record, LOG_VERSION};
 
-use source::{Follow, Next, Source};
-use text::Style;
+use source::{Next, Source};
 use verify::{Checked, Corrupt, Ending, Verifier};
-
-/// How often `--follow` looks for new lines.
-const POLL: Duration = Duration::from_millis(100);
 
 /// Sees every record once the verifier has accepted it.
 pub trait Observer {
@@ -77,7 +72,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn exit_code(&self) -> ExitCode {
+    pub(crate) fn exit_code(&self) -> ExitCode {
         ExitCode::from(match self {
             Verdict::Complete | Verdict::Aborted(_) => 0,
             Verdict::Corrupt(_) => 1,
@@ -282,247 +277,6 @@ pub fn drive<R: io::Read>(
         Ending::SetEnd => Verdict::Complete,
         Ending::Aborted(reason) => Verdict::Aborted(reason.clone()),
     })
-}
-
-fn style(args: &ReplayArgs) -> Result<Style> {
-    let color = match args.color.as_str() {
-        "always" => true,
-        "never" => false,
-        "auto" => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-        other => bail!("--color must be auto, always or never, not {other:?}"),
-    };
-    Ok(Style { color })
-}
-
-/// `verified: 7 games, 165 moves`, and what was going on when the log stopped.
-fn tally(v: &Verifier) -> String {
-    let mut s = format!(
-        "verified: {}, {}",
-        text::plural(v.games_ended(), "game", "games"),
-        text::plural(v.moves(), "move", "moves")
-    );
-    if let Some((game, plies)) = v.in_progress() {
-        s.push_str(&format!(
-            "; game {game} has no game-end ({plies} of its moves verified)"
-        ));
-    }
-    s
-}
-
-/// Tells what the verdict means: success on stdout, problems on stderr.
-fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool) -> Result<()> {
-    match verdict {
-        Verdict::Complete => {
-            if summary {
-                writeln!(out, "{}", tally(v))?;
-            }
-        }
-        Verdict::Aborted(reason) => {
-            if summary {
-                writeln!(
-                    out,
-                    "{}; the set was aborted ({})",
-                    tally(v),
-                    text::clean(reason, 200)
-                )?;
-            }
-        }
-        Verdict::Incomplete { cut, stopped } => {
-            out.flush()?;
-            let cut = match cut {
-                Some(n) => format!("; its last line, {n}, is cut short mid-way and was not read"),
-                None => String::new(),
-            };
-            let why = match stopped {
-                Some(why) => format!("stopped following: {why}, and "),
-                None => String::new(),
-            };
-            if v.games_started() == 0 {
-                let only = if v.records() == 1 {
-                    "only its header"
-                } else {
-                    "only its header and ready records"
-                };
-                eprintln!(
-                    "INCOMPLETE: {why}the log holds {only}: it ends before its first game began, \
-                     without set-end or aborted (the referee was killed or the machine stopped){cut}"
-                );
-                return Ok(());
-            }
-            eprintln!(
-                "INCOMPLETE: {why}the log ends without set-end or aborted (the referee was killed or \
-                 the machine stopped){cut}. What it holds is consistent: {}",
-                tally(v)
-            );
-        }
-        Verdict::Corrupt(c) => {
-            out.flush()?;
-            // The message quotes the log, which may hold anything: escape what could
-            // act on a terminal.
-            eprintln!(
-                "CORRUPT: line {}: {}",
-                c.line,
-                text::clean(&c.message, 4000)
-            );
-        }
-    }
-    Ok(())
-}
-
-/// `hus replay`: verifies a log, shows its games, follows it, or writes the viewer.
-pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
-    let style = style(args)?;
-    if args.follow && (args.game.is_some() || args.html.is_some()) {
-        bail!(
-            "--follow cannot be combined with --game or --html (run those on the log afterwards)"
-        );
-    }
-    if args.ply.is_some() && args.html.is_some() {
-        bail!(
-            "--ply shows a position in the terminal; with --html, open the page at #game=N&ply=K"
-        );
-    }
-    let select = match (args.game, args.games.as_deref()) {
-        (Some(n), _) => Some(n..=n),
-        (None, Some(range)) => Some(parse_games(range)?),
-        (None, None) => None,
-    };
-    let path = &args.log;
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let idle_limit = match args.idle_limit.as_deref() {
-        Some(text) => Some(crate::config::check_positive(
-            crate::config::parse_duration(text).context("invalid --idle-limit")?,
-            "--idle-limit",
-        )?),
-        None => None,
-    };
-    let mut src = Source::new(file, args.follow.then(|| Follow::new(POLL, idle_limit)));
-    let mut v = Verifier::new();
-    let stdout = io::stdout();
-    let context = || path.display().to_string();
-
-    if let (Some(number), None) = (args.game, &args.html) {
-        let mut view = text::GameView::new(BufWriter::new(stdout.lock()), style, number, args.ply);
-        let verdict = drive(&mut src, &mut v, &mut view).with_context(context)?;
-        view.flush()?;
-        if let Verdict::Corrupt(_) = verdict {
-            announce(&verdict, &v, &mut io::stdout(), false)?;
-            return Ok(verdict.exit_code());
-        }
-        if !view.found {
-            bail!(
-                "{}: there is no game {number} (the log holds {})",
-                path.display(),
-                text::plural(
-                    v.games_ended() + u32::from(v.in_progress().is_some()),
-                    "game",
-                    "games"
-                )
-            );
-        }
-        if args.ply.is_some() && !view.shown {
-            bail!(
-                "{}: game {number} has {}: --ply must be 0 to {}",
-                path.display(),
-                text::plural(view.plies, "ply", "plies"),
-                view.plies
-            );
-        }
-        announce(&verdict, &v, &mut io::stdout(), false)?;
-        return Ok(verdict.exit_code());
-    }
-
-    let mut report = text::Report::new(BufWriter::new(stdout.lock()), style, args.follow);
-    report.line(&format!(
-        "log: {}",
-        text::clean(&path.display().to_string(), 500)
-    ))?;
-    let mut collector = html::Collector::new(select.clone(), args.max_page_moves);
-    let verdict = match &args.html {
-        None => drive(&mut src, &mut v, &mut report),
-        Some(_) => drive(&mut src, &mut v, &mut (&mut report, &mut collector)),
-    }
-    .with_context(context)?;
-    // A log that ends before its first game: the lines about the set, still.
-    report.finish_introduction(&v)?;
-    if let Some(out) = &args.html {
-        if !matches!(verdict, Verdict::Corrupt(_)) {
-            let games = text::plural(collector.seen, "game", "games");
-            let kept = collector.kept();
-            if let (Some(range), None) = (&select, kept) {
-                report.flush()?;
-                bail!(
-                    "{}: no viewer written: there is no game {} (the log holds {games})",
-                    path.display(),
-                    if range.start() == range.end() {
-                        range.start().to_string()
-                    } else {
-                        format!("from {} to {}", range.start(), range.end())
-                    }
-                );
-            }
-            if collector.too_many_moves() {
-                announce(&verdict, &v, report.writer(), true)?;
-                report.flush()?;
-                bail!(
-                    "no viewer written: the page would hold {} moves ({}), more than \
-                     --max-page-moves {}; choose games with --game N or a range with --games A-B",
-                    collector.moves,
-                    match &select {
-                        Some(r) => format!("games {} to {}", r.start(), r.end()),
-                        None => format!("all {games}"),
-                    },
-                    args.max_page_moves,
-                );
-            }
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let page = html::page(&v, collector, &verdict, &name)?;
-            write_file(out, &page)?;
-            let part = match (&select, kept) {
-                (Some(_), Some((first, last))) if first == last => {
-                    format!(" (game {first} of {games})")
-                }
-                (Some(_), Some((first, last))) => format!(" (games {first} to {last} of {games})"),
-                _ => String::new(),
-            };
-            report.line(&format!("viewer: {}{part}", out.display()))?;
-        }
-    }
-    announce(&verdict, &v, report.writer(), true)?;
-    if args.html.is_some() && matches!(verdict, Verdict::Corrupt(_)) {
-        eprintln!("no viewer written: the log is corrupt");
-    }
-    report.flush()?;
-    Ok(verdict.exit_code())
-}
-
-/// `--games A-B` (or `--games A`): the games of the page.
-fn parse_games(text: &str) -> Result<RangeInclusive<u32>> {
-    let number = |t: &str| -> Result<u32> {
-        match t.trim().parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => bail!("--games {text:?}: games are numbered from 1 (write a range as 3-7)"),
-        }
-    };
-    let (first, last) = match text.split_once('-') {
-        Some((a, b)) => (number(a)?, number(b)?),
-        None => (number(text)?, number(text)?),
-    };
-    if first > last {
-        bail!("--games {text:?}: the first game is after the last");
-    }
-    Ok(first..=last)
-}
-
-fn write_file(path: &Path, content: &str) -> Result<()> {
-    let mut file = crate::files::create_file(path, crate::files::Create::Replace, None)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    file.write_all(content.as_bytes())
-        .and_then(|_| file.flush())
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// An observer that gives up (an `Interrupted` error) at the first record after `stop`

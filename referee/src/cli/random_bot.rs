@@ -14,7 +14,7 @@ use protocol::{read_referee_message, write_message, BotMessage, RefereeMessage};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::args::RandomBotArgs;
+use crate::cli::args::RandomBotArgs;
 
 /// The name it gives in `ready`.
 pub const NAME: &str = "hus-random";

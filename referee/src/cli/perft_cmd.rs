@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use engine::{AnyPosition, Board, Preset, Rules};
 
-use crate::args::PerftArgs;
+use crate::cli::args::PerftArgs;
 
 /// Deepest depth accepted: deeper counts overflow no counter but would run for days.
 const MAX_DEPTH: u32 = 30;

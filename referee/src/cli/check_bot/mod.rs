@@ -25,15 +25,16 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use engine::{Preset, Rules};
 
-use crate::args::CheckBotArgs;
+use crate::cli::args::CheckBotArgs;
 use crate::config::{
     check_positive, fresh_seed, parse_duration, sanitize, BotSpec, SetConfig, TimeControl,
 };
 use crate::limits::Limits;
-use crate::match_cmd::{referee_version, stop_signal};
+use crate::names::referee_version;
 use crate::records::Record;
 use crate::report::LogWriter;
 use crate::set::{hello_line, lots, play_set, Entrant, Lineup, RecordSink};
+use crate::stop::stop_signal;
 
 use diagnose::Mark;
 

@@ -5,16 +5,14 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::args::MatchArgs;
-use crate::config::{BotSpec, MatchConfig};
+use crate::cli::args::MatchArgs;
+use crate::cli::match_config::MatchConfig;
+use crate::config::BotSpec;
 use crate::limits::Limits;
+use crate::names::{log_stem, referee_version};
 use crate::report::{Console, LogWriter, Tee};
 use crate::set::{play_set, Entrant, Lineup, Member, Team};
-
-/// `hus 0.1.0`: the referee's name in `hello` and in logs.
-pub fn referee_version() -> String {
-    format!("hus {}", env!("CARGO_PKG_VERSION"))
-}
+use crate::stop::stop_signal;
 
 /// `hus match`: plays one set, logs it, prints the report; exit 0, or 130 when stopped.
 pub fn run(args: &MatchArgs) -> Result<ExitCode> {
@@ -214,24 +212,6 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The name of a set's log without `.jsonl`: `20261201-223156-SEED-A-vs-B`, the UTC
-/// time it starts, its seed and its sides' short names (`hus match`, `hus play`).
-pub fn log_stem(seed: u64, sides: [String; 2]) -> String {
-    let stamp = time::OffsetDateTime::now_utc();
-    format!(
-        "{:04}{:02}{:02}-{:02}{:02}{:02}-{}-{}-vs-{}",
-        stamp.year(),
-        stamp.month() as u8,
-        stamp.day(),
-        stamp.hour(),
-        stamp.minute(),
-        stamp.second(),
-        seed,
-        sides[0],
-        sides[1]
-    )
-}
-
 /// A side's name in the log's file name: the bot's short name, or the team's name.
 fn side_name(config: &MatchConfig, b: usize) -> String {
     match &config.teams {
@@ -240,37 +220,6 @@ fn side_name(config: &MatchConfig, b: usize) -> String {
             .first()
             .map(BotSpec::short_name)
             .unwrap_or_default(),
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM, naming it. Its handlers are installed when it is
-/// called, not when it is first polled: a set that writes its header before the stop's
-/// future is polled (a `select!` polls its branches in any order) must not let a
-/// SIGTERM that comes then kill the referee before it ends the log with `aborted`.
-/// Call it inside the runtime.
-pub fn stop_signal() -> impl std::future::Future<Output = &'static str> + Send {
-    use tokio::signal::unix::{signal, SignalKind};
-    let term = signal(SignalKind::terminate()).ok();
-    let int = signal(SignalKind::interrupt()).ok();
-    async move {
-        match (term, int) {
-            (Some(mut term), Some(mut int)) => tokio::select! {
-                _ = int.recv() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            (Some(mut term), None) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            (None, Some(mut int)) => {
-                int.recv().await;
-                "SIGINT"
-            }
-            (None, None) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
-            }
-        }
     }
 }
 

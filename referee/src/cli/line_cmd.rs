@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use engine::{AnyPosition, Board, Event, Game, PlayError, Player, Preset, Rules};
 use serde::Serialize;
 
-use crate::args::LineArgs;
+use crate::cli::args::LineArgs;
 use crate::replay::text::{self, Marks, Style};
 
 /// The whole line, as `--json` prints it (README, "Write your own bot").
