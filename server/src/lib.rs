@@ -5,7 +5,7 @@
 //! events) from the same process (axum on hyper). docs/server.md describes it,
 //! docs/api.md the API.
 //!
-//! - [`runner`]: the set loop, sole owner of the store; publishes snapshots.
+//! - [`runner`]: the set loop, sole user of the store (through its `StoreThread`); publishes snapshots.
 //! - [`live`]: every record of every running set, fanned out to watchers.
 //! - [`web`]: routes, security headers, the `Host` check, request limits; [`http`]: the
 //!   listener (connections in all and per address, header size and time, stalled

@@ -1,4 +1,4 @@
-//! The runner: plays the league without end. It alone owns the store. It chooses each
+//! The runner: plays the league without end. It alone uses the store. It chooses each
 //! set by the rule of `pairing`, adds it to the store, claims it, and plays it through
 //! `league::play_claimed` (so `referee::play_set`, its log, and the store's one
 //! transaction per finished set are the league's own), up to the league's concurrency at
