@@ -31,9 +31,11 @@ mod args;
 mod error;
 mod file;
 mod lock;
+mod pool;
 mod progress;
 mod run;
 mod schedule;
+mod set_files;
 mod standings;
 mod store;
 mod worker;
@@ -44,12 +46,14 @@ pub use args::{
 pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
+pub use pool::{play_claimed, Ending, SetPool, Shared, Tap};
 pub use progress::fault_lines;
 pub use run::{
-    announce_sync, play_claimed, prepare_run, read_standings, run_league, run_standings, set_aside,
-    settle_settings, store_url, Ending, Shared, LOGS_DIR, STORE_FILE,
+    announce_sync, prepare_run, read_standings, run_league, run_standings, settle_settings,
+    store_url, LOGS_DIR, STORE_FILE,
 };
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
+pub use set_files::{set_aside, SetFiles};
 pub use standings::{
     compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,
     OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView, Record3,

@@ -3,25 +3,21 @@
 //! up to `concurrency` at once, each through `referee::play_set` exactly as `hus match`
 //! plays it, and records each finished set in one transaction.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use referee::{play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Team};
-use tokio::sync::watch;
-use tokio::task::JoinSet;
-
 use crate::args::{LeagueArgs, StandingsArgs};
 use crate::error::{Error, Result};
-use crate::file::{cores, show_time, Anchor, BotConfig, LeagueConfig};
+use crate::file::{cores, show_time, Anchor, LeagueConfig};
 use crate::lock::DirLock;
+use crate::pool::{Ending, SetPool, Shared};
 use crate::progress::Reporter;
 use crate::schedule::schedule;
+use crate::set_files::{set_aside, SetFiles};
 use crate::standings::{compute, LeagueInfo, Standings};
-use crate::store::{
-    BotEntry, ClaimedSet, FaultRow, GameRow, SetOutcome, SqliteStore, Store, SyncReport,
-};
+use crate::store::{BotEntry, ClaimedSet, SqliteStore, Store, SyncReport};
 
 /// The store's file in the league's directory.
 pub const STORE_FILE: &str = "league.sqlite";
@@ -391,101 +387,6 @@ fn toml_string(text: &str) -> String {
     toml::Value::String(text.to_string()).to_string()
 }
 
-/// Renames the files an interrupted attempt of a set left (its log and the bots'
-/// stderr) to `STEM.partial-N.*`, so the next attempt starts afresh and nothing is
-/// deleted. Returns the new names, the log first.
-pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
-    let suffixes = ["jsonl", "a.stderr", "b.stderr"];
-    // A link among them is refused before anything moves: the set's files are opened
-    // without following links, and the link itself is the user's to look at.
-    for s in suffixes {
-        let path = logs.join(format!("{stem}.{s}"));
-        referee::refuse_symlink(&path).map_err(|error| Error::Io {
-            what: "cannot use the set's file",
-            path,
-            error,
-        })?;
-    }
-    if !suffixes
-        .iter()
-        .any(|s| logs.join(format!("{stem}.{s}")).exists())
-    {
-        return Ok(Vec::new());
-    }
-    let n = (1..)
-        .find(|n| {
-            suffixes
-                .iter()
-                .all(|s| !logs.join(format!("{stem}.partial-{n}.{s}")).exists())
-        })
-        .unwrap_or(1);
-    let mut kept = Vec::new();
-    for s in suffixes {
-        let from = logs.join(format!("{stem}.{s}"));
-        if from.exists() {
-            let to = logs.join(format!("{stem}.partial-{n}.{s}"));
-            std::fs::rename(&from, &to).map_err(|error| Error::Io {
-                what: "cannot keep a partial log",
-                path: from.clone(),
-                error,
-            })?;
-            kept.push(to);
-        }
-    }
-    Ok(kept)
-}
-
-/// What one set's task ends with.
-pub enum Ending {
-    /// Played to its end.
-    Finished(SetOutcome),
-    /// Cut off by a stop; its log ends with `aborted`.
-    Stopped,
-    /// A bot could not be started: nothing was played, and its log was removed.
-    CannotStart(anyhow::Error),
-    /// Could not be played (a log that cannot be written, a set that broke off).
-    Failed(anyhow::Error),
-}
-
-/// What every set of a run shares: the league, where logs go, the bots (with the
-/// referee's nice value) and the referee's version for the logs' headers.
-#[derive(Clone)]
-pub struct Shared {
-    /// The league file, checked.
-    pub config: LeagueConfig,
-    /// Where the sets' logs and the bots' stderr are written.
-    pub logs: PathBuf,
-    /// The bots by name.
-    pub bots: HashMap<String, BotConfig>,
-    /// The referee's version.
-    pub referee: String,
-    /// Where a remote bot's links come from, by name (`hus serve` fills it from its bot
-    /// port); a bot without one is started as a process.
-    pub links: HashMap<String, Arc<dyn referee::Connect>>,
-}
-
-impl Shared {
-    /// The league's bots at the referee's nice value (see
-    /// `referee::raise_referee_priority`), their logs in `logs`.
-    pub fn new(config: &LeagueConfig, logs: PathBuf, nice: Option<i32>) -> Shared {
-        Shared {
-            config: config.clone(),
-            logs,
-            bots: config
-                .bots
-                .iter()
-                .map(|b| {
-                    let mut b = b.clone();
-                    b.limits.nice = nice;
-                    (b.name.clone(), b)
-                })
-                .collect(),
-            referee: referee::referee_version(),
-            links: HashMap::new(),
-        }
-    }
-}
-
 /// Plays pending sets until none is left; returns the signal's name when stopped.
 async fn play_pending(
     config: &LeagueConfig,
@@ -504,56 +405,22 @@ async fn play_pending(
         .map(|b| (b.name.clone(), b.points))
         .collect();
     let mut reporter = Reporter::new(progress.scheduled, progress.done, points, quiet);
-
-    // The name of the signal that stops the league (or of the failure), once there is one.
-    let (stop_tx, stop_rx) = watch::channel(None::<&'static str>);
-    let mut tasks: JoinSet<(ClaimedSet, Ending)> = JoinSet::new();
-    // Declared after `tasks`, so dropped before it: whatever way this function is left,
-    // the sets still running are stopped (their bots killed) before it returns.
-    let mut threads = SetThreads::new(stop_tx.clone());
-    let signal = referee::stop_signal();
-    tokio::pin!(signal);
-    let mut stopped: Option<&'static str> = None;
-    let mut failure: Option<Error> = None;
+    let mut pool = SetPool::new();
     let mut interrupted: Vec<ClaimedSet> = Vec::new();
-    loop {
-        while stopped.is_none() && failure.is_none() && tasks.len() < config.concurrency {
-            let Some(set) = store.claim_next()? else {
-                break;
-            };
-            set_aside(&shared.logs, &set.key.stem())?;
-            store.set_log(set.id, &format!("{LOGS_DIR}/{}.jsonl", set.key.stem()))?;
-            tasks.spawn(threads.start(set, shared.clone(), stop_rx.clone()));
-        }
-        if tasks.is_empty() {
-            break;
-        }
-        tokio::select! {
-            name = &mut signal, if stopped.is_none() => {
-                stopped = Some(name);
-                let _ = stop_tx.send(Some(name));
-                reporter.note(&format!("hus league: {name}: stopping the running sets"));
-            }
-            joined = tasks.join_next() => {
-                let Some(joined) = joined else { continue };
-                let (set, ending) = joined.map_err(|e| Error::Runtime(format!("a set's task failed: {e}")))?;
-                match ending {
-                    Ending::Finished(outcome) => {
-                        store.record(set.id, &outcome)?;
-                        reporter.finished(&set.key, &outcome);
-                    }
-                    Ending::Stopped => interrupted.push(set),
-                    Ending::Failed(error) | Ending::CannotStart(error) => {
-                        if failure.is_none() {
-                            failure = Some(Error::Set { set: set.key.to_string(), error });
-                            let _ = stop_tx.send(Some("the failure of another set"));
-                        }
-                        interrupted.push(set);
-                    }
-                }
-            }
-        }
-    }
+    let played = fill_pool(
+        config,
+        &shared,
+        store,
+        &mut pool,
+        &mut reporter,
+        &mut interrupted,
+    )
+    .await;
+    // Whatever way the loop was left, the sets still running are stopped (their logs
+    // end with `aborted`, their bots are killed) and their threads ended. After a
+    // failure they stay running in the store, and the next run puts them back.
+    pool.shutdown("the end of the league's run").await;
+    let (stopped, failure) = played?;
     reporter.finish();
     if !interrupted.is_empty() {
         let ids: Vec<_> = interrupted.iter().map(|s| s.id).collect();
@@ -576,323 +443,57 @@ async fn play_pending(
     }
 }
 
-/// The threads of the running sets. Each set runs on a thread of its own with a
-/// single-threaded runtime, as `hus match` runs its one set: a set's tasks (the set
-/// and its bots' readers) then hand each ply to each other on one thread, with no
-/// wake-up of another thread in between, and the sets of a league are independent
-/// threads that the kernel spreads over the cores. On a multi-threaded runtime, the
-/// sets shared its worker threads and a ply crossed threads (docs/league.md, Speed).
-/// `hus worker` plays its sets the same way (league/src/worker.rs).
-pub(crate) struct SetThreads {
-    stop: watch::Sender<Option<&'static str>>,
-    running: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl SetThreads {
-    /// No set yet; when dropped with sets still running, a stop is sent on `stop`
-    /// (their sets must listen to it, or be stopped otherwise) and their threads are
-    /// waited for.
-    pub(crate) fn new(stop: watch::Sender<Option<&'static str>>) -> SetThreads {
-        SetThreads {
-            stop,
-            running: Vec::new(),
-        }
-    }
-
-    /// Starts `set` on a new thread; the returned future ends with its ending. A set
-    /// whose thread cannot start, or ends without an ending, has failed (and is put
-    /// back into the queue like any interrupted set).
-    pub(crate) fn start(
-        &mut self,
-        set: ClaimedSet,
-        shared: Arc<Shared>,
-        stop: watch::Receiver<Option<&'static str>>,
-    ) -> impl std::future::Future<Output = (ClaimedSet, Ending)> {
-        self.running.retain(|t| !t.is_finished());
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let played = set.clone();
-        // The thread inherits this thread's scheduling priority (the referee's, raised
-        // above its bots' before the runtime started), and its bots inherit it in turn,
-        // lowered again for them by their limits.
-        let spawned = std::thread::Builder::new()
-            .name(format!("set {}", set.key))
-            .spawn(move || {
-                let ending = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(runtime) => runtime.block_on(play_one(played, shared, stop)),
-                    Err(e) => (
-                        played,
-                        Ending::Failed(anyhow::anyhow!("cannot start a set's runtime: {e}")),
-                    ),
-                };
-                let _ = tx.send(ending);
-            });
-        let started = match spawned {
-            Ok(thread) => {
-                self.running.push(thread);
-                Ok(())
-            }
-            Err(e) => Err(e),
-        };
-        async move {
-            if let Err(e) = started {
-                return (
-                    set,
-                    Ending::Failed(anyhow::anyhow!("cannot start a set's thread: {e}")),
-                );
-            }
-            match rx.await {
-                Ok(ended) => ended,
-                Err(_) => (
-                    set,
-                    Ending::Failed(anyhow::anyhow!("a set's thread ended without a result")),
-                ),
-            }
-        }
-    }
-}
-
-impl Drop for SetThreads {
-    /// Stops the sets still running and waits for their threads: a set cut off this
-    /// way ends its log with `aborted` and kills its bots, as on Ctrl-C.
-    fn drop(&mut self) {
-        if self.running.iter().any(|t| !t.is_finished()) {
-            let _ = self.stop.send_if_modified(|stop| {
-                if stop.is_none() {
-                    *stop = Some("the end of the league's run");
-                    true
-                } else {
-                    false
-                }
-            });
-        }
-        for thread in self.running.drain(..) {
-            let _ = thread.join();
-        }
-    }
-}
-
-/// Plays one set through `play_set`, exactly as `hus match` does, writing its log and
-/// collecting what the store keeps; a stop cuts it off and ends its log with `aborted`.
-async fn play_one(
-    set: ClaimedSet,
-    shared: Arc<Shared>,
-    mut stop: watch::Receiver<Option<&'static str>>,
-) -> (ClaimedSet, Ending) {
-    let ending = play_claimed(&set, &shared, &mut stop, None).await;
-    (set, ending)
-}
-
-/// Plays a claimed set through `play_set`, as `hus league` does: its log in the logs'
-/// directory (named after the set's key), what the store keeps collected into the
-/// `Ending`. Each record also goes to `tap` after the log has it (`hus serve` shows
-/// live games with it; a tap's error is ignored: watchers never stop a set). A stop
-/// on `stop` cuts the set off and ends its log with `aborted`.
-pub async fn play_claimed(
-    set: &ClaimedSet,
-    shared: &Shared,
-    stop: &mut watch::Receiver<Option<&'static str>>,
-    tap: Option<&mut (dyn RecordSink + Send)>,
-) -> Ending {
-    let stem = set.key.stem();
-    let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
-        Ok(created) => created,
-        Err(e) => return Ending::Failed(e),
-    };
-    // Each side: a bot, or a team of the file's bots (each member its own process and
-    // stderr file, `STEM.a1.stderr`...), exactly as `hus match --team-a` builds them.
-    let mut lineups = Vec::with_capacity(2);
-    for (name, letter) in [(&set.key.a, "a"), (&set.key.b, "b")] {
-        let entrant = |bot: &BotConfig, suffix: String| Entrant {
-            spec: bot.spec.clone(),
-            stderr_path: shared.logs.join(format!("{stem}.{suffix}.stderr")),
-            limits: bot.limits.clone(),
-            // A remote bot plays over its link, as a member of a team too.
-            link: shared.links.get(bot.name.as_str()).cloned(),
-            time: None,
-        };
-        if let Some(team) = shared.config.team(name) {
-            let mut members = Vec::with_capacity(team.members.len());
-            for (i, m) in team.members.iter().enumerate() {
-                let Some(bot) = shared.bots.get(m) else {
-                    return Ending::Failed(anyhow::anyhow!(
-                        "no bot named {m} (of team {name}) in the league file"
-                    ));
-                };
-                members.push(Member {
-                    name: m.clone(),
-                    entrant: entrant(bot, format!("{letter}{}", i + 1)),
-                });
-            }
-            lineups.push(Lineup::Team(Team {
-                name: name.clone(),
-                members,
-            }));
-        } else {
-            let Some(bot) = shared.bots.get(name) else {
-                return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
+/// `hus league`'s side of the pool: the store's pending sets go in, `concurrency` at
+/// a time; each finished set is recorded, a stopped or failed one goes to
+/// `interrupted`. Returns the name of the signal that stopped the sets, and the first
+/// set's failure (which stopped the others), once every set has ended; an error of the
+/// store ends it at once.
+async fn fill_pool(
+    config: &LeagueConfig,
+    shared: &Arc<Shared>,
+    store: &mut SqliteStore,
+    pool: &mut SetPool,
+    reporter: &mut Reporter,
+    interrupted: &mut Vec<ClaimedSet>,
+) -> Result<(Option<&'static str>, Option<Error>)> {
+    let signal = referee::stop_signal();
+    tokio::pin!(signal);
+    let mut stopped: Option<&'static str> = None;
+    let mut failure: Option<Error> = None;
+    loop {
+        while stopped.is_none() && failure.is_none() && pool.len() < config.concurrency {
+            let Some(set) = store.claim_next()? else {
+                break;
             };
-            lineups.push(Lineup::from(entrant(bot, letter.to_string())));
+            let files = SetFiles::new(&shared.logs, &set.key.stem());
+            files.set_aside()?;
+            store.set_log(set.id, &format!("{LOGS_DIR}/{}.jsonl", files.stem()))?;
+            pool.start(set, shared.clone(), None);
         }
-    }
-    let Ok(lineups) = <[Lineup; 2]>::try_from(lineups) else {
-        return Ending::Failed(anyhow::anyhow!("a set needs two sides"));
-    };
-    let c = &shared.config;
-    let set_config = SetConfig {
-        rules: c.rules,
-        games: c.games,
-        seed: set.seed,
-        time: c.time,
-        ready_time: c.ready_time,
-        early_stop: false,
-        // From the set's seed, itself from the league's seed and the set's key: adding
-        // a bot changes no other set's openings.
-        openings: c
-            .openings
-            .as_ref()
-            .map(|o| referee::openings_for_set(&o.book, set.seed, c.games))
-            .unwrap_or_default(),
-        sprt: None,
-    };
-    let mut sink = Collector {
-        log,
-        outcome: SetOutcome {
-            log: format!("{LOGS_DIR}/{stem}.jsonl"),
-            ..SetOutcome::default()
-        },
-        first: 0,
-        tap,
-    };
-    let result = tokio::select! {
-        result = play_set(&set_config, lineups, &shared.referee, &mut sink) => Some(result),
-        _ = stop.wait_for(|stop| stop.is_some()) => None,
-    };
-    match result {
-        None => {
-            // The set's future is gone, and with it both bots (dropping a bot process
-            // kills its process group).
-            let why = stop.borrow().unwrap_or("hus league");
-            sink.log.end_aborted(format!("stopped by {why}"));
-            Ending::Stopped
+        if pool.is_empty() {
+            break;
         }
-        // A bot that cannot start: the log holds only its header, and goes.
-        Some(Err(e)) => match sink.log.discard_unstarted(&e, &[]) {
-            Some(_) => Ending::CannotStart(e),
-            None => Ending::Failed(e),
-        },
-        Some(Ok(end)) => {
-            let mut outcome = sink.outcome;
-            outcome.points = end.points;
-            outcome.winner = end.winner.map(|w| w as u8);
-            Ending::Finished(outcome)
-        }
-    }
-}
-
-/// The sink of a league's set: the log first (as `hus match` writes it), then what the
-/// store keeps.
-struct Collector<'t> {
-    log: LogWriter,
-    outcome: SetOutcome,
-    first: u8,
-    tap: Option<&'t mut (dyn RecordSink + Send)>,
-}
-
-impl RecordSink for Collector<'_> {
-    fn record(&mut self, record: &Record) -> anyhow::Result<()> {
-        self.log.record(record)?;
-        if let Some(tap) = self.tap.as_mut() {
-            let _ = tap.record(record);
-        }
-        let o = &mut self.outcome;
-        match record {
-            Record::GameStart(g) => self.first = g.first as u8,
-            Record::Move(m) => {
-                let seat = m.bot & 1;
-                o.moves[seat] += 1;
-                o.move_ms[seat] += m.ms;
+        tokio::select! {
+            name = &mut signal, if stopped.is_none() => {
+                stopped = Some(name);
+                pool.stop_all(name);
+                reporter.note(&format!("hus league: {name}: stopping the running sets"));
             }
-            Record::Fault(f) => o.faults.push(FaultRow {
-                game: f.game,
-                ply: f.ply,
-                bot: (f.bot & 1) as u8,
-                kind: f.kind.clone(),
-                detail: f.detail.clone(),
-            }),
-            Record::GameEnd(g) => o.games.push(GameRow {
-                game: g.game,
-                first: self.first,
-                winner: g.winner.map(|w| w as u8),
-                points: g.points,
-                reason: g.reason.clone(),
-                plies: g.plies,
-                double: g.double,
-                faulted: g.faulted.iter().map(|&b| b as u8).collect(),
-            }),
-            _ => {}
+            Some((set, ending)) = pool.next_ended() => match ending {
+                Ending::Finished(outcome) => {
+                    store.record(set.id, &outcome)?;
+                    reporter.finished(&set.key, &outcome);
+                }
+                Ending::Stopped => interrupted.push(set),
+                Ending::Failed(error) | Ending::CannotStart(error) => {
+                    if failure.is_none() {
+                        failure = Some(Error::Set { set: set.key.to_string(), error });
+                        pool.stop_all("the failure of another set");
+                    }
+                    interrupted.push(set);
+                }
+            },
         }
-        Ok(())
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    }
-
-    #[test]
-    fn partial_logs_are_renamed_never_overwritten() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let logs = dir.path();
-        assert_eq!(
-            set_aside(logs, "r1-a-vs-b").expect("nothing to do"),
-            Vec::<PathBuf>::new()
-        );
-        for attempt in 1..=2 {
-            for s in ["jsonl", "a.stderr", "b.stderr"] {
-                std::fs::write(
-                    logs.join(format!("r1-a-vs-b.{s}")),
-                    format!("attempt {attempt}"),
-                )
-                .expect("write");
-            }
-            let kept = set_aside(logs, "r1-a-vs-b").expect("set aside");
-            assert_eq!(
-                kept[0],
-                logs.join(format!("r1-a-vs-b.partial-{attempt}.jsonl"))
-            );
-        }
-        // Only a log (the bots never started): it is kept alone.
-        std::fs::write(logs.join("r1-a-vs-b.jsonl"), "attempt 3").expect("write");
-        set_aside(logs, "r1-a-vs-b").expect("set aside");
-        assert_eq!(
-            names(logs),
-            [
-                "r1-a-vs-b.partial-1.a.stderr",
-                "r1-a-vs-b.partial-1.b.stderr",
-                "r1-a-vs-b.partial-1.jsonl",
-                "r1-a-vs-b.partial-2.a.stderr",
-                "r1-a-vs-b.partial-2.b.stderr",
-                "r1-a-vs-b.partial-2.jsonl",
-                "r1-a-vs-b.partial-3.jsonl",
-            ]
-        );
-        let first = std::fs::read_to_string(logs.join("r1-a-vs-b.partial-1.jsonl")).expect("read");
-        assert_eq!(first, "attempt 1");
-    }
+    Ok((stopped, failure))
 }

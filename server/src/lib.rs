@@ -1,5 +1,5 @@
 //! `server`: the match server. `hus serve LEAGUE.toml` plays a league without end (the
-//! `league` crate's file, store, logs and `play_claimed`, so every set goes through
+//! `league` crate's file, store, logs and set pool, `SetPool`, so every set goes through
 //! `referee::play_set`), choosing each set where it shrinks the ratings' uncertainty
 //! most ([`pairing`]), and serves a dashboard, a JSON API and live games (server-sent
 //! events) from the same process (axum on hyper). docs/server.md describes it,

@@ -1,7 +1,7 @@
 //! Live games: every record of every running set, fanned out to the watchers.
 //!
 //! Each running set has a [`LiveTap`], the extra sink `league::play_claimed` hands every
-//! record to after the log has it. The tap turns the record into one JSON event
+//! record to after the log has it, on the set's own thread (`league::SetPool`). The tap turns the record into one JSON event
 //! (serialized once, whatever the number of watchers), keeps the current game's events
 //! for watchers that arrive mid-game, and sends it on a `tokio::sync::broadcast`
 //! channel that each server-sent-events stream reads. A watcher too slow to keep up

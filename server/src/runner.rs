@@ -1,8 +1,10 @@
 //! The runner: plays the league without end. It alone uses the store. It chooses each
-//! set by the rule of `pairing`, adds it to the store, claims it, and plays it through
-//! `league::play_claimed` (so `referee::play_set`, its log, and the store's one
+//! set by the rule of `pairing`, adds it to the store, claims it, and starts it in a
+//! `league::SetPool`, the league's own pool (each set on a thread of its own, played by
+//! `league::play_claimed`: so `referee::play_set`, its log, and the store's one
 //! transaction per finished set are the league's own), up to the league's concurrency at
-//! once; after every change it publishes a new snapshot for the pages.
+//! once, with the set's `LiveTap`; after every change it publishes a new snapshot for
+//! the pages. It leaves by `SetPool::shutdown`, which stops the sets still playing.
 //!
 //! The store is either kind (`Box<dyn Store>`): the directory's SQLite file, or a
 //! PostgreSQL database that `hus worker` processes share ([`Store::is_shared`]). With a
@@ -23,11 +25,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use league::{
-    BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetId,
-    SetOutcome, Shared, Store, StoreThread,
+    BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetFiles,
+    SetId, SetOutcome, SetPool, Shared, Store, StoreThread,
 };
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::live::LiveTap;
@@ -75,8 +76,6 @@ pub struct Runner {
     started: u64,
     done: u64,
 }
-
-type Task = (ClaimedSet, Ending);
 
 impl Runner {
     /// A runner over a store already in line with the file (settings settled,
@@ -177,8 +176,8 @@ impl Runner {
 
     /// With a shared store: reads the finished sets again (the workers' too) and
     /// renews the leases of the sets this server plays. True when the list changed.
-    async fn refresh(&mut self, running: &HashMap<SetId, ClaimedSet>) -> league::Result<bool> {
-        let held: Vec<(SetId, u32)> = running.values().map(|s| (s.id, s.attempts)).collect();
+    async fn refresh(&mut self, pool: &SetPool) -> league::Result<bool> {
+        let held: Vec<(SetId, u32)> = pool.sets().map(|s| (s.id, s.attempts)).collect();
         let finished = self
             .store
             .call(move |s| {
@@ -239,15 +238,14 @@ impl Runner {
         }
     }
 
-    /// Chooses, adds, claims and starts the next set; `None` when no pair can play.
+    /// Chooses, adds, claims and starts the next set in `pool`; false when no pair can
+    /// play. The set's thread has its live tap: the pages see every record.
     async fn start_next(
         &mut self,
         app: &AppState,
-        running: &HashMap<SetId, ClaimedSet>,
-        tasks: &mut JoinSet<Task>,
-        stop: &watch::Receiver<Option<&'static str>>,
+        pool: &mut SetPool,
         standings: &league::Standings,
-    ) -> league::Result<Option<ClaimedSet>> {
+    ) -> league::Result<bool> {
         let now = Instant::now();
         self.held.retain(|_, until| *until > now);
         let mut input = PairingInput {
@@ -263,7 +261,7 @@ impl Runner {
         for f in &self.finished {
             *input.finished.entry(pair(&f.key.a, &f.key.b)).or_insert(0) += 1;
         }
-        for s in running.values() {
+        for s in pool.sets() {
             *input.running.entry(pair(&s.key.a, &s.key.b)).or_insert(0) += 1;
         }
         if let Some(r) = &standings.ratings {
@@ -286,12 +284,12 @@ impl Runner {
             Some(set) if input.held.contains(&pair(&set.key.a, &set.key.b)) => {
                 let id = set.id;
                 self.store.call(move |s| s.requeue(&[id])).await?;
-                return Ok(None);
+                return Ok(false);
             }
             Some(set) => set,
             None => {
                 let Some(key) = pairing::choose(&self.config.format, &input) else {
-                    return Ok(None);
+                    return Ok(false);
                 };
                 let seed = league::set_seed(self.seed, &key);
                 let entries = self.entries();
@@ -308,14 +306,13 @@ impl Runner {
                     })
                     .await?;
                 let Some(set) = claimed else {
-                    return Ok(None);
+                    return Ok(false);
                 };
                 set
             }
         };
         let stem = set.key.stem();
-        let logs = self.dir.join(league::LOGS_DIR);
-        league::set_aside(&logs, &stem)?;
+        SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside()?;
         let (id, log) = (set.id, format!("{}/{stem}.jsonl", league::LOGS_DIR));
         self.store.call(move |s| s.set_log(id, &log)).await?;
         let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
@@ -323,16 +320,12 @@ impl Runner {
         self.started += 1;
         app.hub
             .started(&stem, [set.key.a.clone(), set.key.b.clone()]);
-        let shared = self.shared.clone();
-        let mut stop = stop.clone();
-        let hub = app.hub.clone();
-        let claimed = set.clone();
-        tasks.spawn(async move {
-            let mut tap = LiveTap { set: stem, hub };
-            let ending = league::play_claimed(&claimed, &shared, &mut stop, Some(&mut tap)).await;
-            (claimed, ending)
-        });
-        Ok(Some(set))
+        let tap = LiveTap {
+            set: stem,
+            hub: app.hub.clone(),
+        };
+        pool.start(set, self.shared.clone(), Some(Box::new(tap)));
+        Ok(true)
     }
 
     /// Plays until `shutdown` says why to stop; running sets are then cut off (their
@@ -354,12 +347,28 @@ impl Runner {
     async fn play(
         &mut self,
         app: Arc<AppState>,
+        commands: mpsc::Receiver<Request>,
+        shutdown: watch::Receiver<Option<&'static str>>,
+    ) -> league::Result<&'static str> {
+        let mut pool = SetPool::new();
+        let played = self.fill_pool(&mut pool, app, commands, shutdown).await;
+        // Whatever way the loop was left, the sets still playing are stopped (their logs
+        // end with `aborted`, their bots are killed) and their threads ended. After an
+        // error they stay running in the store, and the next start puts them back.
+        pool.shutdown("the end of the server").await;
+        played
+    }
+
+    /// The server's side of the set pool: sets come from the pairing (or a shared
+    /// store's pending sets), `concurrency` at a time; each finished set is recorded
+    /// and a new snapshot published.
+    async fn fill_pool(
+        &mut self,
+        pool: &mut SetPool,
+        app: Arc<AppState>,
         mut commands: mpsc::Receiver<Request>,
         mut shutdown: watch::Receiver<Option<&'static str>>,
     ) -> league::Result<&'static str> {
-        let (stop_tx, stop_rx) = watch::channel(None::<&'static str>);
-        let mut tasks: JoinSet<Task> = JoinSet::new();
-        let mut running: HashMap<SetId, ClaimedSet> = HashMap::new();
         let mut interrupted: Vec<ClaimedSet> = Vec::new();
         let mut stopping: Option<&'static str> = None;
         let mut snapshot = self.snapshot().await?;
@@ -375,41 +384,34 @@ impl Runner {
             while stopping.is_none()
                 && !self.paused
                 && !store_down
-                && tasks.len() < self.config.concurrency
+                && pool.len() < self.config.concurrency
             {
-                let next = self
-                    .start_next(&app, &running, &mut tasks, &stop_rx, &snapshot.standings)
-                    .await;
-                let set = match next {
-                    Ok(Some(set)) => set,
-                    Ok(None) => break,
+                match self.start_next(&app, pool, &snapshot.standings).await {
+                    Ok(true) => {}
+                    Ok(false) => break,
                     Err(e) if shared => {
                         self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
                         break;
                     }
                     Err(e) => return Err(e),
-                };
+                }
                 changed = true;
-                running.insert(set.id, set);
             }
             if changed {
                 self.publish(shared, &mut store_down, &mut snapshot, &app)
                     .await?;
             }
-            if stopping.is_some() && tasks.is_empty() {
+            if stopping.is_some() && pool.is_empty() {
                 break;
             }
             tokio::select! {
                 why = shutdown.wait_for(|s| s.is_some()), if stopping.is_none() => {
                     let why = why.ok().and_then(|w| *w).unwrap_or("shutdown");
                     stopping = Some(why);
-                    let _ = stop_tx.send(Some(why));
+                    pool.stop_all(why);
                     self.say(&format!("{why}: stopping the running sets"));
                 }
-                joined = tasks.join_next(), if !tasks.is_empty() => {
-                    let Some(joined) = joined else { continue };
-                    let (set, ending) = joined.map_err(|e| league::Error::Runtime(format!("a set's task failed: {e}")))?;
-                    running.remove(&set.id);
+                Some((set, ending)) = pool.next_ended() => {
                     let stem = set.key.stem();
                     match ending {
                         Ending::Finished(outcome) => {
@@ -467,12 +469,12 @@ impl Runner {
                     let _ = answer.send(said);
                 }
                 // Held-back pairs come back, and a paused league may resume: look again.
-                _ = tokio::time::sleep(Duration::from_secs(1)), if tasks.len() < self.config.concurrency && stopping.is_none() && !shared => {}
+                _ = tokio::time::sleep(Duration::from_secs(1)), if pool.len() < self.config.concurrency && stopping.is_none() && !shared => {}
                 // A shared store: the workers' results, and this server's leases.
                 // The store out of reach (a restart): said once, as a problem, and tried
                 // again every second; the pages keep the last snapshot meanwhile.
                 _ = tokio::time::sleep(Duration::from_secs(1)), if shared && stopping.is_none() => {
-                    let fresh = match self.refresh(&running).await {
+                    let fresh = match self.refresh(pool).await {
                         Ok(changed) => self.catch_up(&mut unrecorded, &mut interrupted, &app).await.map(|caught| changed || caught),
                         Err(e) => Err(e),
                     };
