@@ -380,7 +380,7 @@ impl Runner {
         // on disk; a lease that ran out meanwhile makes the result a duplicate.
         let mut unrecorded: Vec<(ClaimedSet, SetOutcome)> = Vec::new();
         loop {
-            let mut changed = false;
+            let mut started = 0;
             while stopping.is_none()
                 && !self.paused
                 && !store_down
@@ -395,11 +395,17 @@ impl Runner {
                     }
                     Err(e) => return Err(e),
                 }
-                changed = true;
+                started += 1;
             }
-            if changed {
-                self.publish(shared, &mut store_down, &mut snapshot, &app)
-                    .await?;
+            if started > 0 {
+                // A start changes only the running sets' count: the snapshot of the last
+                // change, with that count, rather than the whole table again (it was
+                // read just now, and reading it lies between a set's end and the next
+                // set's start).
+                snapshot.standings.progress.sets_running += started;
+                snapshot.standings.progress.sets_scheduled += started;
+                snapshot.started = self.started;
+                app.publish(snapshot.clone());
             }
             if stopping.is_some() && pool.is_empty() {
                 break;
