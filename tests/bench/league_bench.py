@@ -24,9 +24,9 @@ serve: `hus serve`'s time per set beside `hus league`'s, at concurrency 2, with 
     its S sets to its end (wall time from outside, as throughput), then `hus serve`
     on the same league file (its own pairing, no end) is timed from its start to the
     stderr line of its S-th finished set, and stopped. Reports the median ms per set of
-    each, sets per second, and serve's time over league's (1.0: the same speed per
+    each, sets per second, serve's median time over league's (1.0: the same speed per
     set; serve publishes a snapshot of the standings after every set, the league
-    only prints a line).
+    only prints a line), and the median of each run's ratio.
 
 memory: the peak resident memory of the league process (GNU time's %M, the kernel's
     ru_maxrss: the largest of hus and the bots it waited for; the instant bots stay
@@ -194,6 +194,11 @@ def serve(args):
                 "ms_per_set": {k: round(1000 * v, 1) for k, v in med.items()},
                 "sets_per_second": {k: round(1 / v, 2) for k, v in med.items()},
                 "serve_over_league": round(med["serve"] / med["league"], 2),
+                # Each run's serve over the league just before it: less at the mercy of
+                # a load that changes during the runs.
+                "median_of_run_ratios": round(
+                    statistics.median(s / l for s, l in zip(results["serve"], results["league"])), 2
+                ),
                 "runs": runs,
                 "sets_per_run": sets,
                 "games_per_set": games,
