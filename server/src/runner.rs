@@ -707,7 +707,7 @@ impl Runner {
                 self.config.bots.retain(|b| b.name != name);
                 self.config.bots.push(bot.clone());
                 if let Some(registry) = &self.registry {
-                    registry.set_tokens(remote::Registry::tokens_of(&self.config));
+                    registry.set_tokens(crate::remote_tokens(&self.config));
                     if bot.is_remote() {
                         let mut shared = (*self.shared).clone();
                         shared.links.insert(name.clone(), registry.connector(&name));
