@@ -291,9 +291,9 @@ mod tests {
         // `hus token` prints `token_sha256 = "HEX"`; the league file's parser reads it.
         assert_eq!(league::parse_sha256(&remote::hex(&stored)), Ok(stored));
         let text = format!(
-            "[[bot]]\nname = \"local\"\ncommand = \"./bot\"\n\n\
+            "[[bot]]\nname = \"local\"\ncommand = \"python3 a.py\"\n\n\
              [[bot]]\nname = \"far\"\nremote = true\ntoken_sha256 = \"{}\"\n\n\
-             [[bot]]\nname = \"near\"\ncommand = \"./other\"\n",
+             [[bot]]\nname = \"near\"\ncommand = \"python3 b.py\"\n",
             remote::hex(&stored)
         );
         let config = LeagueConfig::parse(std::path::Path::new("L.toml"), &text).unwrap();
