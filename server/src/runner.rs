@@ -16,7 +16,9 @@
 //! The runner holds no store, only a [`StoreThread`]: every store call is sent to the
 //! store's own thread and awaited, so the synchronous clients (the PostgreSQL one panics
 //! inside a runtime) never run on the async runtime, and the store is closed on its
-//! thread too. What `AddBot` reads from the disk (the league file, the sandbox's probe)
+//! thread too; a thread that stopped (an operation panicked there) ends the runner
+//! with its error, even with a shared store, whose outages are otherwise waited out.
+//! What `AddBot` reads from the disk (the league file, the sandbox's probe)
 //! runs on tokio's blocking threads.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -389,7 +391,7 @@ impl Runner {
                 match self.start_next(&app, pool, &snapshot.standings).await {
                     Ok(true) => {}
                     Ok(false) => break,
-                    Err(e) if shared => {
+                    Err(e) if outage(shared, &e) => {
                         self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
                         break;
                     }
@@ -440,7 +442,7 @@ impl Runner {
                                     self.done += 1;
                                     app.hub.ended(&stem, "finished");
                                 }
-                                Err(e) if shared => {
+                                Err(e) if outage(shared, &e) => {
                                     self.say(&format!("{} finished; its result waits for the store", set.key));
                                     self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
                                     unrecorded.push((set, outcome));
@@ -461,7 +463,7 @@ impl Runner {
                     }
                     if !store_down {
                         match self.requeue(&mut interrupted).await {
-                            Err(e) if shared => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                            Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
                             other => other?,
                         }
                     }
@@ -500,7 +502,8 @@ impl Runner {
                                 app.publish(snapshot.clone());
                             }
                         }
-                        Err(e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                        Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                        Err(e) => return Err(e),
                     }
                 }
             }
@@ -594,7 +597,7 @@ impl Runner {
                 app.publish(snapshot.clone());
                 Ok(())
             }
-            Err(e) if shared => {
+            Err(e) if outage(shared, &e) => {
                 self.store_out_of_reach(store_down, snapshot, app, &e);
                 Ok(())
             }
@@ -726,6 +729,17 @@ impl Runner {
             }
         }
     }
+}
+
+/// Whether `error` is a shared store out of reach, which the runner waits out (it
+/// tries again every second), rather than an end: not a store's thread that stopped (an
+/// operation panicked there, and no call can succeed again).
+fn outage(shared: bool, error: &league::Error) -> bool {
+    shared
+        && !matches!(
+            error,
+            league::Error::Store(league::StoreError::ThreadStopped { .. })
+        )
 }
 
 /// The highest round per pair of these sets.
