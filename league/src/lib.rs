@@ -62,7 +62,7 @@ pub use standings::{
 };
 pub use store::{
     BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, PackedLog, PgStore, Progress,
-    Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoredLog,
-    SyncReport, WorkerRow,
+    Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoreThread,
+    StoredLog, SyncReport, WorkerRow,
 };
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

@@ -19,8 +19,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::task::block_in_place;
-
 use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs, WorkersFormat};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
@@ -28,7 +26,7 @@ use crate::pool::{Ending, SetPool, Shared};
 use crate::set_files::SetFiles;
 use crate::setup::{print, read_standings, settle_settings, sync_with_file};
 use crate::store::{
-    ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, WorkerRow,
+    ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, StoreThread, WorkerRow,
 };
 
 /// The settings that carry the league file to the workers.
@@ -220,16 +218,19 @@ fn league_from_store(store: &PgStore) -> Result<LeagueConfig> {
 /// A finished set's result waiting to reach the store.
 struct Unsent {
     set: ClaimedSet,
-    outcome: SetOutcome,
-    log: Vec<u8>,
+    /// Shared with the store's thread while it is sent.
+    outcome: Arc<SetOutcome>,
+    log: Arc<Vec<u8>>,
     /// Its files in the scratch directory, removed once the store has the result.
     files: SetFiles,
 }
 
 /// The store's connection with its backoff: operations fail fast while it is down,
-/// and a reconnection is tried once the backoff has passed.
+/// and a reconnection is tried once the backoff has passed. The store itself is on its
+/// own thread ([`StoreThread`]): the worker's runtime never holds the synchronous
+/// client, so it can neither call nor close it there.
 struct Link {
-    store: PgStore,
+    store: StoreThread<PgStore>,
     down_since: Option<Instant>,
     retry_at: Instant,
     backoff: Duration,
@@ -237,19 +238,64 @@ struct Link {
     who: &'static str,
 }
 
+/// What one turn of [`Link::run`] did on the store's thread.
+enum Attempt<T> {
+    /// The store is down and its backoff has not passed: nothing was tried.
+    Later,
+    /// The store is down and a reconnection failed.
+    Unreachable(StoreError),
+    /// The operation ran (after a reconnection, if `reconnected`); `lost`: the
+    /// connection was lost by it.
+    Ran {
+        reconnected: bool,
+        result: std::result::Result<T, StoreError>,
+        lost: bool,
+    },
+}
+
 impl Link {
     /// Runs `op` on the store if it is up; `None` (noted) when the store is unreachable.
-    fn run<T>(
+    async fn run<T: Send + 'static>(
         &mut self,
         what: &str,
-        op: impl FnOnce(&mut PgStore) -> std::result::Result<T, StoreError>,
+        op: impl FnOnce(&mut PgStore) -> std::result::Result<T, StoreError> + Send + 'static,
     ) -> Result<Option<T>> {
-        if self.store.is_lost() || self.down_since.is_some() {
-            if Instant::now() < self.retry_at {
+        let down = self.down_since.is_some();
+        let retry_at = self.retry_at;
+        let attempt = self
+            .store
+            .call(move |store| {
+                let mut reconnected = false;
+                if store.is_lost() || down {
+                    if Instant::now() < retry_at {
+                        return Ok(Attempt::Later);
+                    }
+                    if let Err(e) = store.reconnect() {
+                        return Ok(Attempt::Unreachable(e));
+                    }
+                    reconnected = true;
+                }
+                let result = op(store);
+                Ok::<_, StoreError>(Attempt::Ran {
+                    reconnected,
+                    lost: store.is_lost(),
+                    result,
+                })
+            })
+            .await
+            .map_err(|e| Error::Runtime(format!("{what} failed: {e}")))?;
+        let (result, lost) = match attempt {
+            Attempt::Later => return Ok(None),
+            Attempt::Unreachable(e) => {
+                self.failed(&e);
                 return Ok(None);
             }
-            match block_in_place(|| self.store.reconnect()) {
-                Ok(()) => {
+            Attempt::Ran {
+                reconnected,
+                result,
+                lost,
+            } => {
+                if reconnected {
                     if let Some(since) = self.down_since.take() {
                         if !self.quiet {
                             eprintln!(
@@ -261,15 +307,12 @@ impl Link {
                     }
                     self.backoff = BACKOFF_MIN;
                 }
-                Err(e) => {
-                    self.failed(&e);
-                    return Ok(None);
-                }
+                (result, lost)
             }
-        }
-        match block_in_place(|| op(&mut self.store)) {
+        };
+        match result {
             Ok(v) => Ok(Some(v)),
-            Err(e) if self.store.is_lost() || unreachable(&e) => {
+            Err(e) if lost || unreachable(&e) => {
                 self.failed(&e);
                 Ok(None)
             }
@@ -307,8 +350,18 @@ fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Opti
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     let who = plan.who;
     let quiet = plan.quiet;
-    // The connection lives outside the runtime: closing it blocks on the client's own
-    // runtime, which cannot happen inside another.
+    if !quiet {
+        eprintln!(
+            "{who}: {} plays sets of {} ({} at a time, leases of {:.1} s)",
+            store.name(),
+            url_place(&store),
+            plan.concurrency,
+            plan.lease.as_secs_f64()
+        );
+    }
+    // From here on the store lives on its own thread: the runtime only has the handle.
+    let store = StoreThread::spawn(store)
+        .map_err(|e| Error::Runtime(format!("cannot start the store's thread: {e}")))?;
     let mut link = Link {
         store,
         down_since: None,
@@ -317,18 +370,13 @@ fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Opti
         quiet,
         who,
     };
-    if !quiet {
-        eprintln!(
-            "{who}: {} plays sets of {} ({} at a time, leases of {:.1} s)",
-            link.store.name(),
-            url_place(&link.store),
-            plan.concurrency,
-            plan.lease.as_secs_f64()
-        );
-    }
-    let result = runtime.block_on(work_loop(&mut link, config, plan, scratch.path(), nice));
+    let result = runtime.block_on(async {
+        let result = work_loop(&mut link, config, plan, scratch.path(), nice).await;
+        // Closes the connection on the store's thread, after its last operation.
+        link.store.shutdown().await;
+        result
+    });
     drop(runtime);
-    drop(link);
     let _ = std::fs::remove_dir_all(scratch.path());
     result
 }
@@ -419,16 +467,16 @@ impl Worker<'_> {
         tokio::pin!(signal);
         loop {
             if Instant::now() >= self.next_renewal {
-                self.renew(pool)?;
+                self.renew(pool).await?;
             }
-            let claimed_none = self.claim(pool)?;
-            self.send_results()?;
+            let claimed_none = self.claim(pool).await?;
+            self.send_results().await?;
             if self.held.is_empty() && self.unsent.is_empty() {
                 if self.stopped.is_some() {
                     break;
                 }
                 if self.plan.until_done && claimed_none {
-                    let progress = self.link.run("counting the sets", |s| s.progress())?;
+                    let progress = self.link.run("counting the sets", |s| s.progress()).await?;
                     if progress.is_some_and(|p| p.pending == 0 && p.running == 0) {
                         break;
                     }
@@ -436,23 +484,24 @@ impl Worker<'_> {
             }
             let wait = self.wait(claimed_none);
             tokio::select! {
-                name = &mut signal, if self.stopped.is_none() => self.give_back(pool, name)?,
-                Some((set, ending)) = pool.next_ended() => self.ended(set, ending)?,
+                name = &mut signal, if self.stopped.is_none() => self.give_back(pool, name).await?,
+                Some((set, ending)) = pool.next_ended() => self.ended(set, ending).await?,
                 _ = tokio::time::sleep(wait) => {}
             }
         }
-        let _ = self.link.run("saying goodbye", |s| s.goodbye())?;
+        let _ = self.link.run("saying goodbye", |s| s.goodbye()).await?;
         Ok(self.stopped.map(|_| ExitCode::from(130)))
     }
 
     /// The heartbeat and the leases' renewals, every quarter of a lease; a set whose
     /// lease was lost is stopped here.
-    fn renew(&mut self, pool: &mut SetPool) -> Result<()> {
+    async fn renew(&mut self, pool: &mut SetPool) -> Result<()> {
         self.next_renewal = Instant::now() + self.plan.lease / 4;
         let (concurrency, in_flight) = (self.plan.concurrency, self.held.len());
         if self
             .link
-            .run("a heartbeat", |s| s.heartbeat(concurrency, in_flight))?
+            .run("a heartbeat", move |s| s.heartbeat(concurrency, in_flight))
+            .await?
             .is_none()
         {
             return Ok(());
@@ -462,7 +511,8 @@ impl Worker<'_> {
         for (id, attempt) in ids {
             let renewed = self
                 .link
-                .run("renewing a lease", |s| s.renew(id, attempt, lease))?;
+                .run("renewing a lease", move |s| s.renew(id, attempt, lease))
+                .await?;
             if renewed == Some(false) {
                 if let Some(set) = self.held.remove(&id) {
                     pool.stop(&set, GAVE_UP);
@@ -478,10 +528,13 @@ impl Worker<'_> {
 
     /// Claims sets up to the concurrency and starts them; true when the store had
     /// none to give.
-    fn claim(&mut self, pool: &mut SetPool) -> Result<bool> {
+    async fn claim(&mut self, pool: &mut SetPool) -> Result<bool> {
         while self.stopped.is_none() && self.held.len() < self.plan.concurrency {
-            let (lease, skip) = (self.plan.lease, &self.skip);
-            let got = self.link.run("claiming a set", |s| s.claim(lease, skip))?;
+            let (lease, skip) = (self.plan.lease, self.skip.clone());
+            let got = self
+                .link
+                .run("claiming a set", move |s| s.claim(lease, &skip))
+                .await?;
             let Some(Some(set)) = got else {
                 return Ok(got.is_some());
             };
@@ -491,7 +544,8 @@ impl Worker<'_> {
                 .iter()
                 .any(|n| !self.shared.bots.contains_key(*n))
             {
-                if let Ok(fresh) = block_in_place(|| league_from_store(&self.link.store)) {
+                let fresh = self.link.store.call(|s| league_from_store(s)).await;
+                if let Ok(fresh) = fresh {
                     self.config = fresh;
                     self.shared = Arc::new(Shared::new(
                         &self.config,
@@ -509,13 +563,17 @@ impl Worker<'_> {
     /// Sends the finished sets' results, once the next sets are started: a set's
     /// thread plays while its predecessor's result goes to the store (with one set at a
     /// time, the store's commit no longer stops the games).
-    fn send_results(&mut self) -> Result<()> {
+    async fn send_results(&mut self) -> Result<()> {
         let who = self.plan.who;
         while let Some(u) = self.unsent.front() {
             let (id, attempt) = (u.set.id, u.set.attempts);
-            let sent = self.link.run("recording a result", |s| {
-                s.record_attempt(id, attempt, &u.outcome, &u.log)
-            })?;
+            let (outcome, log) = (u.outcome.clone(), u.log.clone());
+            let sent = self
+                .link
+                .run("recording a result", move |s| {
+                    s.record_attempt(id, attempt, &outcome, &log)
+                })
+                .await?;
             let Some(recorded) = sent else { break };
             let Some(u) = self.unsent.pop_front() else {
                 break;
@@ -552,7 +610,7 @@ impl Worker<'_> {
     }
 
     /// Stopped by a signal: every set in play is stopped and given back at once.
-    fn give_back(&mut self, pool: &mut SetPool, name: &'static str) -> Result<()> {
+    async fn give_back(&mut self, pool: &mut SetPool, name: &'static str) -> Result<()> {
         self.stopped = Some(name);
         self.say(format!(
             "{}: {name}: giving back the sets in play",
@@ -563,7 +621,8 @@ impl Worker<'_> {
             let attempt = set.attempts;
             let _ = self
                 .link
-                .run("giving a set back", |s| s.release(id, attempt))?;
+                .run("giving a set back", move |s| s.release(id, attempt))
+                .await?;
         }
         Ok(())
     }
@@ -571,7 +630,7 @@ impl Worker<'_> {
     /// A set of the pool ended: its result is queued for the store, or the set given
     /// back. A set given up here already (its lease lost, the worker stopping) is
     /// no longer held, and its ending is dropped.
-    fn ended(&mut self, set: ClaimedSet, ending: Ending) -> Result<()> {
+    async fn ended(&mut self, set: ClaimedSet, ending: Ending) -> Result<()> {
         if self
             .held
             .get(&set.id)
@@ -597,8 +656,8 @@ impl Worker<'_> {
                 outcome.log = format!("store:{}", set.id);
                 self.unsent.push_back(Unsent {
                     set,
-                    outcome,
-                    log,
+                    outcome: Arc::new(outcome),
+                    log: Arc::new(log),
                     files,
                 });
             }
@@ -632,14 +691,16 @@ impl Worker<'_> {
                 let (id, attempt) = (set.id, set.attempts);
                 let _ = self
                     .link
-                    .run("giving a set back", |s| s.release(id, attempt))?;
+                    .run("giving a set back", move |s| s.release(id, attempt))
+                    .await?;
             }
             Ending::Stopped => {}
             Ending::Failed(e) => {
                 let (id, attempt) = (set.id, set.attempts);
                 let _ = self
                     .link
-                    .run("giving a set back", |s| s.release(id, attempt))?;
+                    .run("giving a set back", move |s| s.release(id, attempt))
+                    .await?;
                 return Err(Error::Set {
                     set: set.key.to_string(),
                     error: e,

@@ -1,4 +1,4 @@
-//! The runner: plays the league without end. It alone owns the store. It chooses each
+//! The runner: plays the league without end. It alone uses the store. It chooses each
 //! set by the rule of `pairing`, adds it to the store, claims it, and starts it in a
 //! `league::SetPool`, the league's own pool (each set on a thread of its own, played by
 //! `league::play_claimed`: so `referee::play_set`, its log, and the store's one
@@ -11,8 +11,15 @@
 //! shared store the runner keeps the league file's schedule in the store for the
 //! workers, claims the store's pending sets first (choosing one itself only when none
 //! is pending), keeps its own claims' leases alive, and reads the finished sets again
-//! every second, so the pages show the workers' results too. Every store call runs in
-//! `block_in_place`: the PostgreSQL client blocks on a runtime of its own.
+//! every second, so the pages show the workers' results too.
+//!
+//! The runner holds no store, only a [`StoreThread`]: every store call is sent to the
+//! store's own thread and awaited, so the synchronous clients (the PostgreSQL one panics
+//! inside a runtime) never run on the async runtime, and the store is closed on its
+//! thread too; a thread that stopped (an operation panicked there) ends the runner
+//! with its error, even with a shared store, whose outages are otherwise waited out.
+//! What `AddBot` reads from the disk (the league file, the sandbox's probe)
+//! runs on tokio's blocking threads.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -21,10 +28,9 @@ use std::time::Duration;
 
 use league::{
     BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetFiles,
-    SetId, SetOutcome, SetPool, Shared, Store,
+    SetId, SetOutcome, SetPool, Shared, Store, StoreThread,
 };
 use tokio::sync::{mpsc, watch};
-use tokio::task::block_in_place;
 use tokio::time::Instant;
 
 use crate::live::LiveTap;
@@ -42,8 +48,10 @@ pub struct Runner {
     pub config: LeagueConfig,
     /// The league's directory.
     pub dir: PathBuf,
-    /// The store (SQLite or PostgreSQL).
-    pub store: Box<dyn Store + Send>,
+    /// The store (SQLite or PostgreSQL), on its own thread.
+    store: StoreThread<Box<dyn Store + Send>>,
+    /// Whether the store is shared with workers ([`Store::is_shared`]).
+    shared_store: bool,
     /// The league's seed.
     pub seed: u64,
     /// What sets share (the bots' commands and limits).
@@ -73,8 +81,8 @@ pub struct Runner {
 
 impl Runner {
     /// A runner over a store already in line with the file (settings settled,
-    /// interrupted sets put back).
-    pub fn new(
+    /// interrupted sets put back); the store moves to a thread of its own.
+    pub async fn new(
         config: LeagueConfig,
         dir: &Path,
         store: Box<dyn Store + Send>,
@@ -82,13 +90,17 @@ impl Runner {
         shared: Shared,
         quiet: bool,
     ) -> league::Result<Runner> {
-        let finished = block_in_place(|| store.finished())?;
+        let shared_store = store.is_shared();
+        let store = StoreThread::spawn(store)
+            .map_err(|e| league::Error::Runtime(format!("cannot start the store's thread: {e}")))?;
+        let finished = store.call(|s| s.finished()).await?;
         let rounds = rounds_of(&finished);
         Ok(Runner {
             active: config.bots.iter().map(|b| b.name.clone()).collect(),
             config,
             dir: dir.to_path_buf(),
             store,
+            shared_store,
             seed,
             shared: Arc::new(shared),
             removed: Vec::new(),
@@ -150,24 +162,32 @@ impl Runner {
     /// schedule then holds no set (sets are added one at a time by `start_next`). A
     /// shared store keeps the league file's schedule of the active bots, for the
     /// workers.
-    pub fn sync_bots(&mut self) -> league::Result<league::SyncReport> {
+    pub async fn sync_bots(&mut self) -> league::Result<league::SyncReport> {
         let entries = self.entries();
-        if self.store.is_shared() {
+        if self.shared_store {
             let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
             self.schedule =
                 league::schedule(&names, &self.config.format, self.config.rounds, self.seed);
         }
         let schedule = self.schedule.clone();
-        Ok(block_in_place(|| self.store.sync(&entries, &schedule))?)
+        Ok(self
+            .store
+            .call(move |s| s.sync(&entries, &schedule))
+            .await?)
     }
 
     /// With a shared store: reads the finished sets again (the workers' too) and
     /// renews the leases of the sets this server plays. True when the list changed.
-    fn refresh(&mut self, pool: &SetPool) -> league::Result<bool> {
-        block_in_place(|| self.store.reconnect_if_lost())?;
+    async fn refresh(&mut self, pool: &SetPool) -> league::Result<bool> {
         let held: Vec<(SetId, u32)> = pool.sets().map(|s| (s.id, s.attempts)).collect();
-        block_in_place(|| self.store.renew_claims(&held))?;
-        let finished = block_in_place(|| self.store.finished())?;
+        let finished = self
+            .store
+            .call(move |s| {
+                s.reconnect_if_lost()?;
+                s.renew_claims(&held)?;
+                s.finished()
+            })
+            .await?;
         if finished.len() == self.finished.len() {
             return Ok(false);
         }
@@ -180,11 +200,11 @@ impl Runner {
     }
 
     /// The snapshot of now.
-    pub fn snapshot(&self) -> league::Result<Snapshot> {
-        let store = &self.store;
-        let (settings, progress, bots) = block_in_place(|| -> league::Result<_> {
-            Ok((store.settings()?, store.progress()?, store.bots()?))
-        })?;
+    pub async fn snapshot(&self) -> league::Result<Snapshot> {
+        let (settings, progress, bots) = self
+            .store
+            .call(|s| -> league::Result<_> { Ok((s.settings()?, s.progress()?, s.bots()?)) })
+            .await?;
         let info = LeagueInfo::from_settings(&settings);
         let mut standings = league::compute_standings(info, progress, &bots, &self.finished);
         // The server has no schedule to finish: every set it played is done, and the
@@ -222,7 +242,7 @@ impl Runner {
 
     /// Chooses, adds, claims and starts the next set in `pool`; false when no pair can
     /// play. The set's thread has its live tap: the pages see every record.
-    fn start_next(
+    async fn start_next(
         &mut self,
         app: &AppState,
         pool: &mut SetPool,
@@ -255,8 +275,8 @@ impl Runner {
         input.held = self.held.keys().cloned().collect();
         // A shared store's pending sets (the file's schedule, for the workers too) go
         // first; the pairing chooses only when none is left.
-        let waiting = if self.store.is_shared() {
-            block_in_place(|| self.store.claim_next())?
+        let waiting = if self.shared_store {
+            self.store.call(|s| s.claim_next()).await?
         } else {
             None
         };
@@ -264,7 +284,8 @@ impl Runner {
             // A pair held back (its set just failed here) is left to the workers for
             // now, rather than failing again at once.
             Some(set) if input.held.contains(&pair(&set.key.a, &set.key.b)) => {
-                block_in_place(|| self.store.requeue(&[set.id]))?;
+                let id = set.id;
+                self.store.call(move |s| s.requeue(&[id])).await?;
                 return Ok(false);
             }
             Some(set) => set,
@@ -279,8 +300,14 @@ impl Runner {
                     key: key.clone(),
                     seed,
                 });
-                block_in_place(|| self.store.sync(&entries, &sets))?;
-                let Some(set) = block_in_place(|| self.store.claim_next())? else {
+                let claimed = self
+                    .store
+                    .call(move |s| {
+                        s.sync(&entries, &sets)?;
+                        s.claim_next()
+                    })
+                    .await?;
+                let Some(set) = claimed else {
                     return Ok(false);
                 };
                 set
@@ -288,10 +315,8 @@ impl Runner {
         };
         let stem = set.key.stem();
         SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside()?;
-        block_in_place(|| {
-            self.store
-                .set_log(set.id, &format!("{}/{stem}.jsonl", league::LOGS_DIR))
-        })?;
+        let (id, log) = (set.id, format!("{}/{stem}.jsonl", league::LOGS_DIR));
+        self.store.call(move |s| s.set_log(id, &log)).await?;
         let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
         *r = (*r).max(set.key.round);
         self.started += 1;
@@ -315,8 +340,9 @@ impl Runner {
         shutdown: watch::Receiver<Option<&'static str>>,
     ) -> league::Result<&'static str> {
         let result = self.play(app, commands, shutdown).await;
-        // A PostgreSQL connection closes by blocking on its client's own runtime.
-        block_in_place(move || drop(self));
+        // Closed on the store's thread (a PostgreSQL connection blocks on its client's
+        // own runtime as it closes), once its last operation is done.
+        self.store.shutdown().await;
         result
     }
 
@@ -347,9 +373,9 @@ impl Runner {
     ) -> league::Result<&'static str> {
         let mut interrupted: Vec<ClaimedSet> = Vec::new();
         let mut stopping: Option<&'static str> = None;
-        let mut snapshot = self.snapshot()?;
+        let mut snapshot = self.snapshot().await?;
         app.publish(snapshot.clone());
-        let shared = self.store.is_shared();
+        let shared = self.shared_store;
         let mut store_down = false;
         // With a shared store, the results of this server's sets that the store could
         // not take (it was out of reach): recorded as soon as it is back. Their logs are
@@ -362,10 +388,10 @@ impl Runner {
                 && !store_down
                 && pool.len() < self.config.concurrency
             {
-                match self.start_next(&app, pool, &snapshot.standings) {
+                match self.start_next(&app, pool, &snapshot.standings).await {
                     Ok(true) => {}
                     Ok(false) => break,
-                    Err(e) if shared => {
+                    Err(e) if outage(shared, &e) => {
                         self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
                         break;
                     }
@@ -400,7 +426,7 @@ impl Runner {
                             let recorded = if store_down {
                                 Err(league::Error::Runtime("the store is out of reach".into()))
                             } else {
-                                self.record(&set, &outcome).map_err(league::Error::from)
+                                self.record(&set, &outcome).await.map_err(league::Error::from)
                             };
                             match recorded {
                                 Ok(false) => {
@@ -416,7 +442,7 @@ impl Runner {
                                     self.done += 1;
                                     app.hub.ended(&stem, "finished");
                                 }
-                                Err(e) if shared => {
+                                Err(e) if outage(shared, &e) => {
                                     self.say(&format!("{} finished; its result waits for the store", set.key));
                                     self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
                                     unrecorded.push((set, outcome));
@@ -436,18 +462,18 @@ impl Runner {
                         }
                     }
                     if !store_down {
-                        match self.requeue(&mut interrupted) {
-                            Err(e) if shared => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                        match self.requeue(&mut interrupted).await {
+                            Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
                             other => other?,
                         }
                     }
-                    self.publish(shared, &mut store_down, &mut snapshot, &app)?;
+                    self.publish(shared, &mut store_down, &mut snapshot, &app).await?;
                 }
                 request = commands.recv() => {
                     let Some((command, answer)) = request else { continue };
-                    let said = self.command(command);
+                    let said = self.command(command).await;
                     // The pages see the change before the admin hears it is done.
-                    self.publish(shared, &mut store_down, &mut snapshot, &app)?;
+                    self.publish(shared, &mut store_down, &mut snapshot, &app).await?;
                     let _ = answer.send(said);
                 }
                 // Held-back pairs come back, and a paused league may resume: look again.
@@ -456,12 +482,12 @@ impl Runner {
                 // The store out of reach (a restart): said once, as a problem, and tried
                 // again every second; the pages keep the last snapshot meanwhile.
                 _ = tokio::time::sleep(Duration::from_secs(1)), if shared && stopping.is_none() => {
-                    let fresh = match self.refresh(pool) {
-                        Ok(changed) => self.catch_up(&mut unrecorded, &mut interrupted, &app).map(|caught| changed || caught),
+                    let fresh = match self.refresh(pool).await {
+                        Ok(changed) => self.catch_up(&mut unrecorded, &mut interrupted, &app).await.map(|caught| changed || caught),
                         Err(e) => Err(e),
                     };
                     let fresh = match fresh {
-                        Ok(true) => self.snapshot().map(Some),
+                        Ok(true) => self.snapshot().await.map(Some),
                         Ok(false) => Ok(None),
                         Err(e) => Err(e),
                     };
@@ -476,13 +502,14 @@ impl Runner {
                                 app.publish(snapshot.clone());
                             }
                         }
-                        Err(e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                        Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                        Err(e) => return Err(e),
                     }
                 }
             }
         }
         if shared {
-            if let Err(e) = self.catch_up(&mut unrecorded, &mut interrupted, &app) {
+            if let Err(e) = self.catch_up(&mut unrecorded, &mut interrupted, &app).await {
                 for (set, _) in &unrecorded {
                     self.say(&format!(
                         "{}: its result could not be recorded ({e}); the set will be played again once its lease runs out",
@@ -492,19 +519,19 @@ impl Runner {
                 return Err(e);
             }
         }
-        self.requeue(&mut interrupted)?;
+        self.requeue(&mut interrupted).await?;
         Ok(stopping.unwrap_or("shutdown"))
     }
 
     /// Records a finished set of this server's: true when counted, false when kept as a
     /// duplicate (the lease ran out and another player finished it). A shared store
     /// keeps the log too (`hus export`); the pages serve the file.
-    fn record(
+    async fn record(
         &mut self,
         set: &ClaimedSet,
         outcome: &SetOutcome,
     ) -> Result<bool, league::StoreError> {
-        let log = if self.store.is_shared() {
+        let log = if self.shared_store {
             std::fs::read(self.dir.join(&outcome.log)).unwrap_or_else(|e| {
                 self.say(&format!(
                     "cannot read {}: {e}; the store keeps no copy of it",
@@ -515,12 +542,15 @@ impl Runner {
         } else {
             Vec::new()
         };
-        block_in_place(|| self.store.record_played(set, outcome, &log))
+        let (set, outcome) = (set.clone(), outcome.clone());
+        self.store
+            .call(move |s| s.record_played(&set, &outcome, &log))
+            .await
     }
 
     /// With the store back: records the results that waited for it and puts the
     /// interrupted sets back. True when anything was recorded.
-    fn catch_up(
+    async fn catch_up(
         &mut self,
         unrecorded: &mut Vec<(ClaimedSet, SetOutcome)>,
         interrupted: &mut Vec<ClaimedSet>,
@@ -529,7 +559,7 @@ impl Runner {
         let mut recorded = false;
         while let Some((set, outcome)) = unrecorded.first().cloned() {
             let stem = set.key.stem();
-            if self.record(&set, &outcome)? {
+            if self.record(&set, &outcome).await? {
                 self.say(&format!(
                     "{} finished: {} {}-{} {} (recorded once the store was back)",
                     set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b
@@ -548,26 +578,26 @@ impl Runner {
             }
             unrecorded.remove(0);
         }
-        self.requeue(interrupted)?;
+        self.requeue(interrupted).await?;
         Ok(recorded)
     }
 
     /// Publishes the snapshot of now; with a shared store out of reach, the last one
     /// with the outage among its problems.
-    fn publish(
+    async fn publish(
         &mut self,
         shared: bool,
         store_down: &mut bool,
         snapshot: &mut Snapshot,
         app: &AppState,
     ) -> league::Result<()> {
-        match self.snapshot() {
+        match self.snapshot().await {
             Ok(fresh) => {
                 *snapshot = fresh;
                 app.publish(snapshot.clone());
                 Ok(())
             }
-            Err(e) if shared => {
+            Err(e) if outage(shared, &e) => {
                 self.store_out_of_reach(store_down, snapshot, app, &e);
                 Ok(())
             }
@@ -604,12 +634,12 @@ impl Runner {
     }
 
     /// Puts stopped and failed sets back to pending, their partial logs aside.
-    fn requeue(&mut self, sets: &mut Vec<ClaimedSet>) -> league::Result<()> {
+    async fn requeue(&mut self, sets: &mut Vec<ClaimedSet>) -> league::Result<()> {
         if sets.is_empty() {
             return Ok(());
         }
         let ids: Vec<SetId> = sets.iter().map(|s| s.id).collect();
-        block_in_place(|| self.store.requeue(&ids))?;
+        self.store.call(move |s| s.requeue(&ids)).await?;
         let logs = self.dir.join(league::LOGS_DIR);
         for set in sets.drain(..) {
             if let Some(kept) = league::set_aside(&logs, &set.key.stem())?.first() {
@@ -623,7 +653,7 @@ impl Runner {
         Ok(())
     }
 
-    fn command(&mut self, command: Command) -> Result<String, String> {
+    async fn command(&mut self, command: Command) -> Result<String, String> {
         match command {
             Command::Pause => {
                 self.paused = true;
@@ -640,7 +670,7 @@ impl Runner {
                     return Err(format!("no active bot named {name:?}"));
                 }
                 self.removed.push(name.clone());
-                self.sync_bots().map_err(|e| format!("{e:#}"))?;
+                self.sync_bots().await.map_err(|e| format!("{e:#}"))?;
                 self.say(&format!("{name} removed by the admin"));
                 Ok(format!(
                     "{name} plays no new sets; its running sets finish and its results stay"
@@ -652,18 +682,26 @@ impl Runner {
                 }
                 // The file is read again: a bot's command comes only from the league
                 // file, never from the network.
-                let fresh = LeagueConfig::load(&self.config.path).map_err(|e| format!("{e:#}"))?;
-                let Some(bot) = fresh.bot(&name).cloned() else {
-                    return Err(format!(
-                        "{} has no bot named {name:?}: add it to the file first",
-                        self.config.path.display()
-                    ));
-                };
-                if let Some(sandbox) = &bot.limits.sandbox {
-                    sandbox
-                        .probe(&bot.spec, &bot.limits)
-                        .map_err(|e| format!("{name}'s sandbox cannot start: {e}"))?;
-                }
+                // Both block (a file, a process): off the runtime.
+                let path = self.config.path.clone();
+                let wanted = name.clone();
+                let bot = tokio::task::spawn_blocking(move || {
+                    let fresh = LeagueConfig::load(&path).map_err(|e| format!("{e:#}"))?;
+                    let Some(bot) = fresh.bot(&wanted).cloned() else {
+                        return Err(format!(
+                            "{} has no bot named {wanted:?}: add it to the file first",
+                            path.display()
+                        ));
+                    };
+                    if let Some(sandbox) = &bot.limits.sandbox {
+                        sandbox
+                            .probe(&bot.spec, &bot.limits)
+                            .map_err(|e| format!("{wanted}'s sandbox cannot start: {e}"))?;
+                    }
+                    Ok(bot)
+                })
+                .await
+                .map_err(|e| format!("reading the league file failed: {e}"))??;
                 let mut shared = (*self.shared).clone();
                 let mut b = bot.clone();
                 b.limits.nice = shared.bots.values().next().and_then(|x| x.limits.nice);
@@ -672,7 +710,7 @@ impl Runner {
                 self.config.bots.retain(|b| b.name != name);
                 self.config.bots.push(bot.clone());
                 if let Some(registry) = &self.registry {
-                    registry.set_tokens(remote::Registry::tokens_of(&self.config));
+                    registry.set_tokens(crate::remote_tokens(&self.config));
                     if bot.is_remote() {
                         let mut shared = (*self.shared).clone();
                         shared.links.insert(name.clone(), registry.connector(&name));
@@ -685,12 +723,23 @@ impl Runner {
                 }
                 self.active.insert(name.clone());
                 self.removed.retain(|r| *r != name);
-                self.sync_bots().map_err(|e| format!("{e:#}"))?;
+                self.sync_bots().await.map_err(|e| format!("{e:#}"))?;
                 self.say(&format!("{name} added by the admin"));
                 Ok(format!("{name} plays from now on"))
             }
         }
     }
+}
+
+/// Whether `error` is a shared store out of reach, which the runner waits out (it
+/// tries again every second), rather than an end: not a store's thread that stopped (an
+/// operation panicked there, and no call can succeed again).
+fn outage(shared: bool, error: &league::Error) -> bool {
+    shared
+        && !matches!(
+            error,
+            league::Error::Store(league::StoreError::ThreadStopped { .. })
+        )
 }
 
 /// The highest round per pair of these sets.
