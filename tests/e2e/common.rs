@@ -446,3 +446,9 @@ pub fn move_words(m: &Value) -> String {
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
+
+/// Sends SIGTERM to a child of the test that has not been reaped yet.
+pub fn sigterm(child: &std::process::Child) {
+    // SAFETY: a signal to our own child, which has not been reaped yet.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+}

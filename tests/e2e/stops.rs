@@ -43,11 +43,6 @@ fn wait_for_log(child: &mut Child, dir: &Path, ready: impl Fn(&str) -> bool) -> 
     }
 }
 
-fn sigterm(child: &Child) {
-    // SAFETY: a signal to our own child, which has not been reaped yet.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-}
-
 /// `hus match A B --log-dir DIR` with allowances no test reaches, its stderr piped.
 fn spawn_match(a: &str, b: &str, dir: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_hus"))

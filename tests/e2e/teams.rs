@@ -699,8 +699,7 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
         assert!(Instant::now() < deadline, "the speakers never spoke");
         std::thread::sleep(Duration::from_millis(20));
     };
-    // SAFETY: a signal to our own child, which has not been reaped yet.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    crate::common::sigterm(&child);
     let out = child.wait_with_output().expect("reaped");
     assert_eq!(
         out.status.code(),
