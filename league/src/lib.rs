@@ -31,9 +31,12 @@ mod args;
 mod error;
 mod file;
 mod lock;
+mod pool;
 mod progress;
 mod run;
 mod schedule;
+mod set_files;
+mod setup;
 mod standings;
 mod store;
 mod worker;
@@ -44,12 +47,14 @@ pub use args::{
 pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
+pub use pool::{play_claimed, Ending, SetPool, Shared, Tap};
 pub use progress::fault_lines;
-pub use run::{
-    announce_sync, play_claimed, prepare_run, read_standings, run_league, run_standings, set_aside,
-    settle_settings, store_url, Ending, Shared, LOGS_DIR, STORE_FILE,
-};
+pub use run::{run_league, run_standings};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
+pub use set_files::{set_aside, SetFiles, LOGS_DIR};
+pub use setup::{
+    announce_sync, prepare_run, read_standings, settle_settings, store_url, STORE_FILE,
+};
 pub use standings::{
     compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,
     OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView, Record3,
@@ -57,7 +62,7 @@ pub use standings::{
 };
 pub use store::{
     BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, PackedLog, PgStore, Progress,
-    Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoredLog,
-    SyncReport, WorkerRow,
+    Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoreThread,
+    StoredLog, SyncReport, WorkerRow,
 };
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

@@ -5,7 +5,7 @@
 //!
 //! A worker claims a set with a lease (see `store::pg`), plays it through
 //! `referee::play_set` exactly as `hus league` does (the same `play_claimed`, each set
-//! on a thread of its own with a single-threaded runtime: `run::SetThreads`), renews
+//! on a thread of its own with a single-threaded runtime: `pool::SetPool`), renews
 //! its leases every quarter of their length, and sends the result with the whole log
 //! (gzip) in one transaction. A set whose lease it lost (it was silent for a lease, and
 //! another worker took the set) is dropped, its bots killed. A bot it cannot start:
@@ -19,16 +19,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
-use tokio::task::{block_in_place, AbortHandle, JoinSet};
-
 use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs, WorkersFormat};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
-use crate::run::{print, read_standings, settle_settings, sync_with_file};
-use crate::run::{Ending, SetThreads, Shared};
+use crate::pool::{Ending, SetPool, Shared};
+use crate::set_files::SetFiles;
+use crate::setup::{print, read_standings, settle_settings, sync_with_file};
 use crate::store::{
-    ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, WorkerRow,
+    ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, StoreThread, WorkerRow,
 };
 
 /// The settings that carry the league file to the workers.
@@ -217,34 +215,22 @@ fn league_from_store(store: &PgStore) -> Result<LeagueConfig> {
     LeagueConfig::parse(Path::new(path), text)
 }
 
-/// A set being played here, on a thread of its own (`SetThreads`). Dropping it (its
-/// lease lost, the worker stopping or failing) stops the set: its bots are killed and
-/// its log ends with `aborted`.
-struct Held {
-    set: ClaimedSet,
-    abort: AbortHandle,
-    stop: watch::Sender<Option<&'static str>>,
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        self.abort.abort();
-        let _ = self.stop.send(Some("the worker gave the set up"));
-    }
-}
-
 /// A finished set's result waiting to reach the store.
 struct Unsent {
     set: ClaimedSet,
-    outcome: SetOutcome,
-    log: Vec<u8>,
-    files: Vec<PathBuf>,
+    /// Shared with the store's thread while it is sent.
+    outcome: Arc<SetOutcome>,
+    log: Arc<Vec<u8>>,
+    /// Its files in the scratch directory, removed once the store has the result.
+    files: SetFiles,
 }
 
 /// The store's connection with its backoff: operations fail fast while it is down,
-/// and a reconnection is tried once the backoff has passed.
+/// and a reconnection is tried once the backoff has passed. The store itself is on its
+/// own thread ([`StoreThread`]): the worker's runtime never holds the synchronous
+/// client, so it can neither call nor close it there.
 struct Link {
-    store: PgStore,
+    store: StoreThread<PgStore>,
     down_since: Option<Instant>,
     retry_at: Instant,
     backoff: Duration,
@@ -252,19 +238,64 @@ struct Link {
     who: &'static str,
 }
 
+/// What one turn of [`Link::run`] did on the store's thread.
+enum Attempt<T> {
+    /// The store is down and its backoff has not passed: nothing was tried.
+    Later,
+    /// The store is down and a reconnection failed.
+    Unreachable(StoreError),
+    /// The operation ran (after a reconnection, if `reconnected`); `lost`: the
+    /// connection was lost by it.
+    Ran {
+        reconnected: bool,
+        result: std::result::Result<T, StoreError>,
+        lost: bool,
+    },
+}
+
 impl Link {
     /// Runs `op` on the store if it is up; `None` (noted) when the store is unreachable.
-    fn run<T>(
+    async fn run<T: Send + 'static>(
         &mut self,
         what: &str,
-        op: impl FnOnce(&mut PgStore) -> std::result::Result<T, StoreError>,
+        op: impl FnOnce(&mut PgStore) -> std::result::Result<T, StoreError> + Send + 'static,
     ) -> Result<Option<T>> {
-        if self.store.is_lost() || self.down_since.is_some() {
-            if Instant::now() < self.retry_at {
+        let down = self.down_since.is_some();
+        let retry_at = self.retry_at;
+        let attempt = self
+            .store
+            .call(move |store| {
+                let mut reconnected = false;
+                if store.is_lost() || down {
+                    if Instant::now() < retry_at {
+                        return Ok(Attempt::Later);
+                    }
+                    if let Err(e) = store.reconnect() {
+                        return Ok(Attempt::Unreachable(e));
+                    }
+                    reconnected = true;
+                }
+                let result = op(store);
+                Ok::<_, StoreError>(Attempt::Ran {
+                    reconnected,
+                    lost: store.is_lost(),
+                    result,
+                })
+            })
+            .await
+            .map_err(|e| Error::Runtime(format!("{what} failed: {e}")))?;
+        let (result, lost) = match attempt {
+            Attempt::Later => return Ok(None),
+            Attempt::Unreachable(e) => {
+                self.failed(&e);
                 return Ok(None);
             }
-            match block_in_place(|| self.store.reconnect()) {
-                Ok(()) => {
+            Attempt::Ran {
+                reconnected,
+                result,
+                lost,
+            } => {
+                if reconnected {
                     if let Some(since) = self.down_since.take() {
                         if !self.quiet {
                             eprintln!(
@@ -276,15 +307,12 @@ impl Link {
                     }
                     self.backoff = BACKOFF_MIN;
                 }
-                Err(e) => {
-                    self.failed(&e);
-                    return Ok(None);
-                }
+                (result, lost)
             }
-        }
-        match block_in_place(|| op(&mut self.store)) {
+        };
+        match result {
             Ok(v) => Ok(Some(v)),
-            Err(e) if self.store.is_lost() || unreachable(&e) => {
+            Err(e) if lost || unreachable(&e) => {
                 self.failed(&e);
                 Ok(None)
             }
@@ -322,8 +350,18 @@ fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Opti
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     let who = plan.who;
     let quiet = plan.quiet;
-    // The connection lives outside the runtime: closing it blocks on the client's own
-    // runtime, which cannot happen inside another.
+    if !quiet {
+        eprintln!(
+            "{who}: {} plays sets of {} ({} at a time, leases of {:.1} s)",
+            store.name(),
+            url_place(&store),
+            plan.concurrency,
+            plan.lease.as_secs_f64()
+        );
+    }
+    // From here on the store lives on its own thread: the runtime only has the handle.
+    let store = StoreThread::spawn(store)
+        .map_err(|e| Error::Runtime(format!("cannot start the store's thread: {e}")))?;
     let mut link = Link {
         store,
         down_since: None,
@@ -332,18 +370,13 @@ fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Opti
         quiet,
         who,
     };
-    if !quiet {
-        eprintln!(
-            "{who}: {} plays sets of {} ({} at a time, leases of {:.1} s)",
-            link.store.name(),
-            url_place(&link.store),
-            plan.concurrency,
-            plan.lease.as_secs_f64()
-        );
-    }
-    let result = runtime.block_on(work_loop(&mut link, config, plan, scratch.path(), nice));
+    let result = runtime.block_on(async {
+        let result = work_loop(&mut link, config, plan, scratch.path(), nice).await;
+        // Closes the connection on the store's thread, after its last operation.
+        link.store.shutdown().await;
+        result
+    });
     drop(runtime);
-    drop(link);
     let _ = std::fs::remove_dir_all(scratch.path());
     result
 }
@@ -367,216 +400,315 @@ fn tempfile_dir() -> Result<tempfile::TempDir> {
 
 async fn work_loop(
     link: &mut Link,
-    mut config: LeagueConfig,
+    config: LeagueConfig,
     plan: Plan,
     scratch: &Path,
     nice: Option<i32>,
 ) -> Result<Option<ExitCode>> {
-    let who = plan.who;
-    let say = |line: String| {
-        if !plan.quiet {
+    let mut pool = SetPool::new();
+    let idle_poll = (plan.lease / 4).min(Duration::from_secs(1));
+    let mut worker = Worker {
+        shared: Arc::new(Shared::new(&config, scratch.to_path_buf(), nice)),
+        config,
+        link,
+        scratch,
+        nice,
+        held: HashMap::new(),
+        unsent: VecDeque::new(),
+        skip: Vec::new(),
+        stopped: None,
+        next_renewal: Instant::now(),
+        idle_poll,
+        idle: IDLE_MIN.min(idle_poll),
+        plan,
+    };
+    let worked = worker.work(&mut pool).await;
+    // Whatever way the loop was left, the sets still playing here (given up: their
+    // leases lost, or the worker stopping or failing) end their logs with `aborted`
+    // and their bots are killed before the scratch directory goes.
+    pool.shutdown(GAVE_UP).await;
+    worked
+}
+
+/// What a set given up here says in its log's `aborted` record.
+const GAVE_UP: &str = "the worker gave the set up";
+
+/// A worker's side of the set pool: sets come from the store's claims under a lease,
+/// and their results are queued for the store (sent with the whole log).
+struct Worker<'a> {
+    link: &'a mut Link,
+    config: LeagueConfig,
+    plan: Plan,
+    scratch: &'a Path,
+    nice: Option<i32>,
+    shared: Arc<Shared>,
+    /// The sets played here whose lease this worker holds.
+    held: HashMap<SetId, ClaimedSet>,
+    unsent: VecDeque<Unsent>,
+    /// The bots this worker cannot start: their sets are left to the others.
+    skip: Vec<String>,
+    stopped: Option<&'static str>,
+    next_renewal: Instant,
+    idle_poll: Duration,
+    idle: Duration,
+}
+
+impl Worker<'_> {
+    fn say(&self, line: String) {
+        if !self.plan.quiet {
             eprintln!("{line}");
         }
-    };
-    let mut shared = Arc::new(Shared::new(&config, scratch.to_path_buf(), nice));
-    // Each set listens to its own stop (`Held`); this one only serves `SetThreads`.
-    let (all_tx, _all_rx) = watch::channel(None::<&'static str>);
-    let mut tasks: JoinSet<(SetId, Ending)> = JoinSet::new();
-    // Declared before `held`, so dropped after it: whatever way this function is left,
-    // the sets still held are stopped, then their threads are waited for.
-    let mut threads = SetThreads::new(all_tx);
-    let mut held: HashMap<SetId, Held> = HashMap::new();
-    let mut unsent: VecDeque<Unsent> = VecDeque::new();
-    let mut skip: Vec<String> = Vec::new();
-    let signal = referee::stop_signal();
-    tokio::pin!(signal);
-    let mut stopped: Option<&'static str> = None;
-    let renew_every = plan.lease / 4;
-    let mut next_renewal = Instant::now();
-    let idle_poll = (plan.lease / 4).min(Duration::from_secs(1));
-    let mut idle = IDLE_MIN.min(idle_poll);
+    }
 
-    loop {
-        // Renewals and the heartbeat, every quarter of a lease.
-        if Instant::now() >= next_renewal {
-            next_renewal = Instant::now() + renew_every;
-            let in_flight = held.len();
-            if link
-                .run("a heartbeat", |s| s.heartbeat(plan.concurrency, in_flight))?
-                .is_some()
-            {
-                let ids: Vec<(SetId, u32)> =
-                    held.values().map(|h| (h.set.id, h.set.attempts)).collect();
-                for (id, attempt) in ids {
-                    let renewed =
-                        link.run("renewing a lease", |s| s.renew(id, attempt, plan.lease))?;
-                    if renewed == Some(false) {
-                        if let Some(h) = held.remove(&id) {
-                            h.abort.abort();
-                            say(format!(
-                                "{who}: {} was lost (this worker was silent past its lease, another took it): stopped here",
-                                h.set.key
-                            ));
-                        }
+    /// Plays the store's sets until stopped (or, with `until_done`, until none is
+    /// left); `Some(130)` when stopped by a signal.
+    async fn work(&mut self, pool: &mut SetPool) -> Result<Option<ExitCode>> {
+        let signal = referee::stop_signal();
+        tokio::pin!(signal);
+        loop {
+            if Instant::now() >= self.next_renewal {
+                self.renew(pool).await?;
+            }
+            let claimed_none = self.claim(pool).await?;
+            self.send_results().await?;
+            if self.held.is_empty() && self.unsent.is_empty() {
+                if self.stopped.is_some() {
+                    break;
+                }
+                if self.plan.until_done && claimed_none {
+                    let progress = self.link.run("counting the sets", |s| s.progress()).await?;
+                    if progress.is_some_and(|p| p.pending == 0 && p.running == 0) {
+                        break;
                     }
                 }
             }
+            let wait = self.wait(claimed_none);
+            tokio::select! {
+                name = &mut signal, if self.stopped.is_none() => self.give_back(pool, name).await?,
+                Some((set, ending)) = pool.next_ended() => self.ended(set, ending).await?,
+                _ = tokio::time::sleep(wait) => {}
+            }
         }
-        // Claims.
-        let mut claimed_none = false;
-        while stopped.is_none() && held.len() < plan.concurrency {
-            let got = link.run("claiming a set", |s| s.claim(plan.lease, &skip))?;
+        let _ = self.link.run("saying goodbye", |s| s.goodbye()).await?;
+        Ok(self.stopped.map(|_| ExitCode::from(130)))
+    }
+
+    /// The heartbeat and the leases' renewals, every quarter of a lease; a set whose
+    /// lease was lost is stopped here.
+    async fn renew(&mut self, pool: &mut SetPool) -> Result<()> {
+        self.next_renewal = Instant::now() + self.plan.lease / 4;
+        let (concurrency, in_flight) = (self.plan.concurrency, self.held.len());
+        if self
+            .link
+            .run("a heartbeat", move |s| s.heartbeat(concurrency, in_flight))
+            .await?
+            .is_none()
+        {
+            return Ok(());
+        }
+        let ids: Vec<(SetId, u32)> = self.held.values().map(|h| (h.id, h.attempts)).collect();
+        let lease = self.plan.lease;
+        for (id, attempt) in ids {
+            let renewed = self
+                .link
+                .run("renewing a lease", move |s| s.renew(id, attempt, lease))
+                .await?;
+            if renewed == Some(false) {
+                if let Some(set) = self.held.remove(&id) {
+                    pool.stop(&set, GAVE_UP);
+                    self.say(format!(
+                        "{}: {} was lost (this worker was silent past its lease, another took it): stopped here",
+                        self.plan.who, set.key
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Claims sets up to the concurrency and starts them; true when the store had
+    /// none to give.
+    async fn claim(&mut self, pool: &mut SetPool) -> Result<bool> {
+        while self.stopped.is_none() && self.held.len() < self.plan.concurrency {
+            let (lease, skip) = (self.plan.lease, self.skip.clone());
+            let got = self
+                .link
+                .run("claiming a set", move |s| s.claim(lease, &skip))
+                .await?;
             let Some(Some(set)) = got else {
-                claimed_none = got.is_some();
-                break;
+                return Ok(got.is_some());
             };
-            idle = IDLE_MIN.min(idle_poll);
+            self.idle = IDLE_MIN.min(self.idle_poll);
             // A bot added to the league since this worker read the file.
             if [&set.key.a, &set.key.b]
                 .iter()
-                .any(|n| !shared.bots.contains_key(*n))
+                .any(|n| !self.shared.bots.contains_key(*n))
             {
-                if let Ok(fresh) = block_in_place(|| league_from_store(&link.store)) {
-                    config = fresh;
-                    shared = Arc::new(Shared::new(&config, scratch.to_path_buf(), nice));
+                let fresh = self.link.store.call(|s| league_from_store(s)).await;
+                if let Ok(fresh) = fresh {
+                    self.config = fresh;
+                    self.shared = Arc::new(Shared::new(
+                        &self.config,
+                        self.scratch.to_path_buf(),
+                        self.nice,
+                    ));
                 }
             }
-            let (stop, stop_rx) = watch::channel(None::<&'static str>);
-            let playing = threads.start(set.clone(), shared.clone(), stop_rx);
-            let abort = tasks.spawn(async move {
-                let (set, ending) = playing.await;
-                (set.id, ending)
-            });
-            held.insert(set.id, Held { set, abort, stop });
+            pool.start(set.clone(), self.shared.clone(), None);
+            self.held.insert(set.id, set);
         }
-        // Results, once the next sets are started: a set's thread plays while its
-        // predecessor's result goes to the store (with one set at a time, the store's
-        // commit no longer stops the games).
-        while let Some(u) = unsent.front() {
+        Ok(false)
+    }
+
+    /// Sends the finished sets' results, once the next sets are started: a set's
+    /// thread plays while its predecessor's result goes to the store (with one set at a
+    /// time, the store's commit no longer stops the games).
+    async fn send_results(&mut self) -> Result<()> {
+        let who = self.plan.who;
+        while let Some(u) = self.unsent.front() {
             let (id, attempt) = (u.set.id, u.set.attempts);
-            let sent = link.run("recording a result", |s| {
-                s.record_attempt(id, attempt, &u.outcome, &u.log)
-            })?;
+            let (outcome, log) = (u.outcome.clone(), u.log.clone());
+            let sent = self
+                .link
+                .run("recording a result", move |s| {
+                    s.record_attempt(id, attempt, &outcome, &log)
+                })
+                .await?;
             let Some(recorded) = sent else { break };
-            let Some(u) = unsent.pop_front() else { break };
-            for f in &u.files {
+            let Some(u) = self.unsent.pop_front() else {
+                break;
+            };
+            for f in u.files.existing() {
                 let _ = std::fs::remove_file(f);
             }
             match recorded {
-                Recorded::Counted => say(format!(
+                Recorded::Counted => self.say(format!(
                     "{who}: {} finished: {}-{}",
                     u.set.key, u.outcome.points[0], u.outcome.points[1]
                 )),
-                Recorded::Duplicate => say(format!(
+                Recorded::Duplicate => self.say(format!(
                     "{who}: {} finished, but its lease was lost and another worker played it: kept as a duplicate, not counted",
                     u.set.key
                 )),
             }
         }
-        if held.is_empty() && unsent.is_empty() {
-            if stopped.is_some() {
-                break;
-            }
-            if plan.until_done && claimed_none {
-                let progress = link.run("counting the sets", |s| s.progress())?;
-                if let Some(p) = progress {
-                    if p.pending == 0 && p.running == 0 {
-                        break;
-                    }
-                }
-            }
-        }
-        let wait = if !unsent.is_empty() {
+        Ok(())
+    }
+
+    /// How long to wait for a set to end before looking again.
+    fn wait(&mut self, claimed_none: bool) -> Duration {
+        let to_renewal = self.next_renewal.saturating_duration_since(Instant::now());
+        if !self.unsent.is_empty() {
             BACKOFF_MIN
         } else if claimed_none {
-            let wait = idle;
-            idle = (idle * 2).min(idle_poll);
-            next_renewal
-                .saturating_duration_since(Instant::now())
-                .min(wait)
+            let wait = self.idle;
+            self.idle = (self.idle * 2).min(self.idle_poll);
+            to_renewal.min(wait)
         } else {
-            next_renewal
-                .saturating_duration_since(Instant::now())
-                .min(idle_poll)
-        };
-        tokio::select! {
-                    name = &mut signal, if stopped.is_none() => {
-                        stopped = Some(name);
-                        say(format!("{who}: {name}: giving back the sets in play"));
-                        let ids: Vec<(SetId, u32)> = held.values().map(|h| (h.set.id, h.set.attempts)).collect();
-                        for h in held.values() {
-                            h.abort.abort();
-                        }
-                        held.clear();
-                        for (id, attempt) in ids {
-                            let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
-                        }
-                    }
-                    joined = tasks.join_next(), if !tasks.is_empty() => {
-                        let Some(joined) = joined else { continue };
-                        let Ok((id, ending)) = joined else {
-                            // Aborted: its lease was lost, or the worker is stopping.
-                            continue;
-                        };
-                        let Some(h) = held.remove(&id) else { continue };
-                        match ending {
-                            Ending::Finished(mut outcome) => {
-                                let path = scratch.join(outcome.log.trim_start_matches("logs/"));
-                                let stem = outcome.log.trim_start_matches("logs/").trim_end_matches(".jsonl").to_string();
-                                let log = std::fs::read(&path).map_err(|error| Error::Io {
-                                    what: "cannot read a finished set's log",
-                                    path: path.clone(),
-                                    error,
-                                })?;
-                                outcome.log = format!("store:{}", h.set.id);
-                                let files = ["jsonl", "a.stderr", "b.stderr"]
-                                    .iter()
-                                    .map(|s| scratch.join(format!("{stem}.{s}")))
-                                    .collect();
-                                unsent.push_back(Unsent { set: h.set.clone(), outcome, log, files });
-                            }
-                            Ending::CannotStart(e) => {
-                                // The bots whose program is not found here; when both are
-                                // (or neither is, and the start failed for another reason),
-                                // both are left to the other workers.
-                                let mut missing: Vec<String> = [&h.set.key.a, &h.set.key.b]
-                                    .into_iter()
-                                    .filter(|n| {
-                                        !shared.bots.get(*n).is_some_and(|b| {
-            b.spec.argv.first().is_some_and(|p| program_found(p))
-        })
-                                    })
-                                    .cloned()
-                                    .collect();
-                                if missing.is_empty() {
-                                    missing = vec![h.set.key.a.clone(), h.set.key.b.clone()];
-                                }
-                                say(format!(
-                                    "{who}: cannot play {}: {e:#}; the set is given back to the other workers, and this worker leaves {}'s sets to them",
-                                    h.set.key,
-                                    missing.join(" and ")
-                                ));
-                                for bot in missing {
-                                    if !skip.contains(&bot) {
-                                        skip.push(bot);
-                                    }
-                                }
-                                let (id, attempt) = (h.set.id, h.set.attempts);
-                                let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
-                            }
-                            Ending::Stopped => {}
-                            Ending::Failed(e) => {
-                                let (id, attempt) = (h.set.id, h.set.attempts);
-                                let _ = link.run("giving a set back", |s| s.release(id, attempt))?;
-                                return Err(Error::Set { set: h.set.key.to_string(), error: e });
-                            }
-                        }
-                    }
-                    _ = tokio::time::sleep(wait) => {}
-                }
+            to_renewal.min(self.idle_poll)
+        }
     }
-    let _ = link.run("saying goodbye", |s| s.goodbye())?;
-    Ok(stopped.map(|_| ExitCode::from(130)))
+
+    /// Stopped by a signal: every set in play is stopped and given back at once.
+    async fn give_back(&mut self, pool: &mut SetPool, name: &'static str) -> Result<()> {
+        self.stopped = Some(name);
+        self.say(format!(
+            "{}: {name}: giving back the sets in play",
+            self.plan.who
+        ));
+        pool.stop_all(GAVE_UP);
+        for (id, set) in std::mem::take(&mut self.held) {
+            let attempt = set.attempts;
+            let _ = self
+                .link
+                .run("giving a set back", move |s| s.release(id, attempt))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// A set of the pool ended: its result is queued for the store, or the set given
+    /// back. A set given up here already (its lease lost, the worker stopping) is
+    /// no longer held, and its ending is dropped.
+    async fn ended(&mut self, set: ClaimedSet, ending: Ending) -> Result<()> {
+        if self
+            .held
+            .get(&set.id)
+            .is_none_or(|h| h.attempts != set.attempts)
+        {
+            return Ok(());
+        }
+        self.held.remove(&set.id);
+        let who = self.plan.who;
+        match ending {
+            Ending::Finished(mut outcome) => {
+                let stem = outcome
+                    .log
+                    .trim_start_matches("logs/")
+                    .trim_end_matches(".jsonl");
+                let files = SetFiles::new(self.scratch, stem);
+                let path = files.log();
+                let log = std::fs::read(&path).map_err(|error| Error::Io {
+                    what: "cannot read a finished set's log",
+                    path: path.clone(),
+                    error,
+                })?;
+                outcome.log = format!("store:{}", set.id);
+                self.unsent.push_back(Unsent {
+                    set,
+                    outcome: Arc::new(outcome),
+                    log: Arc::new(log),
+                    files,
+                });
+            }
+            Ending::CannotStart(e) => {
+                // The bots whose program is not found here; when both are (or neither
+                // is, and the start failed for another reason), both are left to the
+                // other workers.
+                let mut missing: Vec<String> =
+                    [&set.key.a, &set.key.b]
+                        .into_iter()
+                        .filter(|n| {
+                            !self.shared.bots.get(*n).is_some_and(|b| {
+                                b.spec.argv.first().is_some_and(|p| program_found(p))
+                            })
+                        })
+                        .cloned()
+                        .collect();
+                if missing.is_empty() {
+                    missing = vec![set.key.a.clone(), set.key.b.clone()];
+                }
+                self.say(format!(
+                    "{who}: cannot play {}: {e:#}; the set is given back to the other workers, and this worker leaves {}'s sets to them",
+                    set.key,
+                    missing.join(" and ")
+                ));
+                for bot in missing {
+                    if !self.skip.contains(&bot) {
+                        self.skip.push(bot);
+                    }
+                }
+                let (id, attempt) = (set.id, set.attempts);
+                let _ = self
+                    .link
+                    .run("giving a set back", move |s| s.release(id, attempt))
+                    .await?;
+            }
+            Ending::Stopped => {}
+            Ending::Failed(e) => {
+                let (id, attempt) = (set.id, set.attempts);
+                let _ = self
+                    .link
+                    .run("giving a set back", move |s| s.release(id, attempt))
+                    .await?;
+                return Err(Error::Set {
+                    set: set.key.to_string(),
+                    error: e,
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Whether a bot's program exists here: a path, or a name found in PATH.

@@ -5,8 +5,8 @@
 //! connects, sends `{"type":"auth","bot":"NAME","token":"..."}` (bounded in length and
 //! time; failed logins are logged without the token and rate-limited per network),
 //! gets `{"type":"welcome",...}` and waits. A scheduler asks the registry whether a
-//! bot is connected ([`Registry::is_connected`]) and builds its set's [`referee::Entrant`]
-//! with [`Registry::entrant`]: `referee::play_set` then takes a connection for the set
+//! bot is connected ([`Registry::is_connected`]) and gives its set's [`referee::Entrant`]
+//! the bot's [`Registry::connector`]: `referee::play_set` then takes a connection for the set
 //! and speaks protocol v1 over it exactly as over a process's pipes, crediting the
 //! measured round-trip time up to the league's `lag_cap`. One connection carries one
 //! set at most; a bot that disconnects mid-set has crashed, and may connect again.

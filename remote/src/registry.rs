@@ -7,14 +7,12 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use league::BotConfig;
-use referee::{Connect, ConnectFuture, Entrant, Link, RttProbe};
+use referee::{Connect, ConnectFuture, Link, RttProbe};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, OwnedSemaphorePermit};
@@ -55,15 +53,6 @@ impl Registry {
             lag_cap,
             max_per_bot,
         }
-    }
-
-    /// The remote bots of a league file and their token hashes.
-    pub fn tokens_of(league: &league::LeagueConfig) -> HashMap<String, [u8; 32]> {
-        league
-            .bots
-            .iter()
-            .filter_map(|b| b.token_sha256.map(|h| (b.name.clone(), h)))
-            .collect()
     }
 
     /// Replaces the bots that may log in (an administrator added or removed one, or
@@ -138,18 +127,6 @@ impl Registry {
             registry: Arc::clone(self),
             bot: bot.to_string(),
         })
-    }
-
-    /// The set's entrant for a league bot: a link from this registry for a remote bot,
-    /// its process otherwise.
-    pub fn entrant(self: &Arc<Self>, bot: &BotConfig, stderr_path: PathBuf) -> Entrant {
-        Entrant {
-            spec: bot.spec.clone(),
-            stderr_path,
-            limits: bot.limits.clone(),
-            link: bot.is_remote().then(|| self.connector(&bot.name)),
-            time: None,
-        }
     }
 
     /// A place in `bot`'s queue for a connection about to be welcomed, unless the bot

@@ -65,7 +65,5 @@ mod tests {
         assert!(token_matches(&t, &stored));
         assert!(!token_matches(&format!("{t} "), &stored));
         assert!(!token_matches("", &stored));
-        // The league file's parser reads back what hus token prints.
-        assert_eq!(league::parse_sha256(&hex(&stored)), Ok(stored));
     }
 }

@@ -1,11 +1,11 @@
 //! `server`: the match server. `hus serve LEAGUE.toml` plays a league without end (the
-//! `league` crate's file, store, logs and `play_claimed`, so every set goes through
+//! `league` crate's file, store, logs and set pool, `SetPool`, so every set goes through
 //! `referee::play_set`), choosing each set where it shrinks the ratings' uncertainty
 //! most ([`pairing`]), and serves a dashboard, a JSON API and live games (server-sent
 //! events) from the same process (axum on hyper). docs/server.md describes it,
 //! docs/api.md the API.
 //!
-//! - [`runner`]: the set loop, sole owner of the store; publishes snapshots.
+//! - [`runner`]: the set loop, sole user of the store (through its `StoreThread`); publishes snapshots.
 //! - [`live`]: every record of every running set, fanned out to watchers.
 //! - [`web`]: routes, security headers, the `Host` check, request limits; [`http`]: the
 //!   listener (connections in all and per address, header size and time, stalled
@@ -14,7 +14,9 @@
 //!   pages, built once per finished set, by a bounded number of builders.
 //! - [`admin`]: the admin token (its SHA-256 only is stored; constant-time check).
 //!
-//! [`run_token`] is `hus token`: bots' tokens and the admin token, one code path.
+//! [`run_token`] is `hus token`: bots' tokens and the admin token, one code path;
+//! [`remote_tokens`] gives the bot port the league file's remote bots and their
+//! tokens' hashes.
 
 #![deny(missing_docs)]
 
@@ -31,6 +33,7 @@ pub mod runner;
 pub mod state;
 pub mod web;
 
+use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
@@ -82,6 +85,17 @@ pub fn run_token(args: &TokenArgs) -> anyhow::Result<ExitCode> {
         println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The league's remote bots and the SHA-256 of their tokens (the file's
+/// `token_sha256`), for the bot port's `remote::Registry`: `remote` knows no league
+/// file and takes them as plain data, at start and again when the admin adds a bot.
+pub fn remote_tokens(config: &LeagueConfig) -> HashMap<String, [u8; 32]> {
+    config
+        .bots
+        .iter()
+        .filter_map(|b| b.token_sha256.map(|h| (b.name.clone(), h)))
+        .collect()
 }
 
 /// Writes `token` to a new file readable by its owner only.
@@ -152,18 +166,19 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let shared = league::Shared::new(&config, dir.join(league::LOGS_DIR), nice);
     let concurrency = config.concurrency;
     let has_remote = config.bots.iter().any(|b| b.is_remote());
-    let tokens = remote::Registry::tokens_of(&config);
+    let tokens = remote_tokens(&config);
     let lag_cap = config.lag_cap;
-    let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet)?;
-    let sync = runner.sync_bots()?;
-    league::announce_sync(&sync, &args.file, &mut |line| say(line));
-    let snapshot = runner.snapshot()?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     let stopped = runtime.block_on(async move {
+        // From here on the store is the runner's, on a thread of its own.
+        let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet).await?;
+        let sync = runner.sync_bots().await?;
+        league::announce_sync(&sync, &args.file, &mut |line| say(line));
+        let snapshot = runner.snapshot().await?;
         // Installed before the dashboard line, which scripts wait for: one that stops
         // the server as soon as it reads the line stops it cleanly (status 0).
         let stop = referee::stop_signal();
@@ -263,4 +278,29 @@ fn no_openings_warning(file: &std::path::Path) -> String {
          (docs/openings.md; hus's openings/ has one for each preset at width 8)",
         file.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_hus_token_prints_is_what_the_league_file_reads_back() {
+        let token = remote::new_token();
+        let stored = remote::token_hash(&token);
+        // `hus token` prints `token_sha256 = "HEX"`; the league file's parser reads it.
+        assert_eq!(league::parse_sha256(&remote::hex(&stored)), Ok(stored));
+        let text = format!(
+            "[[bot]]\nname = \"local\"\ncommand = \"python3 a.py\"\n\n\
+             [[bot]]\nname = \"far\"\nremote = true\ntoken_sha256 = \"{}\"\n\n\
+             [[bot]]\nname = \"near\"\ncommand = \"python3 b.py\"\n",
+            remote::hex(&stored)
+        );
+        let config = LeagueConfig::parse(std::path::Path::new("L.toml"), &text).unwrap();
+        // Only the remote bot, with its token's hash: the registry lets it log in with
+        // the token.
+        let tokens = remote_tokens(&config);
+        assert_eq!(tokens, HashMap::from([("far".to_string(), stored)]));
+        assert!(remote::token_matches(&token, &tokens["far"]));
+    }
 }

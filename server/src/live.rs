@@ -1,10 +1,13 @@
 //! Live games: every record of every running set, fanned out to the watchers.
 //!
 //! Each running set has a [`LiveTap`], the extra sink `league::play_claimed` hands every
-//! record to after the log has it. The tap turns the record into one JSON event
-//! (serialized once, whatever the number of watchers), keeps the current game's events
-//! for watchers that arrive mid-game, and sends it on a `tokio::sync::broadcast`
-//! channel that each server-sent-events stream reads. A watcher too slow to keep up
+//! record to after the log has it, on the set's own thread (`league::SetPool`). The tap
+//! stamps the record with the time, keeps the current game's records for watchers that
+//! arrive mid-game (made into events when a page asks: [`Hub::snapshot`]), and while
+//! any stream is open turns it into one JSON event (serialized once, whatever the number
+//! of watchers) sent on a `tokio::sync::broadcast` channel that each server-sent-events
+//! stream reads. A set no one watches pays for a copy of each record, not for its JSON:
+//! the live view costs the sets nothing that the league's own sets do not pay. A watcher too slow to keep up
 //! loses the oldest events and is told so (`lagged`), never slows a set down.
 
 use std::collections::BTreeMap;
@@ -35,10 +38,39 @@ pub struct LiveSet {
     pub events: Vec<Value>,
 }
 
+/// A running set as the hub keeps it: its current game's records as they came, each
+/// with its `t`.
+#[derive(Clone)]
+struct Running {
+    bots: [String; 2],
+    announced: [Option<String>; 2],
+    game: u32,
+    records: Vec<(Record, f64)>,
+}
+
 /// The live state and the channel.
 pub struct Hub {
-    sets: Mutex<BTreeMap<String, LiveSet>>,
+    sets: Mutex<BTreeMap<String, Running>>,
     sender: broadcast::Sender<Arc<str>>,
+}
+
+/// A record as a live event: its fields, the set, the time `t`, the seed as a string
+/// for a header, and the board for a record with a position.
+fn event(set: &str, record: &Record, t: f64) -> Value {
+    let Ok(Value::Object(mut fields)) = serde_json::to_value(record) else {
+        return Value::Null;
+    };
+    fields.insert("set".into(), Value::from(set));
+    fields.insert("t".into(), Value::from(t));
+    if let Record::Header(h) = record {
+        // For JavaScript, whose numbers keep 53 of the seed's 64 bits (docs/api.md).
+        fields.insert("seed_str".into(), Value::from(h.seed.to_string()));
+    }
+    if let Some(Value::String(position)) = fields.get("position") {
+        let b = board(position);
+        fields.insert("board".into(), b);
+    }
+    Value::Object(fields)
 }
 
 impl Default for Hub {
@@ -88,15 +120,33 @@ impl Hub {
         self.sender.receiver_count()
     }
 
-    /// The running sets with their current games.
+    /// The running sets with their current games. The records are copied under the
+    /// lock and made into events outside it: a page never holds a set up for longer
+    /// than a copy.
     pub fn snapshot(&self) -> Vec<LiveSet> {
-        match self.sets.lock() {
-            Ok(sets) => sets.values().cloned().collect(),
-            Err(poisoned) => poisoned.into_inner().values().cloned().collect(),
-        }
+        let sets = self.with_sets(|sets| sets.clone());
+        sets.into_iter()
+            .map(|(set, r)| LiveSet {
+                events: r
+                    .records
+                    .iter()
+                    .map(|(record, t)| event(&set, record, *t))
+                    .filter(|e| !e.is_null())
+                    .collect(),
+                set,
+                bots: r.bots,
+                announced: r.announced,
+                game: r.game,
+            })
+            .collect()
     }
 
-    fn with_sets<T>(&self, f: impl FnOnce(&mut BTreeMap<String, LiveSet>) -> T) -> T {
+    /// The stems of the running sets.
+    pub fn running(&self) -> Vec<String> {
+        self.with_sets(|sets| sets.keys().cloned().collect())
+    }
+
+    fn with_sets<T>(&self, f: impl FnOnce(&mut BTreeMap<String, Running>) -> T) -> T {
         match self.sets.lock() {
             Ok(mut sets) => f(&mut sets),
             Err(poisoned) => f(&mut poisoned.into_inner()),
@@ -109,12 +159,11 @@ impl Hub {
         self.with_sets(|sets| {
             sets.insert(
                 set.to_string(),
-                LiveSet {
-                    set: set.to_string(),
+                Running {
                     bots,
                     announced: [None, None],
                     game: 0,
-                    events: Vec::new(),
+                    records: Vec::new(),
                 },
             )
         });
@@ -130,21 +179,13 @@ impl Hub {
 
     /// One record of a running set.
     pub fn record(&self, set: &str, record: &Record) {
-        let Ok(Value::Object(mut fields)) = serde_json::to_value(record) else {
-            return;
-        };
-        fields.insert("set".into(), Value::from(set));
-        fields.insert("t".into(), Value::from(unix_ms()));
-        if let Record::Header(h) = record {
-            // For JavaScript, whose numbers keep 53 of the seed's 64 bits (docs/api.md).
-            fields.insert("seed_str".into(), Value::from(h.seed.to_string()));
-        }
-        if let Some(Value::String(position)) = fields.get("position") {
-            let b = board(position);
-            fields.insert("board".into(), b);
-        }
-        let event = Value::Object(fields);
-        let text: Arc<str> = Arc::from(event.to_string());
+        let t = unix_ms();
+        // No stream open: nothing to send (a stream opened from now on gets the next
+        // event, as it would have had this one been sent to no one).
+        let text: Option<Arc<str>> = (self.sender.receiver_count() > 0)
+            .then(|| event(set, record, t))
+            .filter(|e| !e.is_null())
+            .map(|e| Arc::from(e.to_string()));
         self.with_sets(|sets| {
             let Some(live) = sets.get_mut(set) else {
                 return;
@@ -153,16 +194,18 @@ impl Hub {
                 Record::Ready(r) if r.bot < 2 => live.announced[r.bot] = r.name.clone(),
                 Record::GameStart(g) => {
                     live.game = g.game;
-                    live.events.clear();
+                    live.records.clear();
                 }
                 _ => {}
             }
             // Keep the current game only (a game has at most a few hundred plies).
             if live.game > 0 {
-                live.events.push(event);
+                live.records.push((record.clone(), t));
             }
         });
-        let _ = self.sender.send(text);
+        if let Some(text) = text {
+            let _ = self.sender.send(text);
+        }
     }
 }
 
@@ -184,6 +227,46 @@ impl RecordSink for LiveTap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_no_one_watches_keeps_its_records_and_a_page_gets_the_events_a_stream_gets() {
+        let hub = Hub::new();
+        hub.started("s", ["a".into(), "b".into()]);
+        let start =
+            engine::Position::start(engine::Rules::new(engine::Preset::Hus, 8).expect("rules"))
+                .to_string();
+        let game_start = |game: u32| -> Record {
+            serde_json::from_value(
+                json!({"type": "game-start", "game": game, "first": 0, "position": start}),
+            )
+            .expect("a game-start record")
+        };
+        // No stream open: the record is kept, and made an event when a page asks.
+        hub.record("s", &game_start(1));
+        let live = hub.snapshot();
+        assert_eq!(live.len(), 1);
+        assert_eq!((live[0].set.as_str(), live[0].game), ("s", 1));
+        assert_eq!(live[0].events.len(), 1);
+        let e = &live[0].events[0];
+        assert_eq!(
+            (&e["type"], &e["set"], &e["game"]),
+            (&json!("game-start"), &json!("s"), &json!(1))
+        );
+        assert_eq!(e["board"]["width"], 8);
+        assert!(e["t"].as_f64().is_some_and(|t| t > 0.0), "{e}");
+        // A stream open: it gets the same event the page shows.
+        let mut stream = hub.subscribe();
+        hub.record("s", &game_start(2));
+        let sent: Value =
+            serde_json::from_str(&stream.try_recv().expect("an event")).expect("JSON");
+        let live = hub.snapshot();
+        assert_eq!(live[0].game, 2);
+        assert_eq!(live[0].events, [sent]);
+        assert_eq!(hub.running(), ["s"]);
+        hub.ended("s", "finished");
+        assert_eq!(hub.running(), Vec::<String>::new());
+        assert!(hub.snapshot().is_empty());
+    }
 
     #[test]
     fn a_board_in_sowing_order_per_player() {

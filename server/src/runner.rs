@@ -1,16 +1,25 @@
-//! The runner: plays the league without end. It alone owns the store. It chooses each
-//! set by the rule of `pairing`, adds it to the store, claims it, and plays it through
-//! `league::play_claimed` (so `referee::play_set`, its log, and the store's one
+//! The runner: plays the league without end. It alone uses the store. It chooses each
+//! set by the rule of `pairing`, adds it to the store, claims it, and starts it in a
+//! `league::SetPool`, the league's own pool (each set on a thread of its own, played by
+//! `league::play_claimed`: so `referee::play_set`, its log, and the store's one
 //! transaction per finished set are the league's own), up to the league's concurrency at
-//! once; after every change it publishes a new snapshot for the pages.
+//! once, with the set's `LiveTap`; after every change it publishes a new snapshot for
+//! the pages. It leaves by `SetPool::shutdown`, which stops the sets still playing.
 //!
 //! The store is either kind (`Box<dyn Store>`): the directory's SQLite file, or a
 //! PostgreSQL database that `hus worker` processes share ([`Store::is_shared`]). With a
 //! shared store the runner keeps the league file's schedule in the store for the
 //! workers, claims the store's pending sets first (choosing one itself only when none
 //! is pending), keeps its own claims' leases alive, and reads the finished sets again
-//! every second, so the pages show the workers' results too. Every store call runs in
-//! `block_in_place`: the PostgreSQL client blocks on a runtime of its own.
+//! every second, so the pages show the workers' results too.
+//!
+//! The runner holds no store, only a [`StoreThread`]: every store call is sent to the
+//! store's own thread and awaited, so the synchronous clients (the PostgreSQL one panics
+//! inside a runtime) never run on the async runtime, and the store is closed on its
+//! thread too; a thread that stopped (an operation panicked there) ends the runner
+//! with its error, even with a shared store, whose outages are otherwise waited out.
+//! What `AddBot` reads from the disk (the league file, the sandbox's probe)
+//! runs on tokio's blocking threads.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -18,12 +27,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use league::{
-    BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetId,
-    SetOutcome, Shared, Store,
+    BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetFiles,
+    SetId, SetOutcome, SetPool, Shared, Store, StoreThread,
 };
 use tokio::sync::{mpsc, watch};
-use tokio::task::block_in_place;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::live::LiveTap;
@@ -41,8 +48,10 @@ pub struct Runner {
     pub config: LeagueConfig,
     /// The league's directory.
     pub dir: PathBuf,
-    /// The store (SQLite or PostgreSQL).
-    pub store: Box<dyn Store + Send>,
+    /// The store (SQLite or PostgreSQL), on its own thread.
+    store: StoreThread<Box<dyn Store + Send>>,
+    /// Whether the store is shared with workers ([`Store::is_shared`]).
+    shared_store: bool,
     /// The league's seed.
     pub seed: u64,
     /// What sets share (the bots' commands and limits).
@@ -70,12 +79,10 @@ pub struct Runner {
     done: u64,
 }
 
-type Task = (ClaimedSet, Ending);
-
 impl Runner {
     /// A runner over a store already in line with the file (settings settled,
-    /// interrupted sets put back).
-    pub fn new(
+    /// interrupted sets put back); the store moves to a thread of its own.
+    pub async fn new(
         config: LeagueConfig,
         dir: &Path,
         store: Box<dyn Store + Send>,
@@ -83,13 +90,17 @@ impl Runner {
         shared: Shared,
         quiet: bool,
     ) -> league::Result<Runner> {
-        let finished = block_in_place(|| store.finished())?;
+        let shared_store = store.is_shared();
+        let store = StoreThread::spawn(store)
+            .map_err(|e| league::Error::Runtime(format!("cannot start the store's thread: {e}")))?;
+        let finished = store.call(|s| s.finished()).await?;
         let rounds = rounds_of(&finished);
         Ok(Runner {
             active: config.bots.iter().map(|b| b.name.clone()).collect(),
             config,
             dir: dir.to_path_buf(),
             store,
+            shared_store,
             seed,
             shared: Arc::new(shared),
             removed: Vec::new(),
@@ -151,24 +162,32 @@ impl Runner {
     /// schedule then holds no set (sets are added one at a time by `start_next`). A
     /// shared store keeps the league file's schedule of the active bots, for the
     /// workers.
-    pub fn sync_bots(&mut self) -> league::Result<league::SyncReport> {
+    pub async fn sync_bots(&mut self) -> league::Result<league::SyncReport> {
         let entries = self.entries();
-        if self.store.is_shared() {
+        if self.shared_store {
             let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
             self.schedule =
                 league::schedule(&names, &self.config.format, self.config.rounds, self.seed);
         }
         let schedule = self.schedule.clone();
-        Ok(block_in_place(|| self.store.sync(&entries, &schedule))?)
+        Ok(self
+            .store
+            .call(move |s| s.sync(&entries, &schedule))
+            .await?)
     }
 
     /// With a shared store: reads the finished sets again (the workers' too) and
     /// renews the leases of the sets this server plays. True when the list changed.
-    fn refresh(&mut self, running: &HashMap<SetId, ClaimedSet>) -> league::Result<bool> {
-        block_in_place(|| self.store.reconnect_if_lost())?;
-        let held: Vec<(SetId, u32)> = running.values().map(|s| (s.id, s.attempts)).collect();
-        block_in_place(|| self.store.renew_claims(&held))?;
-        let finished = block_in_place(|| self.store.finished())?;
+    async fn refresh(&mut self, pool: &SetPool) -> league::Result<bool> {
+        let held: Vec<(SetId, u32)> = pool.sets().map(|s| (s.id, s.attempts)).collect();
+        let finished = self
+            .store
+            .call(move |s| {
+                s.reconnect_if_lost()?;
+                s.renew_claims(&held)?;
+                s.finished()
+            })
+            .await?;
         if finished.len() == self.finished.len() {
             return Ok(false);
         }
@@ -181,11 +200,11 @@ impl Runner {
     }
 
     /// The snapshot of now.
-    pub fn snapshot(&self) -> league::Result<Snapshot> {
-        let store = &self.store;
-        let (settings, progress, bots) = block_in_place(|| -> league::Result<_> {
-            Ok((store.settings()?, store.progress()?, store.bots()?))
-        })?;
+    pub async fn snapshot(&self) -> league::Result<Snapshot> {
+        let (settings, progress, bots) = self
+            .store
+            .call(|s| -> league::Result<_> { Ok((s.settings()?, s.progress()?, s.bots()?)) })
+            .await?;
         let info = LeagueInfo::from_settings(&settings);
         let mut standings = league::compute_standings(info, progress, &bots, &self.finished);
         // The server has no schedule to finish: every set it played is done, and the
@@ -221,15 +240,14 @@ impl Runner {
         }
     }
 
-    /// Chooses, adds, claims and starts the next set; `None` when no pair can play.
-    fn start_next(
+    /// Chooses, adds, claims and starts the next set in `pool`; false when no pair can
+    /// play. The set's thread has its live tap: the pages see every record.
+    async fn start_next(
         &mut self,
         app: &AppState,
-        running: &HashMap<SetId, ClaimedSet>,
-        tasks: &mut JoinSet<Task>,
-        stop: &watch::Receiver<Option<&'static str>>,
+        pool: &mut SetPool,
         standings: &league::Standings,
-    ) -> league::Result<Option<ClaimedSet>> {
+    ) -> league::Result<bool> {
         let now = Instant::now();
         self.held.retain(|_, until| *until > now);
         let mut input = PairingInput {
@@ -245,7 +263,7 @@ impl Runner {
         for f in &self.finished {
             *input.finished.entry(pair(&f.key.a, &f.key.b)).or_insert(0) += 1;
         }
-        for s in running.values() {
+        for s in pool.sets() {
             *input.running.entry(pair(&s.key.a, &s.key.b)).or_insert(0) += 1;
         }
         if let Some(r) = &standings.ratings {
@@ -257,8 +275,8 @@ impl Runner {
         input.held = self.held.keys().cloned().collect();
         // A shared store's pending sets (the file's schedule, for the workers too) go
         // first; the pairing chooses only when none is left.
-        let waiting = if self.store.is_shared() {
-            block_in_place(|| self.store.claim_next())?
+        let waiting = if self.shared_store {
+            self.store.call(|s| s.claim_next()).await?
         } else {
             None
         };
@@ -266,13 +284,14 @@ impl Runner {
             // A pair held back (its set just failed here) is left to the workers for
             // now, rather than failing again at once.
             Some(set) if input.held.contains(&pair(&set.key.a, &set.key.b)) => {
-                block_in_place(|| self.store.requeue(&[set.id]))?;
-                return Ok(None);
+                let id = set.id;
+                self.store.call(move |s| s.requeue(&[id])).await?;
+                return Ok(false);
             }
             Some(set) => set,
             None => {
                 let Some(key) = pairing::choose(&self.config.format, &input) else {
-                    return Ok(None);
+                    return Ok(false);
                 };
                 let seed = league::set_seed(self.seed, &key);
                 let entries = self.entries();
@@ -281,35 +300,34 @@ impl Runner {
                     key: key.clone(),
                     seed,
                 });
-                block_in_place(|| self.store.sync(&entries, &sets))?;
-                let Some(set) = block_in_place(|| self.store.claim_next())? else {
-                    return Ok(None);
+                let claimed = self
+                    .store
+                    .call(move |s| {
+                        s.sync(&entries, &sets)?;
+                        s.claim_next()
+                    })
+                    .await?;
+                let Some(set) = claimed else {
+                    return Ok(false);
                 };
                 set
             }
         };
         let stem = set.key.stem();
-        let logs = self.dir.join(league::LOGS_DIR);
-        league::set_aside(&logs, &stem)?;
-        block_in_place(|| {
-            self.store
-                .set_log(set.id, &format!("{}/{stem}.jsonl", league::LOGS_DIR))
-        })?;
+        SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside()?;
+        let (id, log) = (set.id, format!("{}/{stem}.jsonl", league::LOGS_DIR));
+        self.store.call(move |s| s.set_log(id, &log)).await?;
         let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
         *r = (*r).max(set.key.round);
         self.started += 1;
         app.hub
             .started(&stem, [set.key.a.clone(), set.key.b.clone()]);
-        let shared = self.shared.clone();
-        let mut stop = stop.clone();
-        let hub = app.hub.clone();
-        let claimed = set.clone();
-        tasks.spawn(async move {
-            let mut tap = LiveTap { set: stem, hub };
-            let ending = league::play_claimed(&claimed, &shared, &mut stop, Some(&mut tap)).await;
-            (claimed, ending)
-        });
-        Ok(Some(set))
+        let tap = LiveTap {
+            set: stem,
+            hub: app.hub.clone(),
+        };
+        pool.start(set, self.shared.clone(), Some(Box::new(tap)));
+        Ok(true)
     }
 
     /// Plays until `shutdown` says why to stop; running sets are then cut off (their
@@ -322,75 +340,93 @@ impl Runner {
         shutdown: watch::Receiver<Option<&'static str>>,
     ) -> league::Result<&'static str> {
         let result = self.play(app, commands, shutdown).await;
-        // A PostgreSQL connection closes by blocking on its client's own runtime.
-        block_in_place(move || drop(self));
+        // Closed on the store's thread (a PostgreSQL connection blocks on its client's
+        // own runtime as it closes), once its last operation is done.
+        self.store.shutdown().await;
         result
     }
 
     async fn play(
         &mut self,
         app: Arc<AppState>,
+        commands: mpsc::Receiver<Request>,
+        shutdown: watch::Receiver<Option<&'static str>>,
+    ) -> league::Result<&'static str> {
+        let mut pool = SetPool::new();
+        let played = self.fill_pool(&mut pool, app, commands, shutdown).await;
+        // Whatever way the loop was left, the sets still playing are stopped (their logs
+        // end with `aborted`, their bots are killed) and their threads ended. After an
+        // error they stay running in the store, and the next start puts them back.
+        pool.shutdown("the end of the server").await;
+        played
+    }
+
+    /// The server's side of the set pool: sets come from the pairing (or a shared
+    /// store's pending sets), `concurrency` at a time; each finished set is recorded
+    /// and a new snapshot published.
+    async fn fill_pool(
+        &mut self,
+        pool: &mut SetPool,
+        app: Arc<AppState>,
         mut commands: mpsc::Receiver<Request>,
         mut shutdown: watch::Receiver<Option<&'static str>>,
     ) -> league::Result<&'static str> {
-        let (stop_tx, stop_rx) = watch::channel(None::<&'static str>);
-        let mut tasks: JoinSet<Task> = JoinSet::new();
-        let mut running: HashMap<SetId, ClaimedSet> = HashMap::new();
         let mut interrupted: Vec<ClaimedSet> = Vec::new();
         let mut stopping: Option<&'static str> = None;
-        let mut snapshot = self.snapshot()?;
+        let mut snapshot = self.snapshot().await?;
         app.publish(snapshot.clone());
-        let shared = self.store.is_shared();
+        let shared = self.shared_store;
         let mut store_down = false;
         // With a shared store, the results of this server's sets that the store could
         // not take (it was out of reach): recorded as soon as it is back. Their logs are
         // on disk; a lease that ran out meanwhile makes the result a duplicate.
         let mut unrecorded: Vec<(ClaimedSet, SetOutcome)> = Vec::new();
         loop {
-            let mut changed = false;
+            let mut started = 0;
             while stopping.is_none()
                 && !self.paused
                 && !store_down
-                && tasks.len() < self.config.concurrency
+                && pool.len() < self.config.concurrency
             {
-                let next =
-                    self.start_next(&app, &running, &mut tasks, &stop_rx, &snapshot.standings);
-                let set = match next {
-                    Ok(Some(set)) => set,
-                    Ok(None) => break,
-                    Err(e) if shared => {
+                match self.start_next(&app, pool, &snapshot.standings).await {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) if outage(shared, &e) => {
                         self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
                         break;
                     }
                     Err(e) => return Err(e),
-                };
-                changed = true;
-                running.insert(set.id, set);
+                }
+                started += 1;
             }
-            if changed {
-                self.publish(shared, &mut store_down, &mut snapshot, &app)?;
+            if started > 0 {
+                // A start changes only the running sets' count: the snapshot of the last
+                // change, with that count, rather than the whole table again (it was
+                // read just now, and reading it lies between a set's end and the next
+                // set's start).
+                snapshot.standings.progress.sets_running += started;
+                snapshot.standings.progress.sets_scheduled += started;
+                snapshot.started = self.started;
+                app.publish(snapshot.clone());
             }
-            if stopping.is_some() && tasks.is_empty() {
+            if stopping.is_some() && pool.is_empty() {
                 break;
             }
             tokio::select! {
                 why = shutdown.wait_for(|s| s.is_some()), if stopping.is_none() => {
                     let why = why.ok().and_then(|w| *w).unwrap_or("shutdown");
                     stopping = Some(why);
-                    let _ = stop_tx.send(Some(why));
+                    pool.stop_all(why);
                     self.say(&format!("{why}: stopping the running sets"));
                 }
-                joined = tasks.join_next(), if !tasks.is_empty() => {
-                    let Some(joined) = joined else { continue };
-                    let (set, ending) = joined.map_err(|e| league::Error::Runtime(format!("a set's task failed: {e}")))?;
-                    running.remove(&set.id);
+                Some((set, ending)) = pool.next_ended() => {
                     let stem = set.key.stem();
                     match ending {
                         Ending::Finished(outcome) => {
                             let recorded = if store_down {
                                 Err(league::Error::Runtime("the store is out of reach".into()))
                             } else {
-                                self.record(&set, &outcome).map_err(league::Error::from)
+                                self.record(&set, &outcome).await.map_err(league::Error::from)
                             };
                             match recorded {
                                 Ok(false) => {
@@ -406,7 +442,7 @@ impl Runner {
                                     self.done += 1;
                                     app.hub.ended(&stem, "finished");
                                 }
-                                Err(e) if shared => {
+                                Err(e) if outage(shared, &e) => {
                                     self.say(&format!("{} finished; its result waits for the store", set.key));
                                     self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
                                     unrecorded.push((set, outcome));
@@ -426,32 +462,32 @@ impl Runner {
                         }
                     }
                     if !store_down {
-                        match self.requeue(&mut interrupted) {
-                            Err(e) if shared => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                        match self.requeue(&mut interrupted).await {
+                            Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
                             other => other?,
                         }
                     }
-                    self.publish(shared, &mut store_down, &mut snapshot, &app)?;
+                    self.publish(shared, &mut store_down, &mut snapshot, &app).await?;
                 }
                 request = commands.recv() => {
                     let Some((command, answer)) = request else { continue };
-                    let said = self.command(command);
+                    let said = self.command(command).await;
                     // The pages see the change before the admin hears it is done.
-                    self.publish(shared, &mut store_down, &mut snapshot, &app)?;
+                    self.publish(shared, &mut store_down, &mut snapshot, &app).await?;
                     let _ = answer.send(said);
                 }
                 // Held-back pairs come back, and a paused league may resume: look again.
-                _ = tokio::time::sleep(Duration::from_secs(1)), if tasks.len() < self.config.concurrency && stopping.is_none() && !shared => {}
+                _ = tokio::time::sleep(Duration::from_secs(1)), if pool.len() < self.config.concurrency && stopping.is_none() && !shared => {}
                 // A shared store: the workers' results, and this server's leases.
                 // The store out of reach (a restart): said once, as a problem, and tried
                 // again every second; the pages keep the last snapshot meanwhile.
                 _ = tokio::time::sleep(Duration::from_secs(1)), if shared && stopping.is_none() => {
-                    let fresh = match self.refresh(&running) {
-                        Ok(changed) => self.catch_up(&mut unrecorded, &mut interrupted, &app).map(|caught| changed || caught),
+                    let fresh = match self.refresh(pool).await {
+                        Ok(changed) => self.catch_up(&mut unrecorded, &mut interrupted, &app).await.map(|caught| changed || caught),
                         Err(e) => Err(e),
                     };
                     let fresh = match fresh {
-                        Ok(true) => self.snapshot().map(Some),
+                        Ok(true) => self.snapshot().await.map(Some),
                         Ok(false) => Ok(None),
                         Err(e) => Err(e),
                     };
@@ -466,13 +502,14 @@ impl Runner {
                                 app.publish(snapshot.clone());
                             }
                         }
-                        Err(e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                        Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                        Err(e) => return Err(e),
                     }
                 }
             }
         }
         if shared {
-            if let Err(e) = self.catch_up(&mut unrecorded, &mut interrupted, &app) {
+            if let Err(e) = self.catch_up(&mut unrecorded, &mut interrupted, &app).await {
                 for (set, _) in &unrecorded {
                     self.say(&format!(
                         "{}: its result could not be recorded ({e}); the set will be played again once its lease runs out",
@@ -482,19 +519,19 @@ impl Runner {
                 return Err(e);
             }
         }
-        self.requeue(&mut interrupted)?;
+        self.requeue(&mut interrupted).await?;
         Ok(stopping.unwrap_or("shutdown"))
     }
 
     /// Records a finished set of this server's: true when counted, false when kept as a
     /// duplicate (the lease ran out and another player finished it). A shared store
     /// keeps the log too (`hus export`); the pages serve the file.
-    fn record(
+    async fn record(
         &mut self,
         set: &ClaimedSet,
         outcome: &SetOutcome,
     ) -> Result<bool, league::StoreError> {
-        let log = if self.store.is_shared() {
+        let log = if self.shared_store {
             std::fs::read(self.dir.join(&outcome.log)).unwrap_or_else(|e| {
                 self.say(&format!(
                     "cannot read {}: {e}; the store keeps no copy of it",
@@ -505,12 +542,15 @@ impl Runner {
         } else {
             Vec::new()
         };
-        block_in_place(|| self.store.record_played(set, outcome, &log))
+        let (set, outcome) = (set.clone(), outcome.clone());
+        self.store
+            .call(move |s| s.record_played(&set, &outcome, &log))
+            .await
     }
 
     /// With the store back: records the results that waited for it and puts the
     /// interrupted sets back. True when anything was recorded.
-    fn catch_up(
+    async fn catch_up(
         &mut self,
         unrecorded: &mut Vec<(ClaimedSet, SetOutcome)>,
         interrupted: &mut Vec<ClaimedSet>,
@@ -519,7 +559,7 @@ impl Runner {
         let mut recorded = false;
         while let Some((set, outcome)) = unrecorded.first().cloned() {
             let stem = set.key.stem();
-            if self.record(&set, &outcome)? {
+            if self.record(&set, &outcome).await? {
                 self.say(&format!(
                     "{} finished: {} {}-{} {} (recorded once the store was back)",
                     set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b
@@ -538,26 +578,26 @@ impl Runner {
             }
             unrecorded.remove(0);
         }
-        self.requeue(interrupted)?;
+        self.requeue(interrupted).await?;
         Ok(recorded)
     }
 
     /// Publishes the snapshot of now; with a shared store out of reach, the last one
     /// with the outage among its problems.
-    fn publish(
+    async fn publish(
         &mut self,
         shared: bool,
         store_down: &mut bool,
         snapshot: &mut Snapshot,
         app: &AppState,
     ) -> league::Result<()> {
-        match self.snapshot() {
+        match self.snapshot().await {
             Ok(fresh) => {
                 *snapshot = fresh;
                 app.publish(snapshot.clone());
                 Ok(())
             }
-            Err(e) if shared => {
+            Err(e) if outage(shared, &e) => {
                 self.store_out_of_reach(store_down, snapshot, app, &e);
                 Ok(())
             }
@@ -594,12 +634,12 @@ impl Runner {
     }
 
     /// Puts stopped and failed sets back to pending, their partial logs aside.
-    fn requeue(&mut self, sets: &mut Vec<ClaimedSet>) -> league::Result<()> {
+    async fn requeue(&mut self, sets: &mut Vec<ClaimedSet>) -> league::Result<()> {
         if sets.is_empty() {
             return Ok(());
         }
         let ids: Vec<SetId> = sets.iter().map(|s| s.id).collect();
-        block_in_place(|| self.store.requeue(&ids))?;
+        self.store.call(move |s| s.requeue(&ids)).await?;
         let logs = self.dir.join(league::LOGS_DIR);
         for set in sets.drain(..) {
             if let Some(kept) = league::set_aside(&logs, &set.key.stem())?.first() {
@@ -613,7 +653,7 @@ impl Runner {
         Ok(())
     }
 
-    fn command(&mut self, command: Command) -> Result<String, String> {
+    async fn command(&mut self, command: Command) -> Result<String, String> {
         match command {
             Command::Pause => {
                 self.paused = true;
@@ -630,7 +670,7 @@ impl Runner {
                     return Err(format!("no active bot named {name:?}"));
                 }
                 self.removed.push(name.clone());
-                self.sync_bots().map_err(|e| format!("{e:#}"))?;
+                self.sync_bots().await.map_err(|e| format!("{e:#}"))?;
                 self.say(&format!("{name} removed by the admin"));
                 Ok(format!(
                     "{name} plays no new sets; its running sets finish and its results stay"
@@ -642,18 +682,26 @@ impl Runner {
                 }
                 // The file is read again: a bot's command comes only from the league
                 // file, never from the network.
-                let fresh = LeagueConfig::load(&self.config.path).map_err(|e| format!("{e:#}"))?;
-                let Some(bot) = fresh.bot(&name).cloned() else {
-                    return Err(format!(
-                        "{} has no bot named {name:?}: add it to the file first",
-                        self.config.path.display()
-                    ));
-                };
-                if let Some(sandbox) = &bot.limits.sandbox {
-                    sandbox
-                        .probe(&bot.spec, &bot.limits)
-                        .map_err(|e| format!("{name}'s sandbox cannot start: {e}"))?;
-                }
+                // Both block (a file, a process): off the runtime.
+                let path = self.config.path.clone();
+                let wanted = name.clone();
+                let bot = tokio::task::spawn_blocking(move || {
+                    let fresh = LeagueConfig::load(&path).map_err(|e| format!("{e:#}"))?;
+                    let Some(bot) = fresh.bot(&wanted).cloned() else {
+                        return Err(format!(
+                            "{} has no bot named {wanted:?}: add it to the file first",
+                            path.display()
+                        ));
+                    };
+                    if let Some(sandbox) = &bot.limits.sandbox {
+                        sandbox
+                            .probe(&bot.spec, &bot.limits)
+                            .map_err(|e| format!("{wanted}'s sandbox cannot start: {e}"))?;
+                    }
+                    Ok(bot)
+                })
+                .await
+                .map_err(|e| format!("reading the league file failed: {e}"))??;
                 let mut shared = (*self.shared).clone();
                 let mut b = bot.clone();
                 b.limits.nice = shared.bots.values().next().and_then(|x| x.limits.nice);
@@ -662,7 +710,7 @@ impl Runner {
                 self.config.bots.retain(|b| b.name != name);
                 self.config.bots.push(bot.clone());
                 if let Some(registry) = &self.registry {
-                    registry.set_tokens(remote::Registry::tokens_of(&self.config));
+                    registry.set_tokens(crate::remote_tokens(&self.config));
                     if bot.is_remote() {
                         let mut shared = (*self.shared).clone();
                         shared.links.insert(name.clone(), registry.connector(&name));
@@ -675,12 +723,23 @@ impl Runner {
                 }
                 self.active.insert(name.clone());
                 self.removed.retain(|r| *r != name);
-                self.sync_bots().map_err(|e| format!("{e:#}"))?;
+                self.sync_bots().await.map_err(|e| format!("{e:#}"))?;
                 self.say(&format!("{name} added by the admin"));
                 Ok(format!("{name} plays from now on"))
             }
         }
     }
+}
+
+/// Whether `error` is a shared store out of reach, which the runner waits out (it
+/// tries again every second), rather than an end: not a store's thread that stopped (an
+/// operation panicked there, and no call can succeed again).
+fn outage(shared: bool, error: &league::Error) -> bool {
+    shared
+        && !matches!(
+            error,
+            league::Error::Store(league::StoreError::ThreadStopped { .. })
+        )
 }
 
 /// The highest round per pair of these sets.

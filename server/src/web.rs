@@ -173,11 +173,10 @@ async fn app_css() -> Response {
 
 async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
     let s = app.snapshot();
-    let live = app.hub.snapshot();
     Json(json!({
         "paused": s.paused,
         "concurrency": app.concurrency,
-        "running": live.iter().map(|l| l.set.clone()).collect::<Vec<_>>(),
+        "running": app.hub.running(),
         "sets_done": s.sets.len(),
         "started_this_run": s.started,
         "finished_this_run": s.finished,
@@ -273,7 +272,7 @@ fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), ApiErr
     let s = app.snapshot();
     let view = s.sets.iter().find(|v| v.set == set);
     let finished = view.is_some();
-    let known = finished || app.hub.snapshot().iter().any(|l| l.set == set);
+    let known = finished || app.hub.running().iter().any(|l| *l == set);
     if !known {
         return Err(not_found_error(format!("no set named {set:?}")));
     }

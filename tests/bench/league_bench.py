@@ -4,6 +4,7 @@
     python3 tests/bench/league_bench.py throughput [--runs R] [--bots N] [--games G] [--rounds K]
     python3 tests/bench/league_bench.py memory [--games-total N]
     python3 tests/bench/league_bench.py fairness [--games G] [--move-time MS]
+    python3 tests/bench/league_bench.py serve [--runs R] [--bots N] [--games G] [--sets S]
 
 Each builds the release binaries first (cargo build --release -p hus -p alphabeta-bot;
 cargo's output goes to stderr) and works in a temporary directory.
@@ -15,6 +16,17 @@ throughput: the same league of instant bots (`alphabeta-bot --first-legal`; N bo
     the CPU time of hus and all its bots (user + system, from the kernel's accounting of
     the waited-for process tree), games per second = games / wall time. Reports the
     median games/s at each concurrency, their ratio, and the medians of CPU seconds.
+
+serve: `hus serve`'s time per set beside `hus league`'s, at concurrency 2, with the
+    same instant bots as throughput (N bots, G games per set; default 4 bots, 20 games)
+    and the same number of sets S (default 24: a round-robin of 4 bots in 4 rounds).
+    Alternately, R times (default 5), each in a fresh directory: `hus league` plays
+    its S sets to its end (wall time from outside, as throughput), then `hus serve`
+    on the same league file (its own pairing, no end) is timed from its start to the
+    stderr line of its S-th finished set, and stopped. Reports the median ms per set of
+    each, sets per second, serve's median time over league's (1.0: the same speed per
+    set; serve publishes a snapshot of the standings after every set, the league
+    only prints a line), and the median of each run's ratio.
 
 memory: the peak resident memory of the league process (GNU time's %M, the kernel's
     ru_maxrss: the largest of hus and the bots it waited for; the instant bots stay
@@ -145,6 +157,81 @@ def throughput(args):
     )
 
 
+def serve(args):
+    runs = int(opt(args, "--runs", 5))
+    bots = int(opt(args, "--bots", 4))
+    games = int(opt(args, "--games", 20))
+    sets = int(opt(args, "--sets", 24))
+    pairs = bots * (bots - 1) // 2
+    rounds = -(-sets // pairs)
+    if rounds * pairs != sets:
+        sys.exit(f"--sets {sets}: a multiple of the {pairs} pairs of {bots} bots")
+    results = {"league": [], "serve": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(runs):
+            file = os.path.join(tmp, f"s{run}.toml")
+            league_file(
+                file,
+                f'games = {games}\nrounds = {rounds}\nmove_time = "1s"\nseed = 1\nconcurrency = 2',
+                [(f"b{i}", f"{ALPHABETA} --first-legal") for i in range(bots)],
+            )
+            wall, standings, _ = run_league(file, os.path.join(tmp, f"league-{run}"))
+            played = standings["progress"]["sets_done"]
+            if played != sets:
+                sys.exit(f"hus league played {played} sets, not {sets}")
+            results["league"].append(wall / sets)
+            wall = run_serve(file, os.path.join(tmp, f"serve-{run}"), sets)
+            results["serve"].append(wall / sets)
+            print(
+                f"run {run + 1}: league {1000 * results['league'][-1]:.1f} ms per set, "
+                f"serve {1000 * results['serve'][-1]:.1f} ms per set",
+                file=sys.stderr,
+            )
+    med = {k: statistics.median(v) for k, v in results.items()}
+    print(
+        json.dumps(
+            {
+                "ms_per_set": {k: round(1000 * v, 1) for k, v in med.items()},
+                "sets_per_second": {k: round(1 / v, 2) for k, v in med.items()},
+                "serve_over_league": round(med["serve"] / med["league"], 2),
+                # Each run's serve over the league just before it: less at the mercy of
+                # a load that changes during the runs.
+                "median_of_run_ratios": round(
+                    statistics.median(s / l for s, l in zip(results["serve"], results["league"])), 2
+                ),
+                "runs": runs,
+                "sets_per_run": sets,
+                "games_per_set": games,
+                "concurrency": 2,
+                "load_average": os.getloadavg(),
+            }
+        )
+    )
+
+
+def run_serve(file, directory, sets):
+    """Runs `hus serve` until it has finished `sets` sets; returns the wall seconds from
+    its start to the line of the last one."""
+    start = time.monotonic()
+    server = subprocess.Popen(
+        [HUS, "serve", file, "--dir", directory, "--listen", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    finished = 0
+    try:
+        for line in server.stderr:
+            if b" finished: " in line:
+                finished += 1
+                if finished == sets:
+                    return time.monotonic() - start
+        sys.exit(f"hus serve ended after {finished} sets (status {server.wait()})")
+    finally:
+        server.terminate()
+        server.wait()
+
+
 def memory(args):
     total = int(opt(args, "--games-total", 100_000))
     # 46 bots: 1,035 pairs; 97 games per set: 100,395 games.
@@ -243,10 +330,11 @@ def opt(args, name, default):
 
 def main():
     args = sys.argv[1:]
-    if not args or args[0] not in ("throughput", "memory", "fairness"):
+    modes = {"throughput": throughput, "memory": memory, "fairness": fairness, "serve": serve}
+    if not args or args[0] not in modes:
         sys.exit(__doc__)
     build()
-    {"throughput": throughput, "memory": memory, "fairness": fairness}[args[0]](args[1:])
+    modes[args[0]](args[1:])
 
 
 if __name__ == "__main__":

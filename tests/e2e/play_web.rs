@@ -65,13 +65,17 @@ fn play_web_a_whole_game_by_clicks_in_chromium_logged_like_a_match() {
         .expect("node runs");
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
+        // What hus play said, beside what the page showed: a stall names its side.
         let _ = child.kill();
+        let said = child
+            .wait_with_output()
+            .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+            .unwrap_or_default();
+        panic!(
+            "{report}\n{}\nhus play's stderr:\n{said}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    assert!(
-        out.status.success(),
-        "{report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let r: Value = serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
 
     // When the set is over hus play exits by itself (the page was sent the result).

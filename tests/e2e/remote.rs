@@ -92,7 +92,7 @@ impl Server {
             .build()
             .expect("runtime");
         let registry = Arc::new(Registry::new(
-            Registry::tokens_of(&config),
+            server::remote_tokens(&config),
             config.lag_cap,
             4,
         ));
@@ -159,7 +159,14 @@ impl Server {
         let logs = self.dir.path().join("logs");
         let entrants: [Entrant; 2] = ["alice", "local"].map(|name| {
             let bot = self.config.bot(name).expect("bot");
-            registry.entrant(bot, logs.join(format!("{name}.stderr")))
+            // A remote bot plays over a link from the registry, as the league's sets do.
+            Entrant {
+                spec: bot.spec.clone(),
+                stderr_path: logs.join(format!("{name}.stderr")),
+                limits: bot.limits.clone(),
+                link: bot.is_remote().then(|| registry.connector(name)),
+                time: None,
+            }
         });
         let (mut writer, stem) = LogWriter::create(&logs, "set").expect("log");
         self.rt

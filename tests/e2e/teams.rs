@@ -614,3 +614,150 @@ fn a_league_file_s_teams_are_checked() {
 fn root_path(rel: &str) -> String {
     crate::common::root().join(rel).display().to_string()
 }
+
+/// Regression (issue 23): a team set stopped and played again kept its members'
+/// stderr files where they were, and the second attempt's members appended to the
+/// first's (`STEM.a1.stderr` is opened for append). Each attempt's files are now set
+/// aside whole: the first attempt's member stderr is `STEM.partial-1.a1.stderr`, the
+/// second's `STEM.a1.stderr`, each holding its own attempt's one line.
+#[test]
+fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let tmp = LogDir::new();
+    // The first member of each team says its pid on stderr as it starts, then plays.
+    let speaker = |seed: u64| {
+        let path = tmp.path().join(format!("speaker-{seed}.sh"));
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\necho \"member started, pid $$\" >&2\nexec '{}' random-bot --seed {seed}\n",
+                env!("CARGO_BIN_EXE_hus")
+            ),
+        )
+        .expect("write speaker");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod speaker");
+        path.display().to_string()
+    };
+    let (speak1, speak2) = (speaker(1), speaker(2));
+    // The first attempt waits for the mute member's ready (600 s) when it is stopped;
+    // the second, with the mute member replaced by a random mover, plays to its end.
+    let league = |mute: &str| {
+        format!(
+            "games = 1\nmove_time = \"600s\"\nready_time = \"600s\"\nseed = 4\nconcurrency = 1\n\n\
+             [[bot]]\nname = \"speak1\"\ncommand = \"{speak1}\"\n\n\
+             [[bot]]\nname = \"rnd\"\ncommand = \"{}\"\n\n\
+             [[bot]]\nname = \"speak2\"\ncommand = \"{speak2}\"\n\n\
+             [[bot]]\nname = \"mute\"\ncommand = \"{mute}\"\n\n\
+             [[team]]\nname = \"reds\"\nmembers = [\"speak1\", \"rnd\"]\n\n\
+             [[team]]\nname = \"blues\"\nmembers = [\"speak2\", \"mute\"]\n",
+            hus_random(3).replace('\'', "")
+        )
+    };
+    let file = tmp.path().join("teams.toml");
+    std::fs::write(&file, league(&misbehave("no-hello"))).expect("league file");
+    let dir = tmp.path().join("league");
+    let logs = dir.join("logs");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hus"))
+        .args(["league", file.to_str().expect("utf-8"), "--dir"])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus league starts");
+    // The one set's stem, once both speakers have said their line.
+    let said = |path: PathBuf| std::fs::read_to_string(path).unwrap_or_default();
+    // Bounds only a broken league: the moment itself is read from the files.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let stem = loop {
+        assert!(
+            child.try_wait().expect("try_wait").is_none(),
+            "the league ended before it was stopped"
+        );
+        let stem = std::fs::read_dir(&logs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".jsonl"))
+                    .map(str::to_string)
+            })
+            .next();
+        if let Some(stem) = stem {
+            let files = league::SetFiles::new(&logs, &stem);
+            if [0, 1]
+                .iter()
+                .all(|&side| said(files.stderr(side, Some(0))).ends_with('\n'))
+            {
+                break stem;
+            }
+        }
+        assert!(Instant::now() < deadline, "the speakers never spoke");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: a signal to our own child, which has not been reaped yet.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().expect("reaped");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    std::fs::write(&file, league(&hus_random(4).replace('\'', ""))).expect("league file");
+    let out = hus(&[
+        "league",
+        file.to_str().expect("utf-8"),
+        "--dir",
+        dir.to_str().expect("utf-8"),
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let files = league::SetFiles::new(&logs, &stem);
+    let first = files.partial(1);
+    let one_line = |path: PathBuf| {
+        let text = said(path.clone());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{}: {text:?}", path.display());
+        let pid = lines[0].strip_prefix("member started, pid ");
+        pid.unwrap_or_else(|| panic!("{}: {text:?}", path.display()))
+            .to_string()
+    };
+    for side in [0, 1] {
+        let before = one_line(first.stderr(side, Some(0)));
+        let after = one_line(files.stderr(side, Some(0)));
+        assert_ne!(before, after, "two attempts, two processes");
+    }
+    // Both attempts' logs and every member's stderr, apart; nothing else.
+    let mut names: Vec<String> = std::fs::read_dir(&logs)
+        .expect("logs")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut expected = Vec::new();
+    for attempt in [format!("{stem}.partial-1"), stem.clone()] {
+        for s in ["a1.stderr", "a2.stderr", "b1.stderr", "b2.stderr", "jsonl"] {
+            expected.push(format!("{attempt}.{s}"));
+        }
+    }
+    expected.sort();
+    assert_eq!(names, expected);
+    let kinds: Vec<Value> = read_log(&first.log())
+        .iter()
+        .map(|r| r["type"].clone())
+        .collect();
+    assert_eq!(kinds, ["header", "aborted"]);
+    assert_eq!(of_type(&read_log(&files.log()), "set-end").len(), 1);
+}

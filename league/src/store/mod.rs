@@ -3,18 +3,21 @@
 //! league's directory, [`PgStore`] in a PostgreSQL database that workers on many
 //! machines share (with leases on the sets they play). Each operation that changes more than one row is one
 //! transaction, so a crash leaves the store as it was before the operation or after
-//! it, never in between.
+//! it, never in between. Async code (the server, the workers) holds a store only
+//! through a [`StoreThread`], which runs its operations on a thread of its own.
 
 mod pg;
 pub(crate) mod pg_url;
 pub(crate) use pg_url::is_tls_refusal;
 mod rows;
 mod sqlite;
+mod thread;
 
 use std::collections::BTreeMap;
 
 pub use pg::{PackedLog, PgStore, Recorded, StoredLog, WorkerRow};
 pub use sqlite::SqliteStore;
+pub use thread::StoreThread;
 
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -228,6 +231,13 @@ pub enum StoreError {
         place: String,
         /// What was found.
         what: String,
+    },
+    /// The store's thread ([`StoreThread`]) stopped: an operation panicked there, and
+    /// the store was closed.
+    #[error("the league store's thread stopped: {why}")]
+    ThreadStopped {
+        /// What stopped it.
+        why: String,
     },
 }
 

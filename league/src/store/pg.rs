@@ -4,8 +4,9 @@
 //! The client is the `postgres` crate: the synchronous face of `tokio-postgres`, both
 //! from the rust-postgres project. The [`Store`] trait is synchronous (SQLite's
 //! `rusqlite` is too), so the synchronous client fits it without a second async
-//! interface; callers inside the async runtime call it through
-//! `tokio::task::block_in_place`, which lets the client drive its own small runtime.
+//! interface; async code (the server, the workers) holds it only through a
+//! [`super::StoreThread`], which runs it on a thread of its own: the client drives a
+//! small runtime of its own and panics when called, or closed, inside another.
 //! sqlx was the other candidate: it is async only, and would have needed the same
 //! bridge the other way round, with a pool this store does not need (one connection per
 //! process).

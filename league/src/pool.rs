@@ -1,0 +1,434 @@
+//! The set pool: how `hus league`, `hus worker` and `hus serve` play their sets. A
+//! runner claims a set (from its store, its lease, or its pairing), hands it to its
+//! [`SetPool`], which plays it through [`play_claimed`] on a thread of its own, and
+//! takes its [`Ending`] back with [`SetPool::next_ended`] to record it or put it back.
+//! Every set has its own stop ([`SetPool::stop`]: a worker that lost a set's lease) and
+//! all are stopped at once by [`SetPool::stop_all`] (a signal, a failure); a runner
+//! leaves by [`SetPool::shutdown`], which stops what still plays and waits for every
+//! set's thread, so that no set outlives its runner whatever way the runner's loop was
+//! left (the shutdown in one direction of mini-redis's listener).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use referee::{play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Team};
+use tokio::sync::{mpsc, watch};
+
+use crate::file::{BotConfig, LeagueConfig};
+use crate::set_files::{SetFiles, LOGS_DIR};
+use crate::store::{ClaimedSet, FaultRow, GameRow, SetId, SetOutcome};
+
+/// What one set's task ends with.
+pub enum Ending {
+    /// Played to its end.
+    Finished(SetOutcome),
+    /// Cut off by a stop; its log ends with `aborted`.
+    Stopped,
+    /// A bot could not be started: nothing was played, and its log was removed.
+    CannotStart(anyhow::Error),
+    /// Could not be played (a log that cannot be written, a set that broke off).
+    Failed(anyhow::Error),
+}
+
+/// What every set of a run shares: the league, where logs go, the bots (with the
+/// referee's nice value) and the referee's version for the logs' headers.
+#[derive(Clone)]
+pub struct Shared {
+    /// The league file, checked.
+    pub config: LeagueConfig,
+    /// Where the sets' logs and the bots' stderr are written.
+    pub logs: PathBuf,
+    /// The bots by name.
+    pub bots: HashMap<String, BotConfig>,
+    /// The referee's version.
+    pub referee: String,
+    /// Where a remote bot's links come from, by name (`hus serve` fills it from its bot
+    /// port); a bot without one is started as a process.
+    pub links: HashMap<String, Arc<dyn referee::Connect>>,
+}
+
+impl Shared {
+    /// The league's bots at the referee's nice value (see
+    /// `referee::raise_referee_priority`), their logs in `logs`.
+    pub fn new(config: &LeagueConfig, logs: PathBuf, nice: Option<i32>) -> Shared {
+        Shared {
+            config: config.clone(),
+            logs,
+            bots: config
+                .bots
+                .iter()
+                .map(|b| {
+                    let mut b = b.clone();
+                    b.limits.nice = nice;
+                    (b.name.clone(), b)
+                })
+                .collect(),
+            referee: referee::referee_version(),
+            links: HashMap::new(),
+        }
+    }
+}
+
+/// A set's extra sink, given to its thread: every record goes to it after the log has
+/// it (`hus serve`'s live pages).
+pub type Tap = Box<dyn RecordSink + Send>;
+
+/// The sets being played, each on a thread of its own with a single-threaded runtime,
+/// as `hus match` runs its one set: a set's tasks (the set and its bots' readers) then
+/// hand each ply to each other on one thread, with no wake-up of another thread in
+/// between, and the sets are independent threads that the kernel spreads over the
+/// cores. (On a multi-threaded runtime the sets shared its worker threads and a ply
+/// crossed threads: docs/league.md, Speed.)
+///
+/// A set's thread inherits the scheduling priority of the thread that starts it (the
+/// referee's, raised above its bots' before the runner's runtime started), and its
+/// bots inherit it in turn, lowered again for them by their limits.
+pub struct SetPool {
+    running: HashMap<(SetId, u32), Running>,
+    ended_tx: mpsc::UnboundedSender<(ClaimedSet, Ending)>,
+    ended_rx: mpsc::UnboundedReceiver<(ClaimedSet, Ending)>,
+    /// The threads whose set has ended, not joined yet (each has sent its ending, and
+    /// only returns).
+    ended: Vec<JoinHandle<()>>,
+    /// Once every set was stopped: why; a set started afterwards is stopped at once.
+    stopping: Option<&'static str>,
+}
+
+/// A set in the pool.
+struct Running {
+    set: ClaimedSet,
+    stop: watch::Sender<Option<&'static str>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Default for SetPool {
+    fn default() -> SetPool {
+        SetPool::new()
+    }
+}
+
+impl SetPool {
+    /// An empty pool.
+    pub fn new() -> SetPool {
+        let (ended_tx, ended_rx) = mpsc::unbounded_channel();
+        SetPool {
+            running: HashMap::new(),
+            ended_tx,
+            ended_rx,
+            ended: Vec::new(),
+            stopping: None,
+        }
+    }
+
+    /// How many sets are in the pool (a set stopped counts until its ending is taken).
+    pub fn len(&self) -> usize {
+        self.running.len()
+    }
+
+    /// No set in the pool.
+    pub fn is_empty(&self) -> bool {
+        self.running.is_empty()
+    }
+
+    /// The sets in the pool.
+    pub fn sets(&self) -> impl Iterator<Item = &ClaimedSet> {
+        self.running.values().map(|r| &r.set)
+    }
+
+    /// Starts `set` on a thread of its own, played by [`play_claimed`] with `shared`
+    /// and `tap`; its ending comes from [`SetPool::next_ended`]. A set whose thread
+    /// cannot start, or ends without an ending, has failed (`Ending::Failed`).
+    pub fn start(&mut self, set: ClaimedSet, shared: Arc<Shared>, tap: Option<Tap>) {
+        self.ended.retain(|t| !t.is_finished());
+        let (stop, mut stopped) = watch::channel(self.stopping);
+        let mut report = Report {
+            to: self.ended_tx.clone(),
+            set: Some(set.clone()),
+        };
+        let played = set.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("set {}", set.key))
+            .spawn(move || {
+                let mut tap = tap;
+                let ending = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => {
+                        let ending = runtime.block_on(play_claimed(
+                            &played,
+                            &shared,
+                            &mut stopped,
+                            tap.as_mut()
+                                .map(|t| &mut **t as &mut (dyn RecordSink + Send)),
+                        ));
+                        // The set's last tasks (its bots' readers) end before its
+                        // ending is known: its bots are gone when the runner hears it.
+                        drop(runtime);
+                        ending
+                    }
+                    Err(e) => Ending::Failed(anyhow::anyhow!("cannot start a set's runtime: {e}")),
+                };
+                report.send(ending);
+            });
+        let thread = match spawned {
+            Ok(thread) => Some(thread),
+            Err(e) => {
+                // The closure, and the report in it, are gone: the ending is sent here.
+                let _ = self.ended_tx.send((
+                    set.clone(),
+                    Ending::Failed(anyhow::anyhow!("cannot start a set's thread: {e}")),
+                ));
+                None
+            }
+        };
+        self.running
+            .insert((set.id, set.attempts), Running { set, stop, thread });
+    }
+
+    /// Stops one set (its attempt `set.attempts`): its log ends with `aborted`, `why`
+    /// in it, and its bots are killed; its ending (`Ending::Stopped`) still comes from
+    /// [`SetPool::next_ended`]. A set not in the pool is ignored.
+    pub fn stop(&mut self, set: &ClaimedSet, why: &'static str) {
+        if let Some(r) = self.running.get(&(set.id, set.attempts)) {
+            r.stop
+                .send_if_modified(|stop| stop.replace(stop.unwrap_or(why)).is_none());
+        }
+    }
+
+    /// Stops every set in the pool, and every set started from now on, as
+    /// [`SetPool::stop`] stops one.
+    pub fn stop_all(&mut self, why: &'static str) {
+        self.stopping.get_or_insert(why);
+        for r in self.running.values() {
+            r.stop
+                .send_if_modified(|stop| stop.replace(stop.unwrap_or(why)).is_none());
+        }
+    }
+
+    /// The next set to end, with its ending; `None` at once when the pool is empty.
+    /// Cancel-safe (a `select!` branch): an ending not taken stays for the next call.
+    pub async fn next_ended(&mut self) -> Option<(ClaimedSet, Ending)> {
+        if self.running.is_empty() {
+            return None;
+        }
+        // Never `None`: the pool holds a sender.
+        let (set, ending) = self.ended_rx.recv().await?;
+        if let Some(r) = self.running.remove(&(set.id, set.attempts)) {
+            self.ended.extend(r.thread);
+        }
+        Some((set, ending))
+    }
+
+    /// Stops the sets still in the pool (`why` in their logs), waits for every set's
+    /// thread to end, and returns the endings no one took. A runner calls it on its
+    /// way out, whatever way its loop ended.
+    pub async fn shutdown(mut self, why: &'static str) -> Vec<(ClaimedSet, Ending)> {
+        self.stop_all(why);
+        let mut left = Vec::new();
+        while let Some(ended) = self.next_ended().await {
+            left.push(ended);
+        }
+        // Each of these threads has sent its ending and only returns.
+        for thread in self.ended.drain(..) {
+            let _ = thread.join();
+        }
+        left
+    }
+}
+
+impl Drop for SetPool {
+    /// Only for a runner that never reached its `shutdown` (a panic unwinding): stops
+    /// the sets still running and waits for their threads, so that their logs end with
+    /// `aborted` and their bots are killed.
+    fn drop(&mut self) {
+        self.stop_all("the end of its runner");
+        for r in self.running.values_mut() {
+            if let Some(thread) = r.thread.take() {
+                let _ = thread.join();
+            }
+        }
+        for thread in self.ended.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Sends a set's ending to its pool, once: a thread that ends without sending one (a
+/// panic) sends `Ending::Failed` as it unwinds.
+struct Report {
+    to: mpsc::UnboundedSender<(ClaimedSet, Ending)>,
+    set: Option<ClaimedSet>,
+}
+
+impl Report {
+    fn send(&mut self, ending: Ending) {
+        if let Some(set) = self.set.take() {
+            let _ = self.to.send((set, ending));
+        }
+    }
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        self.send(Ending::Failed(anyhow::anyhow!(
+            "a set's thread ended without a result"
+        )));
+    }
+}
+
+/// Plays a claimed set through `play_set`, as `hus league` does: its log in the logs'
+/// directory (named after the set's key), what the store keeps collected into the
+/// `Ending`. Each record also goes to `tap` after the log has it (`hus serve` shows
+/// live games with it; a tap's error is ignored: watchers never stop a set). A stop
+/// on `stop` cuts the set off and ends its log with `aborted`.
+pub async fn play_claimed(
+    set: &ClaimedSet,
+    shared: &Shared,
+    stop: &mut watch::Receiver<Option<&'static str>>,
+    tap: Option<&mut (dyn RecordSink + Send)>,
+) -> Ending {
+    let stem = set.key.stem();
+    let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
+        Ok(created) => created,
+        Err(e) => return Ending::Failed(e),
+    };
+    let files = SetFiles::new(&shared.logs, &stem);
+    // Each side: a bot, or a team of the file's bots (each member its own process and
+    // stderr file, `STEM.a1.stderr`...), exactly as `hus match --team-a` builds them.
+    let mut lineups = Vec::with_capacity(2);
+    for (side, name) in [&set.key.a, &set.key.b].into_iter().enumerate() {
+        let entrant = |bot: &BotConfig, member: Option<usize>| Entrant {
+            spec: bot.spec.clone(),
+            stderr_path: files.stderr(side, member),
+            limits: bot.limits.clone(),
+            // A remote bot plays over its link, as a member of a team too.
+            link: shared.links.get(bot.name.as_str()).cloned(),
+            time: None,
+        };
+        if let Some(team) = shared.config.team(name) {
+            let mut members = Vec::with_capacity(team.members.len());
+            for (i, m) in team.members.iter().enumerate() {
+                let Some(bot) = shared.bots.get(m) else {
+                    return Ending::Failed(anyhow::anyhow!(
+                        "no bot named {m} (of team {name}) in the league file"
+                    ));
+                };
+                members.push(Member {
+                    name: m.clone(),
+                    entrant: entrant(bot, Some(i)),
+                });
+            }
+            lineups.push(Lineup::Team(Team {
+                name: name.clone(),
+                members,
+            }));
+        } else {
+            let Some(bot) = shared.bots.get(name) else {
+                return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
+            };
+            lineups.push(Lineup::from(entrant(bot, None)));
+        }
+    }
+    let Ok(lineups) = <[Lineup; 2]>::try_from(lineups) else {
+        return Ending::Failed(anyhow::anyhow!("a set needs two sides"));
+    };
+    let c = &shared.config;
+    let set_config = SetConfig {
+        rules: c.rules,
+        games: c.games,
+        seed: set.seed,
+        time: c.time,
+        ready_time: c.ready_time,
+        early_stop: false,
+        // From the set's seed, itself from the league's seed and the set's key: adding
+        // a bot changes no other set's openings.
+        openings: c
+            .openings
+            .as_ref()
+            .map(|o| referee::openings_for_set(&o.book, set.seed, c.games))
+            .unwrap_or_default(),
+        sprt: None,
+    };
+    let mut sink = Collector {
+        log,
+        outcome: SetOutcome {
+            log: format!("{LOGS_DIR}/{stem}.jsonl"),
+            ..SetOutcome::default()
+        },
+        first: 0,
+        tap,
+    };
+    let result = tokio::select! {
+        result = play_set(&set_config, lineups, &shared.referee, &mut sink) => Some(result),
+        _ = stop.wait_for(|stop| stop.is_some()) => None,
+    };
+    match result {
+        None => {
+            // The set's future is gone, and with it both bots (dropping a bot process
+            // kills its process group).
+            let why = stop.borrow().unwrap_or("hus league");
+            sink.log.end_aborted(format!("stopped by {why}"));
+            Ending::Stopped
+        }
+        // A bot that cannot start: the log holds only its header, and goes.
+        Some(Err(e)) => match sink.log.discard_unstarted(&e, &[]) {
+            Some(_) => Ending::CannotStart(e),
+            None => Ending::Failed(e),
+        },
+        Some(Ok(end)) => {
+            let mut outcome = sink.outcome;
+            outcome.points = end.points;
+            outcome.winner = end.winner.map(|w| w as u8);
+            Ending::Finished(outcome)
+        }
+    }
+}
+
+/// The sink of a league's set: the log first (as `hus match` writes it), then what the
+/// store keeps.
+struct Collector<'t> {
+    log: LogWriter,
+    outcome: SetOutcome,
+    first: u8,
+    tap: Option<&'t mut (dyn RecordSink + Send)>,
+}
+
+impl RecordSink for Collector<'_> {
+    fn record(&mut self, record: &Record) -> anyhow::Result<()> {
+        self.log.record(record)?;
+        if let Some(tap) = self.tap.as_mut() {
+            let _ = tap.record(record);
+        }
+        let o = &mut self.outcome;
+        match record {
+            Record::GameStart(g) => self.first = g.first as u8,
+            Record::Move(m) => {
+                let seat = m.bot & 1;
+                o.moves[seat] += 1;
+                o.move_ms[seat] += m.ms;
+            }
+            Record::Fault(f) => o.faults.push(FaultRow {
+                game: f.game,
+                ply: f.ply,
+                bot: (f.bot & 1) as u8,
+                kind: f.kind.clone(),
+                detail: f.detail.clone(),
+            }),
+            Record::GameEnd(g) => o.games.push(GameRow {
+                game: g.game,
+                first: self.first,
+                winner: g.winner.map(|w| w as u8),
+                points: g.points,
+                reason: g.reason.clone(),
+                plies: g.plies,
+                double: g.double,
+                faulted: g.faulted.iter().map(|&b| b as u8).collect(),
+            }),
+            _ => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,268 @@
+//! The names of a set's files in a logs directory, for every runner of sets (`hus
+//! league`, `hus worker`, `hus serve`): one [`SetFiles`] per attempt of a set.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The logs' directory in the league's directory.
+pub const LOGS_DIR: &str = "logs";
+
+/// The files of one attempt of a set, all named after its stem: the log `STEM.jsonl`,
+/// and each seat's stderr, `STEM.a.stderr` and `STEM.b.stderr` for a bot, or
+/// `STEM.a1.stderr`, `STEM.a2.stderr`, ... `STEM.b1.stderr`, ... for the members of a
+/// team (in the team's list order, from 1). An interrupted attempt's files are set
+/// aside under `STEM.partial-N.*` ([`SetFiles::set_aside`]), the same names with
+/// `partial-N` inserted, so that the next attempt starts afresh: a bot's stderr is
+/// opened for append, and without this a retried set would add its second attempt to
+/// the first's file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetFiles {
+    dir: PathBuf,
+    stem: String,
+}
+
+/// The seats' letters, side 0 first.
+const SIDES: [char; 2] = ['a', 'b'];
+
+impl SetFiles {
+    /// The files of the set `stem` in `dir`.
+    pub fn new(dir: &Path, stem: &str) -> SetFiles {
+        SetFiles {
+            dir: dir.to_path_buf(),
+            stem: stem.to_string(),
+        }
+    }
+
+    /// The stem every name starts with.
+    pub fn stem(&self) -> &str {
+        &self.stem
+    }
+
+    /// The log, `STEM.jsonl`.
+    pub fn log(&self) -> PathBuf {
+        self.path("jsonl")
+    }
+
+    /// The stderr file of side `side` (0: a, 1: b): its bot's, `STEM.a.stderr`, or
+    /// with `member` (from 0) its team member's, `STEM.a1.stderr` for the first.
+    pub fn stderr(&self, side: usize, member: Option<usize>) -> PathBuf {
+        let letter = SIDES[side & 1];
+        match member {
+            None => self.path(&format!("{letter}.stderr")),
+            Some(i) => self.path(&format!("{letter}{}.stderr", i + 1)),
+        }
+    }
+
+    /// The names the `n`th set-aside attempt has (`STEM.partial-N.*`).
+    pub fn partial(&self, n: u32) -> SetFiles {
+        SetFiles::new(&self.dir, &format!("{}.partial-{n}", self.stem))
+    }
+
+    fn path(&self, suffix: &str) -> PathBuf {
+        self.dir.join(format!("{}.{suffix}", self.stem))
+    }
+
+    /// The suffixes (after `STEM.`) of the attempt's files that are there, links
+    /// included, the log first: the log, the bots' stderr, and the team members'
+    /// stderr from the first member on to the first one missing (a team's members are
+    /// started in their order, each opening its file as it starts).
+    fn present_suffixes(&self) -> Vec<String> {
+        let there = |suffix: &str| self.path(suffix).symlink_metadata().is_ok();
+        let mut present = Vec::new();
+        for suffix in ["jsonl", "a.stderr", "b.stderr"] {
+            if there(suffix) {
+                present.push(suffix.to_string());
+            }
+        }
+        for letter in SIDES {
+            for i in 1.. {
+                let suffix = format!("{letter}{i}.stderr");
+                if !there(&suffix) {
+                    break;
+                }
+                present.push(suffix);
+            }
+        }
+        present
+    }
+
+    /// The attempt's files that are there, the log first.
+    pub fn existing(&self) -> Vec<PathBuf> {
+        self.present_suffixes()
+            .iter()
+            .map(|s| self.path(s))
+            .collect()
+    }
+
+    /// Renames the files an interrupted attempt left (its log and every seat's
+    /// stderr) to the first `STEM.partial-N.*` none of whose names is taken, so the next
+    /// attempt starts afresh and nothing is deleted. Returns the new names, the log
+    /// first; none when the attempt left nothing.
+    pub fn set_aside(&self) -> Result<Vec<PathBuf>> {
+        let present = self.present_suffixes();
+        // A link among them is refused before anything moves: the set's files are
+        // opened without following links, and the link itself is the user's to look at.
+        for s in &present {
+            let path = self.path(s);
+            referee::refuse_symlink(&path).map_err(|error| Error::Io {
+                what: "cannot use the set's file",
+                path,
+                error,
+            })?;
+        }
+        if present.is_empty() {
+            return Ok(Vec::new());
+        }
+        let taken = |n: u32| {
+            let partial = self.partial(n);
+            ["jsonl", "a.stderr", "b.stderr"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain(present.iter().cloned())
+                .any(|s| partial.path(&s).symlink_metadata().is_ok())
+        };
+        let n = (1..).find(|&n| !taken(n)).unwrap_or(1);
+        let partial = self.partial(n);
+        let mut kept = Vec::new();
+        for s in &present {
+            let (from, to) = (self.path(s), partial.path(s));
+            std::fs::rename(&from, &to).map_err(|error| Error::Io {
+                what: "cannot keep a partial log",
+                path: from.clone(),
+                error,
+            })?;
+            kept.push(to);
+        }
+        Ok(kept)
+    }
+}
+
+/// Sets aside the files an interrupted attempt of the set `stem` left in `logs`
+/// ([`SetFiles::set_aside`]). Returns the new names, the log first.
+pub fn set_aside(logs: &Path, stem: &str) -> Result<Vec<PathBuf>> {
+    SetFiles::new(logs, stem).set_aside()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_sets_files_are_named_after_its_stem() {
+        let files = SetFiles::new(Path::new("logs"), "r1-x-vs-y");
+        assert_eq!(files.log(), Path::new("logs/r1-x-vs-y.jsonl"));
+        assert_eq!(files.stderr(0, None), Path::new("logs/r1-x-vs-y.a.stderr"));
+        assert_eq!(files.stderr(1, None), Path::new("logs/r1-x-vs-y.b.stderr"));
+        assert_eq!(
+            files.stderr(0, Some(0)),
+            Path::new("logs/r1-x-vs-y.a1.stderr")
+        );
+        assert_eq!(
+            files.stderr(1, Some(2)),
+            Path::new("logs/r1-x-vs-y.b3.stderr")
+        );
+        assert_eq!(
+            files.partial(2).stderr(1, Some(0)),
+            Path::new("logs/r1-x-vs-y.partial-2.b1.stderr")
+        );
+    }
+
+    #[test]
+    fn partial_logs_are_renamed_never_overwritten() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let logs = dir.path();
+        assert_eq!(
+            set_aside(logs, "r1-a-vs-b").expect("nothing to do"),
+            Vec::<PathBuf>::new()
+        );
+        for attempt in 1..=2 {
+            for s in ["jsonl", "a.stderr", "b.stderr"] {
+                std::fs::write(
+                    logs.join(format!("r1-a-vs-b.{s}")),
+                    format!("attempt {attempt}"),
+                )
+                .expect("write");
+            }
+            let kept = set_aside(logs, "r1-a-vs-b").expect("set aside");
+            assert_eq!(
+                kept[0],
+                logs.join(format!("r1-a-vs-b.partial-{attempt}.jsonl"))
+            );
+        }
+        // Only a log (the bots never started): it is kept alone.
+        std::fs::write(logs.join("r1-a-vs-b.jsonl"), "attempt 3").expect("write");
+        set_aside(logs, "r1-a-vs-b").expect("set aside");
+        assert_eq!(
+            names(logs),
+            [
+                "r1-a-vs-b.partial-1.a.stderr",
+                "r1-a-vs-b.partial-1.b.stderr",
+                "r1-a-vs-b.partial-1.jsonl",
+                "r1-a-vs-b.partial-2.a.stderr",
+                "r1-a-vs-b.partial-2.b.stderr",
+                "r1-a-vs-b.partial-2.jsonl",
+                "r1-a-vs-b.partial-3.jsonl",
+            ]
+        );
+        let first = std::fs::read_to_string(logs.join("r1-a-vs-b.partial-1.jsonl")).expect("read");
+        assert_eq!(first, "attempt 1");
+    }
+
+    #[test]
+    fn a_team_sets_member_files_are_set_aside_with_its_log() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let files = SetFiles::new(dir.path(), "r1-reds-vs-blues");
+        for attempt in 1..=2 {
+            std::fs::write(files.log(), format!("log {attempt}")).expect("write");
+            for (side, member) in [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)] {
+                std::fs::write(
+                    files.stderr(side, Some(member)),
+                    format!("attempt {attempt} side {side} member {member}"),
+                )
+                .expect("write");
+            }
+            let kept = files.set_aside().expect("set aside");
+            assert_eq!(kept.len(), 6);
+            assert_eq!(kept[0], files.partial(attempt).log());
+        }
+        assert_eq!(files.existing(), Vec::<PathBuf>::new());
+        let mut expected = Vec::new();
+        for n in 1..=2 {
+            for s in ["a1", "a2", "b1", "b2", "b3"] {
+                expected.push(format!("r1-reds-vs-blues.partial-{n}.{s}.stderr"));
+            }
+            expected.push(format!("r1-reds-vs-blues.partial-{n}.jsonl"));
+        }
+        expected.sort();
+        assert_eq!(names(dir.path()), expected);
+        let second = std::fs::read_to_string(files.partial(2).stderr(1, Some(2))).expect("read");
+        assert_eq!(second, "attempt 2 side 1 member 2");
+    }
+
+    #[test]
+    fn a_link_among_a_sets_files_is_refused_and_nothing_moves() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let files = SetFiles::new(dir.path(), "r1-a-vs-b");
+        std::fs::write(files.log(), "log").expect("write");
+        std::os::unix::fs::symlink("/etc/hostname", files.stderr(0, Some(0))).expect("link");
+        assert!(files.set_aside().is_err());
+        assert_eq!(
+            names(dir.path()),
+            ["r1-a-vs-b.a1.stderr", "r1-a-vs-b.jsonl"]
+        );
+    }
+}
