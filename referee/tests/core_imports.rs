@@ -16,17 +16,20 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 /// The module of the commands, which nothing of the core may import.
 const COMMANDS: &str = "cli";
 
-/// A file's code without its comments and without the test module it ends with.
+/// A file's code without its comments and without its test modules: a top-level
+/// `#[cfg(test)] mod NAME {` up to its closing `}` at the start of a line (where
+/// rustfmt, which CI runs, puts it).
 fn code_of(text: &str) -> String {
     let mut out = String::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
-        if line.trim() == "#[cfg(test)]"
-            && lines
-                .peek()
-                .is_some_and(|next| next.trim_start().starts_with("mod "))
-        {
-            break;
+        if line == "#[cfg(test)]" && lines.peek().is_some_and(|next| next.starts_with("mod ")) {
+            for skipped in lines.by_ref() {
+                if skipped == "}" {
+                    break;
+                }
+            }
+            continue;
         }
         let code = match line.find("//") {
             Some(at) => &line[..at],
@@ -299,7 +302,8 @@ fn imports_are_read_from_paths_groups_and_reexports_not_from_comments_or_tests()
         (
             "a",
             "use crate::b::x;\nfn f() { crate::Sea::new(); }\n// crate::d::y\n\
-             #[cfg(test)]\nmod tests {\n    use crate::d::z;\n}\n",
+             #[cfg(test)]\nmod tests {\n    use crate::d::z;\n    fn g() {\n    }\n}\n\
+             fn after_the_tests() { crate::b::y(); }\n",
         ),
         ("b", "use crate::{c::One, d};\nlet s = \"$crate::a\";\n"),
         ("c", "use crate::Bee;\n"),
