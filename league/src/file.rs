@@ -910,7 +910,8 @@ pub fn parse_sha256(text: &str) -> std::result::Result<[u8; 32], String> {
     Ok(out)
 }
 
-/// The bot's sandbox, as `hus match --sandbox` builds it (`referee::SandboxArgs`), with
+/// The bot's sandbox, built from its `sandbox_*` keys as `hus match --sandbox` builds it
+/// from its flags (both through `referee::SandboxOptions`), with
 /// the paths of the file made relative to its directory: the sandbox's directory is the
 /// bot's `dir` if the file gives one, else the directory of the file its command names.
 /// The bot then runs in that directory.
@@ -959,32 +960,51 @@ fn check_sandbox(
             }
         }
     }
-    let args = referee::SandboxArgs {
-        sandbox: true,
-        sandbox_writable: bot.sandbox_writable,
-        sandbox_ro: bot
+    let tmp_size = match &bot.sandbox_tmp {
+        Some(size) => Some(parse_bytes(size.get_ref()).map_err(|e| {
+            file.error(
+                Some(size.span()),
+                format!("bot {name:?}: sandbox_tmp: {e:#}"),
+            )
+        })?),
+        None => None,
+    };
+    let options = referee::SandboxOptions {
+        writable: bot.sandbox_writable,
+        read_only: bot
             .sandbox_ro
             .iter()
             .map(|p| base.join(p.get_ref()))
             .collect(),
-        sandbox_processes: bot.sandbox_processes.as_ref().map(|n| *n.get_ref()),
-        sandbox_tmp: bot.sandbox_tmp.as_ref().map(|t| t.get_ref().clone()),
-        // Checked below, so that an error names the key.
-        sandbox_user: None,
+        max_processes: bot.sandbox_processes.as_ref().map(|n| *n.get_ref()),
+        tmp_size,
+        user: bot.sandbox_user.as_ref().map(|u| u.get_ref().clone()),
     };
     let dir = bot.dir.as_ref().map(|_| cwd.clone());
-    let (sandbox, spec) = args
+    let (sandbox, spec) = options
         .sandbox_for(&absolute, dir.as_deref())
-        .map_err(|e| file.error(at, format!("bot {name:?}: sandbox: {e:#}")))?;
-    let sandbox = match (sandbox, &bot.sandbox_user) {
-        (Some(sandbox), Some(user)) => Some(sandbox.user(user.get_ref()).map_err(|e| {
-            file.error(
-                Some(user.span()),
-                format!("bot {name:?}: sandbox_user: {e}"),
-            )
-        })?),
-        (sandbox, _) => sandbox,
-    };
+        .map_err(|e| {
+            use referee::SandboxOption as O;
+            let span = |key: Option<std::ops::Range<usize>>| key.or(at.clone());
+            let (key, span) = match e.option {
+                O::BotDir => ("sandbox", at.clone()),
+                O::ReadOnly => ("sandbox_ro", span(bot.sandbox_ro.first().map(|p| p.span()))),
+                O::MaxProcesses => (
+                    "sandbox_processes",
+                    span(bot.sandbox_processes.as_ref().map(|n| n.span())),
+                ),
+                O::TmpSize => (
+                    "sandbox_tmp",
+                    span(bot.sandbox_tmp.as_ref().map(|t| t.span())),
+                ),
+                O::User => (
+                    "sandbox_user",
+                    span(bot.sandbox_user.as_ref().map(|u| u.span())),
+                ),
+            };
+            file.error(span, format!("bot {name:?}: {key}: {}", e.error))
+        })?;
+    let sandbox = Some(sandbox);
     let cwd = sandbox
         .as_ref()
         .map(|s| s.bot_dir().to_path_buf())

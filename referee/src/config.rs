@@ -1,9 +1,12 @@
 //! Checked configuration: what the rest of the program sees instead of raw flags.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use engine::{AnyPosition, Rules};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 /// How long each move may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +70,18 @@ impl BotSpec {
     }
 }
 
+/// The program to start for a command's first word: a relative path with a slash
+/// (`./bot`, `bots/x`) means the referee's directory, also when the bot runs in another
+/// one; anything else is taken as written (a bare name is looked up on PATH).
+pub(crate) fn program_path(argv0: &str) -> PathBuf {
+    let program = Path::new(argv0);
+    if program.is_relative() && argv0.contains('/') {
+        std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf())
+    } else {
+        program.to_path_buf()
+    }
+}
+
 /// Everything a set needs, checked.
 #[derive(Clone, Debug)]
 pub struct SetConfig {
@@ -127,10 +142,17 @@ pub fn opening_of<T>(openings: &[T], game: u32) -> Option<&T> {
     openings.get(pair % openings.len())
 }
 
-/// The first movers of a set's games: the lots of [`crate::lots`], with, in a paired
+/// The lots of a set: for each game, the bot that moves first. The same seed always
+/// draws the same lots.
+pub fn lots(seed: u64, games: u32) -> Vec<usize> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..games).map(|_| rng.gen_range(0..2usize)).collect()
+}
+
+/// The first movers of a set's games: the lots of [`lots`], with, in a paired
 /// set, the second game of each pair given to the other bot.
 pub fn first_movers(seed: u64, games: u32, paired: bool) -> Vec<usize> {
-    let mut firsts = crate::set::lots(seed, games);
+    let mut firsts = lots(seed, games);
     if paired {
         for k in (1..firsts.len()).step_by(2) {
             firsts[k] = 1 - firsts[k - 1];
@@ -190,6 +212,27 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
         bail!("{text:?} is too long");
     }
     Ok(Duration::from_micros((millis * 1000.0).round() as u64))
+}
+
+/// `512M`, `2G`, `1048576`, `64K` (powers of 1024).
+pub fn parse_bytes(text: &str) -> anyhow::Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| anyhow::anyhow!("{text:?} is not a size (try 512M or 2G)"))?;
+    let factor: u64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        other => anyhow::bail!("{text:?} is not a size: unknown unit {other:?} (use K, M or G)"),
+    };
+    value
+        .checked_mul(factor)
+        .filter(|&v| v > 0)
+        .ok_or_else(|| anyhow::anyhow!("{text:?} is not a usable size"))
 }
 
 /// Parses `BASE+INCREMENT`, each a duration: `60s+1s`, `2m+500ms`, `60000+0`.
@@ -262,7 +305,7 @@ mod tests {
         assert_eq!(of, ["a", "a", "b", "b", "c", "c", "a", "a", "b"]);
         assert_eq!(opening_of::<&str>(&[], 1), None);
         for seed in 0..20 {
-            let lots = crate::set::lots(seed, 7);
+            let lots = lots(seed, 7);
             // Without pairs: the lots themselves, as before openings.
             assert_eq!(first_movers(seed, 7, false), lots);
             let paired = first_movers(seed, 7, true);

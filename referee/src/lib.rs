@@ -52,8 +52,8 @@ mod stop;
 pub mod web_host;
 
 pub use cli::args::{
-    parse_bytes, BoardArgs, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs,
-    ReplayArgs, SandboxArgs, TimeArgs,
+    BoardArgs, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs,
+    SandboxArgs, TimeArgs,
 };
 pub use cli::check_bot::run as run_check_bot;
 pub use cli::line_cmd::run as run_line;
@@ -62,8 +62,8 @@ pub use cli::perft_cmd::run as run_perft;
 pub use cli::random_bot::run as run_random_bot;
 pub use cli::replay_cmd::run as run_replay;
 pub use config::{
-    first_movers, fresh_seed, parse_clock, parse_duration, sanitize, BotSpec, SetConfig,
-    TimeControl, DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
+    first_movers, fresh_seed, lots, parse_bytes, parse_clock, parse_duration, sanitize, BotSpec,
+    SetConfig, TimeControl, DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
 };
 pub use files::{create_dir, create_file, refuse_symlink, Create};
 pub use limits::{raise_referee_priority, Limits};
@@ -78,12 +78,11 @@ pub use replay::text::{draw_board, draw_board_from, plural, report_words, Marks,
 pub use replay::{verify_records, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{
-    Sandbox, SandboxError, SandboxUser, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER,
-    DEFAULT_TMP_SIZE,
+    Sandbox, SandboxError, SandboxOption, SandboxOptionError, SandboxOptions, SandboxUser,
+    DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER, DEFAULT_TMP_SIZE,
 };
 pub use set::{
-    bots_by_player, lots, play_set, team_orders, CannotStart, Entrant, Lineup, Member, RecordSink,
-    Team,
+    bots_by_player, play_set, team_orders, CannotStart, Entrant, Lineup, Member, RecordSink, Team,
 };
 pub use sprt::parse_sprt;
 pub use stop::stop_signal;

@@ -8,10 +8,10 @@ use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 
-use crate::config::BotSpec;
+use crate::config::{program_path, BotSpec};
 use crate::lifetime;
 use crate::sandbox::{
     find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError, SandboxUser,
@@ -301,14 +301,24 @@ pub(crate) struct Prepared {
     pub(crate) tag: Option<String>,
 }
 
-/// The program to start for a command's first word: a relative path with a slash
-/// (`./bot`, `bots/x`) means the referee's directory, also when the bot runs in another
-/// one; anything else is taken as written (a bare name is looked up on PATH).
-pub(crate) fn program_path(argv0: &str) -> PathBuf {
-    let program = Path::new(argv0);
-    if program.is_relative() && argv0.contains('/') {
-        std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf())
-    } else {
-        program.to_path_buf()
+impl Sandbox {
+    /// Checks, before any game, that this machine can run `spec` in this sandbox under
+    /// `limits`: bubblewrap is there and recent enough, it can make the namespaces, the
+    /// processes can be bounded, and the bot's program is visible inside. It runs the
+    /// sandbox once, exactly as the bot will run, with a shell that looks for the program.
+    /// (Here rather than in sandbox.rs: it runs the sandbox under the bot's limits, and
+    /// the limits stand on the sandbox, not the other way round.)
+    pub fn probe(&self, spec: &BotSpec, limits: &Limits) -> Result<(), SandboxError> {
+        self.probe_with(spec, &limits.bot_path(), |probe| {
+            let mut prepared = limits.command(probe)?;
+            let output = prepared
+                .command
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output();
+            drop(prepared);
+            Ok(output)
+        })
     }
 }

@@ -41,13 +41,12 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::config::BotSpec;
-use crate::limits::Limits;
+use crate::config::{program_path, BotSpec};
 
 /// Processes and threads a sandbox may hold unless told otherwise. A JVM starts about 20
 /// threads on two cores and more on bigger machines; bubblewrap itself takes 2 or 3.
@@ -221,6 +220,93 @@ const X32_SYSCALL_BIT: libc::c_long = 0x4000_0000;
 
 /// The script of the start-up probe: is the bot's program there, inside the sandbox?
 const PROBE_SCRIPT: &str = "p=$(command -v -- \"$0\") || exit 127; printf %s \"$p\"";
+
+/// How to sandbox a bot, as plain data: what `hus match --sandbox`'s flags and a league
+/// file's `sandbox_*` keys say. [`SandboxOptions::sandbox_for`] builds the [`Sandbox`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SandboxOptions {
+    /// Let the bot write in its own directory (default: read-only).
+    pub writable: bool,
+    /// Other paths the bot sees, read-only.
+    pub read_only: Vec<PathBuf>,
+    /// Most processes and threads in the sandbox (default [`DEFAULT_MAX_PROCESSES`]).
+    pub max_processes: Option<u32>,
+    /// Size of its private `/tmp` and of its `/dev/shm`, in bytes (default
+    /// [`DEFAULT_TMP_SIZE`]).
+    pub tmp_size: Option<u64>,
+    /// When hus runs as root, the unprivileged user the bot runs as (default
+    /// [`DEFAULT_SANDBOX_USER`]).
+    pub user: Option<String>,
+}
+
+/// Which of a bot's sandbox settings a [`SandboxOptionError`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SandboxOption {
+    /// The bot's directory (given, or found from its command).
+    BotDir,
+    /// [`SandboxOptions::read_only`].
+    ReadOnly,
+    /// [`SandboxOptions::max_processes`].
+    MaxProcesses,
+    /// [`SandboxOptions::tmp_size`].
+    TmpSize,
+    /// [`SandboxOptions::user`].
+    User,
+}
+
+/// A sandbox that cannot be built from its [`SandboxOptions`]: the setting at fault and
+/// why (its message is the [`SandboxError`]'s; the caller names the setting its own way,
+/// a flag or a key).
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct SandboxOptionError {
+    /// The setting at fault.
+    pub option: SandboxOption,
+    /// What is wrong with it.
+    pub error: SandboxError,
+}
+
+impl SandboxOptions {
+    /// The sandbox of the bot `spec` and the command to run in it (a relative path that
+    /// named the bot's directory made absolute); its directory is `bot_dir` if given,
+    /// else that of the file or directory its command names.
+    pub fn sandbox_for(
+        &self,
+        spec: &BotSpec,
+        bot_dir: Option<&Path>,
+    ) -> Result<(Sandbox, BotSpec), SandboxOptionError> {
+        let fault = |option| move |error| SandboxOptionError { option, error };
+        let (sandbox, spec) = match bot_dir {
+            Some(dir) => (Sandbox::new(dir), spec.clone()),
+            None => match Sandbox::for_command(spec) {
+                Ok((sandbox, spec)) => (Ok(sandbox), spec),
+                Err(e) => (Err(e), spec.clone()),
+            },
+        };
+        let mut sandbox = sandbox
+            .map_err(fault(SandboxOption::BotDir))?
+            .writable(self.writable);
+        for path in &self.read_only {
+            sandbox = sandbox
+                .read_only(path)
+                .map_err(fault(SandboxOption::ReadOnly))?;
+        }
+        if let Some(n) = self.max_processes {
+            sandbox = sandbox
+                .max_processes(n)
+                .map_err(fault(SandboxOption::MaxProcesses))?;
+        }
+        if let Some(bytes) = self.tmp_size {
+            sandbox = sandbox
+                .tmp_size(bytes)
+                .map_err(fault(SandboxOption::TmpSize))?;
+        }
+        if let Some(name) = &self.user {
+            sandbox = sandbox.user(name).map_err(fault(SandboxOption::User))?;
+        }
+        Ok((sandbox, spec))
+    }
+}
 
 /// How one bot is sandboxed: its directory, whether it may write there, what else it
 /// sees (read-only), and how many processes it may have. Built with [`Sandbox::new`]
@@ -633,15 +719,20 @@ impl Sandbox {
         self.tmp_size
     }
 
-    /// Checks, before any game, that this machine can run `spec` in this sandbox under
-    /// `limits`: bubblewrap is there and recent enough, it can make the namespaces, the
-    /// processes can be bounded, and the bot's program is visible inside. It runs the
-    /// sandbox once, exactly as the bot will run, with a shell that looks for the program.
-    pub fn probe(&self, spec: &BotSpec, limits: &Limits) -> Result<(), SandboxError> {
+    /// What [`Sandbox::probe`] (in limits.rs, as it runs the sandbox under a bot's
+    /// [`Limits`](crate::Limits)) checks: `path_var` is the `PATH` the bot will have,
+    /// and `run` runs a command exactly as the bot will run (its spawn error is
+    /// bubblewrap's, `Ok(Err(..))`).
+    pub(crate) fn probe_with(
+        &self,
+        spec: &BotSpec,
+        path_var: &Option<OsString>,
+        run: impl FnOnce(&BotSpec) -> Result<io::Result<Output>, SandboxError>,
+    ) -> Result<(), SandboxError> {
         let bwrap = find_bwrap()?;
         check_version(&bwrap)?;
-        let program = crate::limits::program_path(&spec.argv[0]);
-        let outside = host_program(&program, &limits.bot_path());
+        let program = program_path(&spec.argv[0]);
+        let outside = host_program(&program, path_var);
         if let Some(user) = self.user_to_become()? {
             self.check_user_reaches(user, spec, outside.as_deref())?;
         }
@@ -654,15 +745,8 @@ impl Sandbox {
                 program.to_string_lossy().into_owned(),
             ],
         };
-        let mut prepared = limits.command(&probe)?;
-        let output = prepared
-            .command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
+        let output = run(&probe)?
             .map_err(|e| SandboxError::Unusable(format!("cannot run {}: {e}", bwrap.display())))?;
-        drop(prepared);
         match output.status.code() {
             Some(0) => {
                 let inside = PathBuf::from(String::from_utf8_lossy(&output.stdout).into_owned());

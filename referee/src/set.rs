@@ -13,7 +13,7 @@ use protocol::{
     decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello, Outcome,
     Points, Reason, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
 };
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
@@ -947,17 +947,10 @@ impl Runner<'_> {
     }
 }
 
-/// The lots of a set: for each game, the bot that moves first. The same seed always
-/// draws the same lots.
-pub fn lots(seed: u64, games: u32) -> Vec<usize> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    (0..games).map(|_| rng.gen_range(0..2usize)).collect()
-}
-
 /// The order of each team's members in game `game` (from 1) of a team set whose teams
 /// have `sizes` members: for each side, a shuffle of its member indices, drawn from the
 /// set's seed (a ChaCha8 stream of its own for each game, apart from the first-mover
-/// lots of [`lots`]). The same seed always draws the same orders.
+/// lots of [`crate::config::lots`]). The same seed always draws the same orders.
 pub fn team_orders(seed: u64, game: u32, sizes: [usize; 2]) -> [Vec<usize>; 2] {
     use rand::seq::SliceRandom;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

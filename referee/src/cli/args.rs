@@ -5,6 +5,9 @@
 use anyhow::Context;
 use clap::Args;
 
+use crate::config::{parse_bytes, BotSpec};
+use crate::sandbox::{Sandbox, SandboxOption, SandboxOptions};
+
 /// Re-plays every move of a log with the rules engine and checks every record: boards,
 /// sowing, relays and captures, game ends, points and the set's result. Without
 /// options it prints a summary of the set; --game shows one game move by move, --ply
@@ -143,38 +146,45 @@ pub struct SandboxArgs {
 }
 
 impl SandboxArgs {
+    /// The sandbox settings these flags give (without --sandbox, none).
+    pub fn options(&self) -> anyhow::Result<Option<SandboxOptions>> {
+        if !self.sandbox {
+            return Ok(None);
+        }
+        let tmp_size = match &self.sandbox_tmp {
+            Some(size) => Some(parse_bytes(size).context("invalid --sandbox-tmp")?),
+            None => None,
+        };
+        Ok(Some(SandboxOptions {
+            writable: self.sandbox_writable,
+            read_only: self.sandbox_ro.clone(),
+            max_processes: self.sandbox_processes,
+            tmp_size,
+            user: self.sandbox_user.clone(),
+        }))
+    }
+
     /// With --sandbox, the sandbox of the bot `spec` and the command to run in it (a
     /// relative path that named the bot's directory made absolute); its directory is
     /// `bot_dir` if given. Without, `None` and the command unchanged.
     pub fn sandbox_for(
         &self,
-        spec: &crate::config::BotSpec,
+        spec: &BotSpec,
         bot_dir: Option<&std::path::Path>,
-    ) -> anyhow::Result<(Option<crate::sandbox::Sandbox>, crate::config::BotSpec)> {
-        use crate::sandbox::Sandbox;
-        if !self.sandbox {
+    ) -> anyhow::Result<(Option<Sandbox>, BotSpec)> {
+        let Some(options) = self.options()? else {
             return Ok((None, spec.clone()));
-        }
-        let (mut sandbox, spec) = match bot_dir {
-            Some(dir) => (Sandbox::new(dir)?, spec.clone()),
-            None => Sandbox::for_command(spec)?,
         };
-        sandbox = sandbox.writable(self.sandbox_writable);
-        for path in &self.sandbox_ro {
-            sandbox = sandbox.read_only(path).context("invalid --sandbox-ro")?;
-        }
-        if let Some(n) = self.sandbox_processes {
-            sandbox = sandbox
-                .max_processes(n)
-                .context("invalid --sandbox-processes")?;
-        }
-        if let Some(size) = &self.sandbox_tmp {
-            let bytes = parse_bytes(size).context("invalid --sandbox-tmp")?;
-            sandbox = sandbox.tmp_size(bytes).context("invalid --sandbox-tmp")?;
-        }
-        if let Some(name) = &self.sandbox_user {
-            sandbox = sandbox.user(name).context("invalid --sandbox-user")?;
-        }
+        let (sandbox, spec) = options.sandbox_for(spec, bot_dir).map_err(|e| {
+            let flag = match e.option {
+                SandboxOption::BotDir => return anyhow::Error::new(e.error),
+                SandboxOption::ReadOnly => "--sandbox-ro",
+                SandboxOption::MaxProcesses => "--sandbox-processes",
+                SandboxOption::TmpSize => "--sandbox-tmp",
+                SandboxOption::User => "--sandbox-user",
+            };
+            anyhow::Error::new(e.error).context(format!("invalid {flag}"))
+        })?;
         Ok((Some(sandbox), spec))
     }
 }
@@ -426,25 +436,4 @@ impl MatchArgs {
             sandbox: None,
         })
     }
-}
-
-/// `512M`, `2G`, `1048576`, `64K` (powers of 1024).
-pub fn parse_bytes(text: &str) -> anyhow::Result<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: u64 = number
-        .parse()
-        .map_err(|_| anyhow::anyhow!("{text:?} is not a size (try 512M or 2G)"))?;
-    let factor: u64 = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        other => anyhow::bail!("{text:?} is not a size: unknown unit {other:?} (use K, M or G)"),
-    };
-    value
-        .checked_mul(factor)
-        .filter(|&v| v > 0)
-        .ok_or_else(|| anyhow::anyhow!("{text:?} is not a usable size"))
 }

@@ -26,6 +26,7 @@ use anyhow::{bail, Context, Result};
 use engine::{Preset, Rules};
 
 use crate::cli::args::CheckBotArgs;
+use crate::config::lots;
 use crate::config::{
     check_positive, fresh_seed, parse_duration, sanitize, BotSpec, SetConfig, TimeControl,
 };
@@ -33,7 +34,7 @@ use crate::limits::Limits;
 use crate::names::referee_version;
 use crate::records::Record;
 use crate::report::LogWriter;
-use crate::set::{hello_line, lots, play_set, Entrant, Lineup, RecordSink};
+use crate::set::{hello_line, play_set, Entrant, Lineup, RecordSink};
 use crate::stop::stop_signal;
 
 use diagnose::Mark;
