@@ -106,12 +106,12 @@ pub enum Error {
     Store(#[from] crate::store::StoreError),
     /// A set could not be played at all (a bot that cannot be started, a log that
     /// cannot be written). The set stays pending; the league stops.
-    #[error("the set {set} could not be played: {error:#}")]
+    #[error("the set {set} could not be played: {error}")]
     Set {
         /// The set: `round 1, alpha vs greedy`.
         set: String,
-        /// Why, from the referee, with its causes.
-        error: anyhow::Error,
+        /// Why.
+        error: crate::SetFailure,
     },
     /// A command line that cannot be run as given.
     #[error("{0}")]

@@ -47,7 +47,7 @@ pub use args::{
 pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
-pub use pool::{play_claimed, Ending, SetPool, Shared, Tap};
+pub use pool::{play_claimed, Ending, SetFailure, SetPool, Shared, Tap};
 pub use progress::fault_lines;
 pub use run::{run_league, run_standings};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};

@@ -238,20 +238,25 @@ async fn fill_pool(
                 pool.stop_all(name);
                 reporter.note(&format!("hus league: {name}: stopping the running sets"));
             }
-            Some((set, ending)) = pool.next_ended() => match ending {
-                Ending::Finished(outcome) => {
-                    store.record(set.id, &outcome)?;
-                    reporter.finished(&set.key, &outcome);
-                }
-                Ending::Stopped => interrupted.push(set),
-                Ending::Failed(error) | Ending::CannotStart(error) => {
-                    if failure.is_none() {
-                        failure = Some(Error::Set { set: set.key.to_string(), error });
-                        pool.stop_all("the failure of another set");
+            Some((set, ending)) = pool.next_ended() => {
+                let error = match ending {
+                    Ending::Finished(outcome) => {
+                        store.record(set.id, &outcome)?;
+                        reporter.finished(&set.key, &outcome);
+                        continue;
                     }
-                    interrupted.push(set);
+                    Ending::Stopped => {
+                        interrupted.push(set);
+                        continue;
+                    }
+                    Ending::Failed(error) => error,
+                };
+                if failure.is_none() {
+                    failure = Some(Error::Set { set: set.key.to_string(), error });
+                    pool.stop_all("the failure of another set");
                 }
-            },
+                interrupted.push(set);
+            }
         }
     }
     Ok((stopped, failure))
