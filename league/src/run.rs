@@ -15,7 +15,8 @@ use crate::pool::{Ending, SetPool, Shared};
 use crate::progress::Reporter;
 use crate::set_files::{set_aside, SetFiles, LOGS_DIR};
 use crate::setup::{
-    prepare_run, print, read_standings, settle_settings, store_url, sync_with_file, STORE_FILE,
+    open_dir_store, prepare_run, print, read_standings, settle_settings, store_url, sync_with_file,
+    STORE_FILE,
 };
 use crate::store::{ClaimedSet, SqliteStore, Store};
 
@@ -51,7 +52,7 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
         error,
     })?;
     let _lock = DirLock::acquire(&dir)?;
-    let mut store = SqliteStore::open(&dir.join(STORE_FILE), true)?;
+    let mut store = open_dir_store(&dir)?;
     let seed = settle_settings(&config, &mut store, &dir)?;
     sync_with_file(&config, &mut store, seed, args.quiet)?;
     let say = |line: String| {
