@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use engine::{AnyPosition, Board, Game, Player, Rules, SetScore};
 use protocol::{
     decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello, Outcome,
-    Points, Reason, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
+    Points, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -21,7 +21,7 @@ use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::limits::Limits;
 use crate::link::Connect;
-use crate::records::{self, Record};
+use crate::records::{self, GameEndReason, Record, Stage};
 use crate::sprt::{sprt_record, SprtTally};
 
 /// How long a bot has to exit by itself after `bye` before it is terminated.
@@ -97,7 +97,7 @@ struct FaultInfo {
     ms: Option<f64>,
     /// When it happened (LOGS.md, `fault.stage`): a fault outside a game costs the next
     /// one, and must not be reported as if it happened in it.
-    stage: &'static str,
+    stage: Stage,
 }
 
 impl FaultInfo {
@@ -108,11 +108,11 @@ impl FaultInfo {
             stderr: None,
             line: None,
             ms: None,
-            stage: records::STAGE_GAME,
+            stage: Stage::Game,
         }
     }
 
-    fn at_stage(mut self, stage: &'static str) -> Self {
+    fn at_stage(mut self, stage: Stage) -> Self {
         self.stage = stage;
         self
     }
@@ -309,7 +309,7 @@ impl Runner<'_> {
             }
         }
         for (k, r) in answers.into_iter().enumerate() {
-            let r = r.map_err(|f| f.at_stage(records::STAGE_START_UP));
+            let r = r.map_err(|f| f.at_stage(Stage::StartUp));
             self.after_handshake(k, r, sink)?;
         }
 
@@ -385,7 +385,7 @@ impl Runner<'_> {
             log_version: records::LOG_VERSION,
             referee: referee.to_string(),
             rules: records::RulesRecord {
-                preset: c.rules.preset().name().to_string(),
+                preset: c.rules.preset(),
                 width: c.rules.width() as u32,
             },
             time: wire_time(c),
@@ -542,7 +542,7 @@ impl Runner<'_> {
                 Err(e) => {
                     seat.pending = Some(
                         FaultInfo::new(FaultKind::StartUp, format!("could not be restarted: {e}"))
-                            .at_stage(records::STAGE_START_UP),
+                            .at_stage(Stage::StartUp),
                     );
                 }
             }
@@ -640,8 +640,13 @@ impl Runner<'_> {
         let (fault_kind, fault_detail) = faulted
             .first()
             .and_then(|&k| self.seats[k].last_fault.clone())
-            .map(|(kind, detail)| (kind.as_str().to_string(), Some(detail)))
+            .map(|(kind, detail)| (Some(kind), Some(detail)))
             .unwrap_or_default();
+        let fault_reason = || {
+            fault_kind
+                .map(GameEndReason::Fault)
+                .context("a faulted seat without its fault")
+        };
         let mut faulted_sides: Vec<usize> = Vec::new();
         for &k in &faulted {
             if !faulted_sides.contains(&self.seats[k].side) {
@@ -655,8 +660,10 @@ impl Runner<'_> {
                     .copied()
                     .context("game loop left an unfinished game")?;
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
+                let reason = GameEndReason::of_rules(end.reason)
+                    .context("the rules ended a game by a fault")?;
                 (
-                    end.reason.name().to_string(),
+                    reason,
                     end.winner.map(|p| bot_of[p.index()]),
                     end.double,
                     points,
@@ -670,13 +677,13 @@ impl Runner<'_> {
                     .copied()
                     .context("forfeit did not end the game")?;
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
-                (fault_kind.clone(), Some(1 - b), false, points)
+                (fault_reason()?, Some(1 - b), false, points)
             }
-            _ => (fault_kind.clone(), None, false, [0, 0]),
+            _ => (fault_reason()?, None, false, [0, 0]),
         };
         let end = records::GameEnd {
             game: game_no,
-            reason: reason.clone(),
+            reason,
             winner,
             faulted: faulted_sides.clone(),
             double,
@@ -696,7 +703,7 @@ impl Runner<'_> {
             let msg = RefereeMessage::Result(GameResult {
                 game: game_no,
                 outcome: outcome_of(winner, b),
-                reason: Reason::from_wire(&reason),
+                reason: reason.into(),
                 points: Points {
                     you: points[b],
                     opponent: points[1 - b],
@@ -718,7 +725,7 @@ impl Runner<'_> {
             });
             if let Some(f) = self.send(k, &msg).await {
                 // It broke after the game: it starts the next game with this fault.
-                self.seats[k].pending = Some(f.at_stage(records::STAGE_RESULT));
+                self.seats[k].pending = Some(f.at_stage(Stage::Result));
                 self.stop_faulted(k, sink).await?;
             }
         }
@@ -760,12 +767,12 @@ impl Runner<'_> {
             ply: game.plies(),
             bot: seat.side,
             mate: seat.mate,
-            kind: f.kind.as_str().to_string(),
+            kind: f.kind,
             detail: f.logged_detail(),
             line: f.line,
             position: game.position().to_string(),
             ms: f.ms,
-            stage: f.stage.to_string(),
+            stage: f.stage,
         }))?;
         self.stop_faulted(k, sink).await
     }
@@ -1112,7 +1119,7 @@ async fn handshake(
         Ok(_) => await_ready(seat, ready_time).await,
         Err(f) => Err(f),
     };
-    answer.map_err(|f| f.at_stage(records::STAGE_START_UP))
+    answer.map_err(|f| f.at_stage(Stage::StartUp))
 }
 
 /// Sends the seat's `hello` (its allowance for `ready` runs from its spawn).
@@ -1190,7 +1197,7 @@ fn line_fault(kind: FaultKind, detail: String, bytes: &[u8], ms: Option<f64>) ->
         stderr: None,
         line: Some(excerpt(bytes, EXCERPT_CHARS)),
         ms,
-        stage: records::STAGE_GAME,
+        stage: Stage::Game,
     }
 }
 
@@ -1209,7 +1216,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             stderr: None,
             line: None,
             ms: Some(ms_between(since, at)),
-            stage: records::STAGE_GAME,
+            stage: Stage::Game,
         },
         Output::Closed { partial, at } => {
             let what = match (&partial, process.is_link()) {
@@ -1231,7 +1238,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             stderr: stderr_words(process).await,
             line: None,
             ms: Some(ms_between(since, at)),
-            stage: records::STAGE_GAME,
+            stage: Stage::Game,
         },
         Output::ReadError { message, at } => {
             let mut f = crash_fault(
@@ -1261,7 +1268,7 @@ async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u
         stderr: stderr_words(process).await,
         line: partial.map(|p| excerpt(p, EXCERPT_CHARS)),
         ms: None,
-        stage: records::STAGE_GAME,
+        stage: Stage::Game,
     }
 }
 
