@@ -256,7 +256,7 @@ struct Collector {
 }
 
 impl RecordSink for Collector {
-    fn record(&mut self, record: &Record) -> Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), referee::WriteError> {
         self.log.record(record)?;
         match record {
             Record::GameStart(start) => self.first = start.first,
@@ -400,9 +400,14 @@ async fn rate(
         match played {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
-                // A bot that cannot start leaves no log (it would hold only its header).
-                sink.log.discard_unstarted(&e, &[]);
-                return Err(e.context(format!("set {set_no} against {}", rung.bot)));
+                if e.nothing_played() {
+                    // A bot that cannot start leaves no log (it would hold only its
+                    // header).
+                    sink.log.discard_unstarted(&[]);
+                }
+                return Err(
+                    anyhow::Error::new(e).context(format!("set {set_no} against {}", rung.bot))
+                );
             }
             Err(why) => {
                 // The set's future is gone, and with it its bots: its log ends with

@@ -185,10 +185,13 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
         }
         Err(e) => {
             ui.abort();
-            if log.discard_unstarted(&e, &[stderr]).is_some() {
-                return Err(e.context("no game was played and no log was written"));
+            if e.nothing_played() {
+                log.discard_unstarted(&[stderr]);
+                return Err(
+                    anyhow::Error::new(e).context("no game was played and no log was written")
+                );
             }
-            Err(e.context(format!(
+            Err(anyhow::Error::new(e).context(format!(
                 "the set did not finish; the log {} is incomplete",
                 log.path().display()
             )))

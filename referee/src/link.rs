@@ -159,7 +159,7 @@ mod tests {
     #[derive(Default)]
     struct Collect(Vec<Record>);
     impl RecordSink for Collect {
-        fn record(&mut self, record: &Record) -> anyhow::Result<()> {
+        fn record(&mut self, record: &Record) -> Result<(), crate::WriteError> {
             self.0.push(record.clone());
             Ok(())
         }

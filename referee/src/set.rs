@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
-use engine::{AnyPosition, Board, Game, Player, Rules, SetScore};
+use engine::{AnyPosition, Board, Game, GameEnd, Player, Rules, SetScore};
 use protocol::{
     decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello, Outcome,
     Points, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
@@ -24,6 +23,9 @@ use crate::link::Connect;
 use crate::records::{self, GameEndReason, Record, Stage};
 use crate::sprt::{sprt_record, SprtTally};
 
+/// The set's steps fail only when a record cannot be written.
+type Result<T, E = WriteError> = std::result::Result<T, E>;
+
 /// How long a bot has to exit by itself after `bye` before it is terminated.
 pub const BYE_GRACE: Duration = Duration::from_secs(2);
 /// Longest excerpt of an offending line kept in a report.
@@ -33,20 +35,70 @@ const EXCERPT_CHARS: usize = 200;
 /// be written must not be reported as complete.
 pub trait RecordSink: Send {
     /// Takes one record; an error stops the set.
-    fn record(&mut self, record: &Record) -> Result<()>;
+    fn record(&mut self, record: &Record) -> Result<(), WriteError>;
 }
 
-/// The error of [`play_set`] when a bot of the set cannot be started (its command does
-/// not run, a remote bot does not connect in time): no game was played, and the log
-/// holds only its header, written before the bots start. It is the context of the
-/// error: `error.is::<CannotStart>()` tells it, and [`crate::LogWriter::discard_unstarted`]
-/// removes such a log.
-#[derive(Debug)]
-pub struct CannotStart(String);
+/// A record that could not be written to a set's log (a full disk, a file-size limit):
+/// the error of a [`RecordSink`], which stops the set. Its message holds its cause,
+/// which is no `source` (a chain of sources would say it twice).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to the log {}: {error}", path.display())]
+pub struct WriteError {
+    /// The log's file.
+    pub path: PathBuf,
+    /// Why.
+    pub error: std::io::Error,
+}
 
-impl std::fmt::Display for CannotStart {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// Why [`play_set`] did not play its set to the end: one variant per cause. Everything
+/// a bot does wrong once it runs is a fault, recorded in the log, and no error.
+#[derive(Debug, thiserror::Error)]
+pub enum SetError {
+    /// A team without members. Checked before anything is written: nothing was played.
+    #[error("team {team:?} has no members")]
+    EmptyTeam {
+        /// The team's name.
+        team: String,
+    },
+    /// A team against a single bot. Checked before anything is written: nothing was
+    /// played.
+    #[error("a team set needs a team on each side")]
+    MixedLineup,
+    /// A bot of the set cannot be started: its command does not run, or a remote bot
+    /// does not connect within the start-up allowance. No game was played, and the log
+    /// holds only its header, written before the bots start
+    /// ([`crate::LogWriter::discard_unstarted`] removes it).
+    #[error("cannot start {who} ({command:?}): {reason}")]
+    CannotStart {
+        /// The bot in words: `bot A`, or `bot greedy (2) of team red`.
+        who: String,
+        /// Its command (for a remote bot, what the log's header shows).
+        command: String,
+        /// Why: the system's error with a hint, or the link's.
+        reason: String,
+    },
+    /// The log's header, the set's first record, could not be written: the set never
+    /// began (no bot was started).
+    #[error(transparent)]
+    NoHeader(WriteError),
+    /// A record after the header could not be written: the set stopped there, and its
+    /// log is incomplete.
+    #[error(transparent)]
+    CannotWrite(WriteError),
+}
+
+impl SetError {
+    /// Whether the set stopped before anything was played: no bot said `ready`, no game
+    /// began, and the log holds at most its header (the caller removes it). Only a log
+    /// that broke off during the set holds more.
+    pub fn nothing_played(&self) -> bool {
+        !matches!(self, SetError::CannotWrite(_))
+    }
+}
+
+impl From<WriteError> for SetError {
+    fn from(e: WriteError) -> Self {
+        SetError::CannotWrite(e)
     }
 }
 
@@ -186,18 +238,20 @@ pub async fn play_set(
     lineups: [Lineup; 2],
     referee: &str,
     sink: &mut dyn RecordSink,
-) -> Result<records::SetEnd> {
+) -> Result<records::SetEnd, SetError> {
     let teams = match &lineups {
         [Lineup::Bot(_), Lineup::Bot(_)] => None,
         [Lineup::Team(a), Lineup::Team(b)] => {
             for t in [a, b] {
                 if t.members.is_empty() {
-                    anyhow::bail!("team {:?} has no members", t.name);
+                    return Err(SetError::EmptyTeam {
+                        team: t.name.clone(),
+                    });
                 }
             }
             Some([a.name.clone(), b.name.clone()])
         }
-        _ => anyhow::bail!("a team set needs a team on each side"),
+        _ => return Err(SetError::MixedLineup),
     };
     let names: [Vec<String>; 2] = [0, 1].map(|side| match &lineups[side] {
         // Only a team's members are named to their partners.
@@ -268,6 +322,13 @@ struct Runner<'a> {
     teams: Option<[String; 2]>,
 }
 
+/// How a game ended: by its rules (with the log's reason), or by the kind of its first
+/// fault.
+enum Ended {
+    Rules(GameEnd, GameEndReason),
+    Fault(FaultKind),
+}
+
 /// What ended a turn.
 enum TurnOutcome {
     Moved { pit: u32 },
@@ -275,11 +336,16 @@ enum TurnOutcome {
 }
 
 impl Runner<'_> {
-    async fn run(&mut self, referee: &str, sink: &mut dyn RecordSink) -> Result<records::SetEnd> {
+    async fn run(
+        &mut self,
+        referee: &str,
+        sink: &mut dyn RecordSink,
+    ) -> Result<records::SetEnd, SetError> {
         // The header first, before any bot starts: however early the set is stopped, its
         // log starts with its header (LOGS.md). The names the bots announce come later,
         // in their `ready` records.
-        sink.record(&Record::Header(self.header(referee)))?;
+        sink.record(&Record::Header(self.header(referee)))
+            .map_err(SetError::NoHeader)?;
         // Then every bot: a command that cannot run at all is the user's error before
         // any game ([`CannotStart`]: the caller removes the log, which holds only its
         // header). A remote bot that is not connected in time is the same: the set is
@@ -289,12 +355,11 @@ impl Runner<'_> {
             let process = entrant
                 .open(self.config.ready_time)
                 .await
-                .map_err(anyhow::Error::msg)
-                .context(CannotStart(format!(
-                    "cannot start {} ({:?})",
-                    self.who(k),
-                    entrant.spec.command
-                )))?;
+                .map_err(|reason| SetError::CannotStart {
+                    who: self.who(k),
+                    command: entrant.spec.command.clone(),
+                    reason,
+                })?;
             self.seats[k].process = Some(process);
         }
         // `hello` to all, then each one's `ready`: every bot's allowance runs from its
@@ -578,18 +643,19 @@ impl Runner<'_> {
         }))?;
 
         // Faults from a failed start-up cost this game before any move. `faulted` holds
-        // seats; a side has faulted when any of its seats has.
-        let mut faulted: Vec<usize> = Vec::new();
+        // seats and their faults' kinds; a side has faulted when any of its seats has.
+        let mut faulted: Vec<(usize, FaultKind)> = Vec::new();
         for k in 0..self.seats.len() {
             if let Some(f) = self.seats[k].pending.take() {
+                let kind = f.kind;
                 self.fault(game_no, &game, k, f, sink).await?;
-                faulted.push(k);
+                faulted.push((k, kind));
             }
         }
         // Every bot still running hears `game`, even when its opponent has already lost
         // this game: `game` precedes every `result` (PROTOCOL.md, "Message order").
         for k in 0..self.seats.len() {
-            if faulted.contains(&k) {
+            if faulted.iter().any(|&(j, _)| j == k) {
                 continue;
             }
             let b = self.seats[k].side;
@@ -605,8 +671,9 @@ impl Runner<'_> {
                 opponent_order: order.as_ref().map(|o| as_wire(&o[1 - b])),
             });
             if let Some(f) = self.send(k, &msg).await {
+                let kind = f.kind;
                 self.fault(game_no, &game, k, f, sink).await?;
-                faulted.push(k);
+                faulted.push((k, kind));
             }
         }
 
@@ -616,7 +683,16 @@ impl Runner<'_> {
         });
         let mut last_move: Option<(usize, u32)> = None; // (side, pit)
         let mut moves_by_side = [0usize; 2];
-        while faulted.is_empty() && game.end().is_none() {
+        let ended = loop {
+            if let Some(&(_, kind)) = faulted.first() {
+                break Ended::Fault(kind);
+            }
+            // The rules' end: never `EndReason::Fault`, which only a forfeit gives.
+            if let Some(end) = game.end() {
+                if let Some(reason) = GameEndReason::of_rules(end.reason) {
+                    break Ended::Rules(*end, reason);
+                }
+            }
             let b = bot_of[game.position().to_move().index()];
             let k = match &order {
                 Some(o) => self.sides[b][o[b][moves_by_side[b] % o[b].len()]],
@@ -631,37 +707,26 @@ impl Runner<'_> {
                     moves_by_side[b] += 1;
                 }
                 TurnOutcome::Fault(f) => {
+                    let kind = f.kind;
                     self.fault(game_no, &game, k, f, sink).await?;
-                    faulted.push(k);
+                    faulted.push((k, kind));
                 }
             }
-        }
-
-        let (fault_kind, fault_detail) = faulted
-            .first()
-            .and_then(|&k| self.seats[k].last_fault.clone())
-            .map(|(kind, detail)| (Some(kind), Some(detail)))
-            .unwrap_or_default();
-        let fault_reason = || {
-            fault_kind
-                .map(GameEndReason::Fault)
-                .context("a faulted seat without its fault")
         };
+
+        let fault_detail = faulted
+            .first()
+            .and_then(|&(k, _)| self.seats[k].last_fault.clone())
+            .map(|(_, detail)| detail);
         let mut faulted_sides: Vec<usize> = Vec::new();
-        for &k in &faulted {
+        for &(k, _) in &faulted {
             if !faulted_sides.contains(&self.seats[k].side) {
                 faulted_sides.push(self.seats[k].side);
             }
         }
-        let (reason, winner, double, points) = match faulted_sides.as_slice() {
-            [] => {
-                let end = game
-                    .end()
-                    .copied()
-                    .context("game loop left an unfinished game")?;
+        let (reason, winner, double, points) = match (ended, faulted_sides.as_slice()) {
+            (Ended::Rules(end, reason), _) => {
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
-                let reason = GameEndReason::of_rules(end.reason)
-                    .context("the rules ended a game by a fault")?;
                 (
                     reason,
                     end.winner.map(|p| bot_of[p.index()]),
@@ -669,17 +734,16 @@ impl Runner<'_> {
                     points,
                 )
             }
-            [b] => {
+            (Ended::Fault(kind), [b]) => {
                 let b = *b;
-                game.forfeit(player_of(&bot_of, b));
-                let end = game
-                    .end()
-                    .copied()
-                    .context("forfeit did not end the game")?;
+                let loser = player_of(&bot_of, b);
+                game.forfeit(loser);
+                let end = GameEnd::forfeit(loser);
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
-                (fault_reason()?, Some(1 - b), false, points)
+                (GameEndReason::Fault(kind), Some(1 - b), false, points)
             }
-            _ => (fault_reason()?, None, false, [0, 0]),
+            // Both sides faulted (a fault of each before the game's first move).
+            (Ended::Fault(kind), _) => (GameEndReason::Fault(kind), None, false, [0, 0]),
         };
         let end = records::GameEnd {
             game: game_no,

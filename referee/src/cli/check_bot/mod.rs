@@ -34,7 +34,7 @@ use crate::limits::Limits;
 use crate::names::referee_version;
 use crate::records::Record;
 use crate::report::LogWriter;
-use crate::set::{hello_line, play_set, Entrant, Lineup, RecordSink};
+use crate::set::{hello_line, play_set, Entrant, Lineup, RecordSink, WriteError};
 use crate::stop::stop_signal;
 
 use diagnose::Mark;
@@ -229,7 +229,7 @@ struct Collect<'a> {
 }
 
 impl RecordSink for Collect<'_> {
-    fn record(&mut self, record: &Record) -> Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), WriteError> {
         self.log.record(record)?;
         self.records.push(record.clone());
         Ok(())
