@@ -361,19 +361,15 @@ async fn rate(
         let stem = format!("rate-{}-set{set_no}-vs-{}", config.seed, rung.bot);
         let (log, stem) = LogWriter::create(&config.log_dir, &stem)?;
         let entrants = [
-            Entrant {
+            Entrant::Process {
                 spec: config.bot.clone(),
                 stderr_path: config.log_dir.join(format!("{stem}.a.stderr")),
                 limits: Limits::default(),
-                link: None,
-                time: None,
             },
-            Entrant {
+            Entrant::Process {
                 spec: config.rung_command(rung.bot, seed),
                 stderr_path: config.log_dir.join(format!("{stem}.b.stderr")),
                 limits: Limits::default(),
-                link: None,
-                time: None,
             },
         ];
         let set = SetConfig {

@@ -395,13 +395,18 @@ fn lineup(
     side: usize,
     name: &str,
 ) -> Result<Lineup, SetFailure> {
-    let entrant = |bot: &BotConfig, member: Option<usize>| Entrant {
-        spec: bot.spec.clone(),
-        stderr_path: files.stderr(side, member),
-        limits: bot.limits.clone(),
-        // A remote bot plays over its link, as a member of a team too.
-        link: shared.links.get(bot.name.as_str()).cloned(),
-        time: None,
+    // A remote bot plays over its link, as a member of a team too.
+    let entrant = |bot: &BotConfig, member: Option<usize>| match shared.links.get(&bot.name) {
+        Some(connect) => Entrant::Link {
+            command: bot.spec.command.clone(),
+            connect: connect.clone(),
+            time: None,
+        },
+        None => Entrant::Process {
+            spec: bot.spec.clone(),
+            stderr_path: files.stderr(side, member),
+            limits: bot.limits.clone(),
+        },
     };
     let Some(team) = shared.config.team(name) else {
         let bot = shared.bots.get(name).ok_or_else(|| SetFailure::NoSuchBot {

@@ -77,21 +77,14 @@ pub fn seat(config: &PlayConfig, seat: Arc<PersonSeat>) -> Result<Seating> {
     let stderr = config
         .log_dir
         .join(format!("{stem}.{}.stderr", ["a", "b"][1 - person]));
-    let bot = Entrant {
+    let bot = Entrant::Process {
         spec: config.bot.clone(),
         stderr_path: stderr.clone(),
         limits: Limits::default(),
-        link: None,
-        time: None,
     };
-    let me = Entrant {
-        spec: BotSpec {
-            command: PERSON_COMMAND.to_string(),
-            argv: Vec::new(),
-        },
-        stderr_path: PathBuf::new(),
-        limits: Limits::default(),
-        link: Some(seat),
+    let me = Entrant::Link {
+        command: PERSON_COMMAND.to_string(),
+        connect: seat,
         time: Some(config.my_time),
     };
     let lineups = if person == 0 {

@@ -102,37 +102,83 @@ impl From<WriteError> for SetError {
     }
 }
 
-/// One side of a set: who it is and how to run it.
-pub struct Entrant {
-    /// The bot's command.
-    pub spec: BotSpec,
-    /// Where its stderr is kept (the first 1 MiB).
-    pub stderr_path: PathBuf,
-    /// The limits its process runs under.
-    pub limits: Limits,
-    /// A remote bot: reached over a link from this instead of a process started from
-    /// `spec` (whose command is then only what the log's header shows). Everything
-    /// else about the set is the same; a disconnect is a crash, and a restart asks for
-    /// a new link.
-    pub link: Option<Arc<dyn Connect>>,
-    /// A time control of its own instead of the set's (`None`: the set's): the
-    /// person's seat of `hus play` takes its time while the bot keeps the set's. Its
-    /// `hello` states it, and the log's header records it (`bots[].time`). In a team,
-    /// only the first member's counts (a side has one clock).
-    pub time: Option<TimeControl>,
+/// One side of a set, or a member of a team: where its bot comes from. A bot is a
+/// process the referee starts or a link it is handed, never neither and never both.
+// A set has a handful: the size of a process's limits costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Entrant {
+    /// A bot program: the referee starts it from its command (and again after a fault).
+    Process {
+        /// The bot's command.
+        spec: BotSpec,
+        /// Where its stderr is kept (the first 1 MiB).
+        stderr_path: PathBuf,
+        /// The limits its process runs under.
+        limits: Limits,
+    },
+    /// A bot reached over a link (a remote bot, the person's seat of `hus play`).
+    /// Everything else about the set is the same; a disconnect is a crash, and a
+    /// restart asks for a new link. It has no stderr file.
+    Link {
+        /// What the log's header shows as its command: `remote NAME`, `person`.
+        command: String,
+        /// Where its links come from.
+        connect: Arc<dyn Connect>,
+        /// A time control of its own instead of the set's (`None`: the set's): the
+        /// person's seat of `hus play` takes its time while the bot keeps the set's.
+        /// Its `hello` states it, and the log's header records it (`bots[].time`). In
+        /// a team, only the first member's counts (a side has one clock).
+        time: Option<TimeControl>,
+    },
 }
 
 impl Entrant {
     /// Starts the bot's process, or gets a link to it (waiting up to `wait` for it).
     async fn open(&self, wait: Duration) -> std::result::Result<BotProcess, String> {
-        match &self.link {
-            Some(connect) => connect
+        match self {
+            Entrant::Link { connect, .. } => connect
                 .connect(Instant::now() + wait)
                 .await
                 .map(BotProcess::from_link),
-            None => BotProcess::spawn(&self.spec, &self.stderr_path, &self.limits)
+            Entrant::Process {
+                spec,
+                stderr_path,
+                limits,
+            } => BotProcess::spawn(spec, stderr_path, limits)
                 .await
                 .map_err(|e| format!("{e}{}", spawn_hint(&e))),
+        }
+    }
+
+    /// Its command, as the log's header shows it.
+    pub fn command(&self) -> &str {
+        match self {
+            Entrant::Process { spec, .. } => &spec.command,
+            Entrant::Link { command, .. } => command,
+        }
+    }
+
+    /// Its time control of its own, if any (only a link has one).
+    fn time(&self) -> Option<TimeControl> {
+        match self {
+            Entrant::Process { .. } => None,
+            Entrant::Link { time, .. } => *time,
+        }
+    }
+
+    /// The file name of its stderr file, as the log's header gives it: empty for a link.
+    fn stderr_name(&self) -> String {
+        match self {
+            Entrant::Process { stderr_path, .. } => file_name(stderr_path),
+            Entrant::Link { .. } => String::new(),
+        }
+    }
+
+    /// The name it will announce, when known before it starts (a person's seat).
+    fn known_name(&self) -> Option<String> {
+        match self {
+            Entrant::Process { .. } => None,
+            Entrant::Link { connect, .. } => connect.known_name(),
         }
     }
 }
@@ -286,7 +332,7 @@ pub async fn play_set(
                         opponent_members: names[1 - side].clone(),
                     },
                 ),
-                _ => plain_hello(entrant.time),
+                _ => plain_hello(entrant.time()),
             };
             sides[side].push(seats.len());
             seats.push(Seat {
@@ -357,7 +403,7 @@ impl Runner<'_> {
                 .await
                 .map_err(|reason| SetError::CannotStart {
                     who: self.who(k),
-                    command: entrant.spec.command.clone(),
+                    command: entrant.command().to_string(),
                     reason,
                 })?;
             self.seats[k].process = Some(process);
@@ -473,11 +519,11 @@ impl Runner<'_> {
                                 let seat = &self.seats[k];
                                 records::MateRecord {
                                     name: seat.given.clone(),
-                                    command: seat.entrant.spec.command.clone(),
+                                    command: seat.entrant.command().to_string(),
                                     // Written before the bots start: what
                                     // they announce is in `ready`.
                                     announced: None,
-                                    stderr: file_name(&seat.entrant.stderr_path),
+                                    stderr: seat.entrant.stderr_name(),
                                 }
                             })
                             .collect(),
@@ -493,21 +539,21 @@ impl Runner<'_> {
             None => {
                 let seat = &self.seats[self.sides[b][0]];
                 records::BotRecord {
-                    command: seat.entrant.spec.command.clone(),
+                    command: seat.entrant.command().to_string(),
                     // Written before the bot starts: a bot's name is in its `ready`;
                     // only a seat that knows its name up front (a person's) has one.
-                    name: seat.entrant.link.as_ref().and_then(|l| l.known_name()),
-                    stderr: file_name(&seat.entrant.stderr_path),
+                    name: seat.entrant.known_name(),
+                    stderr: seat.entrant.stderr_name(),
                     time: seat
                         .entrant
-                        .time
+                        .time()
                         .map(|t| wire_time_of(t, self.config.ready_time)),
                 }
             }
             Some(names) => records::BotRecord {
                 command: self.sides[b]
                     .iter()
-                    .map(|&k| self.seats[k].entrant.spec.command.as_str())
+                    .map(|&k| self.seats[k].entrant.command())
                     .collect::<Vec<_>>()
                     .join(" + "),
                 name: Some(names[b].clone()),
@@ -521,7 +567,7 @@ impl Runner<'_> {
     fn time_of_side(&self, b: usize) -> TimeControl {
         self.seats[self.sides[b][0]]
             .entrant
-            .time
+            .time()
             .unwrap_or(self.config.time)
     }
 

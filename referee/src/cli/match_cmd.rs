@@ -78,12 +78,10 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                 };
                 let stderr_path = config.log_dir.join(format!("{stem}.{suffix}.stderr"));
                 stderr_paths.push(stderr_path.clone());
-                Entrant {
+                Entrant::Process {
                     spec: config.bots[b][i].clone(),
                     stderr_path,
                     limits: config.limits[b][i].clone(),
-                    link: None,
-                    time: None,
                 }
             })
             .collect()
@@ -112,7 +110,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                     .enumerate()
                     .map(|(i, entrant)| {
                         // Names its partners can tell apart: `random`, `random-2`.
-                        let mut name = entrant.spec.short_name();
+                        let mut name = config.bots[side][i].short_name();
                         if given.contains(&name) {
                             name = format!("{name}-{}", i + 1);
                         }
