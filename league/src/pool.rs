@@ -459,7 +459,7 @@ impl RecordSink for Collector<'_> {
                 game: f.game,
                 ply: f.ply,
                 bot: (f.bot & 1) as u8,
-                kind: f.kind.clone(),
+                kind: f.kind.to_string(),
                 detail: f.detail.clone(),
             }),
             Record::GameEnd(g) => o.games.push(GameRow {
@@ -467,7 +467,7 @@ impl RecordSink for Collector<'_> {
                 first: self.first,
                 winner: g.winner.map(|w| w as u8),
                 points: g.points,
-                reason: g.reason.clone(),
+                reason: g.reason.to_string(),
                 plies: g.plies,
                 double: g.double,
                 faulted: g.faulted.iter().map(|&b| b as u8).collect(),

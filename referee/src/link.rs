@@ -214,7 +214,7 @@ mod tests {
         records
             .iter()
             .filter_map(|r| match r {
-                Record::Fault(f) => Some((f.game, f.bot, f.kind.clone(), f.detail.clone())),
+                Record::Fault(f) => Some((f.game, f.bot, f.kind.to_string(), f.detail.clone())),
                 _ => None,
             })
             .collect()
@@ -297,7 +297,7 @@ mod tests {
         let ends: Vec<_> = records
             .iter()
             .filter_map(|r| match r {
-                Record::GameEnd(e) => Some((e.game, e.reason.clone(), e.winner)),
+                Record::GameEnd(e) => Some((e.game, e.reason.to_string(), e.winner)),
                 _ => None,
             })
             .collect();

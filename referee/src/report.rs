@@ -12,7 +12,7 @@ use crate::files::{create_file, Create};
 use crate::records::{self, Record, StoppedBy};
 use crate::replay::text::plural;
 use crate::set::{RecordSink, WriteError};
-use crate::sprt::{decision_name, sprt_of_record, SprtTally};
+use crate::sprt::{decision_record, sprt_of_record, SprtTally};
 
 /// The log of one set: one JSON object per line, each written and flushed as it
 /// happens, so a crash of the referee loses nothing already played.
@@ -247,7 +247,7 @@ pub struct GameSummary {
     /// Team sets only: each side's order of members in this game (`game-start.order`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order: Option<[Vec<usize>; 2]>,
-    pub reason: String,
+    pub reason: records::GameEndReason,
     /// A bot, or `null` for a draw.
     pub winner: Option<usize>,
     pub faulted: Vec<usize>,
@@ -407,7 +407,7 @@ impl Console {
             "elo1": t.elo1(),
             "alpha": t.alpha(),
             "beta": t.beta(),
-            "decision": decision_name(st.decision),
+            "decision": decision_record(st.decision),
             "llr": st.llr,
             "lower": st.lower_bound,
             "upper": st.upper_bound,
@@ -737,7 +737,7 @@ impl RecordSink for Console {
                     first: self.first,
                     start: self.start.clone(),
                     order: self.order.clone(),
-                    reason: g.reason.clone(),
+                    reason: g.reason,
                     winner: g.winner,
                     faulted: g.faulted.clone(),
                     double: g.double,

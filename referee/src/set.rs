@@ -10,7 +10,7 @@ use std::time::Duration;
 use engine::{AnyPosition, Board, Game, GameEnd, Player, Rules, SetScore};
 use protocol::{
     decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello, Outcome,
-    Points, Reason, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
+    Points, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -20,7 +20,7 @@ use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::limits::Limits;
 use crate::link::Connect;
-use crate::records::{self, Record};
+use crate::records::{self, GameEndReason, Record, Stage};
 use crate::sprt::{sprt_record, SprtTally};
 
 /// The set's steps fail only when a record cannot be written.
@@ -195,7 +195,7 @@ struct FaultInfo {
     ms: Option<f64>,
     /// When it happened (LOGS.md, `fault.stage`): a fault outside a game costs the next
     /// one, and must not be reported as if it happened in it.
-    stage: &'static str,
+    stage: Stage,
 }
 
 impl FaultInfo {
@@ -206,11 +206,11 @@ impl FaultInfo {
             stderr: None,
             line: None,
             ms: None,
-            stage: records::STAGE_GAME,
+            stage: Stage::Game,
         }
     }
 
-    fn at_stage(mut self, stage: &'static str) -> Self {
+    fn at_stage(mut self, stage: Stage) -> Self {
         self.stage = stage;
         self
     }
@@ -368,6 +368,13 @@ struct Runner<'a> {
     teams: Option<[String; 2]>,
 }
 
+/// How a game ended: by its rules (with the log's reason), or by the kind of its first
+/// fault.
+enum Ended {
+    Rules(GameEnd, GameEndReason),
+    Fault(FaultKind),
+}
+
 /// What ended a turn.
 enum TurnOutcome {
     Moved { pit: u32 },
@@ -413,7 +420,7 @@ impl Runner<'_> {
             }
         }
         for (k, r) in answers.into_iter().enumerate() {
-            let r = r.map_err(|f| f.at_stage(records::STAGE_START_UP));
+            let r = r.map_err(|f| f.at_stage(Stage::StartUp));
             self.after_handshake(k, r, sink)?;
         }
 
@@ -489,7 +496,7 @@ impl Runner<'_> {
             log_version: records::LOG_VERSION,
             referee: referee.to_string(),
             rules: records::RulesRecord {
-                preset: c.rules.preset().name().to_string(),
+                preset: c.rules.preset(),
                 width: c.rules.width() as u32,
             },
             time: wire_time(c),
@@ -646,7 +653,7 @@ impl Runner<'_> {
                 Err(e) => {
                     seat.pending = Some(
                         FaultInfo::new(FaultKind::StartUp, format!("could not be restarted: {e}"))
-                            .at_stage(records::STAGE_START_UP),
+                            .at_stage(Stage::StartUp),
                     );
                 }
             }
@@ -682,18 +689,19 @@ impl Runner<'_> {
         }))?;
 
         // Faults from a failed start-up cost this game before any move. `faulted` holds
-        // seats; a side has faulted when any of its seats has.
-        let mut faulted: Vec<usize> = Vec::new();
+        // seats and their faults' kinds; a side has faulted when any of its seats has.
+        let mut faulted: Vec<(usize, FaultKind)> = Vec::new();
         for k in 0..self.seats.len() {
             if let Some(f) = self.seats[k].pending.take() {
+                let kind = f.kind;
                 self.fault(game_no, &game, k, f, sink).await?;
-                faulted.push(k);
+                faulted.push((k, kind));
             }
         }
         // Every bot still running hears `game`, even when its opponent has already lost
         // this game: `game` precedes every `result` (PROTOCOL.md, "Message order").
         for k in 0..self.seats.len() {
-            if faulted.contains(&k) {
+            if faulted.iter().any(|&(j, _)| j == k) {
                 continue;
             }
             let b = self.seats[k].side;
@@ -709,8 +717,9 @@ impl Runner<'_> {
                 opponent_order: order.as_ref().map(|o| as_wire(&o[1 - b])),
             });
             if let Some(f) = self.send(k, &msg).await {
+                let kind = f.kind;
                 self.fault(game_no, &game, k, f, sink).await?;
-                faulted.push(k);
+                faulted.push((k, kind));
             }
         }
 
@@ -720,13 +729,15 @@ impl Runner<'_> {
         });
         let mut last_move: Option<(usize, u32)> = None; // (side, pit)
         let mut moves_by_side = [0usize; 2];
-        // The game's own end, or `None` when a fault ended it.
-        let natural_end = loop {
-            if !faulted.is_empty() {
-                break None;
+        let ended = loop {
+            if let Some(&(_, kind)) = faulted.first() {
+                break Ended::Fault(kind);
             }
+            // The rules' end: never `EndReason::Fault`, which only a forfeit gives.
             if let Some(end) = game.end() {
-                break Some(*end);
+                if let Some(reason) = GameEndReason::of_rules(end.reason) {
+                    break Ended::Rules(*end, reason);
+                }
             }
             let b = bot_of[game.position().to_move().index()];
             let k = match &order {
@@ -742,47 +753,47 @@ impl Runner<'_> {
                     moves_by_side[b] += 1;
                 }
                 TurnOutcome::Fault(f) => {
+                    let kind = f.kind;
                     self.fault(game_no, &game, k, f, sink).await?;
-                    faulted.push(k);
+                    faulted.push((k, kind));
                 }
             }
         };
 
-        let (fault_kind, fault_detail) = faulted
+        let fault_detail = faulted
             .first()
-            .and_then(|&k| self.seats[k].last_fault.clone())
-            .map(|(kind, detail)| (kind.as_str().to_string(), Some(detail)))
-            .unwrap_or_default();
+            .and_then(|&(k, _)| self.seats[k].last_fault.clone())
+            .map(|(_, detail)| detail);
         let mut faulted_sides: Vec<usize> = Vec::new();
-        for &k in &faulted {
+        for &(k, _) in &faulted {
             if !faulted_sides.contains(&self.seats[k].side) {
                 faulted_sides.push(self.seats[k].side);
             }
         }
-        let (reason, winner, double, points) = match (natural_end, faulted_sides.as_slice()) {
-            (Some(end), _) => {
+        let (reason, winner, double, points) = match (ended, faulted_sides.as_slice()) {
+            (Ended::Rules(end, reason), _) => {
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
                 (
-                    end.reason.name().to_string(),
+                    reason,
                     end.winner.map(|p| bot_of[p.index()]),
                     end.double,
                     points,
                 )
             }
-            (None, [b]) => {
+            (Ended::Fault(kind), [b]) => {
                 let b = *b;
                 let loser = player_of(&bot_of, b);
                 game.forfeit(loser);
                 let end = GameEnd::forfeit(loser);
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
-                (fault_kind.clone(), Some(1 - b), false, points)
+                (GameEndReason::Fault(kind), Some(1 - b), false, points)
             }
             // Both sides faulted (a fault of each before the game's first move).
-            (None, _) => (fault_kind.clone(), None, false, [0, 0]),
+            (Ended::Fault(kind), _) => (GameEndReason::Fault(kind), None, false, [0, 0]),
         };
         let end = records::GameEnd {
             game: game_no,
-            reason: reason.clone(),
+            reason,
             winner,
             faulted: faulted_sides.clone(),
             double,
@@ -802,7 +813,7 @@ impl Runner<'_> {
             let msg = RefereeMessage::Result(GameResult {
                 game: game_no,
                 outcome: outcome_of(winner, b),
-                reason: Reason::from_wire(&reason),
+                reason: reason.into(),
                 points: Points {
                     you: points[b],
                     opponent: points[1 - b],
@@ -824,7 +835,7 @@ impl Runner<'_> {
             });
             if let Some(f) = self.send(k, &msg).await {
                 // It broke after the game: it starts the next game with this fault.
-                self.seats[k].pending = Some(f.at_stage(records::STAGE_RESULT));
+                self.seats[k].pending = Some(f.at_stage(Stage::Result));
                 self.stop_faulted(k, sink).await?;
             }
         }
@@ -866,12 +877,12 @@ impl Runner<'_> {
             ply: game.plies(),
             bot: seat.side,
             mate: seat.mate,
-            kind: f.kind.as_str().to_string(),
+            kind: f.kind,
             detail: f.logged_detail(),
             line: f.line,
             position: game.position().to_string(),
             ms: f.ms,
-            stage: f.stage.to_string(),
+            stage: f.stage,
         }))?;
         self.stop_faulted(k, sink).await
     }
@@ -1218,7 +1229,7 @@ async fn handshake(
         Ok(_) => await_ready(seat, ready_time).await,
         Err(f) => Err(f),
     };
-    answer.map_err(|f| f.at_stage(records::STAGE_START_UP))
+    answer.map_err(|f| f.at_stage(Stage::StartUp))
 }
 
 /// Sends the seat's `hello` (its allowance for `ready` runs from its spawn).
@@ -1296,7 +1307,7 @@ fn line_fault(kind: FaultKind, detail: String, bytes: &[u8], ms: Option<f64>) ->
         stderr: None,
         line: Some(excerpt(bytes, EXCERPT_CHARS)),
         ms,
-        stage: records::STAGE_GAME,
+        stage: Stage::Game,
     }
 }
 
@@ -1315,7 +1326,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             stderr: None,
             line: None,
             ms: Some(ms_between(since, at)),
-            stage: records::STAGE_GAME,
+            stage: Stage::Game,
         },
         Output::Closed { partial, at } => {
             let what = match (&partial, process.is_link()) {
@@ -1337,7 +1348,7 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
             stderr: stderr_words(process).await,
             line: None,
             ms: Some(ms_between(since, at)),
-            stage: records::STAGE_GAME,
+            stage: Stage::Game,
         },
         Output::ReadError { message, at } => {
             let mut f = crash_fault(
@@ -1367,7 +1378,7 @@ async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u
         stderr: stderr_words(process).await,
         line: partial.map(|p| excerpt(p, EXCERPT_CHARS)),
         ms: None,
-        stage: records::STAGE_GAME,
+        stage: Stage::Game,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use ratings::{Decision, Outcome, Pentanomial, Sprt, SprtStatus};
 
-use crate::records::{SprtEnd, SprtRecord};
+use crate::records::{SprtDecision, SprtEnd, SprtRecord};
 
 /// Parses `elo0=0,elo1=5,alpha=0.05,beta=0.05` (in any order; alpha and beta default
 /// to 0.05) into a checked test. The error names the key or the value that is wrong.
@@ -124,7 +124,7 @@ impl SprtTally {
     /// The record of where the test stands, for `set-end`.
     pub fn end_record(&self) -> SprtEnd {
         SprtEnd {
-            decision: decision_name(self.status.decision).to_string(),
+            decision: decision_record(self.status.decision),
             llr: self.status.llr,
             lower: self.status.lower_bound,
             upper: self.status.upper_bound,
@@ -133,12 +133,12 @@ impl SprtTally {
     }
 }
 
-/// `accept-h0`, `accept-h1`, `none`: `set-end.sprt.decision`.
-pub fn decision_name(decision: Decision) -> &'static str {
+/// `set-end.sprt.decision`: the log's value of the test's decision.
+pub fn decision_record(decision: Decision) -> SprtDecision {
     match decision {
-        Decision::AcceptH0 => "accept-h0",
-        Decision::AcceptH1 => "accept-h1",
-        Decision::Continue => "none",
+        Decision::AcceptH0 => SprtDecision::AcceptH0,
+        Decision::AcceptH1 => SprtDecision::AcceptH1,
+        Decision::Continue => SprtDecision::Undecided,
     }
 }
 
@@ -195,7 +195,7 @@ mod tests {
         t.add_game(4, Some(1));
         assert_eq!(t.pairs().counts, [1, 0, 0, 1, 0]);
         let end = t.end_record();
-        assert_eq!(end.decision, "none");
+        assert_eq!(end.decision, SprtDecision::Undecided);
         assert_eq!(end.pentanomial, [1, 0, 0, 1, 0]);
         assert!((end.upper - 19f64.ln()).abs() < 1e-12);
     }

@@ -19,7 +19,7 @@ use anyhow::Result;
 use engine::{AnyPosition, Sowing};
 use serde::Serialize;
 
-use crate::records::{Fault, GameEnd, Record, TimeRecord};
+use crate::records::{Fault, FaultKind, GameEnd, GameEndReason, Record, Stage, TimeRecord};
 
 use super::text;
 use super::verify::{Checked, Verifier};
@@ -48,7 +48,7 @@ struct FaultData {
     /// Where, in words: `at ply 3`, or before the game for a fault while starting.
     at: String,
     bot: usize,
-    kind: String,
+    kind: FaultKind,
     detail: String,
     line: Option<String>,
     ms: Option<f64>,
@@ -58,12 +58,12 @@ impl From<&Fault> for FaultData {
     fn from(f: &Fault) -> Self {
         FaultData {
             ply: f.ply,
-            at: match f.stage.as_str() {
-                crate::records::STAGE_GAME => format!("at ply {}", f.ply),
-                _ => f.place(),
+            at: match f.stage {
+                Stage::Game => format!("at ply {}", f.ply),
+                Stage::StartUp | Stage::Result => f.place(),
             },
             bot: f.bot,
-            kind: f.kind.clone(),
+            kind: f.kind,
             detail: f.detail.clone(),
             line: f.line.clone(),
             ms: f.ms,
@@ -73,7 +73,7 @@ impl From<&Fault> for FaultData {
 
 #[derive(Serialize)]
 struct EndData {
-    reason: String,
+    reason: GameEndReason,
     winner: Option<usize>,
     faulted: Vec<usize>,
     double: bool,
@@ -84,7 +84,7 @@ struct EndData {
 impl From<&GameEnd> for EndData {
     fn from(e: &GameEnd) -> Self {
         EndData {
-            reason: e.reason.clone(),
+            reason: e.reason,
             winner: e.winner,
             faulted: e.faulted.clone(),
             double: e.double,

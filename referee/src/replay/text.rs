@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use engine::{AnyPosition, Board, Event, Player, Sowing};
 
-use crate::records::{Header, MoveRecord, Record, TimeRecord};
+use crate::records::{Header, MoveRecord, Record, SprtDecision, TimeRecord};
 
 use super::verify::{Checked, Verifier};
 use super::Observer;
@@ -354,7 +354,7 @@ fn header_lines(out: &mut String, h: &Header, style: &Style) {
         out,
         "{} {} at width {}, {} games{}, seed {}",
         style.paint(BOLD, "set:"),
-        clean(&h.rules.preset, 40),
+        h.rules.preset,
         h.rules.width,
         h.games,
         if h.early_stop { " (early stop)" } else { "" },
@@ -597,7 +597,7 @@ impl<W: Write> Report<W> {
                     style.paint(RED, "fault"),
                     clean(&f.place(), 100),
                     who(&self.labels, &self.mates, f.bot, f.mate),
-                    clean(&f.kind, 40),
+                    f.kind,
                     clean(&f.detail, DETAIL_CHARS)
                 );
                 if let Some(line) = &f.line {
@@ -628,7 +628,7 @@ impl<W: Write> Report<W> {
                     e.game,
                     self.labels[self.first],
                     result,
-                    clean(&e.reason, 40),
+                    e.reason,
                     by,
                     plural(e.plies, "ply", "plies"),
                     e.points[0],
@@ -643,10 +643,10 @@ impl<W: Write> Report<W> {
                     let _ = writeln!(
                         self.buf,
                         "SPRT: {} after {} games: LLR {:.2} (bounds {:.2}, {:.2}); pentanomial [{}, {}, {}, {}, {}]",
-                        match t.decision.as_str() {
-                            "accept-h1" => "H1 accepted",
-                            "accept-h0" => "H0 accepted",
-                            _ => "no decision",
+                        match t.decision {
+                            SprtDecision::AcceptH1 => "H1 accepted",
+                            SprtDecision::AcceptH0 => "H0 accepted",
+                            SprtDecision::Undecided => "no decision",
                         },
                         e.games_played,
                         t.llr,
@@ -813,7 +813,7 @@ impl<W: Write> Observer for GameView<W> {
                     style.paint(RED, "fault"),
                     clean(&f.place(), 100),
                     who(&self.labels, &self.mates, f.bot, f.mate),
-                    clean(&f.kind, 40),
+                    f.kind,
                     clean(&f.detail, DETAIL_CHARS)
                 );
                 if let Some(line) = &f.line {
@@ -832,7 +832,7 @@ impl<W: Write> Observer for GameView<W> {
                         BOLD,
                         &format!(
                             "result: {result} by {} after {}{}, points {}-{} (A-B)",
-                            clean(&e.reason, 40),
+                            e.reason,
                             plural(e.plies, "ply", "plies"),
                             if e.double { " (double)" } else { "" },
                             e.points[0],

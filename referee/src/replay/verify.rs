@@ -5,11 +5,11 @@
 
 use std::fmt::Write as _;
 
-use engine::{AnyPosition, Board, EndReason, Game, PlayError, Player, Preset, Rules, SetScore};
+use engine::{AnyPosition, Board, EndReason, Game, PlayError, Player, Rules, SetScore};
 
 use crate::records::{
-    Fault, GameEnd, GameStart, Header, MoveRecord, Ready, Record, Restart, SetEnd, Shutdown,
-    LOG_VERSION,
+    Fault, FaultKind, GameEnd, GameEndReason, GameStart, Header, MoveRecord, Ready, Record,
+    Restart, SetEnd, Shutdown, Stage, LOG_VERSION,
 };
 
 use super::text;
@@ -51,7 +51,7 @@ struct InGame {
     bots: [usize; 2],
     game: Game<AnyPosition>,
     /// Faults recorded in this game, in order: (bot, kind); a bot is a side.
-    faults: Vec<(usize, String)>,
+    faults: Vec<(usize, FaultKind)>,
     /// Team sets: the members that faulted in this game, (side, member).
     mates_faulted: Vec<(usize, usize)>,
     /// Team sets: each side's order of members in this game.
@@ -236,9 +236,8 @@ impl Verifier {
                 h.log_version
             ));
         }
-        let preset: Preset = h.rules.preset.parse().map_err(|e| format!("header: {e}"))?;
-        self.rules =
-            Rules::new(preset, h.rules.width as usize).map_err(|e| format!("header: {e}"))?;
+        self.rules = Rules::new(h.rules.preset, h.rules.width as usize)
+            .map_err(|e| format!("header: {e}"))?;
         for (k, text) in h.openings.iter().enumerate() {
             let opening: AnyPosition = text.parse().map_err(|e| {
                 format!(
@@ -601,7 +600,7 @@ impl Verifier {
                     f.bot
                 ));
             }
-            if f.stage == crate::records::STAGE_GAME && g.faults.iter().any(|&(b, _)| b == f.bot) {
+            if f.stage == Stage::Game && g.faults.iter().any(|&(b, _)| b == f.bot) {
                 return Err(format!(
                     "{at}: bot {} already faulted in this game, which ended it",
                     f.bot
@@ -627,19 +626,17 @@ impl Verifier {
                 g.game.plies()
             ));
         }
-        if protocol::FaultKind::from_wire(&f.kind).is_none() {
-            return Err(format!("{at}: {:?} is not a fault kind", f.kind));
-        }
-        match f.stage.as_str() {
-            crate::records::STAGE_GAME => {}
-            crate::records::STAGE_START_UP | crate::records::STAGE_RESULT if f.ply == 0 => {}
-            crate::records::STAGE_START_UP | crate::records::STAGE_RESULT => {
+        // `kind` and `stage` are a `FaultKind` and a `Stage`: a value the referee does not
+        // write was refused when the line was read.
+        match f.stage {
+            Stage::Game => {}
+            Stage::StartUp | Stage::Result if f.ply == 0 => {}
+            Stage::StartUp | Stage::Result => {
                 return Err(format!(
                     "{at}: a fault of stage {} costs a game before its first move, not at ply {}",
                     f.stage, f.ply
                 ))
             }
-            other => return Err(format!("{at}: {other:?} is not a fault stage")),
         }
         let position = g.game.position().to_string();
         if f.position != position {
@@ -659,7 +656,7 @@ impl Verifier {
             g.mates_faulted.push((f.bot, i));
         }
         if !g.faults.iter().any(|&(b, _)| b == f.bot) {
-            g.faults.push((f.bot, f.kind.clone()));
+            g.faults.push((f.bot, f.kind));
         }
         self.faults[f.bot] += 1;
         Ok(Checked::Other)
@@ -709,12 +706,10 @@ impl Verifier {
                     ));
                 };
                 let points = g.by_bot(rules.points(&end, g.game.position()));
-                (
-                    end.reason.name().to_string(),
-                    end.winner.map(|p| g.bot_of(p)),
-                    end.double,
-                    points,
-                )
+                let Some(reason) = GameEndReason::of_rules(end.reason) else {
+                    return Err(format!("{at}: the engine ended the game by a fault"));
+                };
+                (reason, end.winner.map(|p| g.bot_of(p)), end.double, points)
             }
             [(bot, kind)] => {
                 let winner = g.player_of(*bot).other();
@@ -724,14 +719,15 @@ impl Verifier {
                     double: false,
                 };
                 let points = g.by_bot(rules.points(&end, g.game.position()));
-                (kind.clone(), Some(1 - *bot), false, points)
+                (GameEndReason::Fault(*kind), Some(1 - *bot), false, points)
             }
-            [(_, kind), ..] => (kind.clone(), None, false, [0, 0]),
+            [(_, kind), ..] => (GameEndReason::Fault(*kind), None, false, [0, 0]),
         };
         if e.reason != reason {
             return Err(format!(
-                "{at}: the log says reason {:?} but it is {reason:?}",
-                e.reason
+                "{at}: the log says reason {} but it is {}",
+                json(&e.reason),
+                json(&reason)
             ));
         }
         if e.winner != winner {
