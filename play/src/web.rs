@@ -69,9 +69,8 @@ const PLAY_CSS: &str = include_str!("../assets/play.css");
 pub struct View {
     /// Bumped on every change.
     pub seq: u64,
-    /// `starting` (before `hello`), `your-turn`, `waiting` (the bot is to move, or
-    /// between games), `over` (`bye` received).
-    pub phase: &'static str,
+    /// Where the set is, for the page.
+    pub phase: Phase,
     /// The opponent, as the page names it.
     pub bot: String,
     /// From `hello`.
@@ -90,6 +89,36 @@ pub struct View {
     pub note: Option<String>,
     /// The process is done with this view: no more changes; the page stops listening.
     pub closed: bool,
+}
+
+/// Where the set stands, as the page reads it (`view.phase`, and the body's
+/// `data-phase`, in play.js).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// `starting`: before `hello`.
+    #[default]
+    Starting,
+    /// `your-turn`: the referee waits on the person's move.
+    YourTurn,
+    /// `waiting`: the bot is to move, or between games.
+    Waiting,
+    /// `over`: `bye` received, the set is over.
+    Over,
+    /// `stopped`: hus play stopped before the set ended (Ctrl-C, SIGTERM, the set
+    /// failed); `note` says why.
+    Stopped,
+}
+
+impl Phase {
+    /// Every phase, in the order play.js lists them.
+    pub const ALL: [Phase; 5] = [
+        Phase::Starting,
+        Phase::Waiting,
+        Phase::YourTurn,
+        Phase::Over,
+        Phase::Stopped,
+    ];
 }
 
 /// The rules of the set, for `HusRules` and the board.
@@ -244,8 +273,8 @@ pub async fn drive(
         // The referee closed the link: after `bye`, or to restart the seat after a
         // fault (then a new link comes for the next game).
         update(&view, |v| {
-            if v.phase != "over" {
-                v.phase = "waiting";
+            if v.phase != Phase::Over {
+                v.phase = Phase::Waiting;
                 if let Some(g) = &mut v.game {
                     g.turn = None;
                 }
@@ -294,13 +323,13 @@ fn hear(v: &mut View, message: RefereeMessage) {
                 } => format!("your clock: {base_ms} ms + {increment_ms} ms per move"),
                 protocol::TimeControl::Unknown => "unknown time control".into(),
             };
-            if v.phase == "starting" || v.phase.is_empty() {
-                v.phase = "waiting";
+            if v.phase == Phase::Starting {
+                v.phase = Phase::Waiting;
             }
         }
         RefereeMessage::Game(g) => {
             v.note = None;
-            v.phase = "waiting";
+            v.phase = Phase::Waiting;
             v.game = Some(GameView {
                 game: g.game,
                 you_first: g.first,
@@ -328,7 +357,7 @@ fn hear(v: &mut View, message: RefereeMessage) {
                 legal: t.legal,
                 time_ms: t.time_ms,
             });
-            v.phase = "your-turn";
+            v.phase = Phase::YourTurn;
         }
         RefereeMessage::Result(r) => {
             if let Some(game) = v.game.as_mut().filter(|g| g.game == r.game) {
@@ -354,14 +383,14 @@ fn hear(v: &mut View, message: RefereeMessage) {
                 }),
                 detail: r.detail,
             });
-            v.phase = "waiting";
+            v.phase = Phase::Waiting;
         }
         RefereeMessage::Bye(b) => {
             v.set = Some(SetView {
                 outcome: outcome(b.outcome),
                 points: [b.points.you, b.points.opponent],
             });
-            v.phase = "over";
+            v.phase = Phase::Over;
             if let Some(g) = &mut v.game {
                 g.turn = None;
             }
@@ -501,7 +530,7 @@ impl WebUi {
             .local_addr()
             .context("cannot read the listening address")?;
         let (view, _) = watch::channel(View {
-            phase: "starting",
+            phase: Phase::Starting,
             bot,
             ..View::default()
         });
@@ -540,7 +569,11 @@ impl WebUi {
             if let Some(problem) = problem {
                 v.note = Some(format!("the set stopped: {problem}"));
             }
-            v.phase = if v.set.is_some() { "over" } else { "stopped" };
+            v.phase = if v.set.is_some() {
+                Phase::Over
+            } else {
+                Phase::Stopped
+            };
             if let Some(g) = &mut v.game {
                 g.turn = None;
             }
@@ -851,8 +884,10 @@ fn take_move(v: &mut View, request: &MoveRequest) -> Result<Chosen, (StatusCode,
     };
     let Some(turn) = game.turn.as_ref() else {
         return conflict(match v.phase {
-            "over" | "stopped" => "the set is over".into(),
-            _ => "it is not your turn: wait for the bot's move".into(),
+            Phase::Over | Phase::Stopped => "the set is over".into(),
+            Phase::Starting | Phase::YourTurn | Phase::Waiting => {
+                "it is not your turn: wait for the bot's move".into()
+            }
         });
     };
     if request.game != game.game || request.ply != turn.ply {
@@ -878,7 +913,7 @@ fn take_move(v: &mut View, request: &MoveRequest) -> Result<Chosen, (StatusCode,
         by: "you",
         pit: request.pit,
     });
-    v.phase = "waiting";
+    v.phase = Phase::Waiting;
     Ok(Chosen {
         game: request.game,
         ply: request.ply,
@@ -889,6 +924,36 @@ fn take_move(v: &mut View, request: &MoveRequest) -> Result<Chosen, (StatusCode,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phases_are_sent_as_play_js_lists_them() {
+        let wire: Vec<String> = Phase::ALL
+            .iter()
+            .map(|p| serde_json::to_string(p).expect("serialize"))
+            .collect();
+        assert_eq!(
+            wire,
+            [
+                "\"starting\"",
+                "\"waiting\"",
+                "\"your-turn\"",
+                "\"over\"",
+                "\"stopped\""
+            ]
+        );
+        assert_eq!(View::default().phase, Phase::Starting);
+        // play.js's opening comment lists the values of data-phase: exactly these.
+        let listed = PLAY_JS
+            .split("data-phase (")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .expect("play.js lists the phases");
+        let listed: Vec<String> = listed
+            .split(',')
+            .map(|p| format!("\"{}\"", p.trim().trim_start_matches("//").trim()))
+            .collect();
+        assert_eq!(listed, wire);
+    }
 
     fn view_with_turn() -> View {
         let mut v = View::default();
@@ -931,7 +996,7 @@ mod tests {
     #[test]
     fn only_a_legal_pit_for_the_awaited_turn_is_taken_once() {
         let mut v = view_with_turn();
-        assert_eq!(v.phase, "your-turn");
+        assert_eq!(v.phase, Phase::YourTurn);
         let (status, why) = take_move(&mut v, &request(1, 0, 3)).unwrap_err();
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(why, "pit 3 is not a legal move: the legal pits are 4, 5, 6");
@@ -941,7 +1006,7 @@ mod tests {
             why.starts_with("this move is for game 1 ply 2, but the referee waits on game 1 ply 0")
         );
         // Nothing was lost: the turn is still open.
-        assert_eq!(v.phase, "your-turn");
+        assert_eq!(v.phase, Phase::YourTurn);
         assert_eq!(
             take_move(&mut v, &request(1, 0, 5)),
             Ok(Chosen {
@@ -950,7 +1015,7 @@ mod tests {
                 pit: 5
             })
         );
-        assert_eq!(v.phase, "waiting");
+        assert_eq!(v.phase, Phase::Waiting);
         let (status, why) = take_move(&mut v, &request(1, 0, 5)).unwrap_err();
         assert_eq!(status, StatusCode::CONFLICT);
         assert_eq!(why, "it is not your turn: wait for the bot's move");
