@@ -41,6 +41,14 @@ use crate::state::{AppState, Command, Problem, Request, SetView, Snapshot};
 pub const HOLD_BACK: Duration = Duration::from_secs(30);
 /// Problems kept for the pages.
 const PROBLEMS: usize = 20;
+/// How an outage of a shared store begins among the problems (`set` empty); it leaves
+/// them when the store answers again.
+const OUT_OF_REACH: &str = "the store is out of reach";
+
+/// Whether `problem` is an outage of the store (cleared once the store is back).
+fn is_outage(problem: &Problem) -> bool {
+    problem.set.is_empty() && problem.error.starts_with(OUT_OF_REACH)
+}
 
 /// The runner's state.
 pub struct Runner {
@@ -506,12 +514,18 @@ impl Runner {
                     };
                     match fresh {
                         Ok(fresh) => {
+                            let was_down = store_down;
                             if store_down {
                                 store_down = false;
                                 self.say("the store is back");
+                                // The outage is over: no longer a problem on the pages.
+                                self.problems.retain(|p| !is_outage(p));
                             }
                             if let Some(fresh) = fresh {
                                 snapshot = fresh;
+                                app.publish(snapshot.clone());
+                            } else if was_down {
+                                snapshot.problems = self.problems.clone();
                                 app.publish(snapshot.clone());
                             }
                         }
@@ -632,7 +646,7 @@ impl Runner {
             return;
         }
         *store_down = true;
-        let said = format!("the store is out of reach ({error}); trying again every second");
+        let said = format!("{OUT_OF_REACH} ({error}); trying again every second");
         self.say(&said);
         self.problems.push(Problem {
             at: referee::now_rfc3339(),

@@ -1151,12 +1151,7 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     // The database restarts: the server says so once and carries on; the pages read
     // the store again once it is back.
     pg.down();
-    server.wait_for("the outage noted", Duration::from_secs(60), |s| {
-        s["problems"].as_array().is_some_and(|p| {
-            p.iter()
-                .any(|p| p["error"].as_str().unwrap_or("").contains("out of reach"))
-        })
-    });
+    server.wait_for("the outage noted", Duration::from_secs(60), outage_listed);
     pg.up();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -1178,6 +1173,11 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
         deadline,
         "the runner never found the store again",
     );
+    // The outage is over: no longer listed (it stayed among the problems for good).
+    let back = server.wait_for("the outage cleared", Duration::from_secs(60), |s| {
+        !outage_listed(s)
+    });
+    assert_eq!(back["problems"], serde_json::json!([]), "{back}");
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
     // The server plays too (--concurrency 1), beside the store's finished schedule:
@@ -1190,21 +1190,19 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     // claims, plays and records one after another): whichever of these the outage
     // meets, the server says so, keeps what it played, and goes on once it is back.
     pg.down();
-    server.wait_for("the outage noted", Duration::from_secs(60), |s| {
-        s["problems"].as_array().is_some_and(|p| {
-            p.iter()
-                .any(|p| p["error"].as_str().unwrap_or("").contains("out of reach"))
-        })
-    });
+    server.wait_for("the outage noted", Duration::from_secs(60), outage_listed);
     let before = server.json("/api/status")["finished_this_run"]
         .as_u64()
         .expect("finished_this_run");
     pg.up();
-    server.wait_for(
+    let after = server.wait_for(
         "two more sets of the server's own",
         Duration::from_secs(120),
         |s| s["finished_this_run"].as_u64().unwrap_or(0) >= before + 2,
     );
+    // Its sets are recorded again only once the store is back, which clears the
+    // outage.
+    assert!(!outage_listed(&after), "{after}");
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
     let db = url.rsplit('/').next().expect("a database name");
@@ -1238,6 +1236,18 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     let file_log =
         std::fs::read(dir.join("logs").join(format!("{stem}.jsonl"))).expect("the server's log");
     assert_eq!(out.stdout, file_log);
+}
+
+/// Whether `/api/status` lists an outage of the store among its problems.
+fn outage_listed(status: &Value) -> bool {
+    status["problems"].as_array().is_some_and(|p| {
+        p.iter().any(|p| {
+            p["error"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("the store is out of reach")
+        })
+    })
 }
 
 /// The `hus` binary logs failed bot-port logins on its stderr by default (warn level),
