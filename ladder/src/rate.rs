@@ -335,7 +335,7 @@ async fn rate(
         config,
         &format!(
             "  hus at width 8, {} a move, {} games in sets of {} from {BOOK_NAME}, seed {}",
-            show_duration(config.move_time),
+            referee::show_duration(config.move_time),
             config.games,
             config.set_games,
             config.seed
@@ -533,14 +533,6 @@ async fn rate(
         say(config, &format!("  {place}"));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn show_duration(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
 }
 
 #[cfg(test)]

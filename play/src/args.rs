@@ -38,7 +38,7 @@ pub struct PlayArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Directory for the log and the bot's stderr file.
-    #[arg(long, default_value = "hus-logs", value_name = "DIR")]
+    #[arg(long, default_value = referee::defaults::LOG_DIR, value_name = "DIR")]
     pub log_dir: PathBuf,
     /// Your name on the board and in the log.
     #[arg(long, default_value = "you", value_name = "NAME")]

@@ -106,11 +106,6 @@ pub struct SetConfig {
     pub sprt: Option<ratings::Sprt>,
 }
 
-/// The default `--games` of `hus match`, and with `--sprt` (the most to play).
-pub const DEFAULT_GAMES: u32 = 7;
-/// The default most games of `hus match --sprt`.
-pub const DEFAULT_SPRT_GAMES: u32 = 20_000;
-
 impl SetConfig {
     /// Whether games go in pairs (2k-1, 2k) with the first mover swapped: with openings
     /// (both games of a pair start from the same one) or an SPRT.
@@ -184,6 +179,19 @@ pub fn fresh_seed() -> u64 {
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     // Nine digits: easy to read, copy and type back into --seed.
     (x ^ (x >> 31)) % 1_000_000_000
+}
+
+/// A duration as [`parse_duration`] reads it back, and as the league file and the
+/// command lines' defaults write it: `100ms`, `2s`, `1.5ms`.
+pub fn show_duration(d: Duration) -> String {
+    let micros = d.as_micros();
+    if micros.is_multiple_of(1_000_000) {
+        format!("{}s", micros / 1_000_000)
+    } else if micros.is_multiple_of(1000) {
+        format!("{}ms", micros / 1000)
+    } else {
+        format!("{}.{:03}ms", micros / 1000, micros % 1000)
+    }
 }
 
 /// Parses `250ms`, `1.5s`, `2m`, `1h`, or a bare number of milliseconds.

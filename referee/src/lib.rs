@@ -34,6 +34,7 @@
 mod bot;
 mod cli;
 mod config;
+pub mod defaults;
 mod files;
 mod lifetime;
 mod limits;
@@ -62,8 +63,8 @@ pub use cli::perft_cmd::run as run_perft;
 pub use cli::random_bot::run as run_random_bot;
 pub use cli::replay_cmd::run as run_replay;
 pub use config::{
-    first_movers, fresh_seed, lots, parse_bytes, parse_clock, parse_duration, sanitize, BotSpec,
-    SetConfig, TimeControl, DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
+    first_movers, fresh_seed, lots, parse_bytes, parse_clock, parse_duration, sanitize,
+    show_duration, BotSpec, SetConfig, TimeControl,
 };
 pub use files::{create_dir, create_file, refuse_symlink, Create};
 pub use limits::{raise_referee_priority, Limits};

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use crate::cli::args::MatchArgs;
-use crate::config::{fresh_seed, BotSpec, SetConfig, DEFAULT_GAMES, DEFAULT_SPRT_GAMES};
+use crate::config::{fresh_seed, BotSpec, SetConfig};
+use crate::defaults;
 use crate::limits::Limits;
 
 /// `hus match`, checked.
@@ -36,9 +37,9 @@ impl MatchConfig {
             None => None,
         };
         let games = args.games.unwrap_or(if sprt.is_some() {
-            DEFAULT_SPRT_GAMES
+            defaults::SPRT_GAMES
         } else {
-            DEFAULT_GAMES
+            defaults::GAMES
         });
         if games == 0 {
             bail!("--games must be at least 1");
