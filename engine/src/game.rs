@@ -52,6 +52,18 @@ pub struct GameEnd {
     pub double: bool,
 }
 
+impl GameEnd {
+    /// The end of a game lost by `loser` for a fault (time-out, crash, bad line,
+    /// illegal move): [`Game::forfeit`]'s.
+    pub fn forfeit(loser: Player) -> GameEnd {
+        GameEnd {
+            reason: EndReason::Fault,
+            winner: Some(loser.other()),
+            double: false,
+        }
+    }
+}
+
 /// Checks the end rules of RULINGS.md, in order, on `position` (the player to move is the
 /// one who would play next). `repeated`: the position has occurred before in this game;
 /// `quiet_plies`: plies in a row without a capture.
@@ -268,11 +280,7 @@ impl<B: Board> Game<B> {
     /// move). Does nothing if the game is already over.
     pub fn forfeit(&mut self, loser: Player) {
         if self.end.is_none() {
-            self.end = Some(GameEnd {
-                reason: EndReason::Fault,
-                winner: Some(loser.other()),
-                double: false,
-            });
+            self.end = Some(GameEnd::forfeit(loser));
         }
     }
 }

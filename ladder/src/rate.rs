@@ -256,7 +256,7 @@ struct Collector {
 }
 
 impl RecordSink for Collector {
-    fn record(&mut self, record: &Record) -> Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), referee::WriteError> {
         self.log.record(record)?;
         match record {
             Record::GameStart(start) => self.first = start.first,
@@ -361,19 +361,15 @@ async fn rate(
         let stem = format!("rate-{}-set{set_no}-vs-{}", config.seed, rung.bot);
         let (log, stem) = LogWriter::create(&config.log_dir, &stem)?;
         let entrants = [
-            Entrant {
+            Entrant::Process {
                 spec: config.bot.clone(),
                 stderr_path: config.log_dir.join(format!("{stem}.a.stderr")),
                 limits: Limits::default(),
-                link: None,
-                time: None,
             },
-            Entrant {
+            Entrant::Process {
                 spec: config.rung_command(rung.bot, seed),
                 stderr_path: config.log_dir.join(format!("{stem}.b.stderr")),
                 limits: Limits::default(),
-                link: None,
-                time: None,
             },
         ];
         let set = SetConfig {
@@ -400,9 +396,14 @@ async fn rate(
         match played {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
-                // A bot that cannot start leaves no log (it would hold only its header).
-                sink.log.discard_unstarted(&e, &[]);
-                return Err(e.context(format!("set {set_no} against {}", rung.bot)));
+                if e.nothing_played() {
+                    // A bot that cannot start leaves no log (it would hold only its
+                    // header).
+                    sink.log.discard_unstarted(&[]);
+                }
+                return Err(
+                    anyhow::Error::new(e).context(format!("set {set_no} against {}", rung.bot))
+                );
             }
             Err(why) => {
                 // The set's future is gone, and with it its bots: its log ends with

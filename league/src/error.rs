@@ -63,6 +63,25 @@ pub enum Error {
         /// The directory given.
         dir: PathBuf,
     },
+    /// The directory's store lost its league (a file of 0 bytes, or one without the
+    /// league's settings) while its logs directory holds the logs of sets played there:
+    /// starting anew would draw a new seed and set every log aside.
+    #[error(
+        "the league store {store} {what}, but {logs} holds {} played in this directory: the \
+         store that recorded them is lost. Restore {store} from a backup, or move {logs} away \
+         to start a new league in this directory; nothing was changed",
+        if *count == 1 { "the log of 1 set".to_string() } else { format!("the logs of {count} sets") }
+    )]
+    LostStore {
+        /// The store's file.
+        store: PathBuf,
+        /// What is wrong with it: `is empty (0 bytes)`, `holds no league settings`.
+        what: &'static str,
+        /// The logs' directory.
+        logs: PathBuf,
+        /// How many sets' logs it holds.
+        count: usize,
+    },
     /// A file or directory of the league cannot be created, renamed or written.
     #[error("{what} {path}: {error}")]
     Io {
@@ -87,12 +106,12 @@ pub enum Error {
     Store(#[from] crate::store::StoreError),
     /// A set could not be played at all (a bot that cannot be started, a log that
     /// cannot be written). The set stays pending; the league stops.
-    #[error("the set {set} could not be played: {error:#}")]
+    #[error("the set {set} could not be played: {error}")]
     Set {
         /// The set: `round 1, alpha vs greedy`.
         set: String,
-        /// Why, from the referee, with its causes.
-        error: anyhow::Error,
+        /// Why.
+        error: crate::SetFailure,
     },
     /// A command line that cannot be run as given.
     #[error("{0}")]

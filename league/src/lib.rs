@@ -47,13 +47,14 @@ pub use args::{
 pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
-pub use pool::{play_claimed, Ending, SetPool, Shared, Tap};
+pub use pool::{play_claimed, Ending, SetFailure, SetPool, Shared, Tap};
 pub use progress::fault_lines;
 pub use run::{run_league, run_standings};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
 pub use set_files::{set_aside, SetFiles, LOGS_DIR};
 pub use setup::{
-    announce_sync, prepare_run, read_standings, settle_settings, store_url, STORE_FILE,
+    announce_sync, open_dir_store, prepare_run, read_standings, settle_settings, store_url,
+    STORE_FILE,
 };
 pub use standings::{
     compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,

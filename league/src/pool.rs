@@ -26,10 +26,36 @@ pub enum Ending {
     Finished(SetOutcome),
     /// Cut off by a stop; its log ends with `aborted`.
     Stopped,
-    /// A bot could not be started: nothing was played, and its log was removed.
-    CannotStart(anyhow::Error),
-    /// Could not be played (a log that cannot be written, a set that broke off).
-    Failed(anyhow::Error),
+    /// Could not be played (a bot that cannot be started, a log that cannot be
+    /// written, a set that broke off). When nothing was played
+    /// ([`referee::SetError::nothing_played`]: a bot that cannot be started,
+    /// [`referee::SetError::CannotStart`]), its log was removed.
+    Failed(SetFailure),
+}
+
+/// Why a set of the pool could not be played: one variant per cause. Each message holds
+/// its cause, and none is a `source` (as [`crate::Error`]'s).
+#[derive(Debug, thiserror::Error)]
+pub enum SetFailure {
+    /// `play_set` stopped: a bot that cannot be started, a log that cannot be written.
+    #[error(transparent)]
+    Set(#[from] referee::SetError),
+    /// The set's log file cannot be created.
+    #[error("{0}")]
+    Log(String),
+    /// The set's thread or its runtime cannot be started, or its thread ended without
+    /// a result (a panic).
+    #[error("{0}")]
+    Thread(String),
+    /// The set names a bot the league file does not have (a store that holds another
+    /// league's sets).
+    #[error("no bot named {bot}{} in the league file", team.as_ref().map(|t| format!(" (of team {t})")).unwrap_or_default())]
+    NoSuchBot {
+        /// The bot's name.
+        bot: String,
+        /// The team it is a member of, if any.
+        team: Option<String>,
+    },
 }
 
 /// What every set of a run shares: the league, where logs go, the bots (with the
@@ -169,7 +195,9 @@ impl SetPool {
                         drop(runtime);
                         ending
                     }
-                    Err(e) => Ending::Failed(anyhow::anyhow!("cannot start a set's runtime: {e}")),
+                    Err(e) => Ending::Failed(SetFailure::Thread(format!(
+                        "cannot start a set's runtime: {e}"
+                    ))),
                 };
                 report.send(ending);
             });
@@ -179,7 +207,9 @@ impl SetPool {
                 // The closure, and the report in it, are gone: the ending is sent here.
                 let _ = self.ended_tx.send((
                     set.clone(),
-                    Ending::Failed(anyhow::anyhow!("cannot start a set's thread: {e}")),
+                    Ending::Failed(SetFailure::Thread(format!(
+                        "cannot start a set's thread: {e}"
+                    ))),
                 ));
                 None
             }
@@ -273,8 +303,8 @@ impl Report {
 
 impl Drop for Report {
     fn drop(&mut self) {
-        self.send(Ending::Failed(anyhow::anyhow!(
-            "a set's thread ended without a result"
+        self.send(Ending::Failed(SetFailure::Thread(
+            "a set's thread ended without a result".to_string(),
         )));
     }
 }
@@ -293,47 +323,13 @@ pub async fn play_claimed(
     let stem = set.key.stem();
     let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
         Ok(created) => created,
-        Err(e) => return Ending::Failed(e),
+        Err(e) => return Ending::Failed(SetFailure::Log(format!("{e:#}"))),
     };
     let files = SetFiles::new(&shared.logs, &stem);
-    // Each side: a bot, or a team of the file's bots (each member its own process and
-    // stderr file, `STEM.a1.stderr`...), exactly as `hus match --team-a` builds them.
-    let mut lineups = Vec::with_capacity(2);
-    for (side, name) in [&set.key.a, &set.key.b].into_iter().enumerate() {
-        let entrant = |bot: &BotConfig, member: Option<usize>| Entrant {
-            spec: bot.spec.clone(),
-            stderr_path: files.stderr(side, member),
-            limits: bot.limits.clone(),
-            // A remote bot plays over its link, as a member of a team too.
-            link: shared.links.get(bot.name.as_str()).cloned(),
-            time: None,
-        };
-        if let Some(team) = shared.config.team(name) {
-            let mut members = Vec::with_capacity(team.members.len());
-            for (i, m) in team.members.iter().enumerate() {
-                let Some(bot) = shared.bots.get(m) else {
-                    return Ending::Failed(anyhow::anyhow!(
-                        "no bot named {m} (of team {name}) in the league file"
-                    ));
-                };
-                members.push(Member {
-                    name: m.clone(),
-                    entrant: entrant(bot, Some(i)),
-                });
-            }
-            lineups.push(Lineup::Team(Team {
-                name: name.clone(),
-                members,
-            }));
-        } else {
-            let Some(bot) = shared.bots.get(name) else {
-                return Ending::Failed(anyhow::anyhow!("no bot named {name} in the league file"));
-            };
-            lineups.push(Lineup::from(entrant(bot, None)));
-        }
-    }
-    let Ok(lineups) = <[Lineup; 2]>::try_from(lineups) else {
-        return Ending::Failed(anyhow::anyhow!("a set needs two sides"));
+    let names = [&set.key.a, &set.key.b];
+    let lineups = match [0, 1].map(|side| lineup(shared, &files, side, names[side])) {
+        [Ok(a), Ok(b)] => [a, b],
+        [Err(e), _] | [_, Err(e)] => return Ending::Failed(e),
     };
     let c = &shared.config;
     let set_config = SetConfig {
@@ -373,11 +369,14 @@ pub async fn play_claimed(
             sink.log.end_aborted(format!("stopped by {why}"));
             Ending::Stopped
         }
-        // A bot that cannot start: the log holds only its header, and goes.
-        Some(Err(e)) => match sink.log.discard_unstarted(&e, &[]) {
-            Some(_) => Ending::CannotStart(e),
-            None => Ending::Failed(e),
-        },
+        // A bot that cannot start: the log holds only its header, and goes (so does a log
+        // whose header could not be written); a set that broke off keeps what it played.
+        Some(Err(e)) => {
+            if e.nothing_played() {
+                sink.log.discard_unstarted(&[]);
+            }
+            Ending::Failed(e.into())
+        }
         Some(Ok(end)) => {
             let mut outcome = sink.outcome;
             outcome.points = end.points;
@@ -385,6 +384,52 @@ pub async fn play_claimed(
             Ending::Finished(outcome)
         }
     }
+}
+
+/// Side `side` of a set, the file's bot or team `name`: a bot, or a team of the file's
+/// bots (each member its own process and stderr file, `STEM.a1.stderr`...), exactly as
+/// `hus match --team-a` builds them.
+fn lineup(
+    shared: &Shared,
+    files: &SetFiles,
+    side: usize,
+    name: &str,
+) -> Result<Lineup, SetFailure> {
+    // A remote bot plays over its link, as a member of a team too.
+    let entrant = |bot: &BotConfig, member: Option<usize>| match shared.links.get(&bot.name) {
+        Some(connect) => Entrant::Link {
+            command: bot.spec.command.clone(),
+            connect: connect.clone(),
+            time: None,
+        },
+        None => Entrant::Process {
+            spec: bot.spec.clone(),
+            stderr_path: files.stderr(side, member),
+            limits: bot.limits.clone(),
+        },
+    };
+    let Some(team) = shared.config.team(name) else {
+        let bot = shared.bots.get(name).ok_or_else(|| SetFailure::NoSuchBot {
+            bot: name.to_string(),
+            team: None,
+        })?;
+        return Ok(Lineup::from(entrant(bot, None)));
+    };
+    let mut members = Vec::with_capacity(team.members.len());
+    for (i, m) in team.members.iter().enumerate() {
+        let bot = shared.bots.get(m).ok_or_else(|| SetFailure::NoSuchBot {
+            bot: m.clone(),
+            team: Some(name.to_string()),
+        })?;
+        members.push(Member {
+            name: m.clone(),
+            entrant: entrant(bot, Some(i)),
+        });
+    }
+    Ok(Lineup::Team(Team {
+        name: name.to_string(),
+        members,
+    }))
 }
 
 /// The sink of a league's set: the log first (as `hus match` writes it), then what the
@@ -397,7 +442,7 @@ struct Collector<'t> {
 }
 
 impl RecordSink for Collector<'_> {
-    fn record(&mut self, record: &Record) -> anyhow::Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), referee::WriteError> {
         self.log.record(record)?;
         if let Some(tap) = self.tap.as_mut() {
             let _ = tap.record(record);

@@ -15,7 +15,8 @@ use crate::pool::{Ending, SetPool, Shared};
 use crate::progress::Reporter;
 use crate::set_files::{set_aside, SetFiles, LOGS_DIR};
 use crate::setup::{
-    prepare_run, print, read_standings, settle_settings, store_url, sync_with_file, STORE_FILE,
+    open_dir_store, prepare_run, print, read_standings, settle_settings, store_url, sync_with_file,
+    STORE_FILE,
 };
 use crate::store::{ClaimedSet, SqliteStore, Store};
 
@@ -51,7 +52,7 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
         error,
     })?;
     let _lock = DirLock::acquire(&dir)?;
-    let mut store = SqliteStore::open(&dir.join(STORE_FILE), true)?;
+    let mut store = open_dir_store(&dir)?;
     let seed = settle_settings(&config, &mut store, &dir)?;
     sync_with_file(&config, &mut store, seed, args.quiet)?;
     let say = |line: String| {
@@ -237,20 +238,25 @@ async fn fill_pool(
                 pool.stop_all(name);
                 reporter.note(&format!("hus league: {name}: stopping the running sets"));
             }
-            Some((set, ending)) = pool.next_ended() => match ending {
-                Ending::Finished(outcome) => {
-                    store.record(set.id, &outcome)?;
-                    reporter.finished(&set.key, &outcome);
-                }
-                Ending::Stopped => interrupted.push(set),
-                Ending::Failed(error) | Ending::CannotStart(error) => {
-                    if failure.is_none() {
-                        failure = Some(Error::Set { set: set.key.to_string(), error });
-                        pool.stop_all("the failure of another set");
+            Some((set, ending)) = pool.next_ended() => {
+                let error = match ending {
+                    Ending::Finished(outcome) => {
+                        store.record(set.id, &outcome)?;
+                        reporter.finished(&set.key, &outcome);
+                        continue;
                     }
-                    interrupted.push(set);
+                    Ending::Stopped => {
+                        interrupted.push(set);
+                        continue;
+                    }
+                    Ending::Failed(error) => error,
+                };
+                if failure.is_none() {
+                    failure = Some(Error::Set { set: set.key.to_string(), error });
+                    pool.stop_all("the failure of another set");
                 }
-            },
+                interrupted.push(set);
+            }
         }
     }
     Ok((stopped, failure))

@@ -10,9 +10,9 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::file::{show_time, Anchor, LeagueConfig};
 use crate::schedule::schedule;
-use crate::set_files::set_aside;
+use crate::set_files::{set_aside, LOGS_DIR};
 use crate::standings::{compute, LeagueInfo, Standings};
-use crate::store::{BotEntry, Store, SyncReport};
+use crate::store::{BotEntry, SqliteStore, Store, SyncReport};
 
 /// The store's file in the league's directory.
 pub const STORE_FILE: &str = "league.sqlite";
@@ -50,6 +50,65 @@ pub fn prepare_run<S: Store + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// Opens the SQLite store of the league's directory `dir`, `hus league` and `hus
+/// serve` alike, creating it at the league's first run. A store that lost its league (a
+/// file of 0 bytes, or one without the league's settings) beside the logs of sets
+/// played in the directory is refused ([`Error::LostStore`]) before anything is
+/// written: taken for a new league, it would draw a new seed and set every log aside.
+pub fn open_dir_store(dir: &Path) -> Result<SqliteStore> {
+    let path = dir.join(STORE_FILE);
+    let logs = dir.join(LOGS_DIR);
+    let lost = |what: &'static str| -> Result<()> {
+        match played_logs(&logs)? {
+            0 => Ok(()),
+            count => Err(Error::LostStore {
+                store: path.clone(),
+                what,
+                logs: logs.clone(),
+                count,
+            }),
+        }
+    };
+    if path.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
+        lost("is empty (0 bytes)")?;
+    }
+    let store = SqliteStore::open(&path, true)?;
+    if store.settings()?.is_empty() {
+        lost("holds no league settings")?;
+    }
+    Ok(store)
+}
+
+/// How many sets' logs `logs` holds (`STEM.jsonl`, with or without a compression
+/// suffix; the set-aside attempts, `STEM.partial-N.jsonl`, are not counted).
+fn played_logs(logs: &Path) -> Result<usize> {
+    let entries = match std::fs::read_dir(logs) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(error) => {
+            return Err(Error::Io {
+                what: "cannot read the logs' directory",
+                path: logs.to_path_buf(),
+                error,
+            })
+        }
+    };
+    let mut count = 0;
+    for entry in entries {
+        let entry = entry.map_err(|error| Error::Io {
+            what: "cannot read the logs' directory",
+            path: logs.to_path_buf(),
+            error,
+        })?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.contains(".jsonl") && !name.contains(".partial-") {
+            count += 1;
+        }
+    }
+    Ok(count)
 }
 
 /// The league's PostgreSQL store, for `hus league` and `hus serve` alike: `--store`

@@ -22,12 +22,13 @@ use std::time::{Duration, Instant};
 use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs, WorkersFormat};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
-use crate::pool::{Ending, SetPool, Shared};
+use crate::pool::{Ending, SetFailure, SetPool, Shared};
 use crate::set_files::SetFiles;
 use crate::setup::{print, read_standings, settle_settings, sync_with_file};
 use crate::store::{
     ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, StoreThread, WorkerRow,
 };
+use referee::SetError;
 
 /// The settings that carry the league file to the workers.
 const LEAGUE_TEXT: &str = "league_text";
@@ -661,7 +662,7 @@ impl Worker<'_> {
                     files,
                 });
             }
-            Ending::CannotStart(e) => {
+            Ending::Failed(SetFailure::Set(e @ SetError::CannotStart { .. })) => {
                 // The bots whose program is not found here; when both are (or neither
                 // is, and the start failed for another reason), both are left to the
                 // other workers.
@@ -679,7 +680,7 @@ impl Worker<'_> {
                     missing = vec![set.key.a.clone(), set.key.b.clone()];
                 }
                 self.say(format!(
-                    "{who}: cannot play {}: {e:#}; the set is given back to the other workers, and this worker leaves {}'s sets to them",
+                    "{who}: cannot play {}: {e}; the set is given back to the other workers, and this worker leaves {}'s sets to them",
                     set.key,
                     missing.join(" and ")
                 ));

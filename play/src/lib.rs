@@ -77,21 +77,14 @@ pub fn seat(config: &PlayConfig, seat: Arc<PersonSeat>) -> Result<Seating> {
     let stderr = config
         .log_dir
         .join(format!("{stem}.{}.stderr", ["a", "b"][1 - person]));
-    let bot = Entrant {
+    let bot = Entrant::Process {
         spec: config.bot.clone(),
         stderr_path: stderr.clone(),
         limits: Limits::default(),
-        link: None,
-        time: None,
     };
-    let me = Entrant {
-        spec: BotSpec {
-            command: PERSON_COMMAND.to_string(),
-            argv: Vec::new(),
-        },
-        stderr_path: PathBuf::new(),
-        limits: Limits::default(),
-        link: Some(seat),
+    let me = Entrant::Link {
+        command: PERSON_COMMAND.to_string(),
+        connect: seat,
         time: Some(config.my_time),
     };
     let lineups = if person == 0 {
@@ -185,10 +178,13 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
         }
         Err(e) => {
             ui.abort();
-            if log.discard_unstarted(&e, &[stderr]).is_some() {
-                return Err(e.context("no game was played and no log was written"));
+            if e.nothing_played() {
+                log.discard_unstarted(&[stderr]);
+                return Err(
+                    anyhow::Error::new(e).context("no game was played and no log was written")
+                );
             }
-            Err(e.context(format!(
+            Err(anyhow::Error::new(e).context(format!(
                 "the set did not finish; the log {} is incomplete",
                 log.path().display()
             )))

@@ -463,11 +463,14 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
             Ok(ExitCode::SUCCESS)
         }
         Ok(Err(e)) => {
-            ui.finish(Some(format!("{e:#}"))).await;
-            if log.discard_unstarted(&e, &[stderr]).is_some() {
-                return Err(e.context("no game was played and no log was written"));
+            ui.finish(Some(e.to_string())).await;
+            if e.nothing_played() {
+                log.discard_unstarted(&[stderr]);
+                return Err(
+                    anyhow::Error::new(e).context("no game was played and no log was written")
+                );
             }
-            Err(e.context(format!(
+            Err(anyhow::Error::new(e).context(format!(
                 "the set did not finish; the log {} is incomplete",
                 log.path().display()
             )))

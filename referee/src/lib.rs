@@ -82,7 +82,8 @@ pub use sandbox::{
     DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER, DEFAULT_TMP_SIZE,
 };
 pub use set::{
-    bots_by_player, play_set, team_orders, CannotStart, Entrant, Lineup, Member, RecordSink, Team,
+    bots_by_player, play_set, team_orders, Entrant, Lineup, Member, RecordSink, SetError, Team,
+    WriteError,
 };
 pub use sprt::parse_sprt;
 pub use stop::stop_signal;

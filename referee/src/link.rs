@@ -73,7 +73,7 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
     use super::*;
-    use crate::config::{BotSpec, SetConfig, TimeControl};
+    use crate::config::{SetConfig, TimeControl};
     use crate::records::{Record, StoppedBy};
     use crate::set::{play_set, Entrant, RecordSink};
 
@@ -159,7 +159,7 @@ mod tests {
     #[derive(Default)]
     struct Collect(Vec<Record>);
     impl RecordSink for Collect {
-        fn record(&mut self, record: &Record) -> anyhow::Result<()> {
+        fn record(&mut self, record: &Record) -> Result<(), crate::WriteError> {
             self.0.push(record.clone());
             Ok(())
         }
@@ -179,14 +179,9 @@ mod tests {
     }
 
     fn entrant(connect: TestConnect) -> Entrant {
-        Entrant {
-            spec: BotSpec {
-                command: "remote test".into(),
-                argv: Vec::new(),
-            },
-            stderr_path: "unused.stderr".into(),
-            limits: crate::Limits::default(),
-            link: Some(Arc::new(connect)),
+        Entrant::Link {
+            command: "remote test".into(),
+            connect: Arc::new(connect),
             time: None,
         }
     }
@@ -376,8 +371,11 @@ mod tests {
             )
         };
         let fast = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
-        let mut own = entrant(slow());
-        own.time = Some(TimeControl::PerMove(Duration::from_secs(10)));
+        let own = Entrant::Link {
+            command: "remote test".into(),
+            connect: Arc::new(slow()),
+            time: Some(TimeControl::PerMove(Duration::from_secs(10))),
+        };
         let mut sink = Collect::default();
         play_set(
             &set,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::files::{create_file, Create};
 use crate::records::{self, Record, StoppedBy};
 use crate::replay::text::plural;
-use crate::set::RecordSink;
+use crate::set::{RecordSink, WriteError};
 use crate::sprt::{decision_name, sprt_of_record, SprtTally};
 
 /// The log of one set: one JSON object per line, each written and flushed as it
@@ -102,21 +102,14 @@ impl LogWriter {
         let _ = self.record(&aborted);
     }
 
-    /// After `play_set` failed with `error`: when the set could not start at all (a
-    /// [`CannotStart`](crate::CannotStart), or not even the header could be written),
-    /// removes the log, which holds no more than its header, each file of `beside` (the
-    /// bots' stderr files) that is empty, and the log directory if this writer created
-    /// it and it is left empty: such a set leaves nothing behind (README). Returns the
-    /// files of `beside` that were kept (a bot wrote in its stderr before failing), or
-    /// `None` when the set had started and its log stays.
-    pub fn discard_unstarted(
-        &mut self,
-        error: &anyhow::Error,
-        beside: &[PathBuf],
-    ) -> Option<Vec<PathBuf>> {
-        if !(self.records == 0 || error.is::<crate::CannotStart>()) {
-            return None;
-        }
+    /// After `play_set` failed before anything was played
+    /// ([`SetError::nothing_played`](crate::SetError::nothing_played): a bot that cannot
+    /// start, a header that cannot be written): removes the log, which holds no more
+    /// than its header, each file of `beside` (the bots' stderr files) that is empty,
+    /// and the log directory if this writer created it and it is left empty: such a set
+    /// leaves nothing behind (README). Returns the files of `beside` that were kept (a
+    /// bot wrote in its stderr before failing).
+    pub fn discard_unstarted(&mut self, beside: &[PathBuf]) -> Vec<PathBuf> {
         let _ = std::fs::remove_file(&self.path);
         let kept = beside
             .iter()
@@ -127,7 +120,7 @@ impl LogWriter {
             // Fails, as it should, when anything else is in it.
             let _ = std::fs::remove_dir(dir);
         }
-        Some(kept)
+        kept
     }
 
     /// What the log of a set stopped part-way holds, for the message that says where it
@@ -159,14 +152,16 @@ fn remove_if_empty(path: &Path) -> bool {
 }
 
 impl RecordSink for LogWriter {
-    fn record(&mut self, record: &Record) -> Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), WriteError> {
         let write = |out: &mut BufWriter<File>| -> std::io::Result<()> {
             serde_json::to_writer(&mut *out, record)?;
             out.write_all(b"\n")?;
             out.flush()
         };
-        write(&mut self.out)
-            .with_context(|| format!("cannot write to the log {}", self.path.display()))?;
+        write(&mut self.out).map_err(|error| WriteError {
+            path: self.path.clone(),
+            error,
+        })?;
         self.records += 1;
         match record {
             Record::GameStart(_) => self.games_started += 1,
@@ -580,7 +575,7 @@ impl Console {
 }
 
 impl RecordSink for Console {
-    fn record(&mut self, record: &Record) -> Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), WriteError> {
         match record {
             Record::Header(h) => {
                 for b in 0..2 {
@@ -819,7 +814,7 @@ pub struct Tee<'a> {
 }
 
 impl RecordSink for Tee<'_> {
-    fn record(&mut self, record: &Record) -> Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), WriteError> {
         self.log.record(record)?;
         self.console.record(record)
     }

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
-use engine::{AnyPosition, Board, Game, Player, Rules, SetScore};
+use engine::{AnyPosition, Board, Game, GameEnd, Player, Rules, SetScore};
 use protocol::{
     decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello, Outcome,
     Points, Reason, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
@@ -24,6 +23,9 @@ use crate::link::Connect;
 use crate::records::{self, Record};
 use crate::sprt::{sprt_record, SprtTally};
 
+/// The set's steps fail only when a record cannot be written.
+type Result<T, E = WriteError> = std::result::Result<T, E>;
+
 /// How long a bot has to exit by itself after `bye` before it is terminated.
 pub const BYE_GRACE: Duration = Duration::from_secs(2);
 /// Longest excerpt of an offending line kept in a report.
@@ -33,54 +35,150 @@ const EXCERPT_CHARS: usize = 200;
 /// be written must not be reported as complete.
 pub trait RecordSink: Send {
     /// Takes one record; an error stops the set.
-    fn record(&mut self, record: &Record) -> Result<()>;
+    fn record(&mut self, record: &Record) -> Result<(), WriteError>;
 }
 
-/// The error of [`play_set`] when a bot of the set cannot be started (its command does
-/// not run, a remote bot does not connect in time): no game was played, and the log
-/// holds only its header, written before the bots start. It is the context of the
-/// error: `error.is::<CannotStart>()` tells it, and [`crate::LogWriter::discard_unstarted`]
-/// removes such a log.
-#[derive(Debug)]
-pub struct CannotStart(String);
+/// A record that could not be written to a set's log (a full disk, a file-size limit):
+/// the error of a [`RecordSink`], which stops the set. Its message holds its cause,
+/// which is no `source` (a chain of sources would say it twice).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to the log {}: {error}", path.display())]
+pub struct WriteError {
+    /// The log's file.
+    pub path: PathBuf,
+    /// Why.
+    pub error: std::io::Error,
+}
 
-impl std::fmt::Display for CannotStart {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// Why [`play_set`] did not play its set to the end: one variant per cause. Everything
+/// a bot does wrong once it runs is a fault, recorded in the log, and no error.
+#[derive(Debug, thiserror::Error)]
+pub enum SetError {
+    /// A team without members. Checked before anything is written: nothing was played.
+    #[error("team {team:?} has no members")]
+    EmptyTeam {
+        /// The team's name.
+        team: String,
+    },
+    /// A team against a single bot. Checked before anything is written: nothing was
+    /// played.
+    #[error("a team set needs a team on each side")]
+    MixedLineup,
+    /// A bot of the set cannot be started: its command does not run, or a remote bot
+    /// does not connect within the start-up allowance. No game was played, and the log
+    /// holds only its header, written before the bots start
+    /// ([`crate::LogWriter::discard_unstarted`] removes it).
+    #[error("cannot start {who} ({command:?}): {reason}")]
+    CannotStart {
+        /// The bot in words: `bot A`, or `bot greedy (2) of team red`.
+        who: String,
+        /// Its command (for a remote bot, what the log's header shows).
+        command: String,
+        /// Why: the system's error with a hint, or the link's.
+        reason: String,
+    },
+    /// The log's header, the set's first record, could not be written: the set never
+    /// began (no bot was started).
+    #[error(transparent)]
+    NoHeader(WriteError),
+    /// A record after the header could not be written: the set stopped there, and its
+    /// log is incomplete.
+    #[error(transparent)]
+    CannotWrite(WriteError),
+}
+
+impl SetError {
+    /// Whether the set stopped before anything was played: no bot said `ready`, no game
+    /// began, and the log holds at most its header (the caller removes it). Only a log
+    /// that broke off during the set holds more.
+    pub fn nothing_played(&self) -> bool {
+        !matches!(self, SetError::CannotWrite(_))
     }
 }
 
-/// One side of a set: who it is and how to run it.
-pub struct Entrant {
-    /// The bot's command.
-    pub spec: BotSpec,
-    /// Where its stderr is kept (the first 1 MiB).
-    pub stderr_path: PathBuf,
-    /// The limits its process runs under.
-    pub limits: Limits,
-    /// A remote bot: reached over a link from this instead of a process started from
-    /// `spec` (whose command is then only what the log's header shows). Everything
-    /// else about the set is the same; a disconnect is a crash, and a restart asks for
-    /// a new link.
-    pub link: Option<Arc<dyn Connect>>,
-    /// A time control of its own instead of the set's (`None`: the set's): the
-    /// person's seat of `hus play` takes its time while the bot keeps the set's. Its
-    /// `hello` states it, and the log's header records it (`bots[].time`). In a team,
-    /// only the first member's counts (a side has one clock).
-    pub time: Option<TimeControl>,
+impl From<WriteError> for SetError {
+    fn from(e: WriteError) -> Self {
+        SetError::CannotWrite(e)
+    }
+}
+
+/// One side of a set, or a member of a team: where its bot comes from. A bot is a
+/// process the referee starts or a link it is handed, never neither and never both.
+// A set has a handful: the size of a process's limits costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Entrant {
+    /// A bot program: the referee starts it from its command (and again after a fault).
+    Process {
+        /// The bot's command.
+        spec: BotSpec,
+        /// Where its stderr is kept (the first 1 MiB).
+        stderr_path: PathBuf,
+        /// The limits its process runs under.
+        limits: Limits,
+    },
+    /// A bot reached over a link (a remote bot, the person's seat of `hus play`).
+    /// Everything else about the set is the same; a disconnect is a crash, and a
+    /// restart asks for a new link. It has no stderr file.
+    Link {
+        /// What the log's header shows as its command: `remote NAME`, `person`.
+        command: String,
+        /// Where its links come from.
+        connect: Arc<dyn Connect>,
+        /// A time control of its own instead of the set's (`None`: the set's): the
+        /// person's seat of `hus play` takes its time while the bot keeps the set's.
+        /// Its `hello` states it, and the log's header records it (`bots[].time`). In
+        /// a team, only the first member's counts (a side has one clock).
+        time: Option<TimeControl>,
+    },
 }
 
 impl Entrant {
     /// Starts the bot's process, or gets a link to it (waiting up to `wait` for it).
     async fn open(&self, wait: Duration) -> std::result::Result<BotProcess, String> {
-        match &self.link {
-            Some(connect) => connect
+        match self {
+            Entrant::Link { connect, .. } => connect
                 .connect(Instant::now() + wait)
                 .await
                 .map(BotProcess::from_link),
-            None => BotProcess::spawn(&self.spec, &self.stderr_path, &self.limits)
+            Entrant::Process {
+                spec,
+                stderr_path,
+                limits,
+            } => BotProcess::spawn(spec, stderr_path, limits)
                 .await
                 .map_err(|e| format!("{e}{}", spawn_hint(&e))),
+        }
+    }
+
+    /// Its command, as the log's header shows it.
+    pub fn command(&self) -> &str {
+        match self {
+            Entrant::Process { spec, .. } => &spec.command,
+            Entrant::Link { command, .. } => command,
+        }
+    }
+
+    /// Its time control of its own, if any (only a link has one).
+    fn time(&self) -> Option<TimeControl> {
+        match self {
+            Entrant::Process { .. } => None,
+            Entrant::Link { time, .. } => *time,
+        }
+    }
+
+    /// The file name of its stderr file, as the log's header gives it: empty for a link.
+    fn stderr_name(&self) -> String {
+        match self {
+            Entrant::Process { stderr_path, .. } => file_name(stderr_path),
+            Entrant::Link { .. } => String::new(),
+        }
+    }
+
+    /// The name it will announce, when known before it starts (a person's seat).
+    fn known_name(&self) -> Option<String> {
+        match self {
+            Entrant::Process { .. } => None,
+            Entrant::Link { connect, .. } => connect.known_name(),
         }
     }
 }
@@ -186,18 +284,20 @@ pub async fn play_set(
     lineups: [Lineup; 2],
     referee: &str,
     sink: &mut dyn RecordSink,
-) -> Result<records::SetEnd> {
+) -> Result<records::SetEnd, SetError> {
     let teams = match &lineups {
         [Lineup::Bot(_), Lineup::Bot(_)] => None,
         [Lineup::Team(a), Lineup::Team(b)] => {
             for t in [a, b] {
                 if t.members.is_empty() {
-                    anyhow::bail!("team {:?} has no members", t.name);
+                    return Err(SetError::EmptyTeam {
+                        team: t.name.clone(),
+                    });
                 }
             }
             Some([a.name.clone(), b.name.clone()])
         }
-        _ => anyhow::bail!("a team set needs a team on each side"),
+        _ => return Err(SetError::MixedLineup),
     };
     let names: [Vec<String>; 2] = [0, 1].map(|side| match &lineups[side] {
         // Only a team's members are named to their partners.
@@ -232,7 +332,7 @@ pub async fn play_set(
                         opponent_members: names[1 - side].clone(),
                     },
                 ),
-                _ => plain_hello(entrant.time),
+                _ => plain_hello(entrant.time()),
             };
             sides[side].push(seats.len());
             seats.push(Seat {
@@ -275,11 +375,16 @@ enum TurnOutcome {
 }
 
 impl Runner<'_> {
-    async fn run(&mut self, referee: &str, sink: &mut dyn RecordSink) -> Result<records::SetEnd> {
+    async fn run(
+        &mut self,
+        referee: &str,
+        sink: &mut dyn RecordSink,
+    ) -> Result<records::SetEnd, SetError> {
         // The header first, before any bot starts: however early the set is stopped, its
         // log starts with its header (LOGS.md). The names the bots announce come later,
         // in their `ready` records.
-        sink.record(&Record::Header(self.header(referee)))?;
+        sink.record(&Record::Header(self.header(referee)))
+            .map_err(SetError::NoHeader)?;
         // Then every bot: a command that cannot run at all is the user's error before
         // any game ([`CannotStart`]: the caller removes the log, which holds only its
         // header). A remote bot that is not connected in time is the same: the set is
@@ -289,12 +394,11 @@ impl Runner<'_> {
             let process = entrant
                 .open(self.config.ready_time)
                 .await
-                .map_err(anyhow::Error::msg)
-                .context(CannotStart(format!(
-                    "cannot start {} ({:?})",
-                    self.who(k),
-                    entrant.spec.command
-                )))?;
+                .map_err(|reason| SetError::CannotStart {
+                    who: self.who(k),
+                    command: entrant.command().to_string(),
+                    reason,
+                })?;
             self.seats[k].process = Some(process);
         }
         // `hello` to all, then each one's `ready`: every bot's allowance runs from its
@@ -408,11 +512,11 @@ impl Runner<'_> {
                                 let seat = &self.seats[k];
                                 records::MateRecord {
                                     name: seat.given.clone(),
-                                    command: seat.entrant.spec.command.clone(),
+                                    command: seat.entrant.command().to_string(),
                                     // Written before the bots start: what
                                     // they announce is in `ready`.
                                     announced: None,
-                                    stderr: file_name(&seat.entrant.stderr_path),
+                                    stderr: seat.entrant.stderr_name(),
                                 }
                             })
                             .collect(),
@@ -428,21 +532,21 @@ impl Runner<'_> {
             None => {
                 let seat = &self.seats[self.sides[b][0]];
                 records::BotRecord {
-                    command: seat.entrant.spec.command.clone(),
+                    command: seat.entrant.command().to_string(),
                     // Written before the bot starts: a bot's name is in its `ready`;
                     // only a seat that knows its name up front (a person's) has one.
-                    name: seat.entrant.link.as_ref().and_then(|l| l.known_name()),
-                    stderr: file_name(&seat.entrant.stderr_path),
+                    name: seat.entrant.known_name(),
+                    stderr: seat.entrant.stderr_name(),
                     time: seat
                         .entrant
-                        .time
+                        .time()
                         .map(|t| wire_time_of(t, self.config.ready_time)),
                 }
             }
             Some(names) => records::BotRecord {
                 command: self.sides[b]
                     .iter()
-                    .map(|&k| self.seats[k].entrant.spec.command.as_str())
+                    .map(|&k| self.seats[k].entrant.command())
                     .collect::<Vec<_>>()
                     .join(" + "),
                 name: Some(names[b].clone()),
@@ -456,7 +560,7 @@ impl Runner<'_> {
     fn time_of_side(&self, b: usize) -> TimeControl {
         self.seats[self.sides[b][0]]
             .entrant
-            .time
+            .time()
             .unwrap_or(self.config.time)
     }
 
@@ -616,7 +720,14 @@ impl Runner<'_> {
         });
         let mut last_move: Option<(usize, u32)> = None; // (side, pit)
         let mut moves_by_side = [0usize; 2];
-        while faulted.is_empty() && game.end().is_none() {
+        // The game's own end, or `None` when a fault ended it.
+        let natural_end = loop {
+            if !faulted.is_empty() {
+                break None;
+            }
+            if let Some(end) = game.end() {
+                break Some(*end);
+            }
             let b = bot_of[game.position().to_move().index()];
             let k = match &order {
                 Some(o) => self.sides[b][o[b][moves_by_side[b] % o[b].len()]],
@@ -635,7 +746,7 @@ impl Runner<'_> {
                     faulted.push(k);
                 }
             }
-        }
+        };
 
         let (fault_kind, fault_detail) = faulted
             .first()
@@ -648,12 +759,8 @@ impl Runner<'_> {
                 faulted_sides.push(self.seats[k].side);
             }
         }
-        let (reason, winner, double, points) = match faulted_sides.as_slice() {
-            [] => {
-                let end = game
-                    .end()
-                    .copied()
-                    .context("game loop left an unfinished game")?;
+        let (reason, winner, double, points) = match (natural_end, faulted_sides.as_slice()) {
+            (Some(end), _) => {
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
                 (
                     end.reason.name().to_string(),
@@ -662,17 +769,16 @@ impl Runner<'_> {
                     points,
                 )
             }
-            [b] => {
+            (None, [b]) => {
                 let b = *b;
-                game.forfeit(player_of(&bot_of, b));
-                let end = game
-                    .end()
-                    .copied()
-                    .context("forfeit did not end the game")?;
+                let loser = player_of(&bot_of, b);
+                game.forfeit(loser);
+                let end = GameEnd::forfeit(loser);
                 let points = by_bot(&bot_of, rules.points(&end, game.position()));
                 (fault_kind.clone(), Some(1 - b), false, points)
             }
-            _ => (fault_kind.clone(), None, false, [0, 0]),
+            // Both sides faulted (a fault of each before the game's first move).
+            (None, _) => (fault_kind.clone(), None, false, [0, 0]),
         };
         let end = records::GameEnd {
             game: game_no,

@@ -39,7 +39,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use anyhow::Context;
-use league::{DirLock, LeagueConfig, PgStore, SqliteStore, Store};
+use league::{DirLock, LeagueConfig, PgStore, Store};
 use tokio::sync::{mpsc, watch};
 
 pub use args::{ServeArgs, TokenArgs};
@@ -137,10 +137,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             .context("cannot start the store's reader thread")?;
             (Box::new(store), Some(reader))
         }
-        None => (
-            Box::new(SqliteStore::open(&dir.join(league::STORE_FILE), true)?),
-            None,
-        ),
+        None => (Box::new(league::open_dir_store(&dir)?), None),
     };
     let seed = league::settle_settings(&config, &mut *store, &dir)?;
     if url.is_some() {

@@ -218,7 +218,7 @@ pub struct LiveTap {
 }
 
 impl RecordSink for LiveTap {
-    fn record(&mut self, record: &Record) -> anyhow::Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), referee::WriteError> {
         self.hub.record(&self.set, record);
         Ok(())
     }

@@ -455,10 +455,10 @@ impl Runner {
                             app.hub.ended(&stem, "stopped");
                             interrupted.push(set);
                         }
-                        Ending::Failed(e) | Ending::CannotStart(e) => {
+                        Ending::Failed(e) => {
                             app.hub.ended(&stem, "failed");
                             self.held.insert(pair(&set.key.a, &set.key.b), Instant::now() + HOLD_BACK);
-                            self.problem(&stem, format!("{e:#}"));
+                            self.problem(&stem, e.to_string());
                             interrupted.push(set);
                         }
                     }

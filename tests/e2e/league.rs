@@ -1164,3 +1164,107 @@ fn the_openings_of_a_league_cannot_change_between_runs() {
         )
     );
 }
+
+/// Every file of a league's directory with its length, recursively, sorted; not the
+/// lock, which each runner rewrites.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).expect("readable directory").flatten() {
+            let path = entry.path();
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                todo.push(path);
+            } else if !path.ends_with("league.lock") {
+                found.push((path, meta.len()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A store of 0 bytes, or one without its settings, beside the logs of finished sets:
+/// refused before anything is written (it was taken for a new league, which drew a new
+/// seed and set every finished log aside as `*.partial-*`).
+#[test]
+fn a_store_that_lost_its_league_beside_played_logs_is_refused() {
+    let tmp = LogDir::new();
+    let bots = [("a", hus_random(1)), ("b", hus_random(2))];
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 1\nrounds = 2\nmove_time = \"5s\"\nconcurrency = 1",
+            &bots,
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(complete_logs(&dir).len(), 2);
+    let store = dir.join("league.sqlite");
+    let played = std::fs::read(&store).expect("the store");
+    let refused = |what: &str| {
+        let before = listing(&dir);
+        let out = league(&file, &dir, &["--quiet"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "error: the league store {store} {what}, but {logs} holds the logs of 2 sets \
+                 played in this directory: the store that recorded them is lost. Restore \
+                 {store} from a backup, or move {logs} away to start a new league in this \
+                 directory; nothing was changed\n",
+                store = store.display(),
+                logs = dir.join("logs").display(),
+            )
+        );
+        assert_eq!(listing(&dir), before, "nothing renamed, nothing created");
+        // `hus serve` opens the directory's store the same way.
+        let out = hus(&[
+            "serve",
+            file.to_str().expect("utf-8"),
+            "--dir",
+            dir.to_str().expect("utf-8"),
+            "--listen",
+            "127.0.0.1:0",
+            "--quiet",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).starts_with(&format!(
+                "error: the league store {} {what}, but ",
+                store.display()
+            )),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(listing(&dir), before, "nothing renamed, nothing created");
+    };
+    std::fs::write(&store, b"").expect("truncate the store");
+    refused("is empty (0 bytes)");
+    // A store without its settings (its rows deleted).
+    std::fs::write(&store, &played).expect("restore the store");
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sqlite3, sys\n\
+             c = sqlite3.connect(sys.argv[1])\n\
+             c.execute('DELETE FROM settings')\n\
+             c.commit()\n\
+             c.close()\n",
+        )
+        .arg(&store)
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    refused("holds no league settings");
+    // Restored, the league is whole again: nothing was lost.
+    std::fs::write(&store, &played).expect("restore the store");
+    let s = standings(&dir);
+    assert_eq!(s["progress"]["sets_done"], 2);
+    assert!(logs(&dir, ".jsonl")
+        .iter()
+        .all(|p| !p.to_string_lossy().contains(".partial-")));
+}

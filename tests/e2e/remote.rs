@@ -160,12 +160,18 @@ impl Server {
         let entrants: [Entrant; 2] = ["alice", "local"].map(|name| {
             let bot = self.config.bot(name).expect("bot");
             // A remote bot plays over a link from the registry, as the league's sets do.
-            Entrant {
-                spec: bot.spec.clone(),
-                stderr_path: logs.join(format!("{name}.stderr")),
-                limits: bot.limits.clone(),
-                link: bot.is_remote().then(|| registry.connector(name)),
-                time: None,
+            if bot.is_remote() {
+                Entrant::Link {
+                    command: bot.spec.command.clone(),
+                    connect: registry.connector(name),
+                    time: None,
+                }
+            } else {
+                Entrant::Process {
+                    spec: bot.spec.clone(),
+                    stderr_path: logs.join(format!("{name}.stderr")),
+                    limits: bot.limits.clone(),
+                }
             }
         });
         let (mut writer, stem) = LogWriter::create(&logs, "set").expect("log");

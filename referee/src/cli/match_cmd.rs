@@ -78,12 +78,10 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                 };
                 let stderr_path = config.log_dir.join(format!("{stem}.{suffix}.stderr"));
                 stderr_paths.push(stderr_path.clone());
-                Entrant {
+                Entrant::Process {
                     spec: config.bots[b][i].clone(),
                     stderr_path,
                     limits: config.limits[b][i].clone(),
-                    link: None,
-                    time: None,
                 }
             })
             .collect()
@@ -112,7 +110,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                     .enumerate()
                     .map(|(i, entrant)| {
                         // Names its partners can tell apart: `random`, `random-2`.
-                        let mut name = entrant.spec.short_name();
+                        let mut name = config.bots[side][i].short_name();
                         if given.contains(&name) {
                             name = format!("{name}-{}", i + 1);
                         }
@@ -155,19 +153,21 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
     };
     let end = match result {
         Ok(end) => end,
+        Err(e) if e.nothing_played() => {
+            // Nothing was played (a bot command that cannot be started): no log, and no
+            // stderr file unless a bot managed to write something in it.
+            let kept = log.discard_unstarted(&stderr_paths);
+            let kept: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+            let kept = if kept.is_empty() {
+                String::new()
+            } else {
+                format!(" (its stderr is kept in {})", kept.join(" and "))
+            };
+            return Err(anyhow::Error::new(e)
+                .context(format!("no game was played and no log was written{kept}")));
+        }
         Err(e) => {
-            if let Some(kept) = log.discard_unstarted(&e, &stderr_paths) {
-                // Nothing was played (a bot command that cannot be started): no log, and
-                // no stderr file unless a bot managed to write something in it.
-                let kept: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
-                let kept = if kept.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (its stderr is kept in {})", kept.join(" and "))
-                };
-                return Err(e.context(format!("no game was played and no log was written{kept}")));
-            }
-            return Err(e.context(format!(
+            return Err(anyhow::Error::new(e).context(format!(
                 "the set did not finish; the log {} is incomplete",
                 log.path().display()
             )));

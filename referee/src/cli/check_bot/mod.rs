@@ -34,7 +34,7 @@ use crate::limits::Limits;
 use crate::names::referee_version;
 use crate::records::Record;
 use crate::report::LogWriter;
-use crate::set::{hello_line, play_set, Entrant, Lineup, RecordSink};
+use crate::set::{hello_line, play_set, Entrant, Lineup, RecordSink, WriteError};
 use crate::stop::stop_signal;
 
 use diagnose::Mark;
@@ -229,7 +229,7 @@ struct Collect<'a> {
 }
 
 impl RecordSink for Collect<'_> {
-    fn record(&mut self, record: &Record) -> Result<()> {
+    fn record(&mut self, record: &Record) -> Result<(), WriteError> {
         self.log.record(record)?;
         self.records.push(record.clone());
         Ok(())
@@ -394,23 +394,19 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
         if config.set.games == 1 { "" } else { "s" }
     ))?;
     let (mut log, stem) = LogWriter::create(&dir.path, &stem)?;
+    let stderr = dir.path.join(format!("{stem}.a.stderr"));
     let entrants = [
-        Entrant {
+        Entrant::Process {
             spec: config.bot.clone(),
-            stderr_path: dir.path.join(format!("{stem}.a.stderr")),
+            stderr_path: stderr.clone(),
             limits: config.limits.clone(),
-            link: None,
-            time: None,
         },
-        Entrant {
+        Entrant::Process {
             spec: config.opponent.clone(),
             stderr_path: dir.path.join(format!("{stem}.b.stderr")),
             limits: Limits::default(),
-            link: None,
-            time: None,
         },
     ];
-    let stderr = entrants[0].stderr_path.clone();
     let mut sink = Collect {
         log: &mut log,
         records: Vec::new(),
