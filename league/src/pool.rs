@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use referee::{play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Team};
+use referee::{
+    play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Side, Team,
+};
 use tokio::sync::{mpsc, watch};
 
 use crate::file::{BotConfig, LeagueConfig};
@@ -379,8 +381,8 @@ pub async fn play_claimed(
         }
         Some(Ok(end)) => {
             let mut outcome = sink.outcome;
-            outcome.points = end.points;
-            outcome.winner = end.winner.map(|w| w as u8);
+            outcome.points = end.points.into();
+            outcome.winner = end.winner.map(seat_number);
             Ending::Finished(outcome)
         }
     }
@@ -441,6 +443,11 @@ struct Collector<'t> {
     tap: Option<&'t mut (dyn RecordSink + Send)>,
 }
 
+/// A side as the store numbers its seats: 0 (A) or 1 (B).
+fn seat_number(side: Side) -> u8 {
+    side.index() as u8
+}
+
 impl RecordSink for Collector<'_> {
     fn record(&mut self, record: &Record) -> Result<(), referee::WriteError> {
         self.log.record(record)?;
@@ -449,28 +456,28 @@ impl RecordSink for Collector<'_> {
         }
         let o = &mut self.outcome;
         match record {
-            Record::GameStart(g) => self.first = g.first as u8,
+            Record::GameStart(g) => self.first = seat_number(g.first),
             Record::Move(m) => {
-                let seat = m.bot & 1;
+                let seat = m.bot.index();
                 o.moves[seat] += 1;
                 o.move_ms[seat] += m.ms;
             }
             Record::Fault(f) => o.faults.push(FaultRow {
                 game: f.game,
                 ply: f.ply,
-                bot: (f.bot & 1) as u8,
+                bot: seat_number(f.bot),
                 kind: f.kind.to_string(),
                 detail: f.detail.clone(),
             }),
             Record::GameEnd(g) => o.games.push(GameRow {
                 game: g.game,
                 first: self.first,
-                winner: g.winner.map(|w| w as u8),
-                points: g.points,
+                winner: g.winner.map(seat_number),
+                points: g.points.into(),
                 reason: g.reason.to_string(),
                 plies: g.plies,
                 double: g.double,
-                faulted: g.faulted.iter().map(|&b| b as u8).collect(),
+                faulted: g.faulted.iter().copied().map(seat_number).collect(),
             }),
             _ => {}
         }

@@ -485,7 +485,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
                 "hus play: {said}, points you {} - {} bot; the log: {} (hus replay {} --html \
                  set.html makes it a page)",
                 end.points[person],
-                end.points[1 - person],
+                end.points[person.other()],
                 log.path().display(),
                 log.path().display()
             );

@@ -191,7 +191,7 @@ impl Hub {
                 return;
             };
             match record {
-                Record::Ready(r) if r.bot < 2 => live.announced[r.bot] = r.name.clone(),
+                Record::Ready(r) => live.announced[r.bot.index()] = r.name.clone(),
                 Record::GameStart(g) => {
                     live.game = g.game;
                     live.records.clear();
