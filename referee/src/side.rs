@@ -126,6 +126,11 @@ impl<T> BySide<T> {
         self.0.iter()
     }
 
+    /// The values, A's first, to change.
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
+        self.0.iter_mut()
+    }
+
     /// Each side with its value, A first.
     pub fn sides(&self) -> impl Iterator<Item = (Side, &T)> {
         Side::BOTH.into_iter().zip(self.0.iter())
