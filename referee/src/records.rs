@@ -464,8 +464,8 @@ pub struct MoveRecord {
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mate: Option<usize>,
-    /// Engine player: 0 moves first.
-    pub player: usize,
+    /// Engine player: 0 moves first (written as the number).
+    pub player: engine::Player,
     pub pit: u32,
     /// Time the bot took, from turn written to move read.
     pub ms: f64,

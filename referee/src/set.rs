@@ -1051,7 +1051,7 @@ impl Runner<'_> {
             ply: game.plies() - 1,
             bot: b,
             mate,
-            player: me.index(),
+            player: me,
             pit: pit as u32,
             ms,
             rtt_ms: lag

@@ -161,12 +161,7 @@ pub struct Marks {
 impl Marks {
     /// The marks of move `m` (its player moved, the opponent's pits were taken).
     pub fn of_move(m: &MoveRecord) -> Marks {
-        let mover = if m.player == 0 {
-            Player::Zero
-        } else {
-            Player::One
-        };
-        Marks::of(mover, m.pit as usize, &m.events)
+        Marks::of(m.player, m.pit as usize, &m.events)
     }
 
     /// The marks of `mover` playing `pit`, with the move's relays and captures.

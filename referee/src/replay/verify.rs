@@ -482,7 +482,7 @@ impl Verifier {
             ));
         }
         let mover = g.game.position().to_move();
-        if m.player != mover.index() {
+        if m.player != mover {
             return Err(format!(
                 "{at}: the log says player {} moved but it is player {}'s turn",
                 m.player,
