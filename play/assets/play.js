@@ -7,7 +7,9 @@
 // Every text is inserted with textContent.
 //
 // For tests, the body carries the state: data-tab (this tab's id), data-phase (starting, waiting, your-turn,
-// over, stopped), data-seq, data-game, data-ply, data-legal (the legal pits), and at
+// over, stopped) as the server's view.phase says (play/src/web.rs, `Phase`: stopped is
+// hus play stopped before the set ended), or `taken` set here while another tab holds
+// the seat, data-seq, data-game, data-ply, data-legal (the legal pits), and at
 // the end data-outcome (win, loss, draw) and data-points (`you-bot`); data-check is
 // `failed` when the board computed here ever differs from the referee's.
 (function () {

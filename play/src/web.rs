@@ -69,9 +69,8 @@ const PLAY_CSS: &str = include_str!("../assets/play.css");
 pub struct View {
     /// Bumped on every change.
     pub seq: u64,
-    /// `starting` (before `hello`), `your-turn`, `waiting` (the bot is to move, or
-    /// between games), `over` (`bye` received).
-    pub phase: &'static str,
+    /// Where the set is, for the page.
+    pub phase: Phase,
     /// The opponent, as the page names it.
     pub bot: String,
     /// From `hello`.
@@ -90,6 +89,36 @@ pub struct View {
     pub note: Option<String>,
     /// The process is done with this view: no more changes; the page stops listening.
     pub closed: bool,
+}
+
+/// Where the set stands, as the page reads it (`view.phase`, and the body's
+/// `data-phase`, in play.js).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// `starting`: before `hello`.
+    #[default]
+    Starting,
+    /// `your-turn`: the referee waits on the person's move.
+    YourTurn,
+    /// `waiting`: the bot is to move, or between games.
+    Waiting,
+    /// `over`: `bye` received, the set is over.
+    Over,
+    /// `stopped`: hus play stopped before the set ended (Ctrl-C, SIGTERM, the set
+    /// failed); `note` says why.
+    Stopped,
+}
+
+impl Phase {
+    /// Every phase, in the order play.js lists them.
+    pub const ALL: [Phase; 5] = [
+        Phase::Starting,
+        Phase::Waiting,
+        Phase::YourTurn,
+        Phase::Over,
+        Phase::Stopped,
+    ];
 }
 
 /// The rules of the set, for `HusRules` and the board.
@@ -123,11 +152,21 @@ pub struct GameView {
     pub turn: Option<TurnView>,
 }
 
+/// Who, on the page: the person or the bot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Who {
+    /// `you`: the person.
+    You,
+    /// `bot`: the bot.
+    Bot,
+}
+
 /// One move.
 #[derive(Debug, Clone, Serialize)]
 pub struct MoveView {
-    /// `you` or `bot`.
-    pub by: &'static str,
+    /// Who moved.
+    pub by: Who,
     /// The pit, in the mover's numbering.
     pub pit: u32,
 }
@@ -149,15 +188,15 @@ pub struct ResultView {
     /// Game number.
     pub game: u32,
     /// `win`, `loss` or `draw`, for the person.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// Why it ended (`no-moves`, `repetition`...).
     pub reason: String,
     /// The person's points and the bot's.
     pub points: [u32; 2],
     /// Plies played.
     pub plies: u32,
-    /// `you` or `bot` when a fault ended it.
-    pub fault_by: Option<&'static str>,
+    /// Whose fault ended it, when one did.
+    pub fault_by: Option<Who>,
     /// The fault, in words.
     pub detail: Option<String>,
 }
@@ -166,17 +205,9 @@ pub struct ResultView {
 #[derive(Debug, Clone, Serialize)]
 pub struct SetView {
     /// `win`, `loss` or `draw`, for the person.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// The person's points and the bot's.
     pub points: [u32; 2],
-}
-
-fn outcome(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Win => "win",
-        Outcome::Loss => "loss",
-        Outcome::Draw => "draw",
-    }
 }
 
 /// A move the page asked for, checked against the view, on its way to the referee.
@@ -244,8 +275,8 @@ pub async fn drive(
         // The referee closed the link: after `bye`, or to restart the seat after a
         // fault (then a new link comes for the next game).
         update(&view, |v| {
-            if v.phase != "over" {
-                v.phase = "waiting";
+            if v.phase != Phase::Over {
+                v.phase = Phase::Waiting;
                 if let Some(g) = &mut v.game {
                     g.turn = None;
                 }
@@ -294,13 +325,13 @@ fn hear(v: &mut View, message: RefereeMessage) {
                 } => format!("your clock: {base_ms} ms + {increment_ms} ms per move"),
                 protocol::TimeControl::Unknown => "unknown time control".into(),
             };
-            if v.phase == "starting" || v.phase.is_empty() {
-                v.phase = "waiting";
+            if v.phase == Phase::Starting {
+                v.phase = Phase::Waiting;
             }
         }
         RefereeMessage::Game(g) => {
             v.note = None;
-            v.phase = "waiting";
+            v.phase = Phase::Waiting;
             v.game = Some(GameView {
                 game: g.game,
                 you_first: g.first,
@@ -318,7 +349,7 @@ fn hear(v: &mut View, message: RefereeMessage) {
             // The bot moved since the person's last move: the one ply more.
             if t.ply as usize == game.moves.len() + 1 {
                 if let Some(pit) = t.last {
-                    game.moves.push(MoveView { by: "bot", pit });
+                    game.moves.push(MoveView { by: Who::Bot, pit });
                 }
             }
             game.board = [t.you, t.opponent];
@@ -328,14 +359,14 @@ fn hear(v: &mut View, message: RefereeMessage) {
                 legal: t.legal,
                 time_ms: t.time_ms,
             });
-            v.phase = "your-turn";
+            v.phase = Phase::YourTurn;
         }
         RefereeMessage::Result(r) => {
             if let Some(game) = v.game.as_mut().filter(|g| g.game == r.game) {
                 // The bot's move ended the game.
                 if r.plies as usize == game.moves.len() + 1 {
                     if let Some(pit) = r.last {
-                        game.moves.push(MoveView { by: "bot", pit });
+                        game.moves.push(MoveView { by: Who::Bot, pit });
                     }
                 }
                 game.board = [r.you.clone(), r.opponent.clone()];
@@ -344,24 +375,24 @@ fn hear(v: &mut View, message: RefereeMessage) {
             }
             v.results.push(ResultView {
                 game: r.game,
-                outcome: outcome(r.outcome),
+                outcome: r.outcome,
                 reason: r.reason.to_string(),
                 points: [r.points.you, r.points.opponent],
                 plies: r.plies,
                 fault_by: r.fault_by.map(|s| match s {
-                    Side::You => "you",
-                    Side::Opponent => "bot",
+                    Side::You => Who::You,
+                    Side::Opponent => Who::Bot,
                 }),
                 detail: r.detail,
             });
-            v.phase = "waiting";
+            v.phase = Phase::Waiting;
         }
         RefereeMessage::Bye(b) => {
             v.set = Some(SetView {
-                outcome: outcome(b.outcome),
+                outcome: b.outcome,
                 points: [b.points.you, b.points.opponent],
             });
-            v.phase = "over";
+            v.phase = Phase::Over;
             if let Some(g) = &mut v.game {
                 g.turn = None;
             }
@@ -456,7 +487,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
                 "hus play: {said}, points you {} - {} bot; the log: {} (hus replay {} --html \
                  set.html makes it a page)",
                 end.points[person],
-                end.points[1 - person],
+                end.points[person.other()],
                 log.path().display(),
                 log.path().display()
             );
@@ -501,7 +532,7 @@ impl WebUi {
             .local_addr()
             .context("cannot read the listening address")?;
         let (view, _) = watch::channel(View {
-            phase: "starting",
+            phase: Phase::Starting,
             bot,
             ..View::default()
         });
@@ -540,7 +571,11 @@ impl WebUi {
             if let Some(problem) = problem {
                 v.note = Some(format!("the set stopped: {problem}"));
             }
-            v.phase = if v.set.is_some() { "over" } else { "stopped" };
+            v.phase = if v.set.is_some() {
+                Phase::Over
+            } else {
+                Phase::Stopped
+            };
             if let Some(g) = &mut v.game {
                 g.turn = None;
             }
@@ -851,8 +886,10 @@ fn take_move(v: &mut View, request: &MoveRequest) -> Result<Chosen, (StatusCode,
     };
     let Some(turn) = game.turn.as_ref() else {
         return conflict(match v.phase {
-            "over" | "stopped" => "the set is over".into(),
-            _ => "it is not your turn: wait for the bot's move".into(),
+            Phase::Over | Phase::Stopped => "the set is over".into(),
+            Phase::Starting | Phase::YourTurn | Phase::Waiting => {
+                "it is not your turn: wait for the bot's move".into()
+            }
         });
     };
     if request.game != game.game || request.ply != turn.ply {
@@ -875,10 +912,10 @@ fn take_move(v: &mut View, request: &MoveRequest) -> Result<Chosen, (StatusCode,
     }
     game.turn = None;
     game.moves.push(MoveView {
-        by: "you",
+        by: Who::You,
         pit: request.pit,
     });
-    v.phase = "waiting";
+    v.phase = Phase::Waiting;
     Ok(Chosen {
         game: request.game,
         ply: request.ply,
@@ -889,6 +926,46 @@ fn take_move(v: &mut View, request: &MoveRequest) -> Result<Chosen, (StatusCode,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phases_are_sent_as_play_js_lists_them() {
+        let wire: Vec<String> = Phase::ALL
+            .iter()
+            .map(|p| serde_json::to_string(p).expect("serialize"))
+            .collect();
+        assert_eq!(
+            wire,
+            [
+                "\"starting\"",
+                "\"waiting\"",
+                "\"your-turn\"",
+                "\"over\"",
+                "\"stopped\""
+            ]
+        );
+        assert_eq!(View::default().phase, Phase::Starting);
+        // Who moved, and whose fault ended a game, as play.js reads them.
+        assert_eq!(
+            [Who::You, Who::Bot].map(|w| serde_json::to_string(&w).expect("serialize")),
+            ["\"you\"", "\"bot\""]
+        );
+        assert_eq!(
+            [Outcome::Win, Outcome::Loss, Outcome::Draw]
+                .map(|o| serde_json::to_string(&o).expect("serialize")),
+            ["\"win\"", "\"loss\"", "\"draw\""]
+        );
+        // play.js's opening comment lists the values of data-phase: exactly these.
+        let listed = PLAY_JS
+            .split("data-phase (")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .expect("play.js lists the phases");
+        let listed: Vec<String> = listed
+            .split(',')
+            .map(|p| format!("\"{}\"", p.trim().trim_start_matches("//").trim()))
+            .collect();
+        assert_eq!(listed, wire);
+    }
 
     fn view_with_turn() -> View {
         let mut v = View::default();
@@ -931,7 +1008,7 @@ mod tests {
     #[test]
     fn only_a_legal_pit_for_the_awaited_turn_is_taken_once() {
         let mut v = view_with_turn();
-        assert_eq!(v.phase, "your-turn");
+        assert_eq!(v.phase, Phase::YourTurn);
         let (status, why) = take_move(&mut v, &request(1, 0, 3)).unwrap_err();
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(why, "pit 3 is not a legal move: the legal pits are 4, 5, 6");
@@ -941,7 +1018,7 @@ mod tests {
             why.starts_with("this move is for game 1 ply 2, but the referee waits on game 1 ply 0")
         );
         // Nothing was lost: the turn is still open.
-        assert_eq!(v.phase, "your-turn");
+        assert_eq!(v.phase, Phase::YourTurn);
         assert_eq!(
             take_move(&mut v, &request(1, 0, 5)),
             Ok(Chosen {
@@ -950,7 +1027,7 @@ mod tests {
                 pit: 5
             })
         );
-        assert_eq!(v.phase, "waiting");
+        assert_eq!(v.phase, Phase::Waiting);
         let (status, why) = take_move(&mut v, &request(1, 0, 5)).unwrap_err();
         assert_eq!(status, StatusCode::CONFLICT);
         assert_eq!(why, "it is not your turn: wait for the bot's move");
@@ -960,7 +1037,7 @@ mod tests {
             .flat_map(|g| &g.moves)
             .map(|m| (m.by, m.pit))
             .collect();
-        assert_eq!(moves, [("you", 5)]);
+        assert_eq!(moves, [(Who::You, 5)]);
     }
 
     #[test]
@@ -981,14 +1058,14 @@ mod tests {
             }),
         );
         take_move(&mut v, &request(1, 2, 7)).expect("legal");
-        let moves = |v: &View| -> Vec<(&str, u32)> {
+        let moves = |v: &View| -> Vec<(Who, u32)> {
             v.game
                 .iter()
                 .flat_map(|g| &g.moves)
                 .map(|m| (m.by, m.pit))
                 .collect()
         };
-        assert_eq!(moves(&v), [("you", 4), ("bot", 9), ("you", 7)]);
+        assert_eq!(moves(&v), [(Who::You, 4), (Who::Bot, 9), (Who::You, 7)]);
         // The bot's reply ended the game: the result's `last` is its move.
         let result = |plies, last| {
             RefereeMessage::Result(protocol::GameResult {
@@ -1011,13 +1088,13 @@ mod tests {
         hear(&mut ended_by_bot, result(4, 12));
         assert_eq!(
             moves(&ended_by_bot),
-            [("you", 4), ("bot", 9), ("you", 7), ("bot", 12)]
+            [(Who::You, 4), (Who::Bot, 9), (Who::You, 7), (Who::Bot, 12)]
         );
-        assert_eq!(ended_by_bot.results[0].outcome, "loss");
+        assert_eq!(ended_by_bot.results[0].outcome, Outcome::Loss);
         assert_eq!(ended_by_bot.results[0].points, [0, 2]);
         // The person's own move ended it: nothing is added.
         hear(&mut v, result(3, 7));
-        assert_eq!(moves(&v), [("you", 4), ("bot", 9), ("you", 7)]);
+        assert_eq!(moves(&v), [(Who::You, 4), (Who::Bot, 9), (Who::You, 7)]);
     }
 
     #[test]

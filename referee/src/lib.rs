@@ -47,6 +47,7 @@ mod replay;
 mod report;
 mod sandbox;
 mod set;
+mod side;
 mod sprt;
 mod stderr;
 mod stop;
@@ -83,9 +84,9 @@ pub use sandbox::{
     DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER, DEFAULT_TMP_SIZE,
 };
 pub use set::{
-    bots_by_player, play_set, team_orders, Entrant, Lineup, Member, RecordSink, SetError, Team,
-    WriteError,
+    play_set, team_orders, Entrant, Lineup, Member, RecordSink, SetError, Team, WriteError,
 };
+pub use side::{BySide, Seating, Side};
 pub use sprt::parse_sprt;
 pub use stop::stop_signal;
 

@@ -1,21 +1,222 @@
 //! The records of a set: what happened, in the shape the log stores it (LOGS.md). The
 //! set runner produces them, the log writes them, the console and the JSON summary
-//! read them, and `hus replay` parses them back. Bots are named by their index in the
-//! set, `0` (BOT_A) and `1` (BOT_B); players by engine number, `0` moving first.
+//! read them, and `hus replay` parses them back. Bots are [`Side`]s, written as their
+//! index in the set, `0` (BOT_A) and `1` (BOT_B); players by engine number, `0` moving first.
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::side::{BySide, Side};
 
 /// The version of the log format described in LOGS.md.
 pub const LOG_VERSION: u32 = 1;
 
-/// `fault.stage`: the bot was starting, answering `hello` (at the start of the set or
-/// at its restart); the fault costs the game that follows, before its first move.
-pub const STAGE_START_UP: &str = "start-up";
-/// `fault.stage`: during the game, from its `game` message to its last turn.
-pub const STAGE_GAME: &str = "game";
-/// `fault.stage`: the previous game's `result` could not be written to the bot; the
-/// fault costs the game that follows, before its first move.
-pub const STAGE_RESULT: &str = "result";
+pub use engine::Preset;
+pub use protocol::FaultKind;
+
+/// `fault.stage`: when a fault happened (LOGS.md lists exactly these values).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// `game`: during the game, from its `game` message to its last turn. Logs written
+    /// before the field existed only have faults in games.
+    #[default]
+    Game,
+    /// `start-up`: the bot was starting, answering `hello` (at the start of the set or
+    /// at its restart); the fault costs the game that follows, before its first move.
+    StartUp,
+    /// `result`: the previous game's `result` could not be written to the bot; the
+    /// fault costs the game that follows, before its first move.
+    Result,
+}
+
+impl Stage {
+    /// Every value, in the order LOGS.md lists them.
+    pub const ALL: [Stage; 3] = [Stage::Game, Stage::StartUp, Stage::Result];
+
+    /// The value as the log writes it: `game`, `start-up`, `result`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Game => "game",
+            Stage::StartUp => "start-up",
+            Stage::Result => "result",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `game-end.reason`: an end rule of RULES.md, or the kind of the fault that ended the
+/// game. Written and read as one string (`no-moves`, `time-out`, ...); any other string
+/// is refused when a log is read. Unlike the protocol's [`protocol::Reason`], which a bot
+/// must read leniently, this set is closed: the referee writes nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GameEndReason {
+    /// `no-moves`: the side to move had no pit with enough seeds.
+    NoMoves,
+    /// `repetition`: a position occurred for the second time.
+    Repetition,
+    /// `no-capture-limit`: too many plies in a row without a capture.
+    NoCaptureLimit,
+    /// A fault ended the game (with both faulted, the kind of the first).
+    Fault(FaultKind),
+}
+
+impl GameEndReason {
+    /// Every value, in the order LOGS.md lists them: the end rules, then the fault kinds.
+    pub const ALL: [GameEndReason; 12] = [
+        GameEndReason::NoMoves,
+        GameEndReason::Repetition,
+        GameEndReason::NoCaptureLimit,
+        GameEndReason::Fault(FaultKind::TimeOut),
+        GameEndReason::Fault(FaultKind::StartUp),
+        GameEndReason::Fault(FaultKind::Crash),
+        GameEndReason::Fault(FaultKind::Malformed),
+        GameEndReason::Fault(FaultKind::WrongMessage),
+        GameEndReason::Fault(FaultKind::InvalidPit),
+        GameEndReason::Fault(FaultKind::IllegalMove),
+        GameEndReason::Fault(FaultKind::OversizedLine),
+        GameEndReason::Fault(FaultKind::UnsolicitedMessage),
+    ];
+
+    /// The wire strings of [`GameEndReason::ALL`], for serde's error messages.
+    const NAMES: [&'static str; 12] = [
+        "no-moves",
+        "repetition",
+        "no-capture-limit",
+        "time-out",
+        "start-up",
+        "crash",
+        "malformed",
+        "wrong-message",
+        "invalid-pit",
+        "illegal-move",
+        "oversized-line",
+        "unsolicited-message",
+    ];
+
+    /// The value as the log writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GameEndReason::NoMoves => "no-moves",
+            GameEndReason::Repetition => "repetition",
+            GameEndReason::NoCaptureLimit => "no-capture-limit",
+            GameEndReason::Fault(kind) => kind.as_str(),
+        }
+    }
+
+    /// The end rule the engine applied; `None` for [`engine::EndReason::Fault`], which
+    /// does not say which fault (the referee's records do).
+    pub fn of_rules(reason: engine::EndReason) -> Option<GameEndReason> {
+        match reason {
+            engine::EndReason::NoMoves => Some(GameEndReason::NoMoves),
+            engine::EndReason::Repetition => Some(GameEndReason::Repetition),
+            engine::EndReason::NoCaptureLimit => Some(GameEndReason::NoCaptureLimit),
+            engine::EndReason::Fault => None,
+        }
+    }
+
+    /// The fault kind, when a fault ended the game.
+    pub fn fault(self) -> Option<FaultKind> {
+        match self {
+            GameEndReason::Fault(kind) => Some(kind),
+            _ => None,
+        }
+    }
+}
+
+impl From<FaultKind> for GameEndReason {
+    fn from(kind: FaultKind) -> GameEndReason {
+        GameEndReason::Fault(kind)
+    }
+}
+
+/// The same reason in the protocol's `result.reason`.
+impl From<GameEndReason> for protocol::Reason {
+    fn from(reason: GameEndReason) -> protocol::Reason {
+        match reason {
+            GameEndReason::NoMoves => protocol::Reason::NoMoves,
+            GameEndReason::Repetition => protocol::Reason::Repetition,
+            GameEndReason::NoCaptureLimit => protocol::Reason::NoCaptureLimit,
+            GameEndReason::Fault(kind) => protocol::Reason::Fault(kind),
+        }
+    }
+}
+
+impl std::fmt::Display for GameEndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for GameEndReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for GameEndReason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = GameEndReason;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an end rule or a fault kind")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<GameEndReason, E> {
+                GameEndReason::ALL
+                    .into_iter()
+                    .find(|r| r.as_str() == name)
+                    .ok_or_else(|| E::unknown_variant(name, &GameEndReason::NAMES))
+            }
+        }
+
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
+/// `set-end.sprt.decision`: what the set's SPRT decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SprtDecision {
+    /// `accept-h1`: the LLR reached the upper bound.
+    AcceptH1,
+    /// `accept-h0`: the LLR reached the lower bound.
+    AcceptH0,
+    /// `none`: the set played all its games first (or was stopped).
+    #[serde(rename = "none")]
+    Undecided,
+}
+
+impl SprtDecision {
+    /// Every value, in the order LOGS.md lists them.
+    pub const ALL: [SprtDecision; 3] = [
+        SprtDecision::AcceptH1,
+        SprtDecision::AcceptH0,
+        SprtDecision::Undecided,
+    ];
+
+    /// The value as the log writes it: `accept-h1`, `accept-h0`, `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SprtDecision::AcceptH1 => "accept-h1",
+            SprtDecision::AcceptH0 => "accept-h0",
+            SprtDecision::Undecided => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for SprtDecision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One line of a log.
 // The header is the large variant, and there is one per log: records are handled one
@@ -56,7 +257,7 @@ pub struct Header {
     pub seed: u64,
     pub games: u32,
     pub early_stop: bool,
-    pub bots: [BotRecord; 2],
+    pub bots: BySide<BotRecord>,
     /// UTC, RFC 3339.
     pub started: String,
     /// Bytes: the longest line a bot may send.
@@ -78,7 +279,7 @@ pub struct Header {
     /// as a whole (the team's name, its members' commands joined by ` + `, no stderr
     /// file). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub teams: Option<Box<[TeamRecord; 2]>>,
+    pub teams: Option<Box<BySide<TeamRecord>>>,
 }
 
 /// A team of a team set: its name and its members, in the team's list order.
@@ -118,8 +319,8 @@ pub struct SprtRecord {
 /// Where a set's SPRT stood when the set ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SprtEnd {
-    /// `accept-h0`, `accept-h1`, or `none` (the set reached its most games first).
-    pub decision: String,
+    /// `accept-h1`, `accept-h0`, or `none` (the set reached its most games first).
+    pub decision: SprtDecision,
     /// The log-likelihood ratio after the last whole pair.
     pub llr: f64,
     /// The bounds: at or below `lower` H0 is accepted, at or above `upper` H1.
@@ -197,7 +398,8 @@ pub(crate) fn host_name() -> Option<String> {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RulesRecord {
-    pub preset: String,
+    /// Serialized as its name: `hus`, `rulebook`, `mancala-world`.
+    pub preset: Preset,
     pub width: u32,
 }
 
@@ -221,7 +423,7 @@ pub struct BotRecord {
 /// A bot answered `hello` (or failed to): at the start of the set and after restarts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ready {
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,14 +444,14 @@ pub struct GameStart {
     pub game: u32,
     /// The bot that moves first (the player to move in `position`: player 0 from the
     /// preset's starting position), drawn by lot.
-    pub first: usize,
+    pub first: Side,
     /// Starting position, in the notation of RULES.md: the preset's, or the opening.
     pub position: String,
     /// Team sets only: for each side, the order in which its members take the side's
     /// turns in this game (indices into `header.teams[side].members`), drawn by lot
     /// from the set's seed. Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<[Vec<usize>; 2]>,
+    pub order: Option<BySide<Vec<usize>>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -257,13 +459,13 @@ pub struct MoveRecord {
     pub game: u32,
     /// 0 for the first move of the game.
     pub ply: u32,
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mate: Option<usize>,
-    /// Engine player: 0 moves first.
-    pub player: usize,
+    /// Engine player: 0 moves first (written as the number).
+    pub player: engine::Player,
     pub pit: u32,
     /// Time the bot took, from turn written to move read.
     pub ms: f64,
@@ -287,13 +489,13 @@ pub struct Fault {
     pub game: u32,
     /// The ply at which it happened (the number of moves played in the game).
     pub ply: u32,
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mate: Option<usize>,
     /// A fault kind of PROTOCOL.md: `time-out`, `crash`, ...
-    pub kind: String,
+    pub kind: FaultKind,
     /// In plain words.
     pub detail: String,
     /// The offending line, escaped and cut, when there was one.
@@ -302,28 +504,24 @@ pub struct Fault {
     pub position: String,
     /// Time from turn written to the fault, when a turn was pending.
     pub ms: Option<f64>,
-    /// When it happened: [`STAGE_START_UP`], [`STAGE_GAME`] or [`STAGE_RESULT`]. Logs
-    /// written before the field existed only have faults in games.
-    #[serde(default = "stage_game")]
-    pub stage: String,
-}
-
-fn stage_game() -> String {
-    STAGE_GAME.to_string()
+    /// When it happened. Logs written before the field existed only have faults in
+    /// games: a missing `stage` is [`Stage::Game`].
+    #[serde(default)]
+    pub stage: Stage,
 }
 
 impl Fault {
     /// Where it happened, for people: `in game 2 at ply 7`, `answering hello before
     /// game 1`, `when sent the result of game 1 (it costs game 2)`.
     pub fn place(&self) -> String {
-        match self.stage.as_str() {
-            STAGE_START_UP => format!("answering hello, before game {}", self.game),
-            STAGE_RESULT => format!(
+        match self.stage {
+            Stage::StartUp => format!("answering hello, before game {}", self.game),
+            Stage::Result => format!(
                 "when sent the result of game {}, costing game {}",
                 self.game.saturating_sub(1),
                 self.game
             ),
-            _ => format!("in game {} at ply {}", self.game, self.ply),
+            Stage::Game => format!("in game {} at ply {}", self.game, self.ply),
         }
     }
 }
@@ -332,16 +530,16 @@ impl Fault {
 pub struct GameEnd {
     pub game: u32,
     /// `no-moves`, `repetition`, `no-capture-limit`, or a fault kind.
-    pub reason: String,
+    pub reason: GameEndReason,
     /// The winning bot, `null` for a draw.
-    pub winner: Option<usize>,
+    pub winner: Option<Side>,
     /// The bots (in a team set, the sides) that faulted: one, or both when neither
     /// could start the game.
-    pub faulted: Vec<usize>,
+    pub faulted: Vec<Side>,
     /// The loser had no seeds at all.
     pub double: bool,
     /// Points of bot 0 and bot 1.
-    pub points: [u32; 2],
+    pub points: BySide<u32>,
     pub plies: u32,
     /// Final position.
     pub position: String,
@@ -349,7 +547,7 @@ pub struct GameEnd {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Restart {
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -361,7 +559,7 @@ pub struct Restart {
 /// How a bot process ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shutdown {
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -439,12 +637,12 @@ pub struct StrayProcess {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SetEnd {
     pub games_played: u32,
-    pub points: [u32; 2],
-    pub wins: [u32; 2],
+    pub points: BySide<u32>,
+    pub wins: BySide<u32>,
     pub draws: u32,
     /// The bot with more points, `null` for a drawn set.
-    pub winner: Option<usize>,
-    pub faults: [u32; 2],
+    pub winner: Option<Side>,
+    pub faults: BySide<u32>,
     /// UTC, RFC 3339.
     pub finished: String,
     /// With an SPRT (`header.sprt`): where it stood, and so why the set ended.
@@ -473,30 +671,185 @@ pub fn now_rfc3339() -> String {
 mod tests {
     use super::*;
 
+    /// The values LOGS.md names, in backticks, in the meaning of the row of `field` in
+    /// the table of record `record` (the section headed `### \`record\``).
+    fn documented(record: &str, field: &str) -> Vec<&'static str> {
+        let logs: &'static str = include_str!("../../LOGS.md");
+        let heading = format!("\n### `{record}`\n");
+        let start = logs
+            .find(&heading)
+            .unwrap_or_else(|| panic!("LOGS.md has a section {heading:?}"))
+            + heading.len();
+        let section = &logs[start..];
+        let section = &section[..section.find("\n#").unwrap_or(section.len())];
+        let prefix = format!("| `{field}`");
+        let row = section
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("LOGS.md's {heading} has a row for {field}"));
+        let meaning = row.split('|').nth(2).unwrap_or_default();
+        meaning.split('`').skip(1).step_by(2).collect()
+    }
+
+    /// Each value is written as `"wire"` and read back as itself; `bad` is refused with
+    /// serde's message naming every value.
+    fn pinned<T>(values: &[T], wire: &[&str], bad: &str, refusal: &str)
+    where
+        T: Serialize
+            + serde::de::DeserializeOwned
+            + PartialEq
+            + std::fmt::Debug
+            + std::fmt::Display,
+    {
+        assert_eq!(values.len(), wire.len());
+        for (value, name) in values.iter().zip(wire) {
+            let json = serde_json::to_string(value).expect("serialize");
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(value.to_string(), *name);
+            assert_eq!(
+                serde_json::from_str::<T>(&json).ok().as_ref(),
+                Some(value),
+                "{json}"
+            );
+        }
+        let err = serde_json::from_str::<T>(&format!("\"{bad}\"")).expect_err("not a value");
+        assert_eq!(err.to_string(), refusal);
+    }
+
+    #[test]
+    fn fault_kinds_are_written_as_logs_md_lists_them_and_nothing_else_is_read() {
+        let wire = [
+            "time-out",
+            "start-up",
+            "crash",
+            "malformed",
+            "wrong-message",
+            "invalid-pit",
+            "illegal-move",
+            "oversized-line",
+            "unsolicited-message",
+        ];
+        pinned(
+            &FaultKind::ALL,
+            &wire,
+            "timeout",
+            "unknown variant `timeout`, expected one of `time-out`, `start-up`, `crash`, \
+             `malformed`, `wrong-message`, `invalid-pit`, `illegal-move`, `oversized-line`, \
+             `unsolicited-message` at line 1 column 9",
+        );
+        assert_eq!(documented("fault", "kind"), wire);
+    }
+
+    #[test]
+    fn stages_are_written_as_logs_md_lists_them_and_nothing_else_is_read() {
+        let wire = ["game", "start-up", "result"];
+        pinned(
+            &Stage::ALL,
+            &wire,
+            "later",
+            "unknown variant `later`, expected one of `game`, `start-up`, `result` at line 1 column 7",
+        );
+        let named = documented("fault", "stage");
+        for name in wire {
+            assert!(named.contains(&name), "{name} in {named:?}");
+        }
+        // A fault of a log written before `stage` existed happened in a game.
+        let fault: Fault = serde_json::from_str(
+            r#"{"game":1,"ply":3,"bot":0,"kind":"crash","detail":"","line":null,"position":"","ms":null}"#,
+        )
+        .expect("a fault without stage");
+        assert_eq!(fault.stage, Stage::Game);
+    }
+
+    #[test]
+    fn game_end_reasons_are_written_as_logs_md_lists_them_and_nothing_else_is_read() {
+        let wire = [
+            "no-moves",
+            "repetition",
+            "no-capture-limit",
+            "time-out",
+            "start-up",
+            "crash",
+            "malformed",
+            "wrong-message",
+            "invalid-pit",
+            "illegal-move",
+            "oversized-line",
+            "unsolicited-message",
+        ];
+        pinned(
+            &GameEndReason::ALL,
+            &wire,
+            "resigned",
+            "unknown variant `resigned`, expected one of `no-moves`, `repetition`, \
+             `no-capture-limit`, `time-out`, `start-up`, `crash`, `malformed`, \
+             `wrong-message`, `invalid-pit`, `illegal-move`, `oversized-line`, \
+             `unsolicited-message` at line 1 column 10",
+        );
+        // The end rules in game-end's row, the fault kinds in fault's.
+        let named = documented("game-end", "reason");
+        for name in &wire[..3] {
+            assert!(named.contains(name), "{name} in {named:?}");
+        }
+        assert_eq!(documented("fault", "kind"), wire[3..]);
+        // The same strings as the engine's end rules and the protocol's reasons.
+        for rule in [
+            engine::EndReason::NoMoves,
+            engine::EndReason::Repetition,
+            engine::EndReason::NoCaptureLimit,
+        ] {
+            let reason = GameEndReason::of_rules(rule).expect("an end rule");
+            assert_eq!(reason.as_str(), rule.name());
+        }
+        assert_eq!(GameEndReason::of_rules(engine::EndReason::Fault), None);
+        for reason in GameEndReason::ALL {
+            assert_eq!(protocol::Reason::from(reason).as_str(), reason.as_str());
+            assert_eq!(
+                reason.fault().map(GameEndReason::from),
+                reason.fault().map(|_| reason)
+            );
+        }
+    }
+
+    #[test]
+    fn sprt_decisions_are_written_as_logs_md_lists_them_and_nothing_else_is_read() {
+        let wire = ["accept-h1", "accept-h0", "none"];
+        pinned(
+            &SprtDecision::ALL,
+            &wire,
+            "continue",
+            "unknown variant `continue`, expected one of `accept-h1`, `accept-h0`, `none` at line 1 column 10",
+        );
+        let named = documented("set-end", "sprt.decision");
+        assert_eq!(named[..3], wire, "{named:?}");
+    }
+
+    #[test]
+    fn presets_are_written_as_logs_md_lists_them_and_nothing_else_is_read() {
+        let wire = ["hus", "rulebook", "mancala-world"];
+        pinned(
+            &Preset::ALL,
+            &wire,
+            "kalah",
+            "unknown variant `kalah`, expected one of `hus`, `rulebook`, `mancala-world` at line 1 column 7",
+        );
+        let named = documented("header", "rules.preset");
+        for name in wire {
+            assert!(named.contains(&name), "{name} in {named:?}");
+        }
+    }
+
     #[test]
     fn stopped_by_is_written_as_logs_md_lists_it_and_nothing_else_is_read() {
-        for by in StoppedBy::ALL {
-            let json = serde_json::to_string(&by).expect("serialize");
-            assert_eq!(json, format!("\"{by}\""));
-            assert_eq!(serde_json::from_str::<StoppedBy>(&json).ok(), Some(by));
-        }
-        let err = serde_json::from_str::<StoppedBy>("\"bye\"").expect_err("not a value");
-        assert_eq!(
-            err.to_string(),
-            "unknown variant `bye`, expected one of `itself`, `sigterm`, `sigkill`, `closed` at line 1 column 5"
+        pinned(
+            &StoppedBy::ALL,
+            &StoppedBy::ALL.map(StoppedBy::as_str),
+            "bye",
+            "unknown variant `bye`, expected one of `itself`, `sigterm`, `sigkill`, `closed` at line 1 column 5",
         );
-        // LOGS.md's row of `stopped_by` names exactly these values, in backticks.
-        let logs = include_str!("../../LOGS.md");
-        let row = logs
-            .lines()
-            .find(|l| l.starts_with("| `stopped_by` |"))
-            .expect("LOGS.md has a row for stopped_by");
-        let named: Vec<&str> = row
-            .trim_start_matches("| `stopped_by` |")
-            .split('`')
-            .skip(1)
-            .step_by(2)
-            .collect();
-        assert_eq!(named, StoppedBy::ALL.map(StoppedBy::as_str), "{row}");
+        assert_eq!(
+            documented("shutdown", "stopped_by"),
+            StoppedBy::ALL.map(StoppedBy::as_str)
+        );
     }
 }

@@ -70,6 +70,11 @@ pub struct Runner {
     /// while it has a connection waiting.
     pub registry: Option<Arc<remote::Registry>>,
     held: HashMap<Pair, Instant>,
+    /// Sets this runner started that could not be played (a log that could not be
+    /// written, a bot that did not start), put back to pending: when the pairing next
+    /// chooses the pair, the set played is this one again (the same id, key and seed),
+    /// never a new round that would leave it pending for ever.
+    retry: Vec<league::SetKey>,
     /// With a shared store: the league file's schedule of the active bots, kept in the
     /// store for the workers.
     schedule: Vec<PlannedSet>,
@@ -109,6 +114,7 @@ impl Runner {
             quiet,
             registry: None,
             held: HashMap::new(),
+            retry: Vec::new(),
             schedule: Vec::new(),
             paused: false,
             problems: Vec::new(),
@@ -258,19 +264,20 @@ impl Runner {
                 .map(String::as_str)
                 .collect(),
             rounds: self.rounds.clone(),
+            games: self.config.games,
             ..Default::default()
         };
-        for f in &self.finished {
+        for (i, f) in self.finished.iter().enumerate() {
             *input.finished.entry(pair(&f.key.a, &f.key.b)).or_insert(0) += 1;
+            for bot in [&f.key.a, &f.key.b] {
+                input.joined.entry(bot.clone()).or_insert(i as u64);
+            }
         }
         for s in pool.sets() {
             *input.running.entry(pair(&s.key.a, &s.key.b)).or_insert(0) += 1;
         }
         if let Some(r) = &standings.ratings {
-            for p in &r.pairs {
-                let se = p.difference.std_error;
-                input.variance.insert(pair(&p.a, &p.b), se * se);
-            }
+            input.set_ratings(r);
         }
         input.held = self.held.keys().cloned().collect();
         // A shared store's pending sets (the file's schedule, for the workers too) go
@@ -290,9 +297,14 @@ impl Runner {
             }
             Some(set) => set,
             None => {
-                let Some(key) = pairing::choose(&self.config.format, &input) else {
+                let Some(mut key) = pairing::choose(&self.config.format, &input) else {
                     return Ok(false);
                 };
+                // The pair's set that could not be played, if one waits: played again.
+                let chosen = pair(&key.a, &key.b);
+                if let Some(i) = self.retry.iter().position(|k| pair(&k.a, &k.b) == chosen) {
+                    key = self.retry.remove(i);
+                }
                 let seed = league::set_seed(self.seed, &key);
                 let entries = self.entries();
                 let mut sets = self.schedule.clone();
@@ -313,6 +325,7 @@ impl Runner {
                 set
             }
         };
+        self.retry.retain(|k| *k != set.key);
         let stem = set.key.stem();
         SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside()?;
         let (id, log) = (set.id, format!("{}/{stem}.jsonl", league::LOGS_DIR));
@@ -458,6 +471,7 @@ impl Runner {
                             app.hub.ended(&stem, "failed");
                             self.held.insert(pair(&set.key.a, &set.key.b), Instant::now() + HOLD_BACK);
                             self.problem(&stem, e.to_string());
+                            self.retry.push(set.key.clone());
                             interrupted.push(set);
                         }
                     }

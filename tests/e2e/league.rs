@@ -1268,3 +1268,89 @@ fn a_store_that_lost_its_league_beside_played_logs_is_refused() {
         .iter()
         .all(|p| !p.to_string_lossy().contains(".partial-")));
 }
+
+/// The `sets` table of the directory's store, by id: (id, round, bot A, bot B, status,
+/// attempts).
+fn store_sets(dir: &Path) -> Vec<(i64, u32, String, String, String, u32)> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import json, sqlite3, sys\n\
+             c = sqlite3.connect(sys.argv[1])\n\
+             print(json.dumps(c.execute('SELECT id, round, bot_a, bot_b, status, attempts \
+             FROM sets ORDER BY id').fetchall()))\n",
+        )
+        .arg(dir.join("league.sqlite"))
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("the rows as JSON")
+}
+
+/// A full disk under the logs stops `hus league` with the reason, and the set stays to
+/// play; once there is room, the same command plays it as the same set (id 1, its
+/// second attempt), and nothing else. The logs' directory is a small tmpfs, filled up,
+/// in a mount namespace of the league's own (`unshare --mount`).
+#[test]
+fn a_full_disk_stops_the_league_and_the_same_set_is_played_once_there_is_room() {
+    let tmp = LogDir::new();
+    let bots = [("a", hus_random(1)), ("b", hus_random(2))];
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 1\nmove_time = \"5s\"\nseed = 1\nconcurrency = 1",
+            &bots,
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let kept = tmp.path().join("kept");
+    for d in [dir.join("logs"), kept.clone()] {
+        std::fs::create_dir_all(&d).expect("mkdir");
+    }
+    let script = r#"
+mount -t tmpfs -o size=256k tmpfs "$1/logs" || exit 97
+dd if=/dev/zero of="$1/logs/filler" bs=4k 2>/dev/null
+"$2" league "$3" --dir "$1" --quiet
+status=$?
+rm -f "$1/logs/filler"
+cp -a "$1/logs/." "$4/"
+exit $status
+"#;
+    let out = Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(&dir)
+        .arg(hus_bin())
+        .arg(&file)
+        .arg(&kept)
+        .output()
+        .expect("unshare runs");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: the set round 1, a vs b could not be played: cannot write to the log {}: \
+             No space left on device (os error 28)\n",
+            dir.join("logs/r1-a-vs-b.jsonl").display()
+        )
+    );
+    assert_eq!(
+        store_sets(&dir),
+        [(1, 1, "a".into(), "b".into(), "pending".into(), 1)]
+    );
+    // Room again (the tmpfs is gone): the same set, and nothing else.
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        store_sets(&dir),
+        [(1, 1, "a".into(), "b".into(), "done".into(), 2)]
+    );
+    assert_eq!(complete_logs(&dir), [dir.join("logs/r1-a-vs-b.jsonl")]);
+}

@@ -31,11 +31,19 @@ struct Server {
 
 impl Server {
     fn start(file: &Path, dir: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(hus_bin())
+        let mut command = Command::new(hus_bin());
+        command
             .args(["serve", &file.display().to_string(), "--dir"])
             .arg(dir)
             .args(["--listen", "127.0.0.1:0"])
-            .args(extra)
+            .args(extra);
+        Server::spawn(command)
+    }
+
+    /// Runs `command`, a `hus serve` (or a wrapper that runs one, its stderr
+    /// inherited), and waits for the address it listens on.
+    fn spawn(mut command: Command) -> Server {
+        let mut child = command
             // The default log filter (warnings, and hus's own information lines).
             .env_remove("HUS_LOG")
             .env_remove("RUST_LOG")
@@ -1319,4 +1327,112 @@ fn serve_logs_a_failed_bot_login_by_address_without_its_token() {
     for token in [wrong, malformed] {
         assert!(!said.contains(token), "the token is in the log: {said}");
     }
+}
+
+/// The `sets` table of the directory's store, by id: (id, round, bot A, bot B, status,
+/// attempts).
+fn store_sets(dir: &Path) -> Vec<(i64, u32, String, String, String, u32)> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import json, sqlite3, sys\n\
+             c = sqlite3.connect(sys.argv[1])\n\
+             print(json.dumps(c.execute('SELECT id, round, bot_a, bot_b, status, attempts \
+             FROM sets ORDER BY id').fetchall()))\n",
+        )
+        .arg(dir.join("league.sqlite"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the rows as JSON")
+}
+
+/// A full disk under the logs: the set cannot write its log, is said in `problems`, and
+/// once there is room again it is played as the same set (id 1, round 1, a second
+/// attempt), not as a new round that leaves it pending for ever (each failed attempt
+/// did). The logs' directory is a small tmpfs, filled up, in a mount namespace of the
+/// server's own (`unshare --mount`: the test's machine is untouched); SIGUSR1 to the
+/// wrapper frees the room.
+#[test]
+fn serve_plays_a_set_that_found_the_disk_full_again_as_the_same_set() {
+    let tmp = LogDir::new();
+    let file = league_file(
+        tmp.path(),
+        "games = 1\nmove_time = \"10s\"\nready_time = \"30s\"\nseed = 7\nconcurrency = 1",
+        &[("a", instant(1)), ("b", instant(2))],
+    );
+    let dir = tmp.path().join("league");
+    let kept = tmp.path().join("kept");
+    for d in [dir.join("logs"), kept.clone()] {
+        std::fs::create_dir_all(&d).expect("mkdir");
+    }
+    // The wrapper: mounts and fills the tmpfs, runs hus serve, frees the room on
+    // SIGUSR1, passes SIGTERM on, and keeps the logs (the tmpfs goes with it).
+    let script = r#"
+mount -t tmpfs -o size=256k tmpfs "$1/logs" || exit 97
+dd if=/dev/zero of="$1/logs/filler" bs=4k 2>/dev/null
+"$2" serve "$3" --dir "$1" --listen 127.0.0.1:0 &
+pid=$!
+trap 'rm -f "$1/logs/filler"' USR1
+trap 'kill -TERM $pid' TERM
+status=0
+while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done
+rm -f "$1/logs/filler"
+cp -a "$1/logs/." "$4/"
+exit $status
+"#;
+    let mut command = Command::new("unshare");
+    command
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(&dir)
+        .arg(hus_bin())
+        .arg(&file)
+        .arg(&kept);
+    let server = Server::spawn(command);
+    let failed = server.wait_for("the set's failure", Duration::from_secs(120), |s| {
+        !s["problems"].as_array().is_some_and(Vec::is_empty)
+    });
+    let problem = &failed["problems"][0];
+    assert_eq!(problem["set"], "r1-a-vs-b", "{failed}");
+    let error = problem["error"].as_str().unwrap_or_default();
+    assert!(error.contains("No space left on device"), "{failed}");
+    assert_eq!(failed["sets_done"], 0, "{failed}");
+    // Room again: the pair is held back 30 s, then its set is played.
+    let _ = Command::new("kill")
+        .args(["-USR1", &server.child.id().to_string()])
+        .status();
+    let done = server.wait_for("the set played again", Duration::from_secs(180), |s| {
+        s["sets_done"].as_u64().is_some_and(|n| n >= 2)
+    });
+    assert_eq!(done["problems"].as_array().map(Vec::len), Some(1), "{done}");
+    let (code, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let sets = store_sets(&dir);
+    // The same set, played at its second attempt; then the rounds that follow, one set
+    // each; none left behind (the last one may have been cut off by the stop).
+    assert_eq!(
+        sets[0],
+        (1, 1, "a".into(), "b".into(), "done".into(), 2),
+        "{sets:?}"
+    );
+    for (i, set) in sets.iter().enumerate() {
+        assert_eq!((set.0, set.1), (i as i64 + 1, i as u32 + 1), "{sets:?}");
+        if i + 1 < sets.len() {
+            assert_eq!(set.4, "done", "{sets:?}");
+        }
+    }
+    assert!(kept.join("r1-a-vs-b.jsonl").is_file());
+    assert!(!kept.join("filler").exists());
 }

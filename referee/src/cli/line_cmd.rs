@@ -11,7 +11,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use engine::{AnyPosition, Board, Event, Game, PlayError, Player, Preset, Rules};
+use engine::{AnyPosition, Board, EndReason, Event, Game, PlayError, Player, Preset, Rules};
 use serde::Serialize;
 
 use crate::cli::args::LineArgs;
@@ -46,7 +46,7 @@ struct MoveOut {
 
 #[derive(Debug, Serialize)]
 struct EndOut {
-    reason: &'static str,
+    reason: EndReason,
     winner: Option<usize>,
     double: bool,
     points: [u32; 2],
@@ -132,7 +132,7 @@ fn play_line(start: AnyPosition, pits: &[usize]) -> LineReport {
     }
     let position = *game.position();
     let end = game.end().map(|end| EndOut {
-        reason: end.reason.name(),
+        reason: end.reason,
         winner: end.winner.map(Player::index),
         double: end.double,
         points: game.rules().points(end, &position),
@@ -225,31 +225,32 @@ fn words(report: &LineReport, start: AnyPosition, args: &LineArgs) -> String {
 fn end_words(report: &LineReport, end: &EndOut) -> String {
     let after = text::plural(report.plies, "ply", "plies");
     let mover = report.to_move;
-    let why =
-        match end.reason {
-            "no-moves" if end.double => {
-                format!("player {mover}, to move, has no seeds at all")
-            }
-            "no-moves" => format!("player {mover}, to move, has no pit with 2 or more seeds"),
-            "repetition" => {
-                let before = report.moves.last().and_then(|m| m.repeats).map_or_else(
-                    String::new,
-                    |k| match k {
+    let why = match end.reason {
+        EndReason::NoMoves if end.double => {
+            format!("player {mover}, to move, has no seeds at all")
+        }
+        EndReason::NoMoves => format!("player {mover}, to move, has no pit with 2 or more seeds"),
+        EndReason::Repetition => {
+            let before =
+                report
+                    .moves
+                    .last()
+                    .and_then(|m| m.repeats)
+                    .map_or_else(String::new, |k| match k {
                         0 => " (it was the start)".to_string(),
                         k => format!(" (it was the position after ply {})", k - 1),
-                    },
-                );
-                format!("the position, player {mover} to move, occurred before{before}")
-            }
-            "no-capture-limit" => format!(
-                "{} plies in a row without a capture",
-                engine::NO_CAPTURE_LIMIT
-            ),
-            other => other.to_string(),
-        };
+                    });
+            format!("the position, player {mover} to move, occurred before{before}")
+        }
+        EndReason::NoCaptureLimit => format!(
+            "{} plies in a row without a capture",
+            engine::NO_CAPTURE_LIMIT
+        ),
+        EndReason::Fault => end.reason.to_string(),
+    };
     let result = match end.winner {
         Some(w) if end.double => format!("player {w} wins double"),
-        Some(w) if end.reason == "no-moves" => format!("player {w} wins"),
+        Some(w) if end.reason == EndReason::NoMoves => format!("player {w} wins"),
         Some(w) => format!(
             "player {w} wins, {} seeds to {}",
             end.seeds[w],

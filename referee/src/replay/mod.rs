@@ -389,4 +389,51 @@ mod tests {
             )
         );
     }
+
+    #[test]
+    fn a_fault_kind_stage_or_end_reason_the_referee_does_not_write_is_corrupt() {
+        let fault = |kind: &str, stage: &str| {
+            format!(
+                r#"{{"type":"fault","game":1,"ply":0,"bot":0,"kind":"{kind}","detail":"d","line":null,"position":"p","ms":null,"stage":"{stage}"}}"#
+            )
+        };
+        match parse(fault("time-out", "start-up").as_bytes()) {
+            Ok(Parsed::Record(Record::Fault(f))) => assert_eq!(
+                (f.kind, f.stage),
+                (
+                    crate::records::FaultKind::TimeOut,
+                    crate::records::Stage::StartUp
+                )
+            ),
+            other => panic!("a fault: {:?}", other.err()),
+        }
+        assert_eq!(
+            parse(fault("timeout", "game").as_bytes()).err(),
+            Some(
+                "a fault record not as LOGS.md describes it: unknown variant `timeout`, \
+                 expected one of `time-out`, `start-up`, `crash`, `malformed`, `wrong-message`, \
+                 `invalid-pit`, `illegal-move`, `oversized-line`, `unsolicited-message`"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            parse(fault("crash", "end").as_bytes()).err(),
+            Some(
+                "a fault record not as LOGS.md describes it: unknown variant `end`, \
+                 expected one of `game`, `start-up`, `result`"
+                    .to_string()
+            )
+        );
+        let end = r#"{"type":"game-end","game":1,"reason":"resigned","winner":0,"faulted":[],"double":false,"points":[1,0],"plies":3,"position":"p"}"#;
+        assert_eq!(
+            parse(end.as_bytes()).err(),
+            Some(
+                "a game-end record not as LOGS.md describes it: unknown variant `resigned`, \
+                 expected one of `no-moves`, `repetition`, `no-capture-limit`, `time-out`, \
+                 `start-up`, `crash`, `malformed`, `wrong-message`, `invalid-pit`, \
+                 `illegal-move`, `oversized-line`, `unsolicited-message`"
+                    .to_string()
+            )
+        );
+    }
 }

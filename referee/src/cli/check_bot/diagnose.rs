@@ -10,8 +10,9 @@ use engine::{AnyPosition, Board};
 
 use super::probe::{Hello, Probe, TurnAnswer};
 use super::{CheckConfig, Evidence};
-use crate::records::{Fault, GameEnd, Record, Shutdown, StoppedBy, STAGE_START_UP};
+use crate::records::{Fault, FaultKind as K, GameEnd, Record, Shutdown, Stage, StoppedBy};
 use crate::set::BYE_GRACE;
+use crate::side::Side;
 
 /// A check's verdict. Warnings do not fail the check; problems do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,15 +118,14 @@ enum Bucket {
 
 fn bucket(fault: &Fault) -> Bucket {
     let prose = fault.line.as_deref().is_some_and(looks_like_prose);
-    match fault.kind.as_str() {
-        "malformed" | "unsolicited-message" if prose => Bucket::Debug,
-        "start-up" => Bucket::Start,
-        "invalid-pit" | "illegal-move" => Bucket::Pits,
-        "unsolicited-message" => Bucket::Unasked,
-        "time-out" => Bucket::Time,
-        "crash" => Bucket::Crash,
-        // malformed, wrong-message, oversized-line, and any kind added later
-        _ => Bucket::Messages,
+    match fault.kind {
+        K::Malformed | K::UnsolicitedMessage if prose => Bucket::Debug,
+        K::StartUp => Bucket::Start,
+        K::InvalidPit | K::IllegalMove => Bucket::Pits,
+        K::UnsolicitedMessage => Bucket::Unasked,
+        K::TimeOut => Bucket::Time,
+        K::Crash => Bucket::Crash,
+        K::Malformed | K::WrongMessage | K::OversizedLine => Bucket::Messages,
     }
 }
 
@@ -167,11 +167,11 @@ impl<'a> Facts<'a> {
         };
         for record in records {
             match record {
-                Record::Fault(f) if f.bot == 0 => facts.faults.push(f),
+                Record::Fault(f) if f.bot == Side::A => facts.faults.push(f),
                 Record::Fault(f) => facts.opponent_faults.push(f),
-                Record::Ready(r) if r.bot == 0 => facts.readies.push(r.ms),
+                Record::Ready(r) if r.bot == Side::A => facts.readies.push(r.ms),
                 Record::Move(m) => {
-                    if m.bot == 0 {
+                    if m.bot == Side::A {
                         facts.moves.push(m.ms);
                     }
                     let captured = m
@@ -180,15 +180,13 @@ impl<'a> Facts<'a> {
                         .any(|e| matches!(e, engine::Event::Capture(_)));
                     facts.captures += u32::from(captured);
                 }
-                Record::GameStart(g) if g.first == 0 => facts.moved_first += 1,
+                Record::GameStart(g) if g.first == Side::A => facts.moved_first += 1,
                 Record::GameStart(_) => facts.moved_second += 1,
                 Record::GameEnd(g) => facts.games.push(g),
-                Record::Restart(r) if r.bot == 0 => facts.restarts += 1,
-                Record::Shutdown(s) if s.bot == 0 => {
-                    facts
-                        .leaks
-                        .extend(crate::report::leak_words(&s.strays, s.leaked, s.stopped_by))
-                }
+                Record::Restart(r) if r.bot == Side::A => facts.restarts += 1,
+                Record::Shutdown(s) if s.bot == Side::A => facts
+                    .leaks
+                    .extend(crate::report::leak_words(&s.strays, s.leaked, s.stopped_by)),
                 _ => {}
             }
         }
@@ -201,7 +199,7 @@ impl<'a> Facts<'a> {
                 Record::Shutdown(s) => Some(s),
                 _ => None,
             })
-            .find(|s| s.bot == 0);
+            .find(|s| s.bot == Side::A);
         facts
     }
 
@@ -323,7 +321,7 @@ fn starts(config: &CheckConfig, probe: &Probe, facts: &Facts) -> Check {
         let answered = facts
             .faults
             .iter()
-            .find(|f| f.stage == STAGE_START_UP && f.line.is_some());
+            .find(|f| f.stage == Stage::StartUp && f.line.is_some());
         if let Some(f) = answered {
             let after =
                 f.ms.map(|ms| format!(", after {ms:.0} ms"))
@@ -639,10 +637,10 @@ fn games(facts: &Facts) -> Check {
     }
     let n = facts.games.len();
     let count = |f: &dyn Fn(&GameEnd) -> bool| facts.games.iter().filter(|g| f(g)).count();
-    let won = count(&|g| g.winner == Some(0));
-    let lost = count(&|g| g.winner == Some(1));
+    let won = count(&|g| g.winner == Some(Side::A));
+    let lost = count(&|g| g.winner == Some(Side::B));
     let drawn = n - won - lost;
-    let by_fault = count(&|g| g.faulted.contains(&0));
+    let by_fault = count(&|g| g.faulted.contains(&Side::A));
     let summary = format!(
         "{n} game{} against the random mover: {won} won, {lost} lost, {drawn} drawn; it moved first in {} and second in {}; {} move{} with captures",
         plural(n),
@@ -764,21 +762,21 @@ fn legal_pits(position: &str) -> Option<String> {
 /// How to fix a fault, by its kind.
 fn fix(fault: &Fault) -> String {
     let line = fault.line.as_deref().unwrap_or_default();
-    match fault.kind.as_str() {
-        "malformed" if serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v.is_number()) => {
+    match fault.kind {
+        K::Malformed if serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v.is_number()) => {
             r#"it sent a bare number: send a JSON object instead, {"type":"move","pit":4}"#.into()
         }
-        "malformed" if fault.stage == STAGE_START_UP && fault.detail.contains("\"name\"") => {
+        K::Malformed if fault.stage == Stage::StartUp &&  fault.detail.contains("\"name\"") => {
             r#"answer hello with {"type":"ready","name":"my-bot"}: the name is a string, or null, or left out"#.into()
         }
-        "malformed" => r#"write each message as one JSON object on one line, ending in a newline: {"type":"move","pit":4}"#.into(),
-        "wrong-message" => r#"answer hello with {"type":"ready"} and each turn with {"type":"move","pit":N}; type names are lower-case"#.into(),
-        "oversized-line" => "keep every line under 65536 bytes, and end each one with a newline".into(),
-        "invalid-pit" => r#"pit must be a plain JSON integer from the turn's "legal" list: {"type":"move","pit":4}, not "4" or 4.0"#.into(),
-        "illegal-move" => r#"answer with one of the pits in the turn's "legal" list; pits are numbered in your own sowing order, front row 0..W-1, back row W..2W-1 (PROTOCOL.md, "Pit numbering")"#.into(),
-        "unsolicited-message" => "send exactly one ready per hello and one move per turn, and nothing after result or bye: an extra line is not kept for the next turn".into(),
-        "time-out" => "answer within the turn's time_ms, with a margin: time your search from when the turn line arrives and stop well before time_ms".into(),
-        _ => "see PROTOCOL.md, \"Faults\"".into(),
+        K::Malformed => r#"write each message as one JSON object on one line, ending in a newline: {"type":"move","pit":4}"#.into(),
+        K::WrongMessage => r#"answer hello with {"type":"ready"} and each turn with {"type":"move","pit":N}; type names are lower-case"#.into(),
+        K::OversizedLine => "keep every line under 65536 bytes, and end each one with a newline".into(),
+        K::InvalidPit => r#"pit must be a plain JSON integer from the turn's "legal" list: {"type":"move","pit":4}, not "4" or 4.0"#.into(),
+        K::IllegalMove => r#"answer with one of the pits in the turn's "legal" list; pits are numbered in your own sowing order, front row 0..W-1, back row W..2W-1 (PROTOCOL.md, "Pit numbering")"#.into(),
+        K::UnsolicitedMessage => "send exactly one ready per hello and one move per turn, and nothing after result or bye: an extra line is not kept for the next turn".into(),
+        K::TimeOut => "answer within the turn's time_ms, with a margin: time your search from when the turn line arrives and stop well before time_ms".into(),
+        K::StartUp | K::Crash => "see PROTOCOL.md, \"Faults\"".into(),
     }
 }
 
