@@ -22,10 +22,10 @@ pub struct RateArgs {
     pub set_games: u32,
     /// Time for each move (at least the ladder's own, 1s, so that the levels play as
     /// they were rated).
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    #[arg(long, default_value_t = referee::show_duration(crate::LADDER_MOVE_TIME), value_name = "DURATION")]
     pub move_time: String,
     /// Time from a bot's start to its ready.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    #[arg(long, default_value_t = referee::show_duration(referee::defaults::READY_TIME), value_name = "DURATION")]
     pub ready_time: String,
     /// Seed of the lots, the openings and the ladder bots' choices (default: drawn,
     /// and printed).
@@ -44,7 +44,7 @@ pub struct RateArgs {
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub only: Vec<String>,
     /// Where the sets' logs and the bots' stderr go.
-    #[arg(long, default_value = "hus-logs", value_name = "DIR")]
+    #[arg(long, default_value = referee::defaults::LOG_DIR, value_name = "DIR")]
     pub log_dir: std::path::PathBuf,
     /// Print one JSON object at the end instead of the report.
     #[arg(long)]

@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use engine::Rules;
 use ratings::{Advantage, Anchor, FitOptions, GameTable, Outcome, Ratings};
 use referee::{
-    play_set, BotSpec, Entrant, Limits, Lineup, LogWriter, Record, RecordSink, SetConfig,
+    play_set, BotSpec, Entrant, Limits, Lineup, LogWriter, Record, RecordSink, SetConfig, Side,
     TimeControl,
 };
 use serde_json::json;
@@ -249,9 +249,9 @@ impl Tally {
 /// Collects a set's games as the log is written.
 struct Collector {
     log: LogWriter,
-    /// (first mover, winner) of each finished game, by bot (0: the rated bot).
-    games: Vec<(usize, Option<usize>)>,
-    first: usize,
+    /// (first mover, winner) of each finished game, by side (A: the rated bot).
+    games: Vec<(Side, Option<Side>)>,
+    first: Side,
     faults: u32,
 }
 
@@ -261,7 +261,7 @@ impl RecordSink for Collector {
         match record {
             Record::GameStart(start) => self.first = start.first,
             Record::GameEnd(end) => self.games.push((self.first, end.winner)),
-            Record::Fault(fault) if fault.bot == 0 => self.faults += 1,
+            Record::Fault(fault) if fault.bot == Side::A => self.faults += 1,
             _ => {}
         }
         Ok(())
@@ -335,7 +335,7 @@ async fn rate(
         config,
         &format!(
             "  hus at width 8, {} a move, {} games in sets of {} from {BOOK_NAME}, seed {}",
-            show_duration(config.move_time),
+            referee::show_duration(config.move_time),
             config.games,
             config.set_games,
             config.seed
@@ -385,7 +385,7 @@ async fn rate(
         let mut sink = Collector {
             log,
             games: Vec::new(),
-            first: 0,
+            first: Side::A,
             faults: 0,
         };
         let log_path = sink.log.path().to_path_buf();
@@ -432,14 +432,14 @@ async fn rate(
                 Some(_) => Outcome::Loss,
             };
             let (a, b) = match first {
-                0 => (tally.bot, rung_index),
-                _ => (rung_index, tally.bot),
+                Side::A => (tally.bot, rung_index),
+                Side::B => (rung_index, tally.bot),
             };
             tally.table.add_game(a, b, outcome)?;
             match winner {
                 None => result.draws += 1,
-                Some(0) => result.wins += 1,
-                Some(_) => result.losses += 1,
+                Some(Side::A) => result.wins += 1,
+                Some(Side::B) => result.losses += 1,
             }
         }
         tally.sets_against[rung_index] += 1;
@@ -533,14 +533,6 @@ async fn rate(
         say(config, &format!("  {place}"));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn show_duration(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use engine::{Preset, Rules};
-use referee::{parse_bytes, parse_clock, parse_duration, BotSpec, Limits, TimeControl};
+use referee::{defaults, parse_bytes, parse_clock, parse_duration, BotSpec, Limits, TimeControl};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -20,6 +20,8 @@ const MAX_GAMES: u32 = 100_000;
 /// Most rounds: far beyond any real league, low enough that a typo cannot schedule
 /// billions of sets.
 const MAX_ROUNDS: u32 = 10_000;
+/// Most sets played at once.
+const MAX_CONCURRENCY: u32 = 1024;
 /// Longest bot name: names become parts of file names.
 const MAX_NAME: usize = 40;
 /// The rating of the anchor when the file names none: the pool's average.
@@ -91,12 +93,12 @@ struct RawBot {
 fn check_store_url(url: &str) -> std::result::Result<String, String> {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return Err(
-            "store: must be a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB); without \
+            "must be a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB); without \
              the key, the league is kept in its directory's SQLite file"
                 .to_string(),
         );
     }
-    crate::store::pg_url::parse(url).map_err(|e| format!("store: {e}"))?;
+    crate::store::pg_url::parse(url).map_err(|e| e.to_string())?;
     Ok(url.to_string())
 }
 
@@ -250,132 +252,56 @@ impl LeagueConfig {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let mut lines = BTreeMap::new();
-        let mut line_of = |key: &'static str, span: Range<usize>| {
-            lines.insert(key, file.line(span.start));
+        // Each top-level key: its value checked, or the default (referee::defaults for
+        // what `hus match` also sets), its line kept for later messages (`place`).
+        let mut keys = Keys {
+            file: &file,
+            lines: BTreeMap::new(),
         };
-
-        let preset = match &raw.rules {
-            Some(r) => {
-                line_of("rules", r.span());
-                r.get_ref()
-                    .parse::<Preset>()
-                    .map_err(|e| file.error(Some(r.span()), format!("rules: {e}")))?
-            }
-            None => Preset::Hus,
-        };
-        let width = match &raw.width {
-            Some(w) => {
-                line_of("width", w.span());
-                *w.get_ref()
-            }
-            None => 8,
-        };
-        let rules = Rules::new(preset, width as usize).map_err(|e| {
+        let preset = keys.get("rules", &raw.rules, defaults::PRESET, |r| {
+            r.parse::<Preset>().map_err(|e| e.to_string())
+        })?;
+        let width = keys.get("width", &raw.width, defaults::WIDTH, |&w| Ok(w as usize))?;
+        let rules = Rules::new(preset, width).map_err(|e| {
             let span = raw.width.as_ref().map(|w| w.span());
             file.error(span, format!("width: {e}"))
         })?;
-        let games = match &raw.games {
-            Some(g) => {
-                line_of("games", g.span());
-                let n = *g.get_ref();
-                if n == 0 || n > MAX_GAMES {
-                    return Err(file.error(
-                        Some(g.span()),
-                        format!("games: must be between 1 and {MAX_GAMES}, not {n}"),
-                    ));
-                }
-                n
-            }
-            None => 7,
-        };
-        let time = match (&raw.move_time, &raw.clock) {
-            (Some(_), Some(c)) => {
-                return Err(file.error(
-                    Some(c.span()),
-                    "clock: give either move_time or clock, not both".to_string(),
-                ))
-            }
-            (Some(m), None) => {
-                line_of("move_time", m.span());
-                let d = parse_duration(m.get_ref())
-                    .map_err(|e| file.error(Some(m.span()), format!("move_time: {e:#}")))?;
-                TimeControl::PerMove(
-                    positive(d, "move_time").map_err(|e| file.error(Some(m.span()), e))?,
-                )
-            }
-            (None, Some(c)) => {
-                line_of("clock", c.span());
-                parse_clock(c.get_ref())
-                    .map_err(|e| file.error(Some(c.span()), format!("clock: {e:#}")))?
-            }
-            (None, None) => TimeControl::PerMove(Duration::from_secs(1)),
-        };
-        let ready_time = match &raw.ready_time {
-            Some(r) => {
-                let d = parse_duration(r.get_ref())
-                    .map_err(|e| file.error(Some(r.span()), format!("ready_time: {e:#}")))?;
-                positive(d, "ready_time").map_err(|e| file.error(Some(r.span()), e))?
-            }
-            None => Duration::from_secs(10),
-        };
-        let rounds = match &raw.rounds {
-            Some(r) => {
-                let n = *r.get_ref();
-                if n == 0 || n > MAX_ROUNDS {
-                    return Err(file.error(
-                        Some(r.span()),
-                        format!("rounds: must be between 1 and {MAX_ROUNDS}, not {n}"),
-                    ));
-                }
-                n
-            }
-            None => 1,
-        };
-        let concurrency = match &raw.concurrency {
-            Some(c) => {
-                let n = *c.get_ref();
-                if n == 0 || n > 1024 {
-                    return Err(file.error(
-                        Some(c.span()),
-                        format!("concurrency: must be between 1 and 1024, not {n}"),
-                    ));
-                }
-                n as usize
-            }
-            None => cores(),
-        };
-        if let Some(s) = &raw.seed {
-            line_of("seed", s.span());
+        let games = keys.get("games", &raw.games, defaults::GAMES, |&n| {
+            between(n, MAX_GAMES)
+        })?;
+        if let (Some(_), Some(c)) = (&raw.move_time, &raw.clock) {
+            return Err(file.error(
+                Some(c.span()),
+                "clock: give either move_time or clock, not both".to_string(),
+            ));
         }
-        let openings = match &raw.openings {
-            Some(o) => {
-                line_of("openings", o.span());
-                let p = base.join(o.get_ref());
-                if !p.is_file() {
-                    return Err(file.error(
-                        Some(o.span()),
-                        format!("openings: {} is not a file", p.display()),
-                    ));
-                }
-                let book = referee::read_openings(&p, rules)
-                    .map_err(|e| file.error(Some(o.span()), format!("openings: {e}")))?;
-                Some(Openings {
-                    written: o.get_ref().clone(),
-                    path: p,
-                    book,
-                })
+        let move_time = keys.get("move_time", &raw.move_time, defaults::MOVE_TIME, |m| {
+            positive(parse_duration(m).map_err(|e| format!("{e:#}"))?)
+        })?;
+        let time = keys.get("clock", &raw.clock, TimeControl::PerMove(move_time), |c| {
+            parse_clock(c).map_err(|e| format!("{e:#}"))
+        })?;
+        let ready_time = keys.get("ready_time", &raw.ready_time, defaults::READY_TIME, |r| {
+            positive(parse_duration(r).map_err(|e| format!("{e:#}"))?)
+        })?;
+        let rounds = keys.get("rounds", &raw.rounds, 1, |&n| between(n, MAX_ROUNDS))?;
+        let concurrency = keys.get("concurrency", &raw.concurrency, cores(), |&n| {
+            Ok(between(n, MAX_CONCURRENCY)? as usize)
+        })?;
+        let seed = keys.get("seed", &raw.seed, None, |&s| Ok(Some(s)))?;
+        let openings = keys.get("openings", &raw.openings, None, |o| {
+            let p = base.join(o);
+            if !p.is_file() {
+                return Err(format!("{} is not a file", p.display()));
             }
-            None => None,
-        };
-
-        let store = match &raw.store {
-            Some(s) => {
-                line_of("store", s.span());
-                Some(check_store_url(s.get_ref()).map_err(|e| file.error(Some(s.span()), e))?)
-            }
-            None => None,
-        };
+            let book = referee::read_openings(&p, rules).map_err(|e| e.to_string())?;
+            Ok(Some(Openings {
+                written: o.clone(),
+                path: p,
+                book,
+            }))
+        })?;
+        let store = keys.get("store", &raw.store, None, |s| check_store_url(s).map(Some))?;
 
         // Bots.
         let mut bots = Vec::with_capacity(raw.bot.len());
@@ -533,54 +459,37 @@ impl LeagueConfig {
             }
         };
 
-        let rating = match &raw.anchor_rating {
-            Some(r) => {
-                let v = *r.get_ref();
+        let rating = keys.get(
+            "anchor_rating",
+            &raw.anchor_rating,
+            DEFAULT_ANCHOR_RATING,
+            |&v| {
                 if !v.is_finite() || v.abs() > 1e6 {
-                    return Err(file.error(
-                        Some(r.span()),
-                        format!("anchor_rating: {v} is not a usable rating"),
-                    ));
+                    return Err(format!("{v} is not a usable rating"));
                 }
-                v
+                Ok(v)
+            },
+        )?;
+        let anchor = keys.get("anchor", &raw.anchor, Anchor::PoolAverage(rating), |a| {
+            if !names.contains(a) {
+                return Err(format!("no {what} is named {a:?}"));
             }
-            None => DEFAULT_ANCHOR_RATING,
-        };
-        let anchor = match &raw.anchor {
-            Some(a) => {
-                if !names.contains(a.get_ref()) {
-                    return Err(file.error(
-                        Some(a.span()),
-                        format!("anchor: no {what} is named {:?}", a.get_ref()),
-                    ));
-                }
-                Anchor::Bot {
-                    name: a.get_ref().clone(),
-                    rating,
-                }
+            Ok(Anchor::Bot {
+                name: a.clone(),
+                rating,
+            })
+        })?;
+        let lag_cap = keys.get("lag_cap", &raw.lag_cap, DEFAULT_LAG_CAP, |l| {
+            let d = parse_duration(l).map_err(|e| format!("{e:#}"))?;
+            if d > MAX_LAG_CAP {
+                return Err(format!(
+                    "at most {} ms, not {} ms",
+                    MAX_LAG_CAP.as_millis(),
+                    d.as_millis()
+                ));
             }
-            None => Anchor::PoolAverage(rating),
-        };
-
-        let lag_cap = match &raw.lag_cap {
-            Some(l) => {
-                line_of("lag_cap", l.span());
-                let d = parse_duration(l.get_ref())
-                    .map_err(|e| file.error(Some(l.span()), format!("lag_cap: {e:#}")))?;
-                if d > MAX_LAG_CAP {
-                    return Err(file.error(
-                        Some(l.span()),
-                        format!(
-                            "lag_cap: at most {} ms, not {} ms",
-                            MAX_LAG_CAP.as_millis(),
-                            d.as_millis()
-                        ),
-                    ));
-                }
-                d
-            }
-            None => DEFAULT_LAG_CAP,
-        };
+            Ok(d)
+        })?;
 
         Ok(LeagueConfig {
             path: path.to_path_buf(),
@@ -592,13 +501,13 @@ impl LeagueConfig {
             format,
             rounds,
             concurrency,
-            seed: raw.seed.as_ref().map(|s| *s.get_ref()),
+            seed,
             openings,
             anchor,
             lag_cap,
             bots,
             teams,
-            lines,
+            lines: keys.lines,
             store,
         })
     }
@@ -1028,14 +937,49 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-fn positive(d: Duration, key: &str) -> Result<Duration, String> {
+/// A time of the file's, checked: more than 0, at most a day.
+fn positive(d: Duration) -> std::result::Result<Duration, String> {
     if d.is_zero() {
-        return Err(format!("{key}: must be more than 0"));
+        return Err("must be more than 0".to_string());
     }
     if d > Duration::from_secs(24 * 3600) {
-        return Err(format!("{key}: must be at most 24h"));
+        return Err("must be at most 24h".to_string());
     }
     Ok(d)
+}
+
+/// A count of the file's, checked: from 1 to `max`.
+fn between(n: u32, max: u32) -> std::result::Result<u32, String> {
+    if n == 0 || n > max {
+        return Err(format!("must be between 1 and {max}, not {n}"));
+    }
+    Ok(n)
+}
+
+/// The top-level keys of a file being checked, and the line of each key it sets.
+struct Keys<'a> {
+    file: &'a FileText<'a>,
+    lines: BTreeMap<&'static str, usize>,
+}
+
+impl Keys<'_> {
+    /// The setting of top-level `key`: its `value` checked by `check`, or `default`
+    /// when the file does not set it. Keeps the key's line; an error of `check` is
+    /// placed at it, after `key: `.
+    fn get<V, T>(
+        &mut self,
+        key: &'static str,
+        value: &Option<Spanned<V>>,
+        default: T,
+        check: impl FnOnce(&V) -> std::result::Result<T, String>,
+    ) -> Result<T> {
+        let Some(value) = value else {
+            return Ok(default);
+        };
+        self.lines.insert(key, self.file.line(value.span().start));
+        check(value.get_ref())
+            .map_err(|e| self.file.error(Some(value.span()), format!("{key}: {e}")))
+    }
 }
 
 /// The machine's cores, as the default concurrency.
@@ -1045,17 +989,7 @@ pub fn cores() -> usize {
         .unwrap_or(1)
 }
 
-/// A duration as the file would write it: `100ms`, `2s`, `1.5ms`.
-pub fn show_duration(d: Duration) -> String {
-    let micros = d.as_micros();
-    if micros.is_multiple_of(1_000_000) {
-        format!("{}s", micros / 1_000_000)
-    } else if micros.is_multiple_of(1000) {
-        format!("{}ms", micros / 1000)
-    } else {
-        format!("{}.{:03}ms", micros / 1000, micros % 1000)
-    }
-}
+pub use referee::show_duration;
 
 /// The time control as a line of the file: `move_time = "100ms"`, `clock = "60s+1s"`.
 pub fn show_time(time: &TimeControl) -> String {

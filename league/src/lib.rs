@@ -62,8 +62,8 @@ pub use standings::{
     Standings,
 };
 pub use store::{
-    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, PackedLog, PgStore, Progress,
-    Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoreThread,
-    StoredLog, SyncReport, WorkerRow,
+    seat_side, side_seat, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, PackedLog,
+    PgStore, Progress, Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store,
+    StoreError, StoreThread, StoredLog, SyncReport, WorkerRow,
 };
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

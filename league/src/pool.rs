@@ -13,11 +13,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use referee::{play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Team};
+use referee::{
+    play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Side, Team,
+};
 use tokio::sync::{mpsc, watch};
 
 use crate::file::{BotConfig, LeagueConfig};
 use crate::set_files::{SetFiles, LOGS_DIR};
+use crate::store::side_seat;
 use crate::store::{ClaimedSet, FaultRow, GameRow, SetId, SetOutcome};
 
 /// What one set's task ends with.
@@ -327,7 +330,7 @@ pub async fn play_claimed(
     };
     let files = SetFiles::new(&shared.logs, &stem);
     let names = [&set.key.a, &set.key.b];
-    let lineups = match [0, 1].map(|side| lineup(shared, &files, side, names[side])) {
+    let lineups = match Side::BOTH.map(|side| lineup(shared, &files, side, names[side.index()])) {
         [Ok(a), Ok(b)] => [a, b],
         [Err(e), _] | [_, Err(e)] => return Ending::Failed(e),
     };
@@ -379,8 +382,8 @@ pub async fn play_claimed(
         }
         Some(Ok(end)) => {
             let mut outcome = sink.outcome;
-            outcome.points = end.points;
-            outcome.winner = end.winner.map(|w| w as u8);
+            outcome.points = end.points.into();
+            outcome.winner = end.winner.map(side_seat);
             Ending::Finished(outcome)
         }
     }
@@ -389,12 +392,7 @@ pub async fn play_claimed(
 /// Side `side` of a set, the file's bot or team `name`: a bot, or a team of the file's
 /// bots (each member its own process and stderr file, `STEM.a1.stderr`...), exactly as
 /// `hus match --team-a` builds them.
-fn lineup(
-    shared: &Shared,
-    files: &SetFiles,
-    side: usize,
-    name: &str,
-) -> Result<Lineup, SetFailure> {
+fn lineup(shared: &Shared, files: &SetFiles, side: Side, name: &str) -> Result<Lineup, SetFailure> {
     // A remote bot plays over its link, as a member of a team too.
     let entrant = |bot: &BotConfig, member: Option<usize>| match shared.links.get(&bot.name) {
         Some(connect) => Entrant::Link {
@@ -449,28 +447,28 @@ impl RecordSink for Collector<'_> {
         }
         let o = &mut self.outcome;
         match record {
-            Record::GameStart(g) => self.first = g.first as u8,
+            Record::GameStart(g) => self.first = side_seat(g.first),
             Record::Move(m) => {
-                let seat = m.bot & 1;
+                let seat = m.bot.index();
                 o.moves[seat] += 1;
                 o.move_ms[seat] += m.ms;
             }
             Record::Fault(f) => o.faults.push(FaultRow {
                 game: f.game,
                 ply: f.ply,
-                bot: (f.bot & 1) as u8,
+                bot: side_seat(f.bot),
                 kind: f.kind.to_string(),
                 detail: f.detail.clone(),
             }),
             Record::GameEnd(g) => o.games.push(GameRow {
                 game: g.game,
                 first: self.first,
-                winner: g.winner.map(|w| w as u8),
-                points: g.points,
+                winner: g.winner.map(side_seat),
+                points: g.points.into(),
                 reason: g.reason.to_string(),
                 plies: g.plies,
                 double: g.double,
-                faulted: g.faulted.iter().map(|&b| b as u8).collect(),
+                faulted: g.faulted.iter().copied().map(side_seat).collect(),
             }),
             _ => {}
         }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::schedule::SetKey;
-use crate::store::SetOutcome;
+use crate::store::{seat_side, SetOutcome};
 
 /// For each bot that faulted in a set, its count of faults and the first in words, its
 /// detail as the log keeps it (a crash's with the last line of the bot's stderr and
@@ -107,7 +107,7 @@ impl Reporter {
             }
         } else if self.plain {
             let result = match outcome.winner {
-                Some(w) => format!("{} wins the set", names[usize::from(w & 1)]),
+                Some(w) => format!("{} wins the set", names[seat_side(w).index()]),
                 None => "the set is drawn".to_string(),
             };
             let faults = outcome.faults.len();

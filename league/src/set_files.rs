@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use referee::Side;
+
 use crate::error::{Error, Result};
 
 /// The logs' directory in the league's directory.
@@ -21,9 +23,6 @@ pub struct SetFiles {
     dir: PathBuf,
     stem: String,
 }
-
-/// The seats' letters, side 0 first.
-const SIDES: [char; 2] = ['a', 'b'];
 
 impl SetFiles {
     /// The files of the set `stem` in `dir`.
@@ -44,10 +43,10 @@ impl SetFiles {
         self.path("jsonl")
     }
 
-    /// The stderr file of side `side` (0: a, 1: b): its bot's, `STEM.a.stderr`, or
-    /// with `member` (from 0) its team member's, `STEM.a1.stderr` for the first.
-    pub fn stderr(&self, side: usize, member: Option<usize>) -> PathBuf {
-        let letter = SIDES[side & 1];
+    /// The stderr file of side `side`: its bot's, `STEM.a.stderr`, or with `member`
+    /// (from 0) its team member's, `STEM.a1.stderr` for the first.
+    pub fn stderr(&self, side: Side, member: Option<usize>) -> PathBuf {
+        let letter = side.lower();
         match member {
             None => self.path(&format!("{letter}.stderr")),
             Some(i) => self.path(&format!("{letter}{}.stderr", i + 1)),
@@ -75,7 +74,8 @@ impl SetFiles {
                 present.push(suffix.to_string());
             }
         }
-        for letter in SIDES {
+        for side in Side::BOTH {
+            let letter = side.lower();
             for i in 1.. {
                 let suffix = format!("{letter}{i}.stderr");
                 if !there(&suffix) {
@@ -165,18 +165,24 @@ mod tests {
     fn a_sets_files_are_named_after_its_stem() {
         let files = SetFiles::new(Path::new("logs"), "r1-x-vs-y");
         assert_eq!(files.log(), Path::new("logs/r1-x-vs-y.jsonl"));
-        assert_eq!(files.stderr(0, None), Path::new("logs/r1-x-vs-y.a.stderr"));
-        assert_eq!(files.stderr(1, None), Path::new("logs/r1-x-vs-y.b.stderr"));
         assert_eq!(
-            files.stderr(0, Some(0)),
+            files.stderr(Side::A, None),
+            Path::new("logs/r1-x-vs-y.a.stderr")
+        );
+        assert_eq!(
+            files.stderr(Side::B, None),
+            Path::new("logs/r1-x-vs-y.b.stderr")
+        );
+        assert_eq!(
+            files.stderr(Side::A, Some(0)),
             Path::new("logs/r1-x-vs-y.a1.stderr")
         );
         assert_eq!(
-            files.stderr(1, Some(2)),
+            files.stderr(Side::B, Some(2)),
             Path::new("logs/r1-x-vs-y.b3.stderr")
         );
         assert_eq!(
-            files.partial(2).stderr(1, Some(0)),
+            files.partial(2).stderr(Side::B, Some(0)),
             Path::new("logs/r1-x-vs-y.partial-2.b1.stderr")
         );
     }
@@ -228,7 +234,13 @@ mod tests {
         let files = SetFiles::new(dir.path(), "r1-reds-vs-blues");
         for attempt in 1..=2 {
             std::fs::write(files.log(), format!("log {attempt}")).expect("write");
-            for (side, member) in [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)] {
+            for (side, member) in [
+                (Side::A, 0),
+                (Side::A, 1),
+                (Side::B, 0),
+                (Side::B, 1),
+                (Side::B, 2),
+            ] {
                 std::fs::write(
                     files.stderr(side, Some(member)),
                     format!("attempt {attempt} side {side} member {member}"),
@@ -249,7 +261,8 @@ mod tests {
         }
         expected.sort();
         assert_eq!(names(dir.path()), expected);
-        let second = std::fs::read_to_string(files.partial(2).stderr(1, Some(2))).expect("read");
+        let second =
+            std::fs::read_to_string(files.partial(2).stderr(Side::B, Some(2))).expect("read");
         assert_eq!(second, "attempt 2 side 1 member 2");
     }
 
@@ -258,7 +271,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let files = SetFiles::new(dir.path(), "r1-a-vs-b");
         std::fs::write(files.log(), "log").expect("write");
-        std::os::unix::fs::symlink("/etc/hostname", files.stderr(0, Some(0))).expect("link");
+        std::os::unix::fs::symlink("/etc/hostname", files.stderr(Side::A, Some(0))).expect("link");
         assert!(files.set_aside().is_err());
         assert_eq!(
             names(dir.path()),

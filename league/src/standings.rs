@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::store::{BotRow, FinishedSet, Progress};
+use crate::store::{seat_side, BotRow, FinishedSet, Progress};
 
 /// Most rated bots whose likelihood of superiority is printed as a matrix in the text
 /// table.
@@ -293,8 +293,8 @@ pub fn pair_counts(sets: &[FinishedSet]) -> Vec<PairCounts> {
     for set in sets {
         let names = [set.key.a.as_str(), set.key.b.as_str()];
         for g in &set.outcome.games {
-            let first = names[usize::from(g.first & 1)];
-            let second = names[usize::from(1 - (g.first & 1))];
+            let first = names[seat_side(g.first).index()];
+            let second = names[seat_side(g.first).other().index()];
             let entry = map.entry((first, second)).or_insert_with(|| PairCounts {
                 first: first.to_string(),
                 second: second.to_string(),
@@ -366,7 +366,7 @@ pub fn compute(
             }
         }
         for f in &o.faults {
-            let line = &mut lines[seats[usize::from(f.bot & 1)]];
+            let line = &mut lines[seats[seat_side(f.bot).index()]];
             line.faults.total += 1;
             *line.faults.by_kind.entry(f.kind.clone()).or_insert(0) += 1;
         }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use referee::{BoardArgs, BotSpec, TimeArgs, TimeControl};
+use referee::{BoardArgs, BotSpec, Side, TimeArgs, TimeControl};
 
 /// The person's time per move when `--my-time` is not given: no limit in practice (a
 /// week per move: the referee's clocks need a deadline).
@@ -38,7 +38,7 @@ pub struct PlayArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Directory for the log and the bot's stderr file.
-    #[arg(long, default_value = "hus-logs", value_name = "DIR")]
+    #[arg(long, default_value = referee::defaults::LOG_DIR, value_name = "DIR")]
     pub log_dir: PathBuf,
     /// Your name on the board and in the log.
     #[arg(long, default_value = "you", value_name = "NAME")]
@@ -160,14 +160,14 @@ impl PlayConfig {
         })
     }
 
-    /// The side the person plays (0 = A, 1 = B): the one `--first` asks for, given the
-    /// lot of the first game.
-    pub fn person_side(&self) -> usize {
-        let lot = self.set.first_movers().first().copied().unwrap_or(0);
+    /// The side the person plays: the one `--first` asks for, given the lot of the
+    /// first game.
+    pub fn person_side(&self) -> Side {
+        let lot = self.set.first_movers().first().copied().unwrap_or(Side::A);
         match self.first {
             First::Me => lot,
-            First::Bot => 1 - lot,
-            First::Lots => 0,
+            First::Bot => lot.other(),
+            First::Lots => Side::A,
         }
     }
 }

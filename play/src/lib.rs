@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use referee::{BotSpec, Entrant, Limits, Lineup, LogWriter};
+use referee::{BotSpec, BySide, Entrant, Limits, Lineup, LogWriter, Side};
 
 pub use args::{First, PlayArgs, PlayConfig, NO_LIMIT};
 pub use seat::{PersonSeat, SeatEnd};
@@ -69,14 +69,14 @@ pub struct Seating {
 /// creates the log, named as `hus match` names its logs.
 pub fn seat(config: &PlayConfig, seat: Arc<PersonSeat>) -> Result<Seating> {
     let person = config.person_side();
-    let mut names = [String::new(), String::new()];
+    let mut names = BySide::<String>::default();
     names[person] = referee::sanitize(&config.name);
-    names[1 - person] = bot_short_name(&config.bot);
-    let stem = referee::log_stem(config.set.seed, names);
+    names[person.other()] = bot_short_name(&config.bot);
+    let stem = referee::log_stem(config.set.seed, names.into_array());
     let (log, stem) = LogWriter::create(&config.log_dir, &stem)?;
     let stderr = config
         .log_dir
-        .join(format!("{stem}.{}.stderr", ["a", "b"][1 - person]));
+        .join(format!("{stem}.{}.stderr", person.other().lower()));
     let bot = Entrant::Process {
         spec: config.bot.clone(),
         stderr_path: stderr.clone(),
@@ -87,10 +87,9 @@ pub fn seat(config: &PlayConfig, seat: Arc<PersonSeat>) -> Result<Seating> {
         connect: seat,
         time: Some(config.my_time),
     };
-    let lineups = if person == 0 {
-        [Lineup::from(me), Lineup::from(bot)]
-    } else {
-        [Lineup::from(bot), Lineup::from(me)]
+    let lineups = match person {
+        Side::A => [Lineup::from(me), Lineup::from(bot)],
+        Side::B => [Lineup::from(bot), Lineup::from(me)],
     };
     Ok(Seating {
         lineups,

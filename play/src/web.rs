@@ -152,11 +152,21 @@ pub struct GameView {
     pub turn: Option<TurnView>,
 }
 
+/// Who, on the page: the person or the bot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Who {
+    /// `you`: the person.
+    You,
+    /// `bot`: the bot.
+    Bot,
+}
+
 /// One move.
 #[derive(Debug, Clone, Serialize)]
 pub struct MoveView {
-    /// `you` or `bot`.
-    pub by: &'static str,
+    /// Who moved.
+    pub by: Who,
     /// The pit, in the mover's numbering.
     pub pit: u32,
 }
@@ -178,15 +188,15 @@ pub struct ResultView {
     /// Game number.
     pub game: u32,
     /// `win`, `loss` or `draw`, for the person.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// Why it ended (`no-moves`, `repetition`...).
     pub reason: String,
     /// The person's points and the bot's.
     pub points: [u32; 2],
     /// Plies played.
     pub plies: u32,
-    /// `you` or `bot` when a fault ended it.
-    pub fault_by: Option<&'static str>,
+    /// Whose fault ended it, when one did.
+    pub fault_by: Option<Who>,
     /// The fault, in words.
     pub detail: Option<String>,
 }
@@ -195,17 +205,9 @@ pub struct ResultView {
 #[derive(Debug, Clone, Serialize)]
 pub struct SetView {
     /// `win`, `loss` or `draw`, for the person.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// The person's points and the bot's.
     pub points: [u32; 2],
-}
-
-fn outcome(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Win => "win",
-        Outcome::Loss => "loss",
-        Outcome::Draw => "draw",
-    }
 }
 
 /// A move the page asked for, checked against the view, on its way to the referee.
@@ -347,7 +349,7 @@ fn hear(v: &mut View, message: RefereeMessage) {
             // The bot moved since the person's last move: the one ply more.
             if t.ply as usize == game.moves.len() + 1 {
                 if let Some(pit) = t.last {
-                    game.moves.push(MoveView { by: "bot", pit });
+                    game.moves.push(MoveView { by: Who::Bot, pit });
                 }
             }
             game.board = [t.you, t.opponent];
@@ -364,7 +366,7 @@ fn hear(v: &mut View, message: RefereeMessage) {
                 // The bot's move ended the game.
                 if r.plies as usize == game.moves.len() + 1 {
                     if let Some(pit) = r.last {
-                        game.moves.push(MoveView { by: "bot", pit });
+                        game.moves.push(MoveView { by: Who::Bot, pit });
                     }
                 }
                 game.board = [r.you.clone(), r.opponent.clone()];
@@ -373,13 +375,13 @@ fn hear(v: &mut View, message: RefereeMessage) {
             }
             v.results.push(ResultView {
                 game: r.game,
-                outcome: outcome(r.outcome),
+                outcome: r.outcome,
                 reason: r.reason.to_string(),
                 points: [r.points.you, r.points.opponent],
                 plies: r.plies,
                 fault_by: r.fault_by.map(|s| match s {
-                    Side::You => "you",
-                    Side::Opponent => "bot",
+                    Side::You => Who::You,
+                    Side::Opponent => Who::Bot,
                 }),
                 detail: r.detail,
             });
@@ -387,7 +389,7 @@ fn hear(v: &mut View, message: RefereeMessage) {
         }
         RefereeMessage::Bye(b) => {
             v.set = Some(SetView {
-                outcome: outcome(b.outcome),
+                outcome: b.outcome,
                 points: [b.points.you, b.points.opponent],
             });
             v.phase = Phase::Over;
@@ -485,7 +487,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
                 "hus play: {said}, points you {} - {} bot; the log: {} (hus replay {} --html \
                  set.html makes it a page)",
                 end.points[person],
-                end.points[1 - person],
+                end.points[person.other()],
                 log.path().display(),
                 log.path().display()
             );
@@ -910,7 +912,7 @@ fn take_move(v: &mut View, request: &MoveRequest) -> Result<Chosen, (StatusCode,
     }
     game.turn = None;
     game.moves.push(MoveView {
-        by: "you",
+        by: Who::You,
         pit: request.pit,
     });
     v.phase = Phase::Waiting;
@@ -942,6 +944,16 @@ mod tests {
             ]
         );
         assert_eq!(View::default().phase, Phase::Starting);
+        // Who moved, and whose fault ended a game, as play.js reads them.
+        assert_eq!(
+            [Who::You, Who::Bot].map(|w| serde_json::to_string(&w).expect("serialize")),
+            ["\"you\"", "\"bot\""]
+        );
+        assert_eq!(
+            [Outcome::Win, Outcome::Loss, Outcome::Draw]
+                .map(|o| serde_json::to_string(&o).expect("serialize")),
+            ["\"win\"", "\"loss\"", "\"draw\""]
+        );
         // play.js's opening comment lists the values of data-phase: exactly these.
         let listed = PLAY_JS
             .split("data-phase (")
@@ -1025,7 +1037,7 @@ mod tests {
             .flat_map(|g| &g.moves)
             .map(|m| (m.by, m.pit))
             .collect();
-        assert_eq!(moves, [("you", 5)]);
+        assert_eq!(moves, [(Who::You, 5)]);
     }
 
     #[test]
@@ -1046,14 +1058,14 @@ mod tests {
             }),
         );
         take_move(&mut v, &request(1, 2, 7)).expect("legal");
-        let moves = |v: &View| -> Vec<(&str, u32)> {
+        let moves = |v: &View| -> Vec<(Who, u32)> {
             v.game
                 .iter()
                 .flat_map(|g| &g.moves)
                 .map(|m| (m.by, m.pit))
                 .collect()
         };
-        assert_eq!(moves(&v), [("you", 4), ("bot", 9), ("you", 7)]);
+        assert_eq!(moves(&v), [(Who::You, 4), (Who::Bot, 9), (Who::You, 7)]);
         // The bot's reply ended the game: the result's `last` is its move.
         let result = |plies, last| {
             RefereeMessage::Result(protocol::GameResult {
@@ -1076,13 +1088,13 @@ mod tests {
         hear(&mut ended_by_bot, result(4, 12));
         assert_eq!(
             moves(&ended_by_bot),
-            [("you", 4), ("bot", 9), ("you", 7), ("bot", 12)]
+            [(Who::You, 4), (Who::Bot, 9), (Who::You, 7), (Who::Bot, 12)]
         );
-        assert_eq!(ended_by_bot.results[0].outcome, "loss");
+        assert_eq!(ended_by_bot.results[0].outcome, Outcome::Loss);
         assert_eq!(ended_by_bot.results[0].points, [0, 2]);
         // The person's own move ended it: nothing is added.
         hear(&mut v, result(3, 7));
-        assert_eq!(moves(&v), [("you", 4), ("bot", 9), ("you", 7)]);
+        assert_eq!(moves(&v), [(Who::You, 4), (Who::Bot, 9), (Who::You, 7)]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::linalg::{Cholesky, Matrix};
 use crate::{normal, Error, GameTable};
 
 /// ln(10)/400: the logistic curve of the Elo scale is σ(C·x) with x in Elo.
-const C: f64 = std::f64::consts::LN_10 / 400.0;
+pub(crate) const C: f64 = std::f64::consts::LN_10 / 400.0;
 
 /// The default prior: each bot gets 2 virtual draws (the strength of BayesElo's default
 /// prior, spread differently: docs/ratings.md, "The prior").

@@ -14,7 +14,8 @@
 //!   the full covariance, the likelihood of superiority of each pair
 //!   ([`Ratings::compare`], [`Ratings::los_matrix`]), and for pairing games the
 //!   information one more game would add ([`Ratings::game_information`],
-//!   [`Ratings::most_informative_game`]).
+//!   [`Ratings::most_informative_game`]); for a pair, how much more surely one more set
+//!   would order it ([`order_gain`], with [`game_fisher_information`]).
 //! - [`Sprt`] tests H0 "A is elo0 stronger than B" against H1 "elo1 stronger" with the
 //!   generalized SPRT of fishtest and fastchess, on single games ([`Sprt::trinomial`]
 //!   of a [`Wdl`]) or on game pairs with swapped seats ([`Sprt::pentanomial`] of a
@@ -62,6 +63,7 @@ mod error;
 mod fit;
 mod linalg;
 mod normal;
+mod order;
 mod sprt;
 mod table;
 mod tally;
@@ -71,6 +73,7 @@ pub use fit::{
     expected_score, Advantage, Anchor, Comparison, Estimate, FitOptions, GameInformation, Ratings,
     DEFAULT_AVERAGE, DEFAULT_PRIOR_DRAWS,
 };
+pub use order::{game_fisher_information, order_gain};
 pub use sprt::{Decision, Sprt, SprtStatus};
 pub use table::{GameTable, Outcome, Wdl};
 pub use tally::{elo_difference, EloEstimate, Pentanomial};

@@ -8,6 +8,8 @@ use engine::{AnyPosition, Rules};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::side::Side;
+
 /// How long each move may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeControl {
@@ -106,11 +108,6 @@ pub struct SetConfig {
     pub sprt: Option<ratings::Sprt>,
 }
 
-/// The default `--games` of `hus match`, and with `--sprt` (the most to play).
-pub const DEFAULT_GAMES: u32 = 7;
-/// The default most games of `hus match --sprt`.
-pub const DEFAULT_SPRT_GAMES: u32 = 20_000;
-
 impl SetConfig {
     /// Whether games go in pairs (2k-1, 2k) with the first mover swapped: with openings
     /// (both games of a pair start from the same one) or an SPRT.
@@ -127,7 +124,7 @@ impl SetConfig {
 
     /// The bot that moves first in each game, from the seed: a lot for each game, or
     /// with pairs a lot for the first game of each pair and the other bot in the second.
-    pub fn first_movers(&self) -> Vec<usize> {
+    pub fn first_movers(&self) -> Vec<Side> {
         first_movers(self.seed, self.games, self.paired())
     }
 }
@@ -151,11 +148,14 @@ pub fn lots(seed: u64, games: u32) -> Vec<usize> {
 
 /// The first movers of a set's games: the lots of [`lots`], with, in a paired
 /// set, the second game of each pair given to the other bot.
-pub fn first_movers(seed: u64, games: u32, paired: bool) -> Vec<usize> {
-    let mut firsts = lots(seed, games);
+pub fn first_movers(seed: u64, games: u32, paired: bool) -> Vec<Side> {
+    let mut firsts: Vec<Side> = lots(seed, games)
+        .into_iter()
+        .map(|lot| if lot == 0 { Side::A } else { Side::B })
+        .collect();
     if paired {
         for k in (1..firsts.len()).step_by(2) {
-            firsts[k] = 1 - firsts[k - 1];
+            firsts[k] = firsts[k - 1].other();
         }
     }
     firsts
@@ -184,6 +184,19 @@ pub fn fresh_seed() -> u64 {
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     // Nine digits: easy to read, copy and type back into --seed.
     (x ^ (x >> 31)) % 1_000_000_000
+}
+
+/// A duration as [`parse_duration`] reads it back, and as the league file and the
+/// command lines' defaults write it: `100ms`, `2s`, `1.5ms`.
+pub fn show_duration(d: Duration) -> String {
+    let micros = d.as_micros();
+    if micros.is_multiple_of(1_000_000) {
+        format!("{}s", micros / 1_000_000)
+    } else if micros.is_multiple_of(1000) {
+        format!("{}ms", micros / 1000)
+    } else {
+        format!("{}.{:03}ms", micros / 1000, micros % 1000)
+    }
 }
 
 /// Parses `250ms`, `1.5s`, `2m`, `1h`, or a bare number of milliseconds.
@@ -307,23 +320,15 @@ mod tests {
         for seed in 0..20 {
             let lots = lots(seed, 7);
             // Without pairs: the lots themselves, as before openings.
-            assert_eq!(first_movers(seed, 7, false), lots);
-            let paired = first_movers(seed, 7, true);
+            let indices =
+                |firsts: Vec<Side>| firsts.into_iter().map(Side::index).collect::<Vec<_>>();
+            assert_eq!(indices(first_movers(seed, 7, false)), lots);
+            let paired = indices(first_movers(seed, 7, true));
             for g in 0..7 {
                 let expected = if g % 2 == 1 { 1 - lots[g - 1] } else { lots[g] };
                 assert_eq!(paired[g], expected, "seed {seed}, game {}", g + 1);
             }
         }
-    }
-
-    #[test]
-    fn the_first_mover_is_seated_as_the_side_to_move() {
-        use crate::set::bots_by_player;
-        use engine::Player;
-        assert_eq!(bots_by_player(0, Player::Zero), [0, 1]);
-        assert_eq!(bots_by_player(1, Player::Zero), [1, 0]);
-        assert_eq!(bots_by_player(0, Player::One), [1, 0]);
-        assert_eq!(bots_by_player(1, Player::One), [0, 1]);
     }
 
     #[test]

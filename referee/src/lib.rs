@@ -34,6 +34,7 @@
 mod bot;
 mod cli;
 mod config;
+pub mod defaults;
 mod files;
 mod lifetime;
 mod limits;
@@ -46,6 +47,7 @@ mod replay;
 mod report;
 mod sandbox;
 mod set;
+mod side;
 mod sprt;
 mod stderr;
 mod stop;
@@ -62,8 +64,8 @@ pub use cli::perft_cmd::run as run_perft;
 pub use cli::random_bot::run as run_random_bot;
 pub use cli::replay_cmd::run as run_replay;
 pub use config::{
-    first_movers, fresh_seed, lots, parse_bytes, parse_clock, parse_duration, sanitize, BotSpec,
-    SetConfig, TimeControl, DEFAULT_GAMES, DEFAULT_SPRT_GAMES,
+    first_movers, fresh_seed, lots, parse_bytes, parse_clock, parse_duration, sanitize,
+    show_duration, BotSpec, SetConfig, TimeControl,
 };
 pub use files::{create_dir, create_file, refuse_symlink, Create};
 pub use limits::{raise_referee_priority, Limits};
@@ -82,9 +84,9 @@ pub use sandbox::{
     DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER, DEFAULT_TMP_SIZE,
 };
 pub use set::{
-    bots_by_player, play_set, team_orders, Entrant, Lineup, Member, RecordSink, SetError, Team,
-    WriteError,
+    play_set, team_orders, Entrant, Lineup, Member, RecordSink, SetError, Team, WriteError,
 };
+pub use side::{BySide, Seating, Side};
 pub use sprt::parse_sprt;
 pub use stop::stop_signal;
 

@@ -214,7 +214,9 @@ mod tests {
         records
             .iter()
             .filter_map(|r| match r {
-                Record::Fault(f) => Some((f.game, f.bot, f.kind.to_string(), f.detail.clone())),
+                Record::Fault(f) => {
+                    Some((f.game, f.bot.index(), f.kind.to_string(), f.detail.clone()))
+                }
                 _ => None,
             })
             .collect()
@@ -233,11 +235,11 @@ mod tests {
             panic!("no set-end: {records:?}");
         };
         assert_eq!(end.games_played, 3);
-        assert_eq!(end.faults, [0, 0]);
+        assert_eq!(end.faults.into_array(), [0, 0]);
         let readies: Vec<_> = records
             .iter()
             .filter_map(|r| match r {
-                Record::Ready(r) => Some((r.bot, r.name.clone(), r.peer.clone(), r.rtt_ms)),
+                Record::Ready(r) => Some((r.bot.index(), r.name.clone(), r.peer.clone(), r.rtt_ms)),
                 _ => None,
             })
             .collect();
@@ -258,7 +260,7 @@ mod tests {
         let stops: Vec<_> = records
             .iter()
             .filter_map(|r| match r {
-                Record::Shutdown(s) => Some((s.bot, s.status.clone(), s.stopped_by)),
+                Record::Shutdown(s) => Some((s.bot.index(), s.status.clone(), s.stopped_by)),
                 _ => None,
             })
             .collect();
@@ -289,7 +291,7 @@ mod tests {
         let restarts: Vec<_> = records
             .iter()
             .filter_map(|r| match r {
-                Record::Restart(r) => Some((r.bot, r.game)),
+                Record::Restart(r) => Some((r.bot.index(), r.game)),
                 _ => None,
             })
             .collect();
@@ -297,7 +299,11 @@ mod tests {
         let ends: Vec<_> = records
             .iter()
             .filter_map(|r| match r {
-                Record::GameEnd(e) => Some((e.game, e.reason.to_string(), e.winner)),
+                Record::GameEnd(e) => Some((
+                    e.game,
+                    e.reason.to_string(),
+                    e.winner.map(crate::Side::index),
+                )),
                 _ => None,
             })
             .collect();
@@ -307,7 +313,7 @@ mod tests {
         let peers: Vec<_> = records
             .iter()
             .filter_map(|r| match r {
-                Record::Ready(r) if r.bot == 1 => r.peer.clone(),
+                Record::Ready(r) if r.bot == crate::Side::B => r.peer.clone(),
                 _ => None,
             })
             .collect();
@@ -334,7 +340,7 @@ mod tests {
         let moves: Vec<_> = credited
             .iter()
             .filter_map(|r| match r {
-                Record::Move(m) if m.bot == 0 => Some((m.ms, m.rtt_ms, m.lag_ms)),
+                Record::Move(m) if m.bot == crate::Side::A => Some((m.ms, m.rtt_ms, m.lag_ms)),
                 _ => None,
             })
             .collect();
@@ -392,7 +398,7 @@ mod tests {
             panic!("no header: {records:?}");
         };
         assert_eq!(
-            header.bots.each_ref().map(|b| b.time),
+            header.bots.each_ref().map(|b| b.time).into_array(),
             [
                 Some(protocol::TimeControl::PerMove {
                     move_ms: 10_000,
@@ -404,7 +410,7 @@ mod tests {
         let slow_moves: Vec<f64> = records
             .iter()
             .filter_map(|r| match r {
-                Record::Move(m) if m.bot == 0 => Some(m.ms),
+                Record::Move(m) if m.bot == crate::Side::A => Some(m.ms),
                 _ => None,
             })
             .collect();
@@ -437,7 +443,7 @@ mod tests {
         let moves_of_a = |records: &[Record]| {
             records
                 .iter()
-                .filter(|r| matches!(r, Record::Move(m) if m.bot == 0))
+                .filter(|r| matches!(r, Record::Move(m) if m.bot == crate::Side::A))
                 .count()
         };
 

@@ -1,9 +1,11 @@
 //! The records of a set: what happened, in the shape the log stores it (LOGS.md). The
 //! set runner produces them, the log writes them, the console and the JSON summary
-//! read them, and `hus replay` parses them back. Bots are named by their index in the
-//! set, `0` (BOT_A) and `1` (BOT_B); players by engine number, `0` moving first.
+//! read them, and `hus replay` parses them back. Bots are [`Side`]s, written as their
+//! index in the set, `0` (BOT_A) and `1` (BOT_B); players by engine number, `0` moving first.
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::side::{BySide, Side};
 
 /// The version of the log format described in LOGS.md.
 pub const LOG_VERSION: u32 = 1;
@@ -255,7 +257,7 @@ pub struct Header {
     pub seed: u64,
     pub games: u32,
     pub early_stop: bool,
-    pub bots: [BotRecord; 2],
+    pub bots: BySide<BotRecord>,
     /// UTC, RFC 3339.
     pub started: String,
     /// Bytes: the longest line a bot may send.
@@ -277,7 +279,7 @@ pub struct Header {
     /// as a whole (the team's name, its members' commands joined by ` + `, no stderr
     /// file). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub teams: Option<Box<[TeamRecord; 2]>>,
+    pub teams: Option<Box<BySide<TeamRecord>>>,
 }
 
 /// A team of a team set: its name and its members, in the team's list order.
@@ -421,7 +423,7 @@ pub struct BotRecord {
 /// A bot answered `hello` (or failed to): at the start of the set and after restarts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ready {
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -442,14 +444,14 @@ pub struct GameStart {
     pub game: u32,
     /// The bot that moves first (the player to move in `position`: player 0 from the
     /// preset's starting position), drawn by lot.
-    pub first: usize,
+    pub first: Side,
     /// Starting position, in the notation of RULES.md: the preset's, or the opening.
     pub position: String,
     /// Team sets only: for each side, the order in which its members take the side's
     /// turns in this game (indices into `header.teams[side].members`), drawn by lot
     /// from the set's seed. Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<[Vec<usize>; 2]>,
+    pub order: Option<BySide<Vec<usize>>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -457,13 +459,13 @@ pub struct MoveRecord {
     pub game: u32,
     /// 0 for the first move of the game.
     pub ply: u32,
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mate: Option<usize>,
-    /// Engine player: 0 moves first.
-    pub player: usize,
+    /// Engine player: 0 moves first (written as the number).
+    pub player: engine::Player,
     pub pit: u32,
     /// Time the bot took, from turn written to move read.
     pub ms: f64,
@@ -487,7 +489,7 @@ pub struct Fault {
     pub game: u32,
     /// The ply at which it happened (the number of moves played in the game).
     pub ply: u32,
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -530,14 +532,14 @@ pub struct GameEnd {
     /// `no-moves`, `repetition`, `no-capture-limit`, or a fault kind.
     pub reason: GameEndReason,
     /// The winning bot, `null` for a draw.
-    pub winner: Option<usize>,
+    pub winner: Option<Side>,
     /// The bots (in a team set, the sides) that faulted: one, or both when neither
     /// could start the game.
-    pub faulted: Vec<usize>,
+    pub faulted: Vec<Side>,
     /// The loser had no seeds at all.
     pub double: bool,
     /// Points of bot 0 and bot 1.
-    pub points: [u32; 2],
+    pub points: BySide<u32>,
     pub plies: u32,
     /// Final position.
     pub position: String,
@@ -545,7 +547,7 @@ pub struct GameEnd {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Restart {
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -557,7 +559,7 @@ pub struct Restart {
 /// How a bot process ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shutdown {
-    pub bot: usize,
+    pub bot: Side,
     /// Team sets only: which member of side `bot`'s team (an index into
     /// `header.teams[bot].members`). Absent in an ordinary set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -635,12 +637,12 @@ pub struct StrayProcess {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SetEnd {
     pub games_played: u32,
-    pub points: [u32; 2],
-    pub wins: [u32; 2],
+    pub points: BySide<u32>,
+    pub wins: BySide<u32>,
     pub draws: u32,
     /// The bot with more points, `null` for a drawn set.
-    pub winner: Option<usize>,
-    pub faults: [u32; 2],
+    pub winner: Option<Side>,
+    pub faults: BySide<u32>,
     /// UTC, RFC 3339.
     pub finished: String,
     /// With an SPRT (`header.sprt`): where it stood, and so why the set ended.

@@ -12,6 +12,7 @@ use crate::files::{create_file, Create};
 use crate::records::{self, Record, StoppedBy};
 use crate::replay::text::plural;
 use crate::set::{RecordSink, WriteError};
+use crate::side::{BySide, Side};
 use crate::sprt::{decision_record, sprt_of_record, SprtTally};
 
 /// The log of one set: one JSON object per line, each written and flushed as it
@@ -241,19 +242,19 @@ impl BotStats {
 pub struct GameSummary {
     pub game: u32,
     /// The bot that moved first: the player to move in `start`.
-    pub first: usize,
+    pub first: Side,
     /// The position the game started from (the preset's, or an opening).
     pub start: String,
     /// Team sets only: each side's order of members in this game (`game-start.order`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub order: Option<[Vec<usize>; 2]>,
+    pub order: Option<BySide<Vec<usize>>>,
     pub reason: records::GameEndReason,
     /// A bot, or `null` for a draw.
-    pub winner: Option<usize>,
-    pub faulted: Vec<usize>,
+    pub winner: Option<Side>,
+    pub faulted: Vec<Side>,
     pub double: bool,
     /// By bot: A, B.
-    pub points: [u32; 2],
+    pub points: BySide<u32>,
     pub plies: u32,
     /// The final position, in notation: player 0 first (the bot `first` when `start`
     /// has player 0 to move).
@@ -266,9 +267,9 @@ pub struct Console {
     /// Print nothing (the figures are still kept).
     pub quiet: bool,
     /// Each bot's figures, in bot order (A, B); in a team set, each team's.
-    pub bots: [BotStats; 2],
+    pub bots: BySide<BotStats>,
     /// Team sets only: each team's name and its members' figures.
-    pub teams: Option<[(String, Vec<MateStats>); 2]>,
+    pub teams: Option<BySide<(String, Vec<MateStats>)>>,
     /// Every game's end, in order, with who began it.
     pub games: Vec<GameSummary>,
     /// Every fault, in order.
@@ -279,12 +280,12 @@ pub struct Console {
     pub set_end: Option<records::SetEnd>,
     /// With an SPRT (from the header): the pairs so far.
     pub sprt: Option<SprtTally>,
-    game_ms: [f64; 2],
-    first: usize,
+    game_ms: BySide<f64>,
+    first: Side,
     start: String,
-    order: Option<[Vec<usize>; 2]>,
+    order: Option<BySide<Vec<usize>>>,
     /// The winner of the first game of a pair still open.
-    pair_opened: Option<Option<usize>>,
+    pair_opened: Option<Option<Side>>,
     /// Whether the set's opening lines are printed (at its first game).
     introduced: bool,
 }
@@ -295,7 +296,7 @@ impl Console {
         let [a, b] = commands;
         Console {
             quiet,
-            bots: [
+            bots: BySide::new(
                 BotStats {
                     command: a,
                     ..BotStats::default()
@@ -304,15 +305,15 @@ impl Console {
                     command: b,
                     ..BotStats::default()
                 },
-            ],
+            ),
             teams: None,
             games: Vec::new(),
             faults: Vec::new(),
             header: None,
             set_end: None,
             sprt: None,
-            game_ms: [0.0; 2],
-            first: 0,
+            game_ms: BySide::default(),
+            first: Side::A,
             start: String::new(),
             order: None,
             pair_opened: None,
@@ -435,13 +436,13 @@ impl Console {
             h.games,
             h.seed
         );
-        for b in 0..2 {
+        for b in Side::BOTH {
             match &h.teams {
                 None => say!("  {}: {}", self.label(b), h.bots[b].command),
                 Some(teams) => {
                     say!("  {}: a team of {}", self.label(b), teams[b].members.len());
                     for (i, m) in teams[b].members.iter().enumerate() {
-                        say!("    {}{} {}: {}", ["A", "B"][b], i + 1, m.name, m.command);
+                        say!("    {}{} {}: {}", b.letter(), i + 1, m.name, m.command);
                     }
                 }
             }
@@ -466,8 +467,8 @@ impl Console {
     }
 
     /// `A (greedy)`.
-    pub fn label(&self, bot: usize) -> String {
-        let letter = ["A", "B"][bot];
+    pub fn label(&self, bot: Side) -> String {
+        let letter = bot.letter();
         match &self.bots[bot].name {
             Some(name) => format!("{letter} ({})", protocol::excerpt(name.as_bytes(), 40)),
             None => letter.to_string(),
@@ -476,15 +477,15 @@ impl Console {
 
     /// `greedy for A (red)`: a member of a team; `A (greedy)` for the bot of an
     /// ordinary set.
-    pub fn mate_label(&self, bot: usize, mate: Option<usize>) -> String {
+    pub fn mate_label(&self, bot: Side, mate: Option<usize>) -> String {
         match (&self.teams, mate) {
-            (Some(teams), Some(i)) => match teams[bot.min(1)].1.get(i) {
+            (Some(teams), Some(i)) => match teams[bot].1.get(i) {
                 Some(m) => format!(
                     "{} for {}",
                     protocol::excerpt(m.name.as_bytes(), 40),
                     self.label(bot)
                 ),
-                None => format!("{}{}", ["A", "B"][bot.min(1)], i + 1),
+                None => format!("{}{}", bot.letter(), i + 1),
             },
             _ => self.label(bot),
         }
@@ -533,8 +534,7 @@ impl Console {
             "mean ms",
             "max ms"
         );
-        for b in 0..2 {
-            let s = &self.bots[b];
+        for (b, s) in self.bots.sides() {
             say!(
                 "{:<28} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9.2} {:>9.2}",
                 self.label(b),
@@ -548,7 +548,7 @@ impl Console {
             );
         }
         if let Some(teams) = &self.teams {
-            for (b, (_, members)) in teams.iter().enumerate() {
+            for (b, (_, members)) in teams.sides() {
                 for (i, m) in members.iter().enumerate() {
                     say!(
                         "  {:<26} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9.2} {:>9.2}",
@@ -578,11 +578,11 @@ impl RecordSink for Console {
     fn record(&mut self, record: &Record) -> Result<(), WriteError> {
         match record {
             Record::Header(h) => {
-                for b in 0..2 {
+                for b in Side::BOTH {
                     self.bots[b].name = h.bots[b].name.clone();
                 }
                 self.teams = h.teams.as_ref().map(|teams| {
-                    [0, 1].map(|b| {
+                    BySide::from_fn(|b| {
                         let members = teams[b]
                             .members
                             .iter()
@@ -605,7 +605,7 @@ impl RecordSink for Console {
             }
             Record::Ready(r) => match (self.teams.as_mut(), r.mate) {
                 (Some(teams), Some(i)) => {
-                    if let Some(m) = teams[r.bot.min(1)].1.get_mut(i) {
+                    if let Some(m) = teams[r.bot].1.get_mut(i) {
                         m.announced = r.name.clone();
                     }
                 }
@@ -616,7 +616,7 @@ impl RecordSink for Console {
                     self.introduced = true;
                     self.introduce();
                 }
-                self.game_ms = [0.0; 2];
+                self.game_ms = BySide::default();
                 self.first = g.first;
                 self.order = g.order.clone();
                 self.start.clone_from(&g.position);
@@ -628,7 +628,7 @@ impl RecordSink for Console {
                 s.max_ms = s.max_ms.max(m.ms);
                 self.game_ms[m.bot] += m.ms;
                 if let (Some(teams), Some(i)) = (self.teams.as_mut(), m.mate) {
-                    if let Some(t) = teams[m.bot.min(1)].1.get_mut(i) {
+                    if let Some(t) = teams[m.bot].1.get_mut(i) {
                         t.moves += 1;
                         t.total_ms += m.ms;
                         t.max_ms = t.max_ms.max(m.ms);
@@ -638,7 +638,7 @@ impl RecordSink for Console {
             Record::Fault(f) => {
                 self.bots[f.bot].faults += 1;
                 if let (Some(teams), Some(i)) = (self.teams.as_mut(), f.mate) {
-                    if let Some(t) = teams[f.bot.min(1)].1.get_mut(i) {
+                    if let Some(t) = teams[f.bot].1.get_mut(i) {
                         t.faults += 1;
                     }
                 }
@@ -658,7 +658,7 @@ impl RecordSink for Console {
                 self.faults.push(f.clone());
             }
             Record::GameEnd(g) => {
-                for b in 0..2 {
+                for b in Side::BOTH {
                     self.bots[b].points += g.points[b];
                     match g.winner {
                         Some(w) if w == b => self.bots[b].wins += 1,
@@ -674,8 +674,8 @@ impl RecordSink for Console {
                             let a = [opened.flatten(), g.winner]
                                 .iter()
                                 .map(|w| match w {
-                                    Some(0) => 1.0,
-                                    Some(_) => 0.0,
+                                    Some(Side::A) => 1.0,
+                                    Some(Side::B) => 0.0,
                                     None => 0.5,
                                 })
                                 .sum::<f64>();
@@ -707,14 +707,14 @@ impl RecordSink for Console {
                     };
                     let order = match (&self.order, &self.teams) {
                         (Some(order), Some(teams)) => {
-                            let names = |b: usize| {
+                            let names = |b: Side| {
                                 order[b]
                                     .iter()
                                     .map(|&i| teams[b].1.get(i).map_or("?", |m| m.name.as_str()))
                                     .collect::<Vec<_>>()
                                     .join(", ")
                             };
-                            format!("; order A: {}; B: {}", names(0), names(1))
+                            format!("; order A: {}; B: {}", names(Side::A), names(Side::B))
                         }
                         _ => String::new(),
                     };
@@ -725,10 +725,10 @@ impl RecordSink for Console {
                         result,
                         g.reason,
                         g.plies,
-                        g.points[0],
-                        g.points[1],
-                        self.game_ms[0],
-                        self.game_ms[1],
+                        g.points[Side::A],
+                        g.points[Side::B],
+                        self.game_ms[Side::A],
+                        self.game_ms[Side::B],
                         order
                     );
                 }
@@ -844,7 +844,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let (mut log, _) = LogWriter::create(dir.path(), "r1-a-vs-b").expect("log");
         log.record(&Record::Ready(records::Ready {
-            bot: 0,
+            bot: Side::A,
             mate: None,
             name: Some("a".into()),
             ms: 1.0,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use engine::{AnyPosition, Board, Game, GameEnd, Player, Rules, SetScore};
 use protocol::{
     decode_bot_message, excerpt, BotMessage, Bye, FaultKind, GameResult, GameStart, Hello, Outcome,
-    Points, RefereeMessage, RulesInfo, Side, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
+    Points, RefereeMessage, RulesInfo, Turn, MAX_LINE_LEN, PROTOCOL_VERSION,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -21,6 +21,7 @@ use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::limits::Limits;
 use crate::link::Connect;
 use crate::records::{self, GameEndReason, Record, Stage};
+use crate::side::{BySide, Seating, Side};
 use crate::sprt::{sprt_record, SprtTally};
 
 /// The set's steps fail only when a record cannot be written.
@@ -259,8 +260,8 @@ pub struct Member {
 /// One bot process of a set, with its place: side and, in a team set, member index.
 struct Seat {
     entrant: Entrant,
-    /// The side it plays: 0 (A) or 1 (B).
-    side: usize,
+    /// The side it plays.
+    side: Side,
     /// Team sets only: its index in its team.
     mate: Option<usize>,
     /// The name given to it by the caller (team sets), for `hello.team` and the log.
@@ -295,11 +296,11 @@ pub async fn play_set(
                     });
                 }
             }
-            Some([a.name.clone(), b.name.clone()])
+            Some(BySide::new(a.name.clone(), b.name.clone()))
         }
         _ => return Err(SetError::MixedLineup),
     };
-    let names: [Vec<String>; 2] = [0, 1].map(|side| match &lineups[side] {
+    let names: BySide<Vec<String>> = BySide::from_fn(|side| match &lineups[side.index()] {
         // Only a team's members are named to their partners.
         Lineup::Bot(_) => vec![String::new()],
         Lineup::Team(t) => t.members.iter().map(|m| m.name.clone()).collect(),
@@ -308,8 +309,8 @@ pub async fn play_set(
         hello_message_timed(config, time.unwrap_or(config.time), referee, None).to_line()
     };
     let mut seats = Vec::new();
-    let mut sides: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
-    for (side, lineup) in lineups.into_iter().enumerate() {
+    let mut sides: BySide<Vec<usize>> = BySide::default();
+    for (side, lineup) in Side::BOTH.into_iter().zip(lineups) {
         let members: Vec<(Option<usize>, String, Entrant)> = match lineup {
             Lineup::Bot(e) => vec![(None, names[side][0].clone(), *e)],
             Lineup::Team(t) => t
@@ -328,8 +329,8 @@ pub async fn play_set(
                         name: teams[side].clone(),
                         members: names[side].clone(),
                         you: i as u32,
-                        opponent: teams[1 - side].clone(),
-                        opponent_members: names[1 - side].clone(),
+                        opponent: teams[side.other()].clone(),
+                        opponent_members: names[side.other()].clone(),
                     },
                 ),
                 _ => plain_hello(entrant.time()),
@@ -363,9 +364,9 @@ struct Runner<'a> {
     /// Every bot of the set: side A's first, in their team's order.
     seats: Vec<Seat>,
     /// The seats of each side, in the team's list order (one for a single bot).
-    sides: [Vec<usize>; 2],
+    sides: BySide<Vec<usize>>,
     /// Team sets only: the teams' names.
-    teams: Option<[String; 2]>,
+    teams: Option<BySide<String>>,
 }
 
 /// How a game ended: by its rules (with the log's reason), or by the kind of its first
@@ -433,7 +434,7 @@ impl Runner<'_> {
             let start = self.config.start_of(game_no);
             let end = self.play_game(game_no, first, start, sink).await?;
             played += 1;
-            score.record(end.points, end.winner);
+            score.record(end.points.into_array(), end.winner.map(Side::index));
             if let Some(tally) = tally.as_mut() {
                 tally.add_game(game_no, end.winner);
             }
@@ -451,13 +452,15 @@ impl Runner<'_> {
         }
 
         // Bye, then let each bot exit by itself within the grace period.
+        let points = BySide::from(score.points);
+        let leader = score.leader().and_then(Side::from_index);
         for k in 0..self.seats.len() {
             let b = self.seats[k].side;
-            let outcome = outcome_of(score.leader(), b);
+            let outcome = outcome_of(leader, b);
             let msg = RefereeMessage::Bye(Bye {
                 points: Points {
-                    you: score.points[b],
-                    opponent: score.points[1 - b],
+                    you: points[b],
+                    opponent: points[b.other()],
                 },
                 outcome,
             });
@@ -478,11 +481,11 @@ impl Runner<'_> {
         }
         let end = records::SetEnd {
             games_played: played,
-            points: score.points,
-            wins: score.wins,
+            points,
+            wins: score.wins.into(),
             draws: score.draws,
-            winner: score.leader(),
-            faults: [0, 1].map(|b| self.sides[b].iter().map(|&k| self.seats[k].faults).sum()),
+            winner: leader,
+            faults: BySide::from_fn(|b| self.sides[b].iter().map(|&k| self.seats[k].faults).sum()),
             finished: records::now_rfc3339(),
             sprt: tally.as_ref().map(SprtTally::end_record),
         };
@@ -503,14 +506,14 @@ impl Runner<'_> {
             seed: c.seed,
             games: c.games,
             early_stop: c.early_stop,
-            bots: [0, 1].map(|b| self.side_record(b)),
+            bots: BySide::from_fn(|b| self.side_record(b)),
             started: records::now_rfc3339(),
             line_limit: MAX_LINE_LEN as u64,
             writer: records::Writer::this_process(),
             openings: c.openings.iter().map(|p| p.to_string()).collect(),
             sprt: c.sprt.as_ref().map(sprt_record),
             teams: self.teams.as_ref().map(|names| {
-                Box::new([0, 1].map(|b| {
+                Box::new(BySide::from_fn(|b| {
                     records::TeamRecord {
                         name: names[b].clone(),
                         members: self.sides[b]
@@ -534,7 +537,7 @@ impl Runner<'_> {
     }
 
     /// `header.bots[b]`: the bot of side `b`, or in a team set the team as a whole.
-    fn side_record(&self, b: usize) -> records::BotRecord {
+    fn side_record(&self, b: Side) -> records::BotRecord {
         match &self.teams {
             None => {
                 let seat = &self.seats[self.sides[b][0]];
@@ -564,7 +567,7 @@ impl Runner<'_> {
     }
 
     /// The time control of side `b`: its (first) seat's own, or the set's.
-    fn time_of_side(&self, b: usize) -> TimeControl {
+    fn time_of_side(&self, b: Side) -> TimeControl {
         self.seats[self.sides[b][0]]
             .entrant
             .time()
@@ -581,7 +584,7 @@ impl Runner<'_> {
                 i + 1,
                 teams[seat.side]
             ),
-            _ => format!("bot {}", ["A", "B"][seat.side]),
+            _ => format!("bot {}", seat.side.letter()),
         }
     }
 
@@ -665,20 +668,20 @@ impl Runner<'_> {
     async fn play_game(
         &mut self,
         game_no: u32,
-        first: usize,
+        first: Side,
         start: AnyPosition,
         sink: &mut dyn RecordSink,
     ) -> Result<records::GameEnd> {
         let rules = self.config.rules;
         // A fresh history: the start is its own first occurrence (RULES.md, section 7).
         let mut game = Game::new(start);
-        let bot_of = bots_by_player(first, start.to_move());
+        let seating = Seating::new(first, start.to_move());
         // Team sets: who of each team plays its side's 1st, 2nd... move, by lot.
         let order = self.teams.as_ref().map(|_| {
             team_orders(
                 self.config.seed,
                 game_no,
-                [self.sides[0].len(), self.sides[1].len()],
+                self.sides.each_ref().map(Vec::len),
             )
         });
         sink.record(&Record::GameStart(records::GameStart {
@@ -705,7 +708,7 @@ impl Runner<'_> {
                 continue;
             }
             let b = self.seats[k].side;
-            let me = player_of(&bot_of, b);
+            let me = seating.player(b);
             let pos = game.position();
             let as_wire = |o: &Vec<usize>| o.iter().map(|&i| i as u32).collect::<Vec<u32>>();
             let msg = RefereeMessage::Game(GameStart {
@@ -714,7 +717,7 @@ impl Runner<'_> {
                 you: pits(pos, me),
                 opponent: pits(pos, me.other()),
                 order: order.as_ref().map(|o| as_wire(&o[b])),
-                opponent_order: order.as_ref().map(|o| as_wire(&o[1 - b])),
+                opponent_order: order.as_ref().map(|o| as_wire(&o[b.other()])),
             });
             if let Some(f) = self.send(k, &msg).await {
                 let kind = f.kind;
@@ -723,12 +726,12 @@ impl Runner<'_> {
             }
         }
 
-        let mut clocks = [0, 1].map(|b| match self.time_of_side(b) {
+        let mut clocks = BySide::from_fn(|b| match self.time_of_side(b) {
             TimeControl::PerMove(_) => Duration::ZERO,
             TimeControl::Clock { base, .. } => base,
         });
-        let mut last_move: Option<(usize, u32)> = None; // (side, pit)
-        let mut moves_by_side = [0usize; 2];
+        let mut last_move: Option<(Side, u32)> = None; // (side, pit)
+        let mut moves_by_side = BySide::new(0usize, 0);
         let ended = loop {
             if let Some(&(_, kind)) = faulted.first() {
                 break Ended::Fault(kind);
@@ -739,7 +742,7 @@ impl Runner<'_> {
                     break Ended::Rules(*end, reason);
                 }
             }
-            let b = bot_of[game.position().to_move().index()];
+            let b = seating.side(game.position().to_move());
             let k = match &order {
                 Some(o) => self.sides[b][o[b][moves_by_side[b] % o[b].len()]],
                 None => self.sides[b][0],
@@ -764,7 +767,7 @@ impl Runner<'_> {
             .first()
             .and_then(|&(k, _)| self.seats[k].last_fault.clone())
             .map(|(_, detail)| detail);
-        let mut faulted_sides: Vec<usize> = Vec::new();
+        let mut faulted_sides: Vec<Side> = Vec::new();
         for &(k, _) in &faulted {
             if !faulted_sides.contains(&self.seats[k].side) {
                 faulted_sides.push(self.seats[k].side);
@@ -772,24 +775,24 @@ impl Runner<'_> {
         }
         let (reason, winner, double, points) = match (ended, faulted_sides.as_slice()) {
             (Ended::Rules(end, reason), _) => {
-                let points = by_bot(&bot_of, rules.points(&end, game.position()));
+                let points = seating.by_side(rules.points(&end, game.position()));
                 (
                     reason,
-                    end.winner.map(|p| bot_of[p.index()]),
+                    end.winner.map(|p| seating.side(p)),
                     end.double,
                     points,
                 )
             }
             (Ended::Fault(kind), [b]) => {
                 let b = *b;
-                let loser = player_of(&bot_of, b);
+                let loser = seating.player(b);
                 game.forfeit(loser);
                 let end = GameEnd::forfeit(loser);
-                let points = by_bot(&bot_of, rules.points(&end, game.position()));
-                (GameEndReason::Fault(kind), Some(1 - b), false, points)
+                let points = seating.by_side(rules.points(&end, game.position()));
+                (GameEndReason::Fault(kind), Some(b.other()), false, points)
             }
             // Both sides faulted (a fault of each before the game's first move).
-            (Ended::Fault(kind), _) => (GameEndReason::Fault(kind), None, false, [0, 0]),
+            (Ended::Fault(kind), _) => (GameEndReason::Fault(kind), None, false, BySide::new(0, 0)),
         };
         let end = records::GameEnd {
             game: game_no,
@@ -808,7 +811,7 @@ impl Runner<'_> {
                 continue;
             }
             let b = self.seats[k].side;
-            let me = player_of(&bot_of, b);
+            let me = seating.player(b);
             let pos = game.position();
             let msg = RefereeMessage::Result(GameResult {
                 game: game_no,
@@ -816,7 +819,7 @@ impl Runner<'_> {
                 reason: reason.into(),
                 points: Points {
                     you: points[b],
-                    opponent: points[1 - b],
+                    opponent: points[b.other()],
                 },
                 // The last move of the game, whoever played it: a bot whose own move
                 // ended the game learns it was the last (protocol 1, version notes).
@@ -826,9 +829,9 @@ impl Runner<'_> {
                 plies: game.plies(),
                 fault_by: faulted_sides.first().map(|&f| {
                     if f == b {
-                        Side::You
+                        protocol::Side::You
                     } else {
-                        Side::Opponent
+                        protocol::Side::Opponent
                     }
                 }),
                 detail: fault_detail.clone(),
@@ -901,8 +904,8 @@ impl Runner<'_> {
         game_no: u32,
         game: &mut Game<AnyPosition>,
         k: usize,
-        last_move: Option<(usize, u32)>,
-        clocks: &mut [Duration; 2],
+        last_move: Option<(Side, u32)>,
+        clocks: &mut BySide<Duration>,
         sink: &mut dyn RecordSink,
     ) -> Result<TurnOutcome> {
         // Clocks are the sides': a team shares one.
@@ -911,7 +914,7 @@ impl Runner<'_> {
         let pos = *game.position();
         let me = pos.to_move();
         let time = self.time_of_side(b);
-        let opponent_time = self.time_of_side(1 - b);
+        let opponent_time = self.time_of_side(b.other());
         let allowance = match time {
             TimeControl::PerMove(d) => d,
             TimeControl::Clock { .. } => clocks[b],
@@ -948,7 +951,7 @@ impl Runner<'_> {
             time_ms: allowance.as_millis() as u64,
             opponent_time_ms: match opponent_time {
                 TimeControl::PerMove(_) => None,
-                TimeControl::Clock { .. } => Some(clocks[1 - b].as_millis() as u64),
+                TimeControl::Clock { .. } => Some(clocks[b.other()].as_millis() as u64),
             },
         });
         let asked = Instant::now();
@@ -1048,7 +1051,7 @@ impl Runner<'_> {
             ply: game.plies() - 1,
             bot: b,
             mate,
-            player: me.index(),
+            player: me,
             pit: pit as u32,
             ms,
             rtt_ms: lag
@@ -1068,7 +1071,7 @@ impl Runner<'_> {
 /// have `sizes` members: for each side, a shuffle of its member indices, drawn from the
 /// set's seed (a ChaCha8 stream of its own for each game, apart from the first-mover
 /// lots of [`crate::config::lots`]). The same seed always draws the same orders.
-pub fn team_orders(seed: u64, game: u32, sizes: [usize; 2]) -> [Vec<usize>; 2] {
+pub fn team_orders(seed: u64, game: u32, sizes: BySide<usize>) -> BySide<Vec<usize>> {
     use rand::seq::SliceRandom;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(u64::from(game));
@@ -1079,36 +1082,11 @@ pub fn team_orders(seed: u64, game: u32, sizes: [usize; 2]) -> [Vec<usize>; 2] {
     })
 }
 
-/// The bot that is each player (`[bot of player 0, bot of player 1]`) in a game whose
-/// start has `to_move` to move and that bot `first` begins: player 0 from the preset's
-/// starting position, either player from an opening.
-pub fn bots_by_player(first: usize, to_move: Player) -> [usize; 2] {
-    match to_move {
-        Player::Zero => [first, 1 - first],
-        Player::One => [1 - first, first],
-    }
-}
-
-fn by_bot(bot_of: &[usize; 2], by_player: [u32; 2]) -> [u32; 2] {
-    let mut points = [0; 2];
-    points[bot_of[0]] = by_player[0];
-    points[bot_of[1]] = by_player[1];
-    points
-}
-
-fn player_of(bot_of: &[usize; 2], bot: usize) -> Player {
-    if bot_of[0] == bot {
-        Player::Zero
-    } else {
-        Player::One
-    }
-}
-
 fn pits(pos: &AnyPosition, player: Player) -> Vec<u32> {
     pos.pits(player).into_iter().map(u32::from).collect()
 }
 
-fn outcome_of(winner: Option<usize>, bot: usize) -> Outcome {
+fn outcome_of(winner: Option<Side>, bot: Side) -> Outcome {
     match winner {
         None => Outcome::Draw,
         Some(w) if w == bot => Outcome::Win,

@@ -5,6 +5,7 @@
 use ratings::{Decision, Outcome, Pentanomial, Sprt, SprtStatus};
 
 use crate::records::{SprtDecision, SprtEnd, SprtRecord};
+use crate::side::Side;
 
 /// Parses `elo0=0,elo1=5,alpha=0.05,beta=0.05` (in any order; alpha and beta default
 /// to 0.05) into a checked test. The error names the key or the value that is wrong.
@@ -89,10 +90,10 @@ impl SprtTally {
 
     /// Adds game `game` (from 1, in order), won by `winner` (a bot, `None` for a draw
     /// or a game lost by both); returns the test's status when it completes a pair.
-    pub fn add_game(&mut self, game: u32, winner: Option<usize>) -> Option<SprtStatus> {
+    pub fn add_game(&mut self, game: u32, winner: Option<Side>) -> Option<SprtStatus> {
         let outcome = match winner {
-            Some(0) => Outcome::Win,
-            Some(_) => Outcome::Loss,
+            Some(Side::A) => Outcome::Win,
+            Some(Side::B) => Outcome::Loss,
             None => Outcome::Draw,
         };
         if game % 2 == 1 {
@@ -187,12 +188,12 @@ mod tests {
     #[test]
     fn pairs_are_counted_by_a_score() {
         let mut t = SprtTally::new(parse_sprt("elo0=0,elo1=5").expect("valid"));
-        assert_eq!(t.add_game(1, Some(0)), None);
+        assert_eq!(t.add_game(1, Some(Side::A)), None);
         let status = t.add_game(2, None).expect("a pair");
         assert_eq!(t.pairs().counts, [0, 0, 0, 1, 0]);
         assert_eq!(status, t.status());
-        t.add_game(3, Some(1));
-        t.add_game(4, Some(1));
+        t.add_game(3, Some(Side::B));
+        t.add_game(4, Some(Side::B));
         assert_eq!(t.pairs().counts, [1, 0, 0, 1, 0]);
         let end = t.end_record();
         assert_eq!(end.decision, SprtDecision::Undecided);

@@ -1,6 +1,6 @@
 //! Which set the server plays next.
 //!
-//! The rule (docs/server.md says it in words):
+//! The rule (docs/server.md says it in words, with the floor's figure and why):
 //!
 //! 1. The candidates are the pairs of bots that may meet (every pair in a round-robin,
 //!    challenger against non-challenger in a gauntlet) whose bots are both available
@@ -10,37 +10,103 @@
 //!    the sets running at once spread over the pairs.
 //! 3. Until every candidate pair has finished a set, a pair that has none goes first:
 //!    every pair gets played.
-//! 4. Then the pair whose rating difference is least certain: the largest variance of
-//!    r(a) − r(b) from the rating fit's covariance (a pair with an unrated bot counts as
-//!    infinitely uncertain). One more set between them shrinks the uncertainty of the
-//!    standings where it is largest.
-//! 5. Ties go to the pair with fewer finished sets, then to the names' order.
+//! 4. The floor: a bot whose sets fall below [`FLOOR`] of its fair share is served
+//!    first. Its fair share is what a plain round robin of the candidate pairs would
+//!    give it (the fraction of those pairs it is in: 2/n of the sets among n bots), of
+//!    the sets started since its first one; its sets and the sets count the running
+//!    ones. Of the bots below the floor the one furthest below goes first, with its best
+//!    opponent by rule 5.
+//! 5. Then the pair whose order in the table one more set is expected to make most
+//!    certain: [`ratings::order_gain`] of the fitted difference r(a) − r(b), its variance
+//!    (from the fit's covariance) and the set's information, games × c² p (1 − p) at
+//!    the current ratings (half the games with each bot first). A close pair's games
+//!    carry the most information, a pair whose order is in doubt gains the most from
+//!    it; a lopsided pair, or one whose order is settled, gains almost nothing. A pair
+//!    with an unrated bot counts as infinitely uncertain.
+//! 6. Ties go to the pair with fewer finished sets, then to the names' order.
 //!
 //! Seats alternate like the league's schedule: the pair's `n`-th set is round `n`, and
 //! in odd rounds the alphabetically first bot (in a gauntlet, the challenger) is bot A.
+//!
+//! The inputs are aggregates (counts per pair and per bot, the fit's differences), so
+//! a choice costs O(bots²) whatever the league's length.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use league::{Format, SetKey};
 
+/// The floor of rule 4: every available bot plays at least this fraction of the sets a
+/// plain round robin would give it.
+pub const FLOOR: f64 = 0.5;
+
 /// Two bots, the alphabetically first first.
 pub type Pair = (String, String);
+
+/// The fitted rating difference of a pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Difference {
+    /// r(first of the pair) − r(second), in Elo.
+    pub value: f64,
+    /// Its variance, in Elo², from the fit's covariance.
+    pub variance: f64,
+}
 
 /// What the rule looks at.
 #[derive(Debug, Default)]
 pub struct PairingInput<'a> {
     /// Bots that may play now.
     pub available: Vec<&'a str>,
-    /// Finished sets per pair.
+    /// Finished sets per pair (every pair that ever played, available or not).
     pub finished: BTreeMap<Pair, u64>,
     /// Sets running per pair.
     pub running: BTreeMap<Pair, u64>,
-    /// The variance of the rating difference per pair of rated bots, in Elo².
-    pub variance: BTreeMap<Pair, f64>,
+    /// The fitted difference per pair of rated bots.
+    pub ratings: BTreeMap<Pair, Difference>,
+    /// The fitted first-move advantage, in Elo.
+    pub advantage: f64,
+    /// Games per set.
+    pub games: u32,
     /// The highest round of every set the store holds for the pair, whatever its status.
     pub rounds: BTreeMap<Pair, u32>,
     /// Pairs held back for now (their last set could not be played).
     pub held: BTreeSet<Pair>,
+    /// Per bot, the finished sets there were before its first set (absent: 0): its
+    /// share counts the sets since.
+    pub joined: BTreeMap<String, u64>,
+}
+
+impl PairingInput<'_> {
+    /// Fills `ratings` and `advantage` from the standings' rating fit.
+    pub fn set_ratings(&mut self, view: &league::RatingsView) {
+        self.advantage = view.first_move_advantage.value;
+        for p in &view.pairs {
+            let key = pair(&p.a, &p.b);
+            // `a` is the better-rated bot: the pair's first bot's difference is + when
+            // it is `a`.
+            let sign = if key.0 == p.a { 1.0 } else { -1.0 };
+            self.ratings.insert(
+                key,
+                Difference {
+                    value: sign * p.difference.value,
+                    variance: p.difference.std_error * p.difference.std_error,
+                },
+            );
+        }
+    }
+
+    /// Rule 5's figure for a pair: how much more surely one more set would order it
+    /// (infinite for a pair with an unrated bot).
+    pub fn gain(&self, p: &Pair) -> f64 {
+        let Some(d) = self.ratings.get(p) else {
+            return f64::INFINITY;
+        };
+        // Each bot moves first in half the games, on average.
+        let per_game = (ratings::game_fisher_information(d.value + self.advantage)
+            + ratings::game_fisher_information(d.value - self.advantage))
+            / 2.0;
+        ratings::order_gain(d.value, d.variance, f64::from(self.games) * per_game)
+    }
 }
 
 /// The unordered pair of two names.
@@ -73,6 +139,62 @@ fn candidates(format: &Format, available: &[&str]) -> Vec<Pair> {
     out
 }
 
+/// A bot's standing against the floor of rule 4.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Share {
+    /// The bot.
+    pub bot: String,
+    /// Its sets, finished and running.
+    pub sets: u64,
+    /// The sets, finished and running, since its first one.
+    pub window: u64,
+    /// Its fair share: the fraction of the candidate pairs it is in.
+    pub fair: f64,
+}
+
+impl Share {
+    /// The floor in sets: [`FLOOR`] × fair share × window.
+    pub fn floor(&self) -> f64 {
+        FLOOR * self.fair * self.window as f64
+    }
+
+    /// How many sets it is below the floor (negative: above).
+    pub fn deficit(&self) -> f64 {
+        self.floor() - self.sets as f64
+    }
+}
+
+/// Every available bot's share (rule 4), in the names' order. The fair shares count
+/// the candidate pairs among the available bots, held ones included.
+pub fn shares(format: &Format, input: &PairingInput<'_>) -> Vec<Share> {
+    let pairs = candidates(format, &input.available);
+    let mut total = 0;
+    let mut sets: BTreeMap<&str, u64> = BTreeMap::new();
+    for (p, n) in input.finished.iter().chain(&input.running) {
+        total += n;
+        *sets.entry(&p.0).or_insert(0) += n;
+        *sets.entry(&p.1).or_insert(0) += n;
+    }
+    let names: BTreeSet<&str> = input.available.iter().copied().collect();
+    names
+        .into_iter()
+        .map(|bot| {
+            let degree = pairs.iter().filter(|p| p.0 == bot || p.1 == bot).count();
+            let joined = input.joined.get(bot).copied().unwrap_or(0);
+            Share {
+                bot: bot.to_string(),
+                sets: sets.get(bot).copied().unwrap_or(0),
+                window: total.saturating_sub(joined),
+                fair: if pairs.is_empty() {
+                    0.0
+                } else {
+                    degree as f64 / pairs.len() as f64
+                },
+            }
+        })
+        .collect()
+}
+
 /// The next set to play by the rule above, or `None` when no pair can play.
 pub fn choose(format: &Format, input: &PairingInput<'_>) -> Option<SetKey> {
     let mut all = candidates(format, &input.available);
@@ -81,24 +203,38 @@ pub fn choose(format: &Format, input: &PairingInput<'_>) -> Option<SetKey> {
         .iter()
         .filter(|p| input.running.get(*p).copied().unwrap_or(0) == 0)
         .collect();
-    let pool: Vec<&Pair> = if idle.is_empty() {
+    let mut pool: Vec<&Pair> = if idle.is_empty() {
         all.iter().collect()
     } else {
         idle
     };
     let finished = |p: &Pair| input.finished.get(p).copied().unwrap_or(0);
-    let variance = |p: &Pair| input.variance.get(p).copied().unwrap_or(f64::INFINITY);
-    let unplayed = pool.iter().any(|p| finished(p) == 0);
+    if pool.iter().any(|p| finished(p) == 0) {
+        pool.retain(|p| finished(p) == 0);
+    } else {
+        // The floor: the bot furthest below it (of those the pool can serve) first.
+        let mut below: Vec<Share> = shares(format, input)
+            .into_iter()
+            .filter(|s| s.deficit() > 0.0)
+            .collect();
+        below.sort_by(|x, y| y.deficit().total_cmp(&x.deficit()).then(x.bot.cmp(&y.bot)));
+        if let Some(s) = below
+            .iter()
+            .find(|s| pool.iter().any(|p| p.0 == s.bot || p.1 == s.bot))
+        {
+            pool.retain(|p| p.0 == s.bot || p.1 == s.bot);
+        }
+    }
     let best = pool
         .into_iter()
-        .filter(|p| !unplayed || finished(p) == 0)
-        .min_by(|p, q| {
-            variance(q)
-                .partial_cmp(&variance(p))
-                .unwrap_or(std::cmp::Ordering::Equal)
+        .map(|p| (p, input.gain(p)))
+        .min_by(|(p, gp), (q, gq)| {
+            gq.partial_cmp(gp)
+                .unwrap_or(Ordering::Equal)
                 .then(finished(p).cmp(&finished(q)))
                 .then(p.cmp(q))
-        })?;
+        })?
+        .0;
     let round = input.rounds.get(best).copied().unwrap_or(0) + 1;
     let first_is_lo = match format {
         Format::RoundRobin => true,
@@ -122,6 +258,9 @@ pub fn choose(format: &Format, input: &PairingInput<'_>) -> Option<SetKey> {
 }
 
 #[cfg(test)]
+mod simulation;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -133,56 +272,128 @@ mod tests {
         }
     }
 
+    fn known(value: f64, variance: f64) -> Difference {
+        Difference { value, variance }
+    }
+
     #[test]
     fn unplayed_pairs_first_in_names_order() {
         let mut input = PairingInput {
             available: vec!["c", "a", "b"],
+            games: 2,
             ..Default::default()
         };
         assert_eq!(choose(&Format::RoundRobin, &input), Some(key(1, "a", "b")));
         input.finished.insert(pair("a", "b"), 1);
         input.rounds.insert(pair("a", "b"), 1);
-        // Even with a variance known for every played pair, an unplayed pair goes first.
-        input.variance.insert(pair("a", "b"), 1e9);
+        // Even with a pair in doubt, an unplayed pair goes first.
+        input.ratings.insert(pair("a", "b"), known(0.0, 1e9));
         assert_eq!(choose(&Format::RoundRobin, &input), Some(key(1, "a", "c")));
     }
 
     #[test]
-    fn then_the_least_certain_difference_with_seats_alternating() {
+    fn then_the_pair_whose_order_is_most_in_doubt_with_seats_alternating() {
         let mut input = PairingInput {
             available: vec!["a", "b", "c"],
+            games: 2,
+            advantage: 30.0,
             ..Default::default()
         };
-        for (p, v) in [
-            (("a", "b"), 900.0),
-            (("a", "c"), 2500.0),
-            (("b", "c"), 1600.0),
+        // a-b settled (10 standard errors apart), a-c a coin toss, b-c in some doubt.
+        for (p, d) in [
+            (("a", "b"), known(300.0, 900.0)),
+            (("a", "c"), known(-10.0, 2500.0)),
+            (("b", "c"), known(50.0, 1600.0)),
         ] {
             input.finished.insert(pair(p.0, p.1), 3);
             input.rounds.insert(pair(p.0, p.1), 3);
-            input.variance.insert(pair(p.0, p.1), v);
+            input.ratings.insert(pair(p.0, p.1), d);
         }
+        let gain = |x: &str, y: &str| input.gain(&pair(x, y));
+        assert!(gain("a", "c") > gain("b", "c") && gain("b", "c") > gain("a", "b"));
         // Round 4 of a-c: even, so c sits as A.
         assert_eq!(choose(&Format::RoundRobin, &input), Some(key(4, "c", "a")));
-        // A running a-c set sends the next one to the next least certain pair.
+        // A running a-c set sends the next one to the next most doubtful pair.
         input.running.insert(pair("a", "c"), 1);
         assert_eq!(choose(&Format::RoundRobin, &input), Some(key(4, "c", "b")));
-        // Every pair running: the least certain again.
+        // Every pair running: the most doubtful again.
         input.running.insert(pair("b", "c"), 1);
         input.running.insert(pair("a", "b"), 1);
         assert_eq!(choose(&Format::RoundRobin, &input), Some(key(4, "c", "a")));
     }
 
     #[test]
-    fn equal_variances_go_to_fewer_sets() {
+    fn a_lopsided_pair_gains_little_however_uncertain() {
         let mut input = PairingInput {
             available: vec!["a", "b", "c"],
+            games: 2,
+            ..Default::default()
+        };
+        // a beat everyone: its difference is large and uncertain (what the fit makes of
+        // a perfect score); b-c is close and much better known.
+        input
+            .ratings
+            .insert(pair("a", "b"), known(900.0, 250_000.0));
+        input
+            .ratings
+            .insert(pair("a", "c"), known(950.0, 250_000.0));
+        input.ratings.insert(pair("b", "c"), known(20.0, 900.0));
+        for p in [("a", "b"), ("a", "c"), ("b", "c")] {
+            input.finished.insert(pair(p.0, p.1), 4);
+            input.rounds.insert(pair(p.0, p.1), 4);
+        }
+        assert!(input.gain(&pair("b", "c")) > 10.0 * input.gain(&pair("a", "b")));
+        assert_eq!(choose(&Format::RoundRobin, &input), Some(key(5, "b", "c")));
+    }
+
+    #[test]
+    fn a_bot_below_the_floor_is_served_first_with_its_best_opponent() {
+        let mut input = PairingInput {
+            available: vec!["a", "b", "c", "d"],
+            games: 2,
+            ..Default::default()
+        };
+        // 24 sets; the fair share of each of 4 bots is 1/2, the floor 1/4: 6 sets. d has
+        // played 5 (below), c 6 (at the floor, not below).
+        for (p, n, d) in [
+            (("a", "b"), 14, known(10.0, 400.0)),
+            (("a", "c"), 3, known(300.0, 900.0)),
+            (("a", "d"), 2, known(400.0, 1600.0)),
+            (("b", "c"), 2, known(280.0, 900.0)),
+            (("b", "d"), 2, known(380.0, 1600.0)),
+            (("c", "d"), 1, known(100.0, 1600.0)),
+        ] {
+            input.finished.insert(pair(p.0, p.1), n);
+            input.rounds.insert(pair(p.0, p.1), n as u32);
+            input.ratings.insert(pair(p.0, p.1), d);
+        }
+        let floor: BTreeMap<String, (u64, f64)> = shares(&Format::RoundRobin, &input)
+            .into_iter()
+            .map(|s| (s.bot.clone(), (s.sets, s.deficit())))
+            .collect();
+        assert_eq!(floor["d"], (5, 1.0));
+        assert_eq!(floor["c"], (6, 0.0));
+        // Without the floor, a-b (most in doubt); with it, d against c (its opponent
+        // whose order is most in doubt).
+        assert!(input.gain(&pair("a", "b")) > input.gain(&pair("c", "d")));
+        assert_eq!(choose(&Format::RoundRobin, &input), Some(key(2, "d", "c")));
+        // d counts from its first set: joined after 8 sets, its window is 16 sets, its
+        // floor 4, and it is above it.
+        input.joined.insert("d".into(), 8);
+        assert_eq!(choose(&Format::RoundRobin, &input), Some(key(15, "a", "b")));
+    }
+
+    #[test]
+    fn equal_gains_go_to_fewer_sets() {
+        let mut input = PairingInput {
+            available: vec!["a", "b", "c"],
+            games: 2,
             ..Default::default()
         };
         for (p, n) in [(("a", "b"), 5), (("a", "c"), 2), (("b", "c"), 4)] {
             input.finished.insert(pair(p.0, p.1), n);
             input.rounds.insert(pair(p.0, p.1), n as u32);
-            input.variance.insert(pair(p.0, p.1), 100.0);
+            input.ratings.insert(pair(p.0, p.1), known(0.0, 100.0));
         }
         assert_eq!(choose(&Format::RoundRobin, &input), Some(key(3, "a", "c")));
     }

@@ -272,19 +272,20 @@ impl Runner {
                 .map(String::as_str)
                 .collect(),
             rounds: self.rounds.clone(),
+            games: self.config.games,
             ..Default::default()
         };
-        for f in &self.finished {
+        for (i, f) in self.finished.iter().enumerate() {
             *input.finished.entry(pair(&f.key.a, &f.key.b)).or_insert(0) += 1;
+            for bot in [&f.key.a, &f.key.b] {
+                input.joined.entry(bot.clone()).or_insert(i as u64);
+            }
         }
         for s in pool.sets() {
             *input.running.entry(pair(&s.key.a, &s.key.b)).or_insert(0) += 1;
         }
         if let Some(r) = &standings.ratings {
-            for p in &r.pairs {
-                let se = p.difference.std_error;
-                input.variance.insert(pair(&p.a, &p.b), se * se);
-            }
+            input.set_ratings(r);
         }
         input.held = self.held.keys().cloned().collect();
         // A shared store's pending sets (the file's schedule, for the workers too) go

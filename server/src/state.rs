@@ -81,7 +81,7 @@ impl SetView {
     pub fn from_finished(f: &FinishedSet) -> SetView {
         let o = &f.outcome;
         let bots = [f.key.a.clone(), f.key.b.clone()];
-        let name = |seat: u8| bots[usize::from(seat & 1)].clone();
+        let name = |seat: u8| bots[league::seat_side(seat).index()].clone();
         SetView {
             set: f.key.stem(),
             round: f.key.round,

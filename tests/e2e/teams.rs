@@ -689,7 +689,7 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
             .next();
         if let Some(stem) = stem {
             let files = league::SetFiles::new(&logs, &stem);
-            if [0, 1]
+            if referee::Side::BOTH
                 .iter()
                 .all(|&side| said(files.stderr(side, Some(0))).ends_with('\n'))
             {
@@ -733,7 +733,7 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
         pid.unwrap_or_else(|| panic!("{}: {text:?}", path.display()))
             .to_string()
     };
-    for side in [0, 1] {
+    for side in referee::Side::BOTH {
         let before = one_line(first.stderr(side, Some(0)));
         let after = one_line(files.stderr(side, Some(0)));
         assert_ne!(before, after, "two attempts, two processes");

@@ -19,6 +19,8 @@ pub use pg::{PackedLog, PgStore, Recorded, StoredLog, WorkerRow};
 pub use sqlite::SqliteStore;
 pub use thread::StoreThread;
 
+use referee::Side;
+
 use crate::schedule::{PlannedSet, SetKey};
 
 /// A set's place in its life: `pending` (to be played), `running` (being played, or
@@ -107,7 +109,21 @@ pub struct Requeued {
     pub log: Option<String>,
 }
 
-/// One game of a finished set. Seats: 0 is bot A, 1 is bot B.
+/// The side of a stored seat. The store keeps seats as the logs number sides, 0 (A)
+/// and 1 (B), and its tables accept no other value.
+pub fn seat_side(seat: u8) -> Side {
+    match seat {
+        0 => Side::A,
+        _ => Side::B,
+    }
+}
+
+/// The seat the store keeps for `side`: 0 (A) or 1 (B).
+pub fn side_seat(side: Side) -> u8 {
+    side.index() as u8
+}
+
+/// One game of a finished set. Seats: 0 is bot A, 1 is bot B ([`seat_side`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRow {
     /// Games count from 1.

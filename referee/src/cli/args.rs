@@ -5,7 +5,8 @@
 use anyhow::Context;
 use clap::Args;
 
-use crate::config::{parse_bytes, BotSpec};
+use crate::config::{parse_bytes, show_duration, BotSpec};
+use crate::defaults;
 use crate::sandbox::{Sandbox, SandboxOption, SandboxOptions};
 
 /// Re-plays every move of a log with the rules engine and checks every record: boards,
@@ -66,19 +67,19 @@ pub struct CheckBotArgs {
     #[arg(value_name = "BOT")]
     pub bot: String,
     /// Rules preset to check with: hus, rulebook or mancala-world.
-    #[arg(long, default_value = "hus")]
+    #[arg(long, default_value = defaults::PRESET_NAME)]
     pub rules: String,
     /// Row width, 8 to 32.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = defaults::WIDTH)]
     pub width: usize,
     /// Games to play against the built-in random mover (1 to 1000).
     #[arg(long, default_value_t = 3)]
     pub games: u32,
     /// Time for each move: 250ms, 1.5s, 2m, or a number of milliseconds.
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    #[arg(long, default_value_t = show_duration(defaults::MOVE_TIME), value_name = "DURATION")]
     pub move_time: String,
     /// Time from the bot's start to its ready.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    #[arg(long, default_value_t = show_duration(defaults::READY_TIME), value_name = "DURATION")]
     pub ready_time: String,
     /// Seed of the lots and of the random mover. Without one, a seed is picked that
     /// seats the bot both first and second.
@@ -201,10 +202,10 @@ pub struct RandomBotArgs {
 #[derive(Debug, Args)]
 pub struct PerftArgs {
     /// Rules preset: hus, rulebook or mancala-world.
-    #[arg(long, default_value = "hus")]
+    #[arg(long, default_value = defaults::PRESET_NAME)]
     pub rules: String,
     /// Row width, 8 to 32.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = defaults::WIDTH)]
     pub width: usize,
     /// Deepest ply to count (1 or more).
     #[arg(long)]
@@ -226,10 +227,10 @@ pub struct LineArgs {
     #[arg(value_name = "PIT")]
     pub pits: Vec<usize>,
     /// Rules preset of the starting position: hus, rulebook or mancala-world.
-    #[arg(long, default_value = "hus")]
+    #[arg(long, default_value = defaults::PRESET_NAME)]
     pub rules: String,
     /// Row width of the starting position, 8 to 32.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = defaults::WIDTH)]
     pub width: usize,
     /// Start from this position (the one-line notation of RULES.md) instead of the
     /// starting position; it counts as the start of a fresh game.
@@ -315,7 +316,7 @@ pub struct MatchArgs {
     #[arg(long)]
     pub early_stop: bool,
     /// Directory for the log and the bots' stderr files.
-    #[arg(long, default_value = "hus-logs", value_name = "DIR")]
+    #[arg(long, default_value = defaults::LOG_DIR, value_name = "DIR")]
     pub log_dir: std::path::PathBuf,
     /// Print a machine-readable JSON summary on stdout (and nothing else); README,
     /// "The --json summary", lists its fields. Bots are indexed 0 = BOT_A, 1 = BOT_B;
@@ -354,10 +355,10 @@ pub struct MatchArgs {
 #[derive(Clone, Debug, Args)]
 pub struct BoardArgs {
     /// Rules preset: hus, rulebook or mancala-world.
-    #[arg(long, default_value = "hus")]
+    #[arg(long, default_value = defaults::PRESET_NAME)]
     pub rules: String,
     /// Row width, 8 to 32.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = defaults::WIDTH)]
     pub width: usize,
 }
 
@@ -374,13 +375,13 @@ impl BoardArgs {
 #[derive(Clone, Debug, Args)]
 pub struct TimeArgs {
     /// Time for each move: 250ms, 1.5s, 2m, or a number of milliseconds.
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    #[arg(long, default_value_t = show_duration(defaults::MOVE_TIME), value_name = "DURATION")]
     pub move_time: String,
     /// A chess clock per game instead of a per-move limit: BASE+INCREMENT, e.g. 60s+1s.
     #[arg(long, value_name = "BASE+INC")]
     pub clock: Option<String>,
     /// Time a bot has from its start to answer hello with ready.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    #[arg(long, default_value_t = show_duration(defaults::READY_TIME), value_name = "DURATION")]
     pub ready_time: String,
 }
 

@@ -12,6 +12,7 @@ use crate::limits::Limits;
 use crate::names::{log_stem, referee_version};
 use crate::report::{Console, LogWriter, Tee};
 use crate::set::{play_set, Entrant, Lineup, Member, Team};
+use crate::side::{BySide, Side};
 use crate::stop::stop_signal;
 
 /// `hus match`: plays one set, logs it, prints the report; exit 0, or 130 when stopped.
@@ -38,13 +39,13 @@ pub fn run(args: &MatchArgs) -> Result<ExitCode> {
 
 /// Runs each bot's sandbox once, before any game: a machine that cannot sandbox is an
 /// error here, never a set played without isolation.
-pub fn probe_sandboxes(bots: &[Vec<BotSpec>; 2], limits: &[Vec<Limits>; 2]) -> Result<()> {
-    for b in 0..2 {
+pub fn probe_sandboxes(bots: &BySide<Vec<BotSpec>>, limits: &BySide<Vec<Limits>>) -> Result<()> {
+    for b in Side::BOTH {
         let team = bots[b].len() > 1;
         for (i, (spec, limits)) in bots[b].iter().zip(&limits[b]).enumerate() {
             if let Some(sandbox) = &limits.sandbox {
                 sandbox.probe(spec, limits).with_context(|| {
-                    let which = ["A", "B"][b];
+                    let which = b.letter();
                     if team {
                         format!(
                             "--sandbox: bot {} of team {which} ({:?})",
@@ -64,17 +65,17 @@ pub fn probe_sandboxes(bots: &[Vec<BotSpec>; 2], limits: &[Vec<Limits>; 2]) -> R
 async fn run_match(config: MatchConfig) -> Result<ExitCode> {
     let stem = log_stem(
         config.set.seed,
-        [side_name(&config, 0), side_name(&config, 1)],
+        [side_name(&config, Side::A), side_name(&config, Side::B)],
     );
     let (mut log, stem) = LogWriter::create(&config.log_dir, &stem)?;
     // `STEM.a.stderr`, or for a team `STEM.a1.stderr`, `STEM.a2.stderr`...
     let mut stderr_paths = Vec::new();
-    let entrants: [Vec<Entrant>; 2] = [0, 1].map(|b| {
+    let entrants: BySide<Vec<Entrant>> = BySide::from_fn(|b| {
         (0..config.bots[b].len())
             .map(|i| {
                 let suffix = match config.teams {
-                    None => ["a", "b"][b].to_string(),
-                    Some(_) => format!("{}{}", ["a", "b"][b], i + 1),
+                    None => b.lower().to_string(),
+                    Some(_) => format!("{}{}", b.lower(), i + 1),
                 };
                 let stderr_path = config.log_dir.join(format!("{stem}.{suffix}.stderr"));
                 stderr_paths.push(stderr_path.clone());
@@ -86,7 +87,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
             })
             .collect()
     });
-    let commands = [0, 1].map(|b| {
+    let commands = Side::BOTH.map(|b| {
         config.bots[b]
             .iter()
             .map(|s| s.command.as_str())
@@ -94,7 +95,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
             .join(" + ")
     });
     let lineups = match &config.teams {
-        None => entrants.map(|mut e| match e.pop() {
+        None => entrants.into_array().map(|mut e| match e.pop() {
             Some(e) => Lineup::from(e),
             None => Lineup::Team(Team {
                 name: String::new(),
@@ -102,8 +103,8 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
             }),
         }),
         Some(names) => {
-            let [a, b] = entrants;
-            [(0, a), (1, b)].map(|(side, members)| {
+            let [a, b] = entrants.into_array();
+            [(Side::A, a), (Side::B, b)].map(|(side, members)| {
                 let mut given: Vec<String> = Vec::new();
                 let members = members
                     .into_iter()
@@ -213,7 +214,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
 }
 
 /// A side's name in the log's file name: the bot's short name, or the team's name.
-fn side_name(config: &MatchConfig, b: usize) -> String {
+fn side_name(config: &MatchConfig, b: Side) -> String {
     match &config.teams {
         Some(names) => crate::config::sanitize(&names[b]),
         None => config.bots[b]

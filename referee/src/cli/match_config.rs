@@ -6,19 +6,21 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use crate::cli::args::MatchArgs;
-use crate::config::{fresh_seed, BotSpec, SetConfig, DEFAULT_GAMES, DEFAULT_SPRT_GAMES};
+use crate::config::{fresh_seed, BotSpec, SetConfig};
+use crate::defaults;
 use crate::limits::Limits;
+use crate::side::{BySide, Side};
 
 /// `hus match`, checked.
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
     /// The commands to run, side A's and side B's: one each, or a team's members (with
     /// --sandbox, a relative path that named a bot's directory is made absolute).
-    pub bots: [Vec<BotSpec>; 2],
+    pub bots: BySide<Vec<BotSpec>>,
     /// Each bot's limits and sandbox, as `bots`.
-    pub limits: [Vec<Limits>; 2],
+    pub limits: BySide<Vec<Limits>>,
     /// A team match: the teams' names.
-    pub teams: Option<[String; 2]>,
+    pub teams: Option<BySide<String>>,
     pub set: SetConfig,
     pub log_dir: PathBuf,
     pub json: bool,
@@ -36,9 +38,9 @@ impl MatchConfig {
             None => None,
         };
         let games = args.games.unwrap_or(if sprt.is_some() {
-            DEFAULT_SPRT_GAMES
+            defaults::SPRT_GAMES
         } else {
-            DEFAULT_GAMES
+            defaults::GAMES
         });
         if games == 0 {
             bail!("--games must be at least 1");
@@ -72,30 +74,33 @@ impl MatchConfig {
         let base = args.limits()?;
         let (commands, teams) = match (&args.bot_a, &args.bot_b) {
             (Some(a), Some(b)) if args.team_a.is_empty() => {
-                ([vec![a.clone()], vec![b.clone()]], None)
+                (BySide::new(vec![a.clone()], vec![b.clone()]), None)
             }
             _ => {
                 if args.team_a.len() < 2 || args.team_b.len() < 2 {
                     bail!("a team match needs two or more bots in --team-a and in --team-b");
                 }
                 let names = match args.team_names.as_slice() {
-                    [] => ["team-a".to_string(), "team-b".to_string()],
+                    [] => BySide::new("team-a".to_string(), "team-b".to_string()),
                     [a, b] if a.trim().is_empty() || b.trim().is_empty() => {
                         bail!("--team-names: a team's name cannot be empty")
                     }
                     [a, b] if a == b => bail!("--team-names: both teams are named {a:?}"),
-                    [a, b] => [a.clone(), b.clone()],
+                    [a, b] => BySide::new(a.clone(), b.clone()),
                     _ => bail!("--team-names takes two names"),
                 };
-                ([args.team_a.clone(), args.team_b.clone()], Some(names))
+                (
+                    BySide::new(args.team_a.clone(), args.team_b.clone()),
+                    Some(names),
+                )
             }
         };
-        let mut bots: [Vec<BotSpec>; 2] = [Vec::new(), Vec::new()];
-        let mut limits: [Vec<Limits>; 2] = [Vec::new(), Vec::new()];
-        for b in 0..2 {
+        let mut bots: BySide<Vec<BotSpec>> = BySide::default();
+        let mut limits: BySide<Vec<Limits>> = BySide::default();
+        for b in Side::BOTH {
             for (i, command) in commands[b].iter().enumerate() {
                 let which = match &teams {
-                    None => format!("bot {}", ["A", "B"][b]),
+                    None => format!("bot {}", b.letter()),
                     Some(names) => format!("bot {} of team {}", i + 1, names[b]),
                 };
                 let spec = match &teams {

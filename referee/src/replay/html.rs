@@ -20,6 +20,7 @@ use engine::{AnyPosition, Sowing};
 use serde::Serialize;
 
 use crate::records::{Fault, FaultKind, GameEnd, GameEndReason, Record, Stage, TimeRecord};
+use crate::side::{BySide, Side};
 
 use super::text;
 use super::verify::{Checked, Verifier};
@@ -47,7 +48,7 @@ struct FaultData {
     ply: u32,
     /// Where, in words: `at ply 3`, or before the game for a fault while starting.
     at: String,
-    bot: usize,
+    bot: Side,
     kind: FaultKind,
     detail: String,
     line: Option<String>,
@@ -74,10 +75,10 @@ impl From<&Fault> for FaultData {
 #[derive(Serialize)]
 struct EndData {
     reason: GameEndReason,
-    winner: Option<usize>,
-    faulted: Vec<usize>,
+    winner: Option<Side>,
+    faulted: Vec<Side>,
     double: bool,
-    points: [u32; 2],
+    points: BySide<u32>,
     plies: u32,
 }
 
@@ -98,7 +99,7 @@ impl From<&GameEnd> for EndData {
 struct GameData {
     game: u32,
     /// The bot that moves first: the player to move in `start`.
-    first: usize,
+    first: Side,
     /// The starting position, in the notation of RULES.md.
     start: String,
     /// The pit of each move, in order: the page plays them with `rules.js`.
@@ -244,11 +245,11 @@ struct SelectionData {
 
 #[derive(Serialize)]
 struct SetData {
-    points: [u32; 2],
-    wins: [u32; 2],
+    points: BySide<u32>,
+    wins: BySide<u32>,
     draws: u32,
-    faults: [u32; 2],
-    winner: Option<usize>,
+    faults: BySide<u32>,
+    winner: Option<Side>,
 }
 
 #[derive(Serialize)]
@@ -301,10 +302,11 @@ pub fn page(
     };
     let rules = v.rules();
     let score = v.score();
+    let leader = score.leader().and_then(Side::from_index);
     let (status, status_text) = match verdict {
         Verdict::Complete => (
             "complete",
-            match score.leader() {
+            match leader {
                 Some(w) => format!("{} wins the set", text::label(h, w)),
                 None => "the set is drawn".to_string(),
             },
@@ -338,8 +340,8 @@ pub fn page(
         },
         seed: h.seed.to_string(),
         games_planned: h.games,
-        bots: [0, 1].map(|b| BotData {
-            letter: ["A", "B"][b],
+        bots: Side::BOTH.map(|b| BotData {
+            letter: b.letter(),
             name: h.bots[b].name.clone(),
             command: h.bots[b].command.clone(),
             members: h.teams.as_ref().map_or_else(Vec::new, |t| {
@@ -349,11 +351,11 @@ pub fn page(
         status,
         status_text,
         set: SetData {
-            points: score.points,
-            wins: score.wins,
+            points: score.points.into(),
+            wins: score.wins.into(),
             draws: score.draws,
             faults: v.faults(),
-            winner: score.leader(),
+            winner: leader,
         },
         selection: match (&collector.select, collector.kept()) {
             (Some(_), Some((first, last))) => Some(SelectionData {

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 use engine::{AnyPosition, Board, Event, Player, Sowing};
 
 use crate::records::{Header, MoveRecord, Record, SprtDecision, TimeRecord};
+use crate::side::{BySide, Seating, Side};
 
 use super::verify::{Checked, Verifier};
 use super::Observer;
@@ -52,9 +53,9 @@ pub fn clean(text: &str, max: usize) -> String {
 }
 
 /// `A (alphabeta)`, or `A` for a bot that gave no name.
-pub fn label(header: &Header, bot: usize) -> String {
-    let letter = ["A", "B"][bot.min(1)];
-    match &header.bots[bot.min(1)].name {
+pub fn label(header: &Header, bot: Side) -> String {
+    let letter = bot.letter();
+    match &header.bots[bot].name {
         Some(name) => format!("{letter} ({})", clean(name, 40)),
         None => letter.to_string(),
     }
@@ -62,8 +63,8 @@ pub fn label(header: &Header, bot: usize) -> String {
 
 /// For each side, each team member's label (`greedy for A (red)`); empty lists in an
 /// ordinary set.
-pub fn mate_labels(header: &Header) -> [Vec<String>; 2] {
-    [0, 1].map(|b| match &header.teams {
+pub fn mate_labels(header: &Header) -> BySide<Vec<String>> {
+    BySide::from_fn(|b| match &header.teams {
         None => Vec::new(),
         Some(teams) => teams[b]
             .members
@@ -75,13 +76,12 @@ pub fn mate_labels(header: &Header) -> [Vec<String>; 2] {
 
 /// The label of side `bot`, or of its member `mate` in a team set.
 pub fn who<'a>(
-    labels: &'a [String; 2],
-    mates: &'a [Vec<String>; 2],
-    bot: usize,
+    labels: &'a BySide<String>,
+    mates: &'a BySide<Vec<String>>,
+    bot: Side,
     mate: Option<usize>,
 ) -> &'a str {
-    mate.and_then(|i| mates[bot.min(1)].get(i))
-        .unwrap_or(&labels[bot.min(1)])
+    mate.and_then(|i| mates[bot].get(i)).unwrap_or(&labels[bot])
 }
 
 /// `1 seed`, `2 seeds`.
@@ -161,12 +161,7 @@ pub struct Marks {
 impl Marks {
     /// The marks of move `m` (its player moved, the opponent's pits were taken).
     pub fn of_move(m: &MoveRecord) -> Marks {
-        let mover = if m.player == 0 {
-            Player::Zero
-        } else {
-            Player::One
-        };
-        Marks::of(mover, m.pit as usize, &m.events)
+        Marks::of(m.player, m.pit as usize, &m.events)
     }
 
     /// The marks of `mover` playing `pit`, with the move's relays and captures.
@@ -367,7 +362,7 @@ fn header_lines(out: &mut String, h: &Header, style: &Style) {
         clean(&h.referee, 60),
         clean(&h.started, 40)
     );
-    for b in 0..2 {
+    for b in Side::BOTH {
         match &h.teams {
             None => {
                 let _ = writeln!(out, "  {}: {}", label(h, b), clean(&h.bots[b].command, 200));
@@ -383,7 +378,7 @@ fn header_lines(out: &mut String, h: &Header, style: &Style) {
                     let _ = writeln!(
                         out,
                         "    {}{} {}: {}",
-                        ["A", "B"][b],
+                        b.letter(),
                         i + 1,
                         clean(&m.name, 40),
                         clean(&m.command, 200)
@@ -421,12 +416,12 @@ pub struct Report<W: Write> {
     out: W,
     style: Style,
     follow: bool,
-    labels: [String; 2],
+    labels: BySide<String>,
     /// Team sets: each member's label.
-    mates: [Vec<String>; 2],
-    first: usize,
-    game_ms: [f64; 2],
-    times: [BotTime; 2],
+    mates: BySide<Vec<String>>,
+    first: Side,
+    game_ms: BySide<f64>,
+    times: BySide<BotTime>,
     buf: String,
     /// Whether the lines about the set are written (before the first record after the
     /// bots' start).
@@ -439,11 +434,11 @@ impl<W: Write> Report<W> {
             out,
             style,
             follow,
-            labels: ["A".to_string(), "B".to_string()],
-            mates: [Vec::new(), Vec::new()],
-            first: 0,
-            game_ms: [0.0; 2],
-            times: [BotTime::default(); 2],
+            labels: BySide::from_fn(|b| b.letter().to_string()),
+            mates: BySide::default(),
+            first: Side::A,
+            game_ms: BySide::default(),
+            times: BySide::default(),
             buf: String::new(),
             introduced: false,
         }
@@ -463,7 +458,7 @@ impl<W: Write> Report<W> {
         writeln!(self.out, "{text}")
     }
 
-    fn table(&mut self, v: &Verifier, winner: Option<usize>, decided: bool) {
+    fn table(&mut self, v: &Verifier, winner: Option<Side>, decided: bool) {
         let score = v.score();
         let faults = v.faults();
         let out = &mut self.buf;
@@ -473,24 +468,18 @@ impl<W: Write> Report<W> {
             "{:<28} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9} {:>9}",
             "bot", "points", "won", "drawn", "lost", "faults", "mean ms", "max ms"
         );
-        for (b, t) in self.times.iter().enumerate() {
+        let (points, wins) = (BySide::from(score.points), BySide::from(score.wins));
+        for (b, t) in self.times.sides() {
             let mean = if t.moves == 0 {
                 0.0
             } else {
                 t.total_ms / t.moves as f64
             };
-            let lost = score.wins[1 - b];
+            let lost = wins[b.other()];
             let _ = writeln!(
                 out,
                 "{:<28} {:>7} {:>5} {:>5} {:>5} {:>6} {:>9.2} {:>9.2}",
-                self.labels[b],
-                score.points[b],
-                score.wins[b],
-                score.draws,
-                lost,
-                faults[b],
-                mean,
-                t.max_ms
+                self.labels[b], points[b], wins[b], score.draws, lost, faults[b], mean, t.max_ms
             );
         }
         if decided {
@@ -535,7 +524,7 @@ impl<W: Write> Report<W> {
         }
         self.introduced = true;
         if let Some(h) = v.header() {
-            self.labels = [label(h, 0), label(h, 1)];
+            self.labels = BySide::from_fn(|b| label(h, b));
             self.mates = mate_labels(h);
             let style = self.style;
             header_lines(&mut self.buf, h, &style);
@@ -559,7 +548,7 @@ impl<W: Write> Report<W> {
             Record::Header(_) | Record::Ready(_) => {}
             Record::GameStart(g) => {
                 self.first = g.first;
-                self.game_ms = [0.0; 2];
+                self.game_ms = BySide::default();
                 if self.follow {
                     let player = match _checked {
                         Checked::Started(start) => start.to_move().index(),
@@ -619,7 +608,7 @@ impl<W: Write> Report<W> {
                 let by = if e.faulted.is_empty() {
                     String::new()
                 } else {
-                    let who: Vec<&str> = e.faulted.iter().map(|&b| ["A", "B"][b]).collect();
+                    let who: Vec<&str> = e.faulted.iter().map(|b| b.letter()).collect();
                     format!(" (fault by {})", who.join(" and "))
                 };
                 let _ = writeln!(
@@ -631,10 +620,10 @@ impl<W: Write> Report<W> {
                     e.reason,
                     by,
                     plural(e.plies, "ply", "plies"),
-                    e.points[0],
-                    e.points[1],
-                    self.game_ms[0],
-                    self.game_ms[1]
+                    e.points[Side::A],
+                    e.points[Side::B],
+                    self.game_ms[Side::A],
+                    self.game_ms[Side::B]
                 );
             }
             Record::SetEnd(e) => {
@@ -683,9 +672,9 @@ pub struct GameView<W: Write> {
     ply: Option<u32>,
     /// Player names (by player) in this game.
     names: [String; 2],
-    labels: [String; 2],
+    labels: BySide<String>,
     /// Team sets: each member's label.
-    mates: [Vec<String>; 2],
+    mates: BySide<Vec<String>>,
     pub found: bool,
     /// With `ply`: the position was shown.
     pub shown: bool,
@@ -702,8 +691,8 @@ impl<W: Write> GameView<W> {
             number,
             ply,
             names: Default::default(),
-            labels: ["A".to_string(), "B".to_string()],
-            mates: [Vec::new(), Vec::new()],
+            labels: BySide::from_fn(|b| b.letter().to_string()),
+            mates: BySide::default(),
             found: false,
             shown: false,
             plies: 0,
@@ -737,11 +726,12 @@ impl<W: Write> Observer for GameView<W> {
                 // By now the bots are named (the verifier's header has the names of
                 // the first `ready` records).
                 if let Some(h) = v.header() {
-                    self.labels = [label(h, 0), label(h, 1)];
+                    self.labels = BySide::from_fn(|b| label(h, b));
                     self.mates = mate_labels(h);
                 }
                 self.found = true;
-                self.names = crate::set::bots_by_player(g.first, start.to_move())
+                self.names = Seating::new(g.first, start.to_move())
+                    .sides_by_player()
                     .map(|b| self.labels[b].clone());
                 if self.ply.is_none() {
                     let rules = start.rules();
@@ -822,7 +812,7 @@ impl<W: Write> Observer for GameView<W> {
             }
             (Record::GameEnd(e), _) if e.game == self.number && self.ply.is_none() => {
                 let result = match e.winner {
-                    Some(w) => format!("{} won", self.labels[w.min(1)]),
+                    Some(w) => format!("{} won", self.labels[w]),
                     None => "draw".to_string(),
                 };
                 let _ = writeln!(
@@ -835,8 +825,8 @@ impl<W: Write> Observer for GameView<W> {
                             e.reason,
                             plural(e.plies, "ply", "plies"),
                             if e.double { " (double)" } else { "" },
-                            e.points[0],
-                            e.points[1]
+                            e.points[Side::A],
+                            e.points[Side::B]
                         )
                     )
                 );

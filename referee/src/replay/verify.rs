@@ -14,7 +14,8 @@ use crate::records::{
 
 use super::text;
 use crate::config::opening_of;
-use crate::set::{bots_by_player, team_orders};
+use crate::set::team_orders;
+use crate::side::{BySide, Seating, Side};
 use crate::sprt::{sprt_of_record, SprtTally};
 
 /// The first disagreement: the record's line number and what differs, in words.
@@ -47,39 +48,17 @@ pub enum Checked {
 /// The game in progress.
 struct InGame {
     number: u32,
-    /// The bot of each player: `first` is the player to move at the start.
-    bots: [usize; 2],
+    /// Which side plays which player: `first` is the player to move at the start.
+    seating: Seating,
     game: Game<AnyPosition>,
     /// Faults recorded in this game, in order: (bot, kind); a bot is a side.
-    faults: Vec<(usize, FaultKind)>,
+    faults: Vec<(Side, FaultKind)>,
     /// Team sets: the members that faulted in this game, (side, member).
-    mates_faulted: Vec<(usize, usize)>,
+    mates_faulted: Vec<(Side, usize)>,
     /// Team sets: each side's order of members in this game.
-    order: Option<[Vec<usize>; 2]>,
+    order: Option<BySide<Vec<usize>>>,
     /// Moves played by each side in this game.
-    side_moves: [usize; 2],
-}
-
-impl InGame {
-    fn bot_of(&self, player: Player) -> usize {
-        self.bots[player.index()]
-    }
-
-    fn player_of(&self, bot: usize) -> Player {
-        if bot == self.bots[0] {
-            Player::Zero
-        } else {
-            Player::One
-        }
-    }
-
-    /// Points by player, turned into points by bot.
-    fn by_bot(&self, by_player: [u32; 2]) -> [u32; 2] {
-        let mut points = [0; 2];
-        points[self.bots[0]] = by_player[0];
-        points[self.bots[1]] = by_player[1];
-        points
-    }
+    side_moves: BySide<usize>,
 }
 
 /// Re-plays a log record by record; see the module documentation.
@@ -92,7 +71,7 @@ pub struct Verifier {
     /// Games ended (`game-end` records).
     ended: u32,
     score: SetScore,
-    faults: [u32; 2],
+    faults: BySide<u32>,
     moves: u64,
     /// With `early_stop`: the game after which the set was decided.
     decided_after: Option<u32>,
@@ -105,12 +84,12 @@ pub struct Verifier {
     /// Whether games go in pairs with the first mover swapped (openings or an SPRT).
     paired: bool,
     /// The first mover of the last game started.
-    last_first: usize,
+    last_first: Side,
     ending: Ending,
     /// The bots (side, member) whose ready records have been seen before game 1.
-    ready_seen: Vec<(usize, Option<usize>)>,
+    ready_seen: Vec<(Side, Option<usize>)>,
     /// Team sets: the number of members of each team (`header.teams`).
-    team_sizes: Option<[usize; 2]>,
+    team_sizes: Option<BySide<usize>>,
     /// Records checked, of every type.
     records: u64,
     /// Scratch for the engine's notation, reused for every move.
@@ -128,14 +107,14 @@ impl Verifier {
             last_game: 0,
             ended: 0,
             score: SetScore::default(),
-            faults: [0; 2],
+            faults: BySide::default(),
             moves: 0,
             decided_after: None,
             openings: Vec::new(),
             sprt: None,
             sprt_decided_after: None,
             paired: false,
-            last_first: 0,
+            last_first: Side::A,
             ending: Ending::Open,
             ready_seen: Vec::new(),
             team_sizes: None,
@@ -181,7 +160,7 @@ impl Verifier {
     }
 
     /// Fault records per bot so far.
-    pub fn faults(&self) -> [u32; 2] {
+    pub fn faults(&self) -> BySide<u32> {
         self.faults
     }
 
@@ -280,14 +259,13 @@ impl Verifier {
                     ));
                 }
             }
-            self.team_sizes = Some([teams[0].members.len(), teams[1].members.len()]);
+            self.team_sizes = Some(teams.each_ref().map(|t| t.members.len()));
         }
         self.header = Some(h.clone());
         Ok(Checked::Other)
     }
 
     fn ready(&mut self, r: &Ready) -> Check {
-        check_bot(r.bot, "ready")?;
         if let Some(g) = &self.game {
             return Err(format!("a ready record inside game {}", g.number));
         }
@@ -333,7 +311,6 @@ impl Verifier {
     }
 
     fn restart(&mut self, r: &Restart) -> Check {
-        check_bot(r.bot, "restart")?;
         self.check_mate(r.bot, r.mate, "restart")?;
         if let Some(g) = &self.game {
             return Err(format!("a restart record inside game {}", g.number));
@@ -350,7 +327,6 @@ impl Verifier {
     }
 
     fn shutdown(&mut self, s: &Shutdown) -> Check {
-        check_bot(s.bot, "shutdown")?;
         self.check_mate(s.bot, s.mate, "shutdown")?;
         // `stopped_by` is a `StoppedBy`: a value the referee does not write was refused
         // when the line was read.
@@ -388,12 +364,6 @@ impl Verifier {
             return Err(format!(
                 "game-start of game {}, but the set's SPRT decided after game {after}",
                 g.game
-            ));
-        }
-        if g.first > 1 {
-            return Err(format!(
-                "game-start of game {}: first is {}, not a bot (0 or 1)",
-                g.game, g.first
             ));
         }
         // The second game of a pair goes to the other bot.
@@ -447,9 +417,11 @@ impl Verifier {
                 let drawn = team_orders(seed, g.game, sizes);
                 if *order != drawn {
                     return Err(format!(
-                        "game-start of game {}: the log says order {order:?} but the lot of \
-                         seed {seed} draws {drawn:?}",
-                        g.game
+                        "game-start of game {}: the log says order {:?} but the lot of \
+                         seed {seed} draws {:?}",
+                        g.game,
+                        order.as_array(),
+                        drawn.as_array()
                     ));
                 }
             }
@@ -458,12 +430,12 @@ impl Verifier {
         self.last_first = g.first;
         self.game = Some(InGame {
             number: g.game,
-            bots: bots_by_player(g.first, start.to_move()),
+            seating: Seating::new(g.first, start.to_move()),
             game: Game::new(start),
             faults: Vec::new(),
             mates_faulted: Vec::new(),
             order: g.order.clone(),
-            side_moves: [0; 2],
+            side_moves: BySide::default(),
         });
         Ok(Checked::Started(start))
     }
@@ -510,25 +482,25 @@ impl Verifier {
             ));
         }
         let mover = g.game.position().to_move();
-        if m.player != mover.index() {
+        if m.player != mover {
             return Err(format!(
                 "{at}: the log says player {} moved but it is player {}'s turn",
                 m.player,
                 mover.index()
             ));
         }
-        if m.bot != g.bot_of(mover) {
+        if m.bot != g.seating.side(mover) {
             return Err(format!(
                 "{at}: the log says bot {} moved but player {} is bot {} in this game",
                 m.bot,
                 mover.index(),
-                g.bot_of(mover)
+                g.seating.side(mover)
             ));
         }
         // In a team set, the member whose turn it is by the game's order.
         let due = g.order.as_ref().map(|o| {
-            let side = &o[m.bot.min(1)];
-            side[g.side_moves[m.bot.min(1)] % side.len().max(1)]
+            let side = &o[m.bot];
+            side[g.side_moves[m.bot] % side.len().max(1)]
         });
         if m.mate != due {
             return Err(format!(
@@ -581,14 +553,13 @@ impl Verifier {
             ));
         }
         let end = g.game.end().copied();
-        g.side_moves[m.bot.min(1)] += 1;
+        g.side_moves[m.bot] += 1;
         self.moves += 1;
         Ok(Checked::Moved(after, end))
     }
 
     fn fault(&mut self, f: &Fault) -> Check {
         let at = format!("fault of game {} ply {}", f.game, f.ply);
-        check_bot(f.bot, &at)?;
         self.check_mate(f.bot, f.mate, &at)?;
         let g = self.current("fault", f.game)?;
         if let Some(i) = f.mate {
@@ -684,12 +655,13 @@ impl Verifier {
         }
         let mut faulted = e.faulted.clone();
         faulted.sort_unstable();
-        let mut recorded: Vec<usize> = g.faults.iter().map(|&(b, _)| b).collect();
+        let mut recorded: Vec<Side> = g.faults.iter().map(|&(b, _)| b).collect();
         recorded.sort_unstable();
         if faulted != recorded {
             return Err(format!(
-                "{at}: the log says faulted {:?} but the game's fault records name {:?}",
-                e.faulted, recorded
+                "{at}: the log says faulted {} but the game's fault records name {}",
+                numbers(&e.faulted),
+                numbers(&recorded)
             ));
         }
         // What the game's end should be: (reason, winner by bot, double, points by bot).
@@ -705,23 +677,29 @@ impl Verifier {
                         list(pos.legal_moves())
                     ));
                 };
-                let points = g.by_bot(rules.points(&end, g.game.position()));
+                let points = g.seating.by_side(rules.points(&end, g.game.position()));
                 let Some(reason) = GameEndReason::of_rules(end.reason) else {
                     return Err(format!("{at}: the engine ended the game by a fault"));
                 };
-                (reason, end.winner.map(|p| g.bot_of(p)), end.double, points)
+                let winner = end.winner.map(|p| g.seating.side(p));
+                (reason, winner, end.double, points)
             }
             [(bot, kind)] => {
-                let winner = g.player_of(*bot).other();
+                let winner = g.seating.player(*bot).other();
                 let end = engine::GameEnd {
                     reason: EndReason::Fault,
                     winner: Some(winner),
                     double: false,
                 };
-                let points = g.by_bot(rules.points(&end, g.game.position()));
-                (GameEndReason::Fault(*kind), Some(1 - *bot), false, points)
+                let points = g.seating.by_side(rules.points(&end, g.game.position()));
+                (
+                    GameEndReason::Fault(*kind),
+                    Some(bot.other()),
+                    false,
+                    points,
+                )
             }
-            [(_, kind), ..] => (GameEndReason::Fault(*kind), None, false, [0, 0]),
+            [(_, kind), ..] => (GameEndReason::Fault(*kind), None, false, BySide::new(0, 0)),
         };
         if e.reason != reason {
             return Err(format!(
@@ -746,16 +724,17 @@ impl Verifier {
         if e.points != points {
             return Err(format!(
                 "{at}: the log says points {}-{} but they are {}-{} (bot 0-bot 1, {} scoring)",
-                e.points[0],
-                e.points[1],
-                points[0],
-                points[1],
+                e.points[Side::A],
+                e.points[Side::B],
+                points[Side::A],
+                points[Side::B],
                 rules.preset()
             ));
         }
         self.game = None;
         self.ended += 1;
-        self.score.record(points, winner);
+        self.score
+            .record(points.into_array(), winner.map(Side::index));
         if let Some(h) = &self.header {
             let left = h.games.saturating_sub(e.game);
             if h.early_stop
@@ -833,10 +812,14 @@ impl Verifier {
             }
         }
         let checks: [(&str, String, String); 5] = [
-            ("points", pair(e.points), pair(s.points)),
-            ("wins", pair(e.wins), pair(s.wins)),
+            ("points", pair(e.points), pair(s.points.into())),
+            ("wins", pair(e.wins), pair(s.wins.into())),
             ("draws", e.draws.to_string(), s.draws.to_string()),
-            ("winner", bot_or_draw(e.winner), bot_or_draw(s.leader())),
+            (
+                "winner",
+                bot_or_draw(e.winner),
+                bot_or_draw(s.leader().and_then(Side::from_index)),
+            ),
             ("faults", pair(e.faults), pair(self.faults)),
         ];
         for (field, logged, actual) in checks {
@@ -870,7 +853,7 @@ fn member(mate: Option<usize>) -> String {
 
 impl Verifier {
     /// A record's `mate`: present exactly in a team set, and a member of the team.
-    fn check_mate(&self, bot: usize, mate: Option<usize>, what: &str) -> Result<(), String> {
+    fn check_mate(&self, bot: Side, mate: Option<usize>, what: &str) -> Result<(), String> {
         match (self.team_sizes, mate) {
             (None, None) => Ok(()),
             (None, Some(i)) => Err(format!(
@@ -879,20 +862,13 @@ impl Verifier {
             (Some(_), None) => Err(format!(
                 "{what}: bot {bot} without a member (mate) in a team set"
             )),
-            (Some(sizes), Some(i)) if i >= sizes[bot.min(1)] => Err(format!(
+            (Some(sizes), Some(i)) if i >= sizes[bot] => Err(format!(
                 "{what}: member {i} of bot {bot}, but its team has {} members",
-                sizes[bot.min(1)]
+                sizes[bot]
             )),
             (Some(_), Some(_)) => Ok(()),
         }
     }
-}
-
-fn check_bot(bot: usize, what: &str) -> Result<(), String> {
-    if bot > 1 {
-        return Err(format!("{what}: bot {bot} is not a bot (0 or 1)"));
-    }
-    Ok(())
 }
 
 /// The record's `type`.
@@ -916,11 +892,16 @@ fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "?".to_string())
 }
 
-fn pair(v: [u32; 2]) -> String {
-    format!("{}-{}", v[0], v[1])
+fn pair(v: BySide<u32>) -> String {
+    format!("{}-{}", v[Side::A], v[Side::B])
 }
 
-fn bot_or_draw(bot: Option<usize>) -> String {
+/// Sides as the log numbers them: `[0, 1]`.
+fn numbers(sides: &[Side]) -> String {
+    format!("{:?}", sides.iter().map(|s| s.index()).collect::<Vec<_>>())
+}
+
+fn bot_or_draw(bot: Option<Side>) -> String {
     match bot {
         Some(b) => format!("bot {b}"),
         None => "nobody (a draw)".to_string(),

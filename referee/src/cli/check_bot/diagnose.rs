@@ -12,6 +12,7 @@ use super::probe::{Hello, Probe, TurnAnswer};
 use super::{CheckConfig, Evidence};
 use crate::records::{Fault, FaultKind as K, GameEnd, Record, Shutdown, Stage, StoppedBy};
 use crate::set::BYE_GRACE;
+use crate::side::Side;
 
 /// A check's verdict. Warnings do not fail the check; problems do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,11 +167,11 @@ impl<'a> Facts<'a> {
         };
         for record in records {
             match record {
-                Record::Fault(f) if f.bot == 0 => facts.faults.push(f),
+                Record::Fault(f) if f.bot == Side::A => facts.faults.push(f),
                 Record::Fault(f) => facts.opponent_faults.push(f),
-                Record::Ready(r) if r.bot == 0 => facts.readies.push(r.ms),
+                Record::Ready(r) if r.bot == Side::A => facts.readies.push(r.ms),
                 Record::Move(m) => {
-                    if m.bot == 0 {
+                    if m.bot == Side::A {
                         facts.moves.push(m.ms);
                     }
                     let captured = m
@@ -179,15 +180,13 @@ impl<'a> Facts<'a> {
                         .any(|e| matches!(e, engine::Event::Capture(_)));
                     facts.captures += u32::from(captured);
                 }
-                Record::GameStart(g) if g.first == 0 => facts.moved_first += 1,
+                Record::GameStart(g) if g.first == Side::A => facts.moved_first += 1,
                 Record::GameStart(_) => facts.moved_second += 1,
                 Record::GameEnd(g) => facts.games.push(g),
-                Record::Restart(r) if r.bot == 0 => facts.restarts += 1,
-                Record::Shutdown(s) if s.bot == 0 => {
-                    facts
-                        .leaks
-                        .extend(crate::report::leak_words(&s.strays, s.leaked, s.stopped_by))
-                }
+                Record::Restart(r) if r.bot == Side::A => facts.restarts += 1,
+                Record::Shutdown(s) if s.bot == Side::A => facts
+                    .leaks
+                    .extend(crate::report::leak_words(&s.strays, s.leaked, s.stopped_by)),
                 _ => {}
             }
         }
@@ -200,7 +199,7 @@ impl<'a> Facts<'a> {
                 Record::Shutdown(s) => Some(s),
                 _ => None,
             })
-            .find(|s| s.bot == 0);
+            .find(|s| s.bot == Side::A);
         facts
     }
 
@@ -638,10 +637,10 @@ fn games(facts: &Facts) -> Check {
     }
     let n = facts.games.len();
     let count = |f: &dyn Fn(&GameEnd) -> bool| facts.games.iter().filter(|g| f(g)).count();
-    let won = count(&|g| g.winner == Some(0));
-    let lost = count(&|g| g.winner == Some(1));
+    let won = count(&|g| g.winner == Some(Side::A));
+    let lost = count(&|g| g.winner == Some(Side::B));
     let drawn = n - won - lost;
-    let by_fault = count(&|g| g.faulted.contains(&0));
+    let by_fault = count(&|g| g.faulted.contains(&Side::A));
     let summary = format!(
         "{n} game{} against the random mover: {won} won, {lost} lost, {drawn} drawn; it moved first in {} and second in {}; {} move{} with captures",
         plural(n),
