@@ -286,7 +286,7 @@ proptest! {
             protocol::PitProblem::DecimalForm
         } else if scale < 0 {
             let divisor = 10u128.pow(scale.unsigned_abs());
-            if digits % divisor != 0 {
+            if !digits.is_multiple_of(divisor) {
                 protocol::PitProblem::NotWhole
             } else if digits / divisor > u128::from(u64::MAX) {
                 protocol::PitProblem::TooLarge
@@ -388,7 +388,7 @@ fn xorshift_bytes(mut seed: u64, len: usize, newline_every: u64) -> Vec<u8> {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            if seed % newline_every == 0 {
+            if seed.is_multiple_of(newline_every) {
                 b'\n'
             } else {
                 (seed >> 32) as u8
