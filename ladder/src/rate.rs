@@ -390,7 +390,7 @@ async fn rate(
         };
         let log_path = sink.log.path().to_path_buf();
         let played = tokio::select! {
-            result = play_set(&set, entrants.map(Lineup::from), &referee, &mut sink) => Ok(result),
+            result = play_set(&set, entrants.map(Lineup::from).into(), &referee, &mut sink) => Ok(result),
             why = &mut stop => Err(why),
         };
         match played {

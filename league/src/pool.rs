@@ -361,7 +361,7 @@ pub async fn play_claimed(
         tap,
     };
     let result = tokio::select! {
-        result = play_set(&set_config, lineups, &shared.referee, &mut sink) => Some(result),
+        result = play_set(&set_config, lineups.into(), &shared.referee, &mut sink) => Some(result),
         _ = stop.wait_for(|stop| stop.is_some()) => None,
     };
     match result {

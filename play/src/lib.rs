@@ -128,7 +128,7 @@ async fn play_in_terminal(config: PlayConfig) -> Result<ExitCode> {
     let referee_name = referee::referee_version();
     let mut set = Box::pin(referee::play_set(
         &config.set,
-        lineups,
+        lineups.into(),
         &referee_name,
         &mut log,
     ));

@@ -462,7 +462,7 @@ async fn play_in_browser(config: PlayConfig, addr: SocketAddr) -> Result<ExitCod
     );
     let _ = std::io::Write::flush(&mut std::io::stdout());
     let referee_name = referee::referee_version();
-    let set = referee::play_set(&config.set, lineups, &referee_name, &mut log);
+    let set = referee::play_set(&config.set, lineups.into(), &referee_name, &mut log);
     let stop = referee::stop_signal();
     let outcome = tokio::select! {
         result = set => Ok(result),

@@ -199,7 +199,9 @@ mod tests {
         let mut sink = Collect::default();
         play_set(
             config,
-            [entrant(a), entrant(b)].map(crate::set::Lineup::from),
+            [entrant(a), entrant(b)]
+                .map(crate::set::Lineup::from)
+                .into(),
             "hus test",
             &mut sink,
         )
@@ -385,7 +387,7 @@ mod tests {
         let mut sink = Collect::default();
         play_set(
             &set,
-            [own, entrant(fast())].map(crate::set::Lineup::from),
+            [own, entrant(fast())].map(crate::set::Lineup::from).into(),
             "hus test",
             &mut sink,
         )

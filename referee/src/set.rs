@@ -282,11 +282,11 @@ struct Seat {
 /// team loses the game for the team.
 pub async fn play_set(
     config: &SetConfig,
-    lineups: [Lineup; 2],
+    lineups: BySide<Lineup>,
     referee: &str,
     sink: &mut dyn RecordSink,
 ) -> Result<records::SetEnd, SetError> {
-    let teams = match &lineups {
+    let teams = match lineups.as_array() {
         [Lineup::Bot(_), Lineup::Bot(_)] => None,
         [Lineup::Team(a), Lineup::Team(b)] => {
             for t in [a, b] {
@@ -300,7 +300,7 @@ pub async fn play_set(
         }
         _ => return Err(SetError::MixedLineup),
     };
-    let names: BySide<Vec<String>> = BySide::from_fn(|side| match &lineups[side.index()] {
+    let names: BySide<Vec<String>> = BySide::from_fn(|side| match &lineups[side] {
         // Only a team's members are named to their partners.
         Lineup::Bot(_) => vec![String::new()],
         Lineup::Team(t) => t.members.iter().map(|m| m.name.clone()).collect(),
@@ -310,7 +310,7 @@ pub async fn play_set(
     };
     let mut seats = Vec::new();
     let mut sides: BySide<Vec<usize>> = BySide::default();
-    for (side, lineup) in Side::BOTH.into_iter().zip(lineups) {
+    for (side, lineup) in Side::BOTH.into_iter().zip(lineups.into_array()) {
         let members: Vec<(Option<usize>, String, Entrant)> = match lineup {
             Lineup::Bot(e) => vec![(None, names[side][0].clone(), *e)],
             Lineup::Team(t) => t

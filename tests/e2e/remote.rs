@@ -178,7 +178,7 @@ impl Server {
         self.rt
             .block_on(play_set(
                 &set,
-                entrants.map(referee::Lineup::from),
+                entrants.map(referee::Lineup::from).into(),
                 "hus test",
                 &mut writer,
             ))

@@ -134,7 +134,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
             console: &mut console,
         };
         tokio::select! {
-            result = play_set(&config.set, lineups, &referee, &mut sink) => Ok(result),
+            result = play_set(&config.set, lineups.into(), &referee, &mut sink) => Ok(result),
             signal = stop_signal() => Err(signal),
         }
     };

@@ -411,14 +411,19 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
         log: &mut log,
         records: Vec::new(),
     };
-    play_set(&config.set, entrants.map(Lineup::from), &referee, &mut sink)
-        .await
-        .with_context(|| {
-            format!(
-                "the games did not finish; the log {} is incomplete",
-                sink.log.path().display()
-            )
-        })?;
+    play_set(
+        &config.set,
+        entrants.map(Lineup::from).into(),
+        &referee,
+        &mut sink,
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "the games did not finish; the log {} is incomplete",
+            sink.log.path().display()
+        )
+    })?;
     let records = sink.records;
     Ok(Evidence {
         probe,
