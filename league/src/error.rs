@@ -63,7 +63,7 @@ pub enum Error {
         /// The directory given.
         dir: PathBuf,
     },
-    /// The directory's store lost its league (a file of 0 bytes, or one without the
+    /// The directory's store lost its league (missing, a file of 0 bytes, or one without the
     /// league's settings) while its logs directory holds the logs of sets played there:
     /// starting anew would draw a new seed and set every log aside.
     #[error(
@@ -75,7 +75,7 @@ pub enum Error {
     LostStore {
         /// The store's file.
         store: PathBuf,
-        /// What is wrong with it: `is empty (0 bytes)`, `holds no league settings`.
+        /// What is wrong with it: `is missing`, `is empty (0 bytes)`, `holds no league settings`.
         what: &'static str,
         /// The logs' directory.
         logs: PathBuf,

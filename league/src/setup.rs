@@ -54,7 +54,7 @@ pub fn prepare_run<S: Store + ?Sized>(
 
 /// Opens the SQLite store of the league's directory `dir`, `hus league` and `hus
 /// serve` alike, creating it at the league's first run. A store that lost its league (a
-/// file of 0 bytes, or one without the league's settings) beside the logs of sets
+/// missing file, one of 0 bytes, or one without the league's settings) beside the logs of sets
 /// played in the directory is refused ([`Error::LostStore`]) before anything is
 /// written: taken for a new league, it would draw a new seed and set every log aside.
 pub fn open_dir_store(dir: &Path) -> Result<SqliteStore> {
@@ -71,8 +71,10 @@ pub fn open_dir_store(dir: &Path) -> Result<SqliteStore> {
             }),
         }
     };
-    if path.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
-        lost("is empty (0 bytes)")?;
+    match path.symlink_metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => lost("is missing")?,
+        Ok(m) if m.is_file() && m.len() == 0 => lost("is empty (0 bytes)")?,
+        _ => {}
     }
     let store = SqliteStore::open(&path, true)?;
     if store.settings()?.is_empty() {
@@ -102,6 +104,11 @@ fn played_logs(logs: &Path) -> Result<usize> {
             path: logs.to_path_buf(),
             error,
         })?;
+        // Only files: a link there is none of hus's (it never writes through one, and
+        // refuses it when it comes to that name).
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if name.contains(".jsonl") && !name.contains(".partial-") {

@@ -1185,7 +1185,7 @@ fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
     found
 }
 
-/// A store of 0 bytes, or one without its settings, beside the logs of finished sets:
+/// A store missing, of 0 bytes, or without its settings, beside the logs of finished sets:
 /// refused before anything is written (it was taken for a new league, which drew a new
 /// seed and set every finished log aside as `*.partial-*`).
 #[test]
@@ -1260,6 +1260,9 @@ fn a_store_that_lost_its_league_beside_played_logs_is_refused() {
         .expect("python3 runs");
     assert!(out.status.success(), "{}", text(&out.stderr));
     refused("holds no league settings");
+    // A store deleted: refused without creating one.
+    std::fs::remove_file(&store).expect("delete the store");
+    refused("is missing");
     // Restored, the league is whole again: nothing was lost.
     std::fs::write(&store, &played).expect("restore the store");
     let s = standings(&dir);
