@@ -381,6 +381,10 @@ pub async fn play_claimed(
             Ending::Failed(e.into())
         }
         Some(Ok(end)) => {
+            // A quiet bot's stderr file is empty: a finished set keeps only its log then
+            // (a set stopped or failed keeps every file, for the next attempt to set
+            // aside).
+            files.remove_empty_stderr();
             let mut outcome = sink.outcome;
             outcome.points = end.points.into();
             outcome.winner = end.winner.map(side_seat);

@@ -53,6 +53,40 @@ impl SetFiles {
         }
     }
 
+    /// After a finished set: removes each side's stderr files when every one of them is
+    /// empty (a bot's `STEM.a.stderr`, or all of a team's `STEM.a1.stderr`...), so that
+    /// a set of quiet bots leaves its log alone; a side that wrote anything keeps all
+    /// its files (a team's are found from the first member on, so none is removed from
+    /// the middle of the list). Files it cannot read or remove are left as they are.
+    /// Returns the files removed.
+    pub fn remove_empty_stderr(&self) -> Vec<PathBuf> {
+        let mut removed = Vec::new();
+        for side in Side::BOTH {
+            let mut files = vec![self.stderr(side, None)];
+            files.extend(
+                (0..)
+                    .map(|i| self.stderr(side, Some(i)))
+                    .take_while(|p| p.symlink_metadata().is_ok()),
+            );
+            let present: Vec<PathBuf> = files
+                .into_iter()
+                .filter(|p| p.symlink_metadata().is_ok())
+                .collect();
+            let all_empty = present.iter().all(|p| {
+                p.symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_file() && m.len() == 0)
+            });
+            if all_empty {
+                for p in present {
+                    if std::fs::remove_file(&p).is_ok() {
+                        removed.push(p);
+                    }
+                }
+            }
+        }
+        removed
+    }
+
     /// The names the `n`th set-aside attempt has (`STEM.partial-N.*`).
     pub fn partial(&self, n: u32) -> SetFiles {
         SetFiles::new(&self.dir, &format!("{}.partial-{n}", self.stem))
@@ -159,6 +193,50 @@ mod tests {
             .unwrap_or_default();
         names.sort();
         names
+    }
+
+    #[test]
+    fn a_finished_set_keeps_only_the_stderr_files_of_sides_that_wrote() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let logs = tmp.path();
+        // Side A a bot that wrote nothing; side B a team whose second member wrote.
+        let files = SetFiles::new(logs, "r1-x-vs-y");
+        for (name, text) in [
+            ("r1-x-vs-y.jsonl", "{}"),
+            ("r1-x-vs-y.a.stderr", ""),
+            ("r1-x-vs-y.b1.stderr", ""),
+            ("r1-x-vs-y.b2.stderr", "oops"),
+            ("r1-x-vs-y.b3.stderr", ""),
+            ("r1-x-vs-y.partial-1.a.stderr", ""),
+        ] {
+            std::fs::write(logs.join(name), text).expect("write");
+        }
+        assert_eq!(
+            files.remove_empty_stderr(),
+            [logs.join("r1-x-vs-y.a.stderr")]
+        );
+        let mut left: Vec<String> = std::fs::read_dir(logs)
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "r1-x-vs-y.b1.stderr",
+                "r1-x-vs-y.b2.stderr",
+                "r1-x-vs-y.b3.stderr",
+                "r1-x-vs-y.jsonl",
+                "r1-x-vs-y.partial-1.a.stderr"
+            ]
+        );
+        // A team all quiet: every member's file goes.
+        std::fs::write(logs.join("r1-x-vs-y.b2.stderr"), "").expect("write");
+        assert_eq!(
+            files.remove_empty_stderr(),
+            [1, 2, 3].map(|i| logs.join(format!("r1-x-vs-y.b{i}.stderr")))
+        );
     }
 
     #[test]

@@ -836,6 +836,14 @@ fn a_gauntlet_plays_its_challengers_against_the_others_only() {
             "r2-old-vs-new.jsonl"
         ]
     );
+    // Quiet bots: a finished set keeps its log alone, no empty stderr file beside it.
+    let mut all: Vec<String> = std::fs::read_dir(dir.join("logs"))
+        .expect("logs")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    all.sort();
+    assert_eq!(all, names);
     check_logs_against_standings(&dir, &standings(&dir), 4, 1);
 }
 
