@@ -88,7 +88,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let Some(set) = store.claim(lease, &[]).map_err(|e| e.to_string())? else {
                         break;
                     };
-                    store.heartbeat(1, 1).map_err(|e| e.to_string())?;
+                    store
+                        .heartbeat(&league::Heartbeat {
+                            concurrency: 1,
+                            in_flight: 1,
+                            ..Default::default()
+                        })
+                        .map_err(|e| e.to_string())?;
                     store
                         .renew(set.id, set.attempts, lease)
                         .map_err(|e| e.to_string())?;

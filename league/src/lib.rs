@@ -62,8 +62,9 @@ pub use standings::{
     Standings,
 };
 pub use store::{
-    seat_side, side_seat, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, PackedLog,
-    PgStore, Progress, Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store,
-    StoreError, StoreThread, StoredLog, SyncReport, WorkerRow,
+    seat_side, side_seat, stuck_reason, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet,
+    GameRow, Heartbeat, PackedLog, PgStore, Progress, Recorded, Requeued, SetId, SetOutcome,
+    SetStatus, SqliteStore, Store, StoreError, StoreThread, StoredLog, SyncReport, WorkerRow,
+    LIVE_WORKER_S,
 };
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

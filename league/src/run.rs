@@ -133,7 +133,7 @@ pub fn run_standings(args: &StandingsArgs) -> Result<ExitCode> {
 
 /// `hus standings --store URL`.
 fn standings_of_store(url: &str, args: &StandingsArgs) -> Result<ExitCode> {
-    let store = crate::store::PgStore::connect(url)?;
+    let mut store = crate::store::PgStore::connect(url)?;
     // A database `hus league --store` never wrote to (a typo in its name): not a
     // league of no sets.
     if store.settings()?.is_empty() {
@@ -143,6 +143,11 @@ fn standings_of_store(url: &str, args: &StandingsArgs) -> Result<ExitCode> {
     }
     let standings = read_standings(&store)?;
     print(&standings.render(args.format));
+    // Every live worker gave up every pending set: said on stderr (the standings on
+    // stdout keep their documented shape).
+    if let Some(stuck) = store.stuck()? {
+        eprintln!("hus standings: {stuck}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -26,7 +26,8 @@ use crate::pool::{Ending, SetFailure, SetPool, Shared};
 use crate::set_files::SetFiles;
 use crate::setup::{print, read_standings, settle_settings, sync_with_file};
 use crate::store::{
-    ClaimedSet, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, StoreThread, WorkerRow,
+    ClaimedSet, Heartbeat, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, StoreThread,
+    WorkerRow,
 };
 use referee::SetError;
 
@@ -417,6 +418,7 @@ async fn work_loop(
         held: HashMap::new(),
         unsent: VecDeque::new(),
         skip: Vec::new(),
+        problem: None,
         stopped: None,
         next_renewal: Instant::now(),
         idle_poll,
@@ -448,6 +450,8 @@ struct Worker<'a> {
     unsent: VecDeque<Unsent>,
     /// The bots this worker cannot start: their sets are left to the others.
     skip: Vec<String>,
+    /// Why it last gave a set back (said in `hus workers` through the heartbeat).
+    problem: Option<String>,
     stopped: Option<&'static str>,
     next_renewal: Instant,
     idle_poll: Duration,
@@ -498,13 +502,7 @@ impl Worker<'_> {
     /// lease was lost is stopped here.
     async fn renew(&mut self, pool: &mut SetPool) -> Result<()> {
         self.next_renewal = Instant::now() + self.plan.lease / 4;
-        let (concurrency, in_flight) = (self.plan.concurrency, self.held.len());
-        if self
-            .link
-            .run("a heartbeat", move |s| s.heartbeat(concurrency, in_flight))
-            .await?
-            .is_none()
-        {
+        if self.heartbeat().await?.is_none() {
             return Ok(());
         }
         let ids: Vec<(SetId, u32)> = self.held.values().map(|h| (h.id, h.attempts)).collect();
@@ -525,6 +523,20 @@ impl Worker<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Says in the store that this worker lives, what it holds, and what it cannot
+    /// play; `None` while the store is out of reach.
+    async fn heartbeat(&mut self) -> Result<Option<()>> {
+        let beat = Heartbeat {
+            concurrency: self.plan.concurrency,
+            in_flight: self.held.len(),
+            problem: self.problem.clone(),
+            leaves: self.skip.clone(),
+        };
+        self.link
+            .run("a heartbeat", move |s| s.heartbeat(&beat))
+            .await
     }
 
     /// Claims sets up to the concurrency and starts them; true when the store had
@@ -684,6 +696,7 @@ impl Worker<'_> {
                     set.key,
                     missing.join(" and ")
                 ));
+                self.problem = Some(format!("cannot play {}: {e}", set.key));
                 for bot in missing {
                     if !self.skip.contains(&bot) {
                         self.skip.push(bot);
@@ -694,6 +707,8 @@ impl Worker<'_> {
                     .link
                     .run("giving a set back", move |s| s.release(id, attempt))
                     .await?;
+                // Said at once, not at the next heartbeat: `hus workers` shows it.
+                self.heartbeat().await?;
             }
             Ending::Stopped => {}
             Ending::Failed(e) => {
@@ -730,10 +745,12 @@ fn program_found(program: &str) -> bool {
 pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
     let mut store = PgStore::connect(args.store.required("hus workers")?)?;
     let rows = store.workers()?;
+    let stuck = store.stuck()?;
     let text = match args.format {
         WorkersFormat::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&workers_json(&rows)).unwrap_or_default()
+            serde_json::to_string_pretty(&workers_json(&rows, stuck.as_deref()))
+                .unwrap_or_default()
         ),
         WorkersFormat::Text => {
             let mut out = format!(
@@ -757,6 +774,18 @@ pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
                     w.name, w.host, seen, w.in_flight, w.last_hour, w.finished, w.duplicates
                 ));
             }
+            for w in &rows {
+                if let Some(problem) = &w.problem {
+                    out.push_str(&format!(
+                        "{}: {problem}; it leaves {}'s sets to the other workers\n",
+                        w.name,
+                        w.leaves.join(" and ")
+                    ));
+                }
+            }
+            if let Some(stuck) = &stuck {
+                out.push_str(&format!("{stuck}\n"));
+            }
             out
         }
     };
@@ -765,10 +794,14 @@ pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
 }
 
 /// The workers as `hus workers --format json` and the match server's `/api/workers`
-/// both show them (this one function): `{"workers": [...]}`, an object so that other
-/// fields can join the list without breaking a client, each worker an object of its figures.
-pub fn workers_json(rows: &[WorkerRow]) -> serde_json::Value {
-    serde_json::json!({ "workers": rows.iter().map(worker_json).collect::<Vec<_>>() })
+/// both show them (this one function): `{"workers": [...], "stuck": ...}`, an object so
+/// that other fields can join the list without breaking a client, each worker an
+/// object of its figures; `stuck` is [`PgStore::stuck`]'s sentence, or null.
+pub fn workers_json(rows: &[WorkerRow], stuck: Option<&str>) -> serde_json::Value {
+    serde_json::json!({
+        "workers": rows.iter().map(worker_json).collect::<Vec<_>>(),
+        "stuck": stuck,
+    })
 }
 
 /// A worker of [`workers_json`]: name, host, pid, concurrency, seconds since its last
@@ -786,6 +819,8 @@ fn worker_json(w: &WorkerRow) -> serde_json::Value {
         "sets_finished": w.finished,
         "duplicates": w.duplicates,
         "stopped": w.stopped,
+        "problem": w.problem,
+        "leaves": w.leaves,
     })
 }
 

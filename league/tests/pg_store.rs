@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use league::{schedule, Format, PgStore, Recorded, Store, StoreError};
+use league::{schedule, Format, Heartbeat, PgStore, Recorded, Store, StoreError};
 
 use crate::store::{bots, names, outcome};
 
@@ -136,8 +136,17 @@ fn workers_are_listed_with_heartbeat_in_flight_and_finished_sets() {
     let (mut one, url) = store_with_sets("one");
     let mut two = PgStore::connect(&url).expect("connect");
     two.set_name("two");
-    one.heartbeat(2, 0).expect("heartbeat");
-    two.heartbeat(1, 0).expect("heartbeat");
+    let beat = |concurrency| Heartbeat {
+        concurrency,
+        ..Heartbeat::default()
+    };
+    one.heartbeat(&beat(2)).expect("heartbeat");
+    two.heartbeat(&Heartbeat {
+        problem: Some("cannot start y".into()),
+        leaves: vec!["y".into(), "x".into()],
+        ..beat(1)
+    })
+    .expect("heartbeat");
     let lease = Duration::from_secs(60);
     let a = one.claim(lease, &[]).expect("claim").expect("set");
     let b = one.claim(lease, &[]).expect("claim").expect("set");
@@ -167,6 +176,21 @@ fn workers_are_listed_with_heartbeat_in_flight_and_finished_sets() {
         ]
     );
     assert!(rows.iter().all(|w| w.seen_ago >= 0.0 && w.seen_ago < 60.0));
+    // What a worker said of its problem, the bots it leaves in name order.
+    let said: Vec<(Option<String>, Vec<String>)> = rows
+        .iter()
+        .map(|w| (w.problem.clone(), w.leaves.clone()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (None, vec![]),
+            (
+                Some("cannot start y".to_string()),
+                vec!["x".to_string(), "y".to_string()]
+            )
+        ]
+    );
     let _ = (b, c);
 }
 
@@ -175,10 +199,10 @@ fn workers_are_listed_with_heartbeat_in_flight_and_finished_sets() {
 fn the_schema_is_made_once_and_a_newer_one_is_refused() {
     let url = crate::pg::fresh_shared_db();
     let mut store = PgStore::connect(&url).expect("connect");
-    assert_eq!(store.schema_version().expect("version"), 1);
+    assert_eq!(store.schema_version().expect("version"), 2);
     drop(store);
     let mut again = PgStore::connect(&url).expect("reconnect");
-    assert_eq!(again.schema_version().expect("version"), 1);
+    assert_eq!(again.schema_version().expect("version"), 2);
     drop(again);
     let db = url.rsplit('/').next().expect("db name").to_string();
     crate::pg::shared()
@@ -191,7 +215,7 @@ fn the_schema_is_made_once_and_a_newer_one_is_refused() {
             err,
             Some(StoreError::NewerSchema {
                 found: 7,
-                known: 1,
+                known: 2,
                 ..
             })
         ),
@@ -205,7 +229,7 @@ fn the_schema_is_made_once_and_a_newer_one_is_refused() {
     assert_eq!(
         err.map(|e| e.to_string()),
         Some(format!(
-            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 7, newer than the 1 this hus knows: use the hus that made it, or a newer one"
+            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 7, newer than the 2 this hus knows: use the hus that made it, or a newer one"
         ))
     );
 }

@@ -87,13 +87,17 @@ async function showHome(view) {
   if (workers.workers.length > 0) {
     parts.push(el("h2", {}, "Workers"), table(
       ["worker", "host", { text: "last heartbeat", num: true }, { text: "in flight", num: true },
-        { text: "sets/hour", num: true }, { text: "finished", num: true }, { text: "duplicates", num: true }],
+        { text: "sets/hour", num: true }, { text: "finished", num: true }, { text: "duplicates", num: true }, "problem"],
       workers.workers.map((w) =>
         el("tr", { "data-worker": w.name },
           el("td", {}, w.name), el("td", {}, w.host),
           num(w.stopped ? "stopped " + fmt(w.last_heartbeat_s, 0) + " s ago" : fmt(w.last_heartbeat_s, 1) + " s ago"),
-          num(w.in_flight), num(w.sets_last_hour), num(w.sets_finished), num(w.duplicates)))));
+          num(w.in_flight), num(w.sets_last_hour), num(w.sets_finished), num(w.duplicates),
+          el("td", { class: w.problem ? "problem" : "" },
+            w.problem ? w.problem + "; leaves " + w.leaves.join(" and ") + "'s sets to the others" : "")))));
   }
+  // Every live worker gave up every pending set: said above the problems.
+  if (workers.stuck) parts.push(el("p", { class: "problem", "data-stuck": "" }, workers.stuck));
   for (const p of status.problems) parts.push(el("p", { class: "problem" }, p.at + " " + p.set + ": " + p.error));
   view.replaceChildren(...parts);
 }

@@ -74,9 +74,10 @@ impl Reader {
             .map_err(|_| "the store's reader has stopped".to_string())?
     }
 
-    /// The workers, as `hus workers` lists them.
-    pub async fn workers(&self) -> Result<Vec<WorkerRow>, String> {
-        self.ask(|store| store.worker_rows()).await
+    /// The workers, as `hus workers` lists them, and why the league is stuck if it is.
+    pub async fn workers(&self) -> Result<(Vec<WorkerRow>, Option<String>), String> {
+        self.ask(|store| Ok((store.worker_rows()?, store.stuck()?)))
+            .await
     }
 
     /// The kept log of set `id`, still packed (gzip).

@@ -356,14 +356,14 @@ async fn set_log(
 /// The workers of a shared store, as `hus workers --format json` lists them (the same
 /// function); none with SQLite.
 async fn workers(State(app): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
-    let rows = match &app.reader {
+    let (rows, stuck) = match &app.reader {
         Some(reader) => reader
             .workers()
             .await
             .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?,
-        None => Vec::new(),
+        None => (Vec::new(), None),
     };
-    Ok(Json(league::workers_json(&rows)))
+    Ok(Json(league::workers_json(&rows, stuck.as_deref())))
 }
 
 async fn log_file(

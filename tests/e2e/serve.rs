@@ -994,7 +994,7 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     // Before the worker: no set, no worker, and this server plays none.
     assert_eq!(
         server.json("/api/workers"),
-        serde_json::json!({ "workers": [] })
+        serde_json::json!({ "workers": [], "stuck": null })
     );
     let err = tmp.path().join("w1.err");
     let status = Command::new(hus_bin())

@@ -593,9 +593,65 @@ fn a_worker_that_cannot_start_a_bot_gives_its_sets_to_the_others_unforfeited() {
             && said.contains("the set is given back to the other workers"),
         "{said}"
     );
+    // Nobody can play what is left, and it is said: `hus workers` names bad's problem
+    // and the bot it leaves, the league is stuck (bad is live, it gave up all three
+    // pending sets), and `hus standings` says so too.
+    let workers = |format: &str| {
+        let out = Command::new(hus_bin())
+            .args(["workers", "--store", &url, "--format", format])
+            .output()
+            .expect("hus workers runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let listed = loop {
+        let listed = json(workers("json").as_bytes());
+        if listed["stuck"].is_string() {
+            break listed;
+        }
+        assert!(Instant::now() < deadline, "never stuck: {listed}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let bad_row = &listed["workers"][0];
+    assert_eq!(bad_row["name"], "bad");
+    assert_eq!(bad_row["leaves"], serde_json::json!(["p4"]));
+    let problem = bad_row["problem"].as_str().expect("a problem").to_string();
+    assert!(problem.starts_with("cannot play round 1, "), "{problem}");
+    assert!(problem.contains("hus-test-paced-p4"), "{problem}");
+    let stuck = format!(
+        "the league is stuck: 3 sets pending, and every live worker has given them up: bad leaves p4's sets ({problem})"
+    );
+    assert_eq!(listed["stuck"], stuck.as_str());
+    let text = workers("text");
+    assert!(
+        text.ends_with(&format!(
+            "bad: {problem}; it leaves p4's sets to the other workers\n{stuck}\n"
+        )),
+        "{text}"
+    );
+    let out = Command::new(hus_bin())
+        .args(["standings", "--store", &url])
+        .output()
+        .expect("hus standings runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("hus standings: {stuck}\n")
+    );
     let mut good = spawn("good", &format!("{}:{path}", bin.display()), &err_good);
     finish(&mut good, "good", &err_good);
     finish(&mut bad, "bad", &err_bad);
+    // Played by good: nothing is pending, nothing is stuck.
+    assert_eq!(json(workers("json").as_bytes())["stuck"], Value::Null);
     assert_counted_once(&pg, &db, Some("0"));
     assert_eq!(
         pg.psql(

@@ -15,7 +15,9 @@ mod thread;
 
 use std::collections::BTreeMap;
 
-pub use pg::{PackedLog, PgStore, Recorded, StoredLog, WorkerRow};
+pub use pg::{
+    stuck_reason, Heartbeat, PackedLog, PgStore, Recorded, StoredLog, WorkerRow, LIVE_WORKER_S,
+};
 pub use sqlite::SqliteStore;
 pub use thread::StoreThread;
 
@@ -374,6 +376,12 @@ pub trait Store {
     /// The workers the store has heard of (`hus workers`); SQLite: none.
     fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
         Ok(Vec::new())
+    }
+
+    /// Why the league is stuck, when every live worker has given up every pending set
+    /// ([`pg::stuck_reason`]); SQLite (no workers): never.
+    fn stuck(&mut self) -> Result<Option<String>, StoreError> {
+        Ok(None)
     }
 
     /// A finished set's log kept in the store (a worker's set), still packed; `None`

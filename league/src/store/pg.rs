@@ -133,6 +133,12 @@ const MIGRATIONS: &[&str] = &[
         stopped     TIMESTAMPTZ
     );
     ",
+    // 2: why a worker gives sets back: its last problem and the bots it leaves to the
+    // others (written with each heartbeat from the worker's own state).
+    "
+    ALTER TABLE workers ADD COLUMN problem TEXT;
+    ALTER TABLE workers ADD COLUMN leaves TEXT[] NOT NULL DEFAULT '{}';
+    ",
 ];
 
 /// The condition that attempt `$2` of set `$1` still holds it: the one check of every
@@ -192,6 +198,71 @@ pub struct WorkerRow {
     pub duplicates: i64,
     /// It said goodbye (stopped cleanly).
     pub stopped: bool,
+    /// Why it last gave a set back (it could not start a bot), if it did.
+    pub problem: Option<String>,
+    /// The bots whose sets it leaves to the other workers, in name order.
+    pub leaves: Vec<String>,
+}
+
+/// A worker counts as live for [`stuck_reason`] while it has not said goodbye and its
+/// last heartbeat is at most this old (a worker beats every quarter of its lease, 30 s
+/// by default).
+pub const LIVE_WORKER_S: f64 = 60.0;
+
+/// Whether the league is stuck, and why: sets are pending, none is being played, and
+/// every live worker (see [`LIVE_WORKER_S`]) leaves a bot of every pending set to the
+/// others (it could not start that bot). `pending` holds the pending sets' bots.
+/// `None` when any live worker can still play a pending set, when a set is being
+/// played, or when no worker is live (nothing was tried).
+pub fn stuck_reason(
+    rows: &[WorkerRow],
+    pending: &[(String, String)],
+    running: u64,
+) -> Option<String> {
+    if pending.is_empty() || running > 0 {
+        return None;
+    }
+    let live: Vec<&WorkerRow> = rows
+        .iter()
+        .filter(|w| !w.stopped && w.seen_ago <= LIVE_WORKER_S)
+        .collect();
+    if live.is_empty() {
+        return None;
+    }
+    let can_play =
+        |w: &WorkerRow, (a, b): &(String, String)| !w.leaves.contains(a) && !w.leaves.contains(b);
+    if live.iter().any(|w| pending.iter().any(|p| can_play(w, p))) {
+        return None;
+    }
+    let why: Vec<String> = live
+        .iter()
+        .map(|w| {
+            format!(
+                "{} leaves {}'s sets ({})",
+                w.name,
+                w.leaves.join(" and "),
+                w.problem.as_deref().unwrap_or("no reason given")
+            )
+        })
+        .collect();
+    Some(format!(
+        "the league is stuck: {} pending, and every live worker has given them up: {}",
+        referee::plural(pending.len() as u64, "set", "sets"),
+        why.join("; ")
+    ))
+}
+
+/// What a worker says of itself with each heartbeat ([`PgStore::heartbeat`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Heartbeat {
+    /// Sets it plays at once.
+    pub concurrency: usize,
+    /// Sets it holds now.
+    pub in_flight: usize,
+    /// Why it last gave a set back, if it did.
+    pub problem: Option<String>,
+    /// The bots whose sets it leaves to the other workers.
+    pub leaves: Vec<String>,
 }
 
 /// A set's kept log.
@@ -593,21 +664,27 @@ impl PgStore {
     }
 
     /// Notes this worker alive, with `in_flight` sets being played.
-    pub fn heartbeat(&mut self, concurrency: usize, in_flight: usize) -> Result<(), StoreError> {
+    pub fn heartbeat(&mut self, beat: &Heartbeat) -> Result<(), StoreError> {
         let place = self.place.clone();
         let name = self.name.clone();
+        let mut leaves = beat.leaves.clone();
+        leaves.sort();
         self.c()
             .execute(
-                "INSERT INTO workers (name, host, pid, concurrency, started, last_seen, in_flight)
-                 VALUES ($1, $2, $3, $4, now(), now(), $5)
+                "INSERT INTO workers (name, host, pid, concurrency, started, last_seen, in_flight,
+                                      problem, leaves)
+                 VALUES ($1, $2, $3, $4, now(), now(), $5, $6, $7)
                  ON CONFLICT (name) DO UPDATE SET host = $2, pid = $3, concurrency = $4,
-                     last_seen = now(), in_flight = $5, stopped = NULL",
+                     last_seen = now(), in_flight = $5, stopped = NULL, problem = $6,
+                     leaves = $7",
                 &[
                     &name,
                     &host_name(),
                     &(std::process::id() as i32),
-                    &(concurrency as i32),
-                    &(in_flight as i32),
+                    &(beat.concurrency as i32),
+                    &(beat.in_flight as i32),
+                    &beat.problem,
+                    &leaves,
                 ],
             )
             .map(|_| ())
@@ -641,7 +718,7 @@ impl PgStore {
                           WHERE r.worker = w.name AND r.counted AND r.arrived > now() - interval '1 hour'),
                         (SELECT count(*) FROM results r WHERE r.worker = w.name AND r.counted),
                         (SELECT count(*) FROM results r WHERE r.worker = w.name AND NOT r.counted),
-                        w.stopped IS NOT NULL
+                        w.stopped IS NOT NULL, w.problem, w.leaves
                  FROM workers w ORDER BY w.name",
                 &[],
             )
@@ -659,8 +736,36 @@ impl PgStore {
                 finished: r.get(7),
                 duplicates: r.get(8),
                 stopped: r.get(9),
+                problem: r.get(10),
+                leaves: r.get(11),
             })
             .collect())
+    }
+
+    /// [`stuck_reason`] for this store now: its workers, the bots of its pending sets,
+    /// the sets being played.
+    pub fn stuck(&mut self) -> Result<Option<String>, StoreError> {
+        let rows = self.workers()?;
+        let place = self.place.clone();
+        let pending: Vec<(String, String)> = self
+            .c()
+            .query(
+                "SELECT DISTINCT bot_a, bot_b FROM sets WHERE status = 'pending' ORDER BY 1, 2",
+                &[],
+            )
+            .map_err(|e| backend(&place, "cannot read the pending sets", e))?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let running: i64 = self
+            .c()
+            .query_one(
+                "SELECT count(*) FROM sets WHERE status = 'running' AND lease_until >= now()",
+                &[],
+            )
+            .map_err(|e| backend(&place, "cannot count the sets in play", e))?
+            .get(0);
+        Ok(stuck_reason(&rows, &pending, running.max(0) as u64))
     }
 
     /// The log of set `id`: the counted attempt's, else the latest that reached the
@@ -987,6 +1092,10 @@ impl Store for PgStore {
         self.workers()
     }
 
+    fn stuck(&mut self) -> Result<Option<String>, StoreError> {
+        PgStore::stuck(self)
+    }
+
     fn stored_log(&mut self, id: SetId) -> Result<Option<PackedLog>, StoreError> {
         self.packed_log(id)
     }
@@ -1177,5 +1286,55 @@ impl Store for PgStore {
             pending: r.get::<_, i64>(3) as u64,
             done_elsewhere: r.get::<_, i64>(4) as u64,
         })
+    }
+}
+
+#[cfg(test)]
+mod stuck_tests {
+    use super::{stuck_reason, WorkerRow};
+
+    fn worker(name: &str, leaves: &[&str], seen_ago: f64, stopped: bool) -> WorkerRow {
+        WorkerRow {
+            name: name.into(),
+            host: "h".into(),
+            pid: 1,
+            concurrency: 1,
+            seen_ago,
+            in_flight: 0,
+            last_hour: 0,
+            finished: 0,
+            duplicates: 0,
+            stopped,
+            problem: (!leaves.is_empty()).then(|| format!("cannot start {}", leaves[0])),
+            leaves: leaves.iter().map(|b| b.to_string()).collect(),
+        }
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    }
+
+    #[test]
+    fn stuck_only_when_every_live_worker_gave_up_every_pending_set() {
+        let pending = pairs(&[("a", "p"), ("p", "b")]);
+        let bad = worker("w1", &["p"], 1.0, false);
+        assert_eq!(
+            stuck_reason(std::slice::from_ref(&bad), &pending, 0).as_deref(),
+            Some(
+                "the league is stuck: 2 sets pending, and every live worker has given them up: \
+                 w1 leaves p's sets (cannot start p)"
+            )
+        );
+        // A set in play, nothing pending, or no live worker: not stuck.
+        assert_eq!(stuck_reason(std::slice::from_ref(&bad), &pending, 1), None);
+        assert_eq!(stuck_reason(std::slice::from_ref(&bad), &[], 0), None);
+        assert_eq!(stuck_reason(&[], &pending, 0), None);
+        // A live worker that can play one of them: not stuck.
+        let good = worker("w2", &[], 1.0, false);
+        assert_eq!(stuck_reason(&[bad.clone(), good], &pending, 0), None);
+        // One that stopped, or has been silent past the live window, does not count.
+        let gone = worker("w3", &[], 1.0, true);
+        let silent = worker("w4", &[], super::LIVE_WORKER_S + 1.0, false);
+        assert!(stuck_reason(&[bad, gone, silent], &pending, 0).is_some());
     }
 }
