@@ -53,6 +53,19 @@ function num(x) {
   return el("td", { class: "num" }, x);
 }
 
+// A set's games in a cell: each game for a short set, a count per bot for a long one
+// (a set of 150 games stays one line; its page and replay have every game).
+const GAMES_LISTED = 3;
+function gamesCell(s) {
+  if (s.games.length <= GAMES_LISTED) {
+    return s.games.map((g) => (g.winner === null ? "draw" : g.winner) + " by " + g.reason).join("; ");
+  }
+  const won = (name) => s.games.filter((g) => g.winner === name).length;
+  const drawn = s.games.filter((g) => g.winner === null).length;
+  return s.games.length + " games: " + s.bots[0] + " won " + won(s.bots[0]) + ", " + s.bots[1] + " won " +
+    won(s.bots[1]) + ", " + drawn + " drawn";
+}
+
 function setRows(sets) {
   return sets.map((s) =>
     el("tr", { "data-set": s.set },
@@ -60,7 +73,7 @@ function setRows(sets) {
       el("td", {}, botLink(s.bots[0]), " vs ", botLink(s.bots[1])),
       num(s.points[0] + "–" + s.points[1]),
       el("td", {}, s.winner === null ? "drawn" : s.winner),
-      el("td", {}, s.games.map((g) => (g.winner === null ? "draw" : g.winner) + " by " + g.reason).join("; ")),
+      el("td", {}, gamesCell(s)),
       el("td", {},
         el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"), " ",
         el("a", { href: "/api/sets/" + encodeURIComponent(s.set) + "/log" }, "log"))));

@@ -1533,3 +1533,64 @@ fn sets_of(dir: &Path) -> Vec<(String, String)> {
         .map(|s| (s.2, s.3))
         .collect()
 }
+
+/// Issue 25: a long set is one short row on the dashboard: its score and a count of
+/// the games per bot, not every game's result in a cell.
+#[test]
+fn serve_dashboard_shows_a_long_set_as_one_short_row() {
+    let tmp = LogDir::new();
+    let head = HEAD.replace("games = 2", "games = 9");
+    let bots = [("a", instant(1)), ("b", instant(2))];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("a finished set", Duration::from_secs(240), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 1
+    });
+    if !crate::replay::browser() {
+        return;
+    }
+    let out = Command::new("node")
+        .arg(root().join("tests/e2e/serve_workers_browser.js"))
+        .arg(format!("http://{}/", server.addr))
+        .arg("tr[data-set]")
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
+    // The first row the page shows, against the same set in the API (read after the
+    // page: the server plays on).
+    let sets = server.json("/api/sets?limit=500");
+    let row = &r["rows"][0];
+    let name = row[0].as_str().expect("the set's name");
+    let set = sets["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .find(|s| s["set"] == name)
+        .unwrap_or_else(|| panic!("{name} in {sets}"));
+    let games = set["games"].as_array().expect("games");
+    assert_eq!(games.len(), 9, "{set}");
+    let won = |bot: &Value| games.iter().filter(|g| &g["winner"] == bot).count();
+    let drawn = games.iter().filter(|g| g["winner"].is_null()).count();
+    let (a, b) = (&set["bots"][0], &set["bots"][1]);
+    assert_eq!(
+        row[4],
+        format!(
+            "9 games: {} won {}, {} won {}, {drawn} drawn",
+            a.as_str().unwrap_or(""),
+            won(a),
+            b.as_str().unwrap_or(""),
+            won(b)
+        ),
+        "{r}"
+    );
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
