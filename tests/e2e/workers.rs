@@ -271,15 +271,17 @@ fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
         .args(["workers", "--store", &url, "--format", "json"])
         .output()
         .expect("hus workers");
-    // The shape of the server's /api/workers: {"workers": [...]}.
+    // The shape of the server's /api/workers: {"workers": [...], "stuck": ...}; every
+    // set is done, so nothing is stuck.
     let shown = json(&out.stdout);
     assert_eq!(
         shown
             .as_object()
             .map(|o| o.keys().map(String::as_str).collect::<Vec<_>>()),
-        Some(vec!["workers"]),
+        Some(vec!["stuck", "workers"]),
         "{shown}"
     );
+    assert_eq!(shown["stuck"], Value::Null, "{shown}");
     let list = &shown["workers"];
     let rows: Vec<(String, bool, i64)> = list
         .as_array()
