@@ -452,3 +452,25 @@ pub fn sigterm(child: &std::process::Child) {
     // SAFETY: a signal to our own child, which has not been reaped yet.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
 }
+
+/// The `sets` table of the directory's store, by id: (id, round, bot A, bot B, status,
+/// attempts).
+pub fn store_sets(dir: &Path) -> Vec<(i64, u32, String, String, String, u32)> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import json, sqlite3, sys\n\
+             c = sqlite3.connect(sys.argv[1])\n\
+             print(json.dumps(c.execute('SELECT id, round, bot_a, bot_b, status, attempts \
+             FROM sets ORDER BY id').fetchall()))\n",
+        )
+        .arg(dir.join("league.sqlite"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the rows as JSON")
+}

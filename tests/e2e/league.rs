@@ -1280,24 +1280,6 @@ fn a_store_that_lost_its_league_beside_played_logs_is_refused() {
         .all(|p| !p.to_string_lossy().contains(".partial-")));
 }
 
-/// The `sets` table of the directory's store, by id: (id, round, bot A, bot B, status,
-/// attempts).
-fn store_sets(dir: &Path) -> Vec<(i64, u32, String, String, String, u32)> {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(
-            "import json, sqlite3, sys\n\
-             c = sqlite3.connect(sys.argv[1])\n\
-             print(json.dumps(c.execute('SELECT id, round, bot_a, bot_b, status, attempts \
-             FROM sets ORDER BY id').fetchall()))\n",
-        )
-        .arg(dir.join("league.sqlite"))
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("the rows as JSON")
-}
-
 /// A full disk under the logs stops `hus league` with the reason, and the set stays to
 /// play; once there is room, the same command plays it as the same set (id 1, its
 /// second attempt), and nothing else. The logs' directory is a small tmpfs, filled up,

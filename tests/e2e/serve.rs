@@ -217,6 +217,25 @@ fn dechunk(mut text: &str) -> String {
 }
 
 /// A league file in `dir`: `head` (top-level keys), then one bot per (name, command).
+/// Runs the browser script `tests/e2e/SCRIPT` under Node with `args`, and returns the
+/// JSON report it prints (the test fails, with the report and Node's stderr, when the
+/// script does).
+fn browser_report(script: &str, args: &[&str]) -> Value {
+    let out = Command::new("node")
+        .arg(root().join("tests/e2e").join(script))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"))
+}
+
 fn league_file(dir: &Path, head: &str, bots: &[(&str, String)]) -> PathBuf {
     let mut text = format!("{head}\n");
     for (name, command) in bots {
@@ -707,19 +726,7 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
     let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
     let server = Server::start(&file, &dir, &[]);
-    let out = Command::new("node")
-        .arg(root().join("tests/e2e/serve_browser.js"))
-        .arg(format!("http://{}/", server.addr))
-        .stdin(Stdio::null())
-        .output()
-        .expect("node runs");
-    let report = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
+    let r = browser_report("serve_browser.js", &[&format!("http://{}/", server.addr)]);
     // The page saw the games move by move (game * 1000 + ply) and saw the set end.
     let plies = r["plies_seen"].as_array().expect("plies");
     assert!(plies.len() >= 3, "{r}");
@@ -1097,20 +1104,10 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
 
     // The dashboard's Workers table, in Chromium: the name is text, nothing ran.
     if crate::replay::browser() {
-        let out = Command::new("node")
-            .arg(root().join("tests/e2e/serve_workers_browser.js"))
-            .arg(format!("http://{}/", server.addr))
-            .stdin(Stdio::null())
-            .output()
-            .expect("node runs");
-        let report = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "{report}\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        let r = browser_report(
+            "serve_workers_browser.js",
+            &[&format!("http://{}/", server.addr)],
         );
-        let r: Value =
-            serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
         let row = &r["rows"][0];
         assert_eq!(r["rows"].as_array().map(Vec::len), Some(1), "{r}");
         assert_eq!(row[0], WORKER, "{r}");
@@ -1339,28 +1336,6 @@ fn serve_logs_a_failed_bot_login_by_address_without_its_token() {
     }
 }
 
-/// The `sets` table of the directory's store, by id: (id, round, bot A, bot B, status,
-/// attempts).
-fn store_sets(dir: &Path) -> Vec<(i64, u32, String, String, String, u32)> {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(
-            "import json, sqlite3, sys\n\
-             c = sqlite3.connect(sys.argv[1])\n\
-             print(json.dumps(c.execute('SELECT id, round, bot_a, bot_b, status, attempts \
-             FROM sets ORDER BY id').fetchall()))\n",
-        )
-        .arg(dir.join("league.sqlite"))
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("the rows as JSON")
-}
-
 /// A full disk under the logs: the set cannot write its log, is said in `problems`, and
 /// once there is room again it is played as the same set (id 1, round 1, a second
 /// attempt), not as a new round that leaves it pending for ever (each failed attempt
@@ -1550,20 +1525,10 @@ fn serve_dashboard_shows_a_long_set_as_one_short_row() {
     if !crate::replay::browser() {
         return;
     }
-    let out = Command::new("node")
-        .arg(root().join("tests/e2e/serve_workers_browser.js"))
-        .arg(format!("http://{}/", server.addr))
-        .arg("tr[data-set]")
-        .stdin(Stdio::null())
-        .output()
-        .expect("node runs");
-    let report = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = browser_report(
+        "serve_workers_browser.js",
+        &[&format!("http://{}/", server.addr), "tr[data-set]"],
     );
-    let r: Value = serde_json::from_str(report.trim()).unwrap_or_else(|e| panic!("{e}: {report}"));
     // The first row the page shows, against the same set in the API (read after the
     // page: the server plays on).
     let sets = server.json("/api/sets?limit=500");
