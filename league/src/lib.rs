@@ -39,6 +39,7 @@ mod set_files;
 mod setup;
 mod standings;
 mod store;
+mod tally;
 mod worker;
 
 pub use args::{
@@ -67,4 +68,5 @@ pub use store::{
     SetStatus, SqliteStore, Store, StoreError, StoreThread, StoredLog, SyncReport, WorkerRow,
     LIVE_WORKER_S,
 };
+pub use tally::Tally;
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::store::{seat_side, BotRow, FinishedSet, Progress};
+use crate::store::{BotRow, FinishedSet, Progress};
+use crate::tally::Tally;
 
 /// Most rated bots whose likelihood of superiority is printed as a matrix in the text
 /// table.
@@ -27,7 +28,15 @@ pub struct Record3 {
 }
 
 impl Record3 {
-    fn add(&mut self, mine: Option<bool>) {
+    /// Adds another record's counts.
+    pub(crate) fn merge(&mut self, other: &Record3) {
+        self.played += other.played;
+        self.won += other.won;
+        self.drawn += other.drawn;
+        self.lost += other.lost;
+    }
+
+    pub(crate) fn add(&mut self, mine: Option<bool>) {
         self.played += 1;
         match mine {
             Some(true) => self.won += 1,
@@ -289,97 +298,117 @@ impl From<Progress> for ProgressView {
 /// Per ordered pair (first mover, second mover), the games' results: what a rating fit
 /// with a first-move advantage takes. Sorted by names.
 pub fn pair_counts(sets: &[FinishedSet]) -> Vec<PairCounts> {
-    let mut map: BTreeMap<(&str, &str), PairCounts> = BTreeMap::new();
-    for set in sets {
-        let names = [set.key.a.as_str(), set.key.b.as_str()];
-        for g in &set.outcome.games {
-            let first = names[seat_side(g.first).index()];
-            let second = names[seat_side(g.first).other().index()];
-            let entry = map.entry((first, second)).or_insert_with(|| PairCounts {
-                first: first.to_string(),
-                second: second.to_string(),
-                ..PairCounts::default()
-            });
-            match g.winner {
-                None => entry.drawn += 1,
-                Some(w) if w == g.first => entry.first_won += 1,
-                Some(_) => entry.second_won += 1,
-            }
-        }
-    }
-    map.into_values().collect()
+    Tally::of(sets).pair_counts()
 }
 
-/// Computes the table from every bot and every finished set.
+/// Computes the table from every bot and every finished set: their [`Tally`], then its
+/// standings.
 pub fn compute(
     league: LeagueInfo,
     progress: Progress,
     bots: &[BotRow],
     sets: &[FinishedSet],
 ) -> Standings {
-    let mut lines: Vec<BotStanding> = bots
-        .iter()
-        .map(|b| BotStanding {
-            rank: 0,
-            name: b.name.clone(),
-            command: b.command.clone(),
-            active: b.active,
-            points: 0,
-            sets: Record3::default(),
-            games: Record3::default(),
-            faults: Faults::default(),
-            moves: 0,
-            mean_move_ms: None,
-            rating: None,
-        })
-        .collect();
-    let index: HashMap<String, usize> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.name.clone(), i))
-        .collect();
-    let mut move_ms = vec![0.0f64; lines.len()];
-    let mut games_played = 0;
-    let mut first_mover = FirstMover::default();
-    for set in sets {
-        let (Some(&ia), Some(&ib)) = (index.get(&set.key.a), index.get(&set.key.b)) else {
-            continue;
+    Tally::of(sets).standings(league, progress, bots)
+}
+
+impl Tally {
+    /// The table of `bots` (the store's, removed ones included) from the sets counted
+    /// so far; a set of a bot not among them does not count. The rating fit starts
+    /// from this tally's last one when the same bots are rated.
+    pub fn standings(
+        &mut self,
+        league: LeagueInfo,
+        progress: Progress,
+        bots: &[BotRow],
+    ) -> Standings {
+        let mut lines: Vec<BotStanding> = bots
+            .iter()
+            .map(|b| BotStanding {
+                rank: 0,
+                name: b.name.clone(),
+                command: b.command.clone(),
+                active: b.active,
+                points: 0,
+                sets: Record3::default(),
+                games: Record3::default(),
+                faults: Faults::default(),
+                moves: 0,
+                mean_move_ms: None,
+                rating: None,
+            })
+            .collect();
+        let index: HashMap<String, usize> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.name.clone(), i))
+            .collect();
+        let mut move_ms = vec![0.0f64; lines.len()];
+        for ((a, b), pair) in &self.seated {
+            let (Some(&ia), Some(&ib)) = (index.get(a), index.get(b)) else {
+                continue;
+            };
+            for (seat, &i) in [ia, ib].iter().enumerate() {
+                let t = &pair.seats[seat];
+                let line = &mut lines[i];
+                line.points += t.points;
+                line.sets.merge(&t.sets);
+                line.games.merge(&t.games);
+                line.moves += t.moves;
+                move_ms[i] += t.move_ms;
+                line.faults.total += t.faults.total;
+                for (kind, n) in &t.faults.by_kind {
+                    *line.faults.by_kind.entry(kind.clone()).or_insert(0) += n;
+                }
+            }
+        }
+        for (line, ms) in lines.iter_mut().zip(&move_ms) {
+            line.mean_move_ms = (line.moves > 0).then(|| ms / line.moves as f64);
+        }
+        let mut games_played = 0;
+        let mut first_mover = FirstMover::default();
+        for p in self.movers.values() {
+            if index.contains_key(&p.first) && index.contains_key(&p.second) {
+                games_played += p.first_won + p.drawn + p.second_won;
+                first_mover.won += p.first_won;
+                first_mover.drawn += p.drawn;
+                first_mover.lost += p.second_won;
+            }
+        }
+        let pairs = self.pair_counts();
+        let (ratings, ratings_error) = match fit(&league, &pairs, &mut lines, &mut self.last_fit) {
+            Ok(view) => (view, None),
+            Err(e) => (None, Some(e.to_string())),
         };
-        let seats = [ia, ib];
-        let o = &set.outcome;
-        for seat in 0..2 {
-            let line = &mut lines[seats[seat]];
-            line.points += u64::from(o.points[seat]);
-            line.sets.add(o.winner.map(|w| usize::from(w) == seat));
-            line.moves += o.moves[seat];
-            move_ms[seats[seat]] += o.move_ms[seat];
-        }
-        for g in &o.games {
-            games_played += 1;
-            for (seat, &i) in seats.iter().enumerate() {
-                lines[i].games.add(g.winner.map(|w| usize::from(w) == seat));
-            }
-            match g.winner {
-                None => first_mover.drawn += 1,
-                Some(w) if w == g.first => first_mover.won += 1,
-                Some(_) => first_mover.lost += 1,
-            }
-        }
-        for f in &o.faults {
-            let line = &mut lines[seats[seat_side(f.bot).index()]];
-            line.faults.total += 1;
-            *line.faults.by_kind.entry(f.kind.clone()).or_insert(0) += 1;
+        rank(&mut lines);
+        let ratings = ratings.map(|mut r| {
+            // Pairs in rank order, the better-rated first.
+            let rank: HashMap<&str, usize> =
+                lines.iter().map(|l| (l.name.as_str(), l.rank)).collect();
+            r.pairs.sort_by_key(|p| {
+                (
+                    rank.get(p.a.as_str()).copied(),
+                    rank.get(p.b.as_str()).copied(),
+                )
+            });
+            r
+        });
+        Standings {
+            league,
+            progress: progress.into(),
+            games_played,
+            first_mover,
+            bots: lines,
+            ratings,
+            ratings_error,
+            pairs,
         }
     }
-    for (line, ms) in lines.iter_mut().zip(&move_ms) {
-        line.mean_move_ms = (line.moves > 0).then(|| ms / line.moves as f64);
-    }
-    let pairs = pair_counts(sets);
-    let (ratings, ratings_error) = match fit(&league, &pairs, &mut lines) {
-        Ok(view) => (view, None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    // Best rating first; bots without one (no games) after, by points.
+}
+
+/// Best rating first; bots without one (no games) after, by points; then games won,
+/// then name. Numbers the ranks.
+fn rank(lines: &mut [BotStanding]) {
     lines.sort_by(|x, y| {
         let rating = |b: &BotStanding| b.rating.map(|r| r.value);
         match (rating(x), rating(y)) {
@@ -395,27 +424,6 @@ pub fn compute(
     for (i, line) in lines.iter_mut().enumerate() {
         line.rank = i + 1;
     }
-    let ratings = ratings.map(|mut r| {
-        // Pairs in rank order, the better-rated first.
-        let rank: HashMap<&str, usize> = lines.iter().map(|l| (l.name.as_str(), l.rank)).collect();
-        r.pairs.sort_by_key(|p| {
-            (
-                rank.get(p.a.as_str()).copied(),
-                rank.get(p.b.as_str()).copied(),
-            )
-        });
-        r
-    });
-    Standings {
-        league,
-        progress: progress.into(),
-        games_played,
-        first_mover,
-        bots: lines,
-        ratings,
-        ratings_error,
-        pairs,
-    }
 }
 
 /// Fits ratings to every game at once (the `ratings` crate: Bradley-Terry on the Elo
@@ -426,6 +434,7 @@ fn fit(
     league: &LeagueInfo,
     pairs: &[PairCounts],
     lines: &mut [BotStanding],
+    last_fit: &mut Option<(Vec<String>, ratings::Ratings)>,
 ) -> Result<Option<RatingsView>, ratings::Error> {
     let rated: Vec<usize> = (0..lines.len())
         .filter(|&i| lines[i].games.played > 0)
@@ -461,7 +470,13 @@ fn fit(
         anchor,
         ..ratings::FitOptions::default()
     };
-    let fitted = ratings::Ratings::fit(&table, &options)?;
+    let names: Vec<String> = rated.iter().map(|&i| lines[i].name.clone()).collect();
+    let previous = last_fit
+        .as_ref()
+        .filter(|(bots, _)| *bots == names)
+        .map(|(_, fitted)| fitted);
+    let fitted = ratings::Ratings::fit_from(&table, &options, previous)?;
+    *last_fit = Some((names, fitted.clone()));
     for (k, &i) in rated.iter().enumerate() {
         lines[i].rating = Some(fitted.rating(k)?.into());
     }

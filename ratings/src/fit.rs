@@ -270,6 +270,17 @@ impl Ratings {
     /// every rating finite. The maximum is found by Newton–Raphson; the covariance is
     /// the inverse of the observed information, taken relative to the anchor.
     pub fn fit(table: &GameTable, options: &FitOptions) -> Result<Ratings, Error> {
+        Ratings::fit_from(table, options, None)
+    }
+
+    /// [`Ratings::fit`], started from an earlier fit of the same bots (a league's last
+    /// table, before its newest games): the same maximum, found in fewer Newton steps
+    /// when little changed. An earlier fit of another number of bots is ignored.
+    pub fn fit_from(
+        table: &GameTable,
+        options: &FitOptions,
+        previous: Option<&Ratings>,
+    ) -> Result<Ratings, Error> {
         let n = table.bots();
         if n < 2 {
             return Err(Error::TooFewBots { bots: n });
@@ -358,6 +369,12 @@ impl Ratings {
         let start = fixed_values.iter().sum::<f64>() / fixed_values.len() as f64;
         let mut ratings: Vec<f64> = pinned.iter().map(|p| p.unwrap_or(start)).collect();
         let mut advantage = fixed_advantage.unwrap_or(0.0);
+        if let Some(previous) = previous.filter(|p| p.ratings.len() == n) {
+            warm_start(previous, &pinned, &mut ratings);
+            if fixed_advantage.is_none() && previous.advantage.is_finite() {
+                advantage = previous.advantage;
+            }
+        }
 
         let iterations = newton(&cells, &layout, &mut ratings, &mut advantage, d, start)?;
 
@@ -623,6 +640,27 @@ fn center_covariance(covariance: &mut [f64], n: usize) {
 
 /// Newton–Raphson with a backtracking line search on the (concave) log-posterior.
 /// Updates `ratings` and `advantage` in place; returns the iterations made.
+/// Starts the free ratings at an earlier fit's, moved by one offset so that they sit
+/// on this fit's scale: the pinned bots' own earlier values are matched (the fit pins
+/// bot 0 at 0 for a pool average and shifts afterwards). An earlier value that is not
+/// finite leaves the cold start as it is.
+fn warm_start(previous: &Ratings, pinned: &[Option<f64>], ratings: &mut [f64]) {
+    let pins: Vec<(f64, f64)> = pinned
+        .iter()
+        .zip(&previous.ratings)
+        .filter_map(|(pin, &was)| pin.map(|p| (p, was)))
+        .collect();
+    if pins.is_empty() || previous.ratings.iter().any(|r| !r.is_finite()) {
+        return;
+    }
+    let offset = pins.iter().map(|(p, was)| p - was).sum::<f64>() / pins.len() as f64;
+    for ((r, pin), &was) in ratings.iter_mut().zip(pinned).zip(&previous.ratings) {
+        if pin.is_none() {
+            *r = was + offset;
+        }
+    }
+}
+
 fn newton(
     cells: &[Cell],
     layout: &Layout,

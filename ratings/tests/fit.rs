@@ -470,3 +470,63 @@ fn the_prior_example_of_the_docs() {
     assert_eq!(printed(&hus), [1676.6, 1489.6, 1333.8, 40.2]);
     assert_eq!(printed(&spread), [1719.6, 1525.1, 1255.3, 42.0]);
 }
+
+/// A fit started from the fit of the table before its last games finds the same
+/// maximum as a cold one, for either anchor, in fewer Newton steps.
+#[test]
+fn a_warm_start_finds_the_cold_fit_in_fewer_steps() {
+    let before = table(
+        4,
+        &[
+            (0, 1, 30, 10, 20),
+            (1, 2, 25, 15, 20),
+            (2, 3, 40, 5, 15),
+            (3, 0, 10, 10, 40),
+            (0, 2, 35, 5, 20),
+        ],
+    );
+    let after = table(
+        4,
+        &[
+            (0, 1, 31, 10, 20),
+            (1, 2, 25, 16, 20),
+            (2, 3, 40, 5, 16),
+            (3, 0, 10, 10, 40),
+            (0, 2, 35, 5, 20),
+        ],
+    );
+    for anchor in [
+        Anchor::Average(1500.0),
+        Anchor::Bot {
+            bot: 2,
+            rating: 1000.0,
+        },
+    ] {
+        let options = FitOptions {
+            anchor,
+            ..FitOptions::default()
+        };
+        let previous = Ratings::fit(&before, &options).unwrap();
+        let cold = Ratings::fit(&after, &options).unwrap();
+        let warm = Ratings::fit_from(&after, &options, Some(&previous)).unwrap();
+        for (w, c) in warm.ratings().iter().zip(cold.ratings()) {
+            assert!(
+                (w - c).abs() < 1e-6,
+                "{:?} vs {:?}",
+                warm.ratings(),
+                cold.ratings()
+            );
+        }
+        assert!((warm.advantage().value - cold.advantage().value).abs() < 1e-6);
+        assert!(
+            warm.iterations() < cold.iterations(),
+            "warm {} vs cold {}",
+            warm.iterations(),
+            cold.iterations()
+        );
+        // An earlier fit of another pool is not a start.
+        let three = Ratings::fit(&table(3, &[(0, 1, 5, 5, 5), (1, 2, 5, 5, 5)]), &options);
+        let other = Ratings::fit_from(&after, &options, three.as_ref().ok()).unwrap();
+        assert_eq!(other.iterations(), cold.iterations());
+    }
+}
