@@ -11,8 +11,9 @@ use crate::error::{Error, Result};
 use crate::file::{show_time, Anchor, LeagueConfig};
 use crate::schedule::schedule;
 use crate::set_files::{set_aside, LOGS_DIR};
-use crate::standings::{compute, LeagueInfo, Standings};
+use crate::standings::{LeagueInfo, Standings};
 use crate::store::{BotEntry, SqliteStore, Store, SyncReport};
+use crate::tally::Tally;
 
 /// The store's file in the league's directory.
 pub const STORE_FILE: &str = "league.sqlite";
@@ -178,13 +179,16 @@ pub fn announce_sync(sync: &SyncReport, file: &Path, say: &mut dyn FnMut(String)
     }
 }
 
-/// The standings from everything in a store.
+/// The standings from everything in a store: its finished sets are read in batches
+/// into a [`Tally`], so memory stays bounded by the number of bots and pairs however
+/// many sets the store holds.
 pub fn read_standings(store: &dyn Store) -> Result<Standings> {
     let info = LeagueInfo::from_settings(&store.settings()?);
     let progress = store.progress()?;
     let bots = store.bots()?;
-    let sets = store.finished()?;
-    Ok(compute(info, progress, &bots, &sets))
+    let mut tally = Tally::new();
+    store.each_finished(0, &mut |_, set| tally.add(&set))?;
+    Ok(tally.standings(info, progress, &bots))
 }
 
 pub(crate) fn print(text: &str) {

@@ -244,11 +244,11 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("league.sqlite");
     let store = SqliteStore::open(&path, true).expect("create");
-    assert_eq!(store.schema_version().expect("version"), 1);
+    assert_eq!(store.schema_version().expect("version"), 2);
     drop(store);
     // Opening again migrates nothing and keeps the data.
     let store = SqliteStore::open(&path, false).expect("reopen");
-    assert_eq!(store.schema_version().expect("version"), 1);
+    assert_eq!(store.schema_version().expect("version"), 2);
     drop(store);
     // A store from a newer hus.
     let conn = rusqlite::Connection::open(&path).expect("open");
@@ -260,7 +260,7 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
             err,
             Some(StoreError::NewerSchema {
                 found: 7,
-                known: 1,
+                known: 2,
                 ..
             })
         ),
@@ -269,7 +269,7 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     assert_eq!(
         err.map(|e| e.to_string()),
         Some(format!(
-            "the league store {} has schema version 7, newer than the 1 this hus knows: use the hus that made it, or a newer one",
+            "the league store {} has schema version 7, newer than the 2 this hus knows: use the hus that made it, or a newer one",
             path.display()
         ))
     );
@@ -277,4 +277,196 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     let missing = SqliteStore::open(&dir.path().join("none.sqlite"), false);
     assert!(missing.is_err());
     assert!(!dir.path().join("none.sqlite").exists());
+}
+
+/// Finished sets are numbered 1, 2, ... in the order their results were recorded (not
+/// their ids' order), and every read is a page by that number: what is new since a
+/// number, the newest of all or of one bot before a number, one set by its key.
+#[test]
+fn finished_sets_are_numbered_in_the_order_recorded_and_read_by_pages() {
+    use league::FinishedQuery;
+    for (name, mut store, _dir) in stores() {
+        let entries = bots(&["x", "y", "z"]);
+        let plan = schedule(&names(&entries), &Format::RoundRobin, 2, 5);
+        store.sync(&entries, &plan).expect("sync");
+        let mut claimed = Vec::new();
+        while let Some(set) = store.claim_next().expect("claim") {
+            claimed.push(set);
+        }
+        assert_eq!(claimed.len(), 6, "{name}");
+        // Recorded last to first, with 1 to 6 games: the numbers follow the recording.
+        for (i, set) in claimed.iter().rev().enumerate() {
+            let games = i as u32 + 1;
+            store
+                .record(
+                    set.id,
+                    &outcome(games, &format!("logs/{}.jsonl", set.key.stem())),
+                )
+                .expect("record");
+        }
+        let keys_of = |sets: &[(u64, league::FinishedSet)]| -> Vec<(u64, SetKey, usize)> {
+            sets.iter()
+                .map(|(n, s)| (*n, s.key.clone(), s.outcome.games.len()))
+                .collect()
+        };
+        let recorded: Vec<SetKey> = claimed.iter().rev().map(|s| s.key.clone()).collect();
+        let all = store
+            .finished_sets(&FinishedQuery::After {
+                after: 0,
+                limit: 100,
+            })
+            .expect("all");
+        let expected: Vec<(u64, SetKey, usize)> = recorded
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (i as u64 + 1, k.clone(), i + 1))
+            .collect();
+        assert_eq!(keys_of(&all), expected, "{name}");
+        // Each with its games and faults.
+        assert_eq!(
+            all[2].1.outcome,
+            outcome(3, &format!("logs/{}.jsonl", recorded[2].stem())),
+            "{name}"
+        );
+        // What is new since 4, two at a time.
+        let new = store
+            .finished_sets(&FinishedQuery::After { after: 4, limit: 1 })
+            .expect("after");
+        assert_eq!(keys_of(&new), expected[4..5], "{name}");
+        // The newest first, and the page before number 3.
+        let newest = store
+            .finished_sets(&FinishedQuery::Newest {
+                bot: None,
+                before: None,
+                limit: 2,
+            })
+            .expect("newest");
+        assert_eq!(
+            keys_of(&newest),
+            [expected[5].clone(), expected[4].clone()],
+            "{name}"
+        );
+        let page = store
+            .finished_sets(&FinishedQuery::Newest {
+                bot: None,
+                before: Some(3),
+                limit: 10,
+            })
+            .expect("page");
+        assert_eq!(
+            keys_of(&page),
+            [expected[1].clone(), expected[0].clone()],
+            "{name}"
+        );
+        // One bot's, in either seat.
+        let of_z = store
+            .finished_sets(&FinishedQuery::Newest {
+                bot: Some("z".into()),
+                before: None,
+                limit: 3,
+            })
+            .expect("of z");
+        let want: Vec<(u64, SetKey, usize)> = expected
+            .iter()
+            .rev()
+            .filter(|(_, k, _)| k.a == "z" || k.b == "z")
+            .take(3)
+            .cloned()
+            .collect();
+        assert_eq!(want.len(), 3, "{name}");
+        assert_eq!(keys_of(&of_z), want, "{name}");
+        // By key; an unknown key or a set not finished is none.
+        let one = store
+            .finished_sets(&FinishedQuery::Key(recorded[3].clone()))
+            .expect("by key");
+        assert_eq!(keys_of(&one), expected[3..4], "{name}");
+        let none = store
+            .finished_sets(&FinishedQuery::Key(SetKey {
+                round: 9,
+                a: "x".into(),
+                b: "y".into(),
+            }))
+            .expect("no such set");
+        assert!(none.is_empty(), "{name}");
+        // Read in batches, every set once, in order; the last number is returned.
+        let mut seen = Vec::new();
+        let last = store
+            .each_finished(2, &mut |n, s| seen.push((n, s.key)))
+            .expect("each");
+        assert_eq!(last, 6, "{name}");
+        assert_eq!(
+            seen,
+            expected[2..]
+                .iter()
+                .map(|(n, k, _)| (*n, k.clone()))
+                .collect::<Vec<_>>(),
+            "{name}"
+        );
+        assert_eq!(store.running().expect("running"), 0, "{name}");
+    }
+}
+
+/// A store of the first schema, with finished sets, is numbered by the migration in the
+/// order its sets finished; new results continue the numbers.
+#[test]
+fn the_migration_numbers_an_old_stores_finished_sets_in_their_order() {
+    use league::FinishedQuery;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("league.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        // The first schema, as hus 0.1 of the last release wrote it, with three sets
+        // finished in the order 3, 1 (2 still pending).
+        conn.execute_batch(
+            "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+             CREATE TABLE bots (name TEXT PRIMARY KEY, command TEXT NOT NULL,
+                 active INTEGER NOT NULL CHECK (active IN (0, 1)), added TEXT NOT NULL) WITHOUT ROWID;
+             CREATE TABLE sets (id INTEGER PRIMARY KEY, round INTEGER NOT NULL,
+                 bot_a TEXT NOT NULL REFERENCES bots(name), bot_b TEXT NOT NULL REFERENCES bots(name),
+                 seed INTEGER NOT NULL, scheduled INTEGER NOT NULL CHECK (scheduled IN (0, 1)),
+                 status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done')),
+                 attempts INTEGER NOT NULL DEFAULT 0, log TEXT, started TEXT, finished TEXT,
+                 points_a INTEGER, points_b INTEGER, winner INTEGER CHECK (winner IN (0, 1)),
+                 moves_a INTEGER, moves_b INTEGER, move_ms_a REAL, move_ms_b REAL,
+                 UNIQUE (round, bot_a, bot_b));
+             CREATE INDEX sets_to_play ON sets (status, scheduled, round, id);
+             CREATE TABLE games (set_id INTEGER NOT NULL REFERENCES sets(id), game INTEGER NOT NULL,
+                 first INTEGER NOT NULL CHECK (first IN (0, 1)), winner INTEGER CHECK (winner IN (0, 1)),
+                 points_a INTEGER NOT NULL, points_b INTEGER NOT NULL, reason TEXT NOT NULL,
+                 plies INTEGER NOT NULL, is_double INTEGER NOT NULL CHECK (is_double IN (0, 1)),
+                 faulted TEXT NOT NULL, PRIMARY KEY (set_id, game)) WITHOUT ROWID;
+             CREATE TABLE faults (id INTEGER PRIMARY KEY, set_id INTEGER NOT NULL REFERENCES sets(id),
+                 game INTEGER NOT NULL, ply INTEGER NOT NULL, bot INTEGER NOT NULL CHECK (bot IN (0, 1)),
+                 kind TEXT NOT NULL, detail TEXT NOT NULL);
+             CREATE INDEX faults_by_set ON faults (set_id);
+             PRAGMA user_version = 1;
+             INSERT INTO bots VALUES ('x', './x', 1, '2026-01-01'), ('y', './y', 1, '2026-01-01');
+             INSERT INTO sets (id, round, bot_a, bot_b, seed, scheduled, status, finished,
+                               points_a, points_b, winner, moves_a, moves_b, move_ms_a, move_ms_b, log)
+             VALUES (1, 1, 'x', 'y', 5, 1, 'done', '2026-01-01T10:00:02Z', 2, 0, 0, 10, 9, 1.0, 1.0, 'l1'),
+                    (2, 2, 'x', 'y', 6, 1, 'pending', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+                    (3, 3, 'x', 'y', 7, 1, 'done', '2026-01-01T10:00:01Z', 0, 2, 1, 10, 9, 1.0, 1.0, 'l3');
+             INSERT INTO games VALUES (1, 1, 0, 0, 2, 0, 'no-moves', 20, 0, ''),
+                                      (3, 1, 0, 1, 0, 2, 'no-moves', 21, 0, '');",
+        )
+        .expect("old schema");
+    }
+    let mut store = SqliteStore::open(&path, false).expect("migrate");
+    assert_eq!(store.schema_version().expect("version"), 2);
+    let numbered = |store: &SqliteStore| -> Vec<(u64, u32)> {
+        store
+            .finished_sets(&FinishedQuery::After {
+                after: 0,
+                limit: 10,
+            })
+            .expect("read")
+            .into_iter()
+            .map(|(n, s)| (n, s.key.round))
+            .collect()
+    };
+    assert_eq!(numbered(&store), [(1, 3), (2, 1)]);
+    let set = store.claim_next().expect("claim").expect("set 2");
+    assert_eq!(set.key.round, 2);
+    store.record(set.id, &outcome(1, "l2")).expect("record");
+    assert_eq!(numbered(&store), [(1, 3), (2, 1), (3, 2)]);
 }

@@ -191,6 +191,35 @@ pub struct FinishedSet {
     pub outcome: SetOutcome,
 }
 
+/// How many finished sets [`Store::each_finished`] reads at once.
+pub const FINISHED_BATCH: usize = 2_000;
+
+/// Which finished sets [`Store::finished_sets`] reads; each read is a bounded page,
+/// found through an index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FinishedQuery {
+    /// Those numbered after `after`, oldest first, at most `limit`: what is new since a
+    /// reader's last read.
+    After {
+        /// The last number the reader saw (0: none).
+        after: u64,
+        /// At most this many.
+        limit: usize,
+    },
+    /// The newest first, numbered below `before` (`None`: from the newest), of `bot`
+    /// (either seat; `None`: any), at most `limit`: a page of a list.
+    Newest {
+        /// Only this bot's sets.
+        bot: Option<String>,
+        /// Only sets numbered below this one (the last of the previous page).
+        before: Option<u64>,
+        /// At most this many.
+        limit: usize,
+    },
+    /// The finished set with this key, if there is one.
+    Key(SetKey),
+}
+
 /// How far the league is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
@@ -332,11 +361,52 @@ pub trait Store {
     /// Every bot ever in the league.
     fn bots(&self) -> Result<Vec<BotRow>, StoreError>;
 
-    /// Every finished set with its games and faults, in the order they finished.
-    fn finished(&self) -> Result<Vec<FinishedSet>, StoreError>;
+    /// Every finished set with its games and faults, in the order they finished: read
+    /// in batches of [`FINISHED_BATCH`] ([`Store::finished_sets`]).
+    fn finished(&self) -> Result<Vec<FinishedSet>, StoreError> {
+        let mut all = Vec::new();
+        self.each_finished(0, &mut |_, set| all.push(set))?;
+        Ok(all)
+    }
 
-    /// Counts of sets by status.
+    /// Calls `each` with every set that finished after the one numbered `after` (0:
+    /// every set), in the order they finished, with its number; returns the last number
+    /// seen (`after` when none). Reads in batches: what is held at once is one batch,
+    /// whatever the store's size.
+    fn each_finished(
+        &self,
+        after: u64,
+        each: &mut dyn FnMut(u64, FinishedSet),
+    ) -> Result<u64, StoreError> {
+        let mut last = after;
+        loop {
+            let batch = self.finished_sets(&FinishedQuery::After {
+                after: last,
+                limit: FINISHED_BATCH,
+            })?;
+            let full = batch.len() == FINISHED_BATCH;
+            for (seq, set) in batch {
+                last = seq;
+                each(seq, set);
+            }
+            if !full {
+                return Ok(last);
+            }
+        }
+    }
+
+    /// The finished sets that `query` asks for, each with its number in the order the
+    /// sets finished (1, 2, ...: a number is given once, when the result is recorded,
+    /// and a reader that saw number n has seen every set numbered below it).
+    fn finished_sets(&self, query: &FinishedQuery) -> Result<Vec<(u64, FinishedSet)>, StoreError>;
+
+    /// Counts of sets by status (every set is read: for a command's one look, not for a
+    /// server's every result).
     fn progress(&self) -> Result<Progress, StoreError>;
+
+    /// How many sets are being played (or were, by a runner that died): read from the
+    /// status index, whatever the store's size.
+    fn running(&self) -> Result<u64, StoreError>;
 
     /// Records a finished set claimed as `set`, as [`Store::record`] does, with its log
     /// (`log`, the file's bytes) where the store keeps logs; true if the result counts.

@@ -33,10 +33,12 @@ use postgres::{Client, Config, Transaction};
 use postgres_native_tls::MakeTlsConnector;
 
 use super::pg_url;
-use super::rows::{bot_changes, seats_to_text, seed_to_sql, BotChange, FinishedRows};
+use super::rows::{
+    bot_changes, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows, Param,
+};
 use super::{
-    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
-    SetOutcome, Store, StoreError, SyncReport,
+    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow, Progress,
+    Requeued, SetId, SetOutcome, Store, StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -138,6 +140,29 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE workers ADD COLUMN problem TEXT;
     ALTER TABLE workers ADD COLUMN leaves TEXT[] NOT NULL DEFAULT '{}';
+    ",
+    // 3: each counted result's number in the order results were committed (taken from
+    // the one-row counter `done_counter`, whose row lock holds until the result's
+    // transaction ends, so a number is visible only after every smaller one: what a
+    // reader has not seen yet is what is numbered above the last number it saw); the
+    // indexes that keep a server's every step independent of the sets behind it; and
+    // whether a finished set's log was pruned (its result stays).
+    "
+    ALTER TABLE sets ADD COLUMN done_seq BIGINT;
+    ALTER TABLE sets ADD COLUMN pruned BOOLEAN NOT NULL DEFAULT FALSE;
+    UPDATE sets SET done_seq = numbered.n
+        FROM (SELECT id, row_number() OVER (ORDER BY finished, id) AS n
+              FROM sets WHERE status = 'done') AS numbered
+        WHERE numbered.id = sets.id;
+    CREATE UNIQUE INDEX sets_done ON sets (done_seq);
+    CREATE INDEX sets_done_by_a ON sets (bot_a, done_seq) WHERE done_seq IS NOT NULL;
+    CREATE INDEX sets_done_by_b ON sets (bot_b, done_seq) WHERE done_seq IS NOT NULL;
+    CREATE INDEX sets_scheduled ON sets (scheduled) WHERE scheduled;
+    CREATE TABLE done_counter (
+        one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+        n   BIGINT NOT NULL
+    );
+    INSERT INTO done_counter (n) SELECT COALESCE(max(done_seq), 0) FROM sets;
     ",
 ];
 
@@ -818,7 +843,7 @@ impl PgStore {
         let rows = self
             .c()
             .query(
-                "SELECT id FROM sets WHERE status = 'done' ORDER BY finished, id",
+                "SELECT id FROM sets WHERE status = 'done' ORDER BY done_seq",
                 &[],
             )
             .map_err(|e| backend(&place, "cannot list the finished sets", e))?;
@@ -887,10 +912,17 @@ fn write_outcome(
         )
         .map_err(|e| backend(place, "cannot record a set's faults", e))?;
     }
+    // The counter's row stays locked until this transaction ends: numbers become
+    // visible in order.
+    let seq: i64 = tx
+        .query_one("UPDATE done_counter SET n = n + 1 RETURNING n", &[])
+        .map_err(|e| backend(place, "cannot number a set's result", e))?
+        .get(0);
     tx.execute(
         "UPDATE sets SET status = 'done', finished = clock_timestamp(), log = $2,
              points_a = $3, points_b = $4, winner = $5,
-             moves_a = $6, moves_b = $7, move_ms_a = $8, move_ms_b = $9, lease_until = NULL
+             moves_a = $6, moves_b = $7, move_ms_a = $8, move_ms_b = $9, lease_until = NULL,
+             done_seq = $10
          WHERE id = $1",
         &[
             &id,
@@ -902,6 +934,7 @@ fn write_outcome(
             &(outcome.moves[1] as i64),
             &outcome.move_ms[0],
             &outcome.move_ms[1],
+            &seq,
         ],
     )
     .map_err(|e| backend(place, "cannot mark a set done", e))?;
@@ -1153,7 +1186,21 @@ impl Store for PgStore {
             .collect())
     }
 
-    fn finished(&self) -> Result<Vec<FinishedSet>, StoreError> {
+    fn finished_sets(&self, query: &FinishedQuery) -> Result<Vec<(u64, FinishedSet)>, StoreError> {
+        let selection = selection(query);
+        let ids = &selection.ids;
+        let owned: Vec<Box<dyn postgres::types::ToSql + Sync>> = selection
+            .params
+            .into_iter()
+            .map(|p| -> Box<dyn postgres::types::ToSql + Sync> {
+                match p {
+                    Param::Int(n) => Box::new(n),
+                    Param::Text(t) => Box::new(t),
+                }
+            })
+            .collect();
+        let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+            owned.iter().map(|p| &**p).collect();
         let mut client = self.c();
         let place = &self.place;
         // One snapshot for the three reads.
@@ -1166,16 +1213,20 @@ impl Store for PgStore {
         let err = |e| backend(place, "cannot read the finished sets", e);
         let sets = tx
             .query(
-                "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
-                        moves_a, moves_b, move_ms_a, move_ms_b, log
-                 FROM sets WHERE status = 'done' ORDER BY finished, id",
-                &[],
+                &format!(
+                    "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
+                            moves_a, moves_b, move_ms_a, move_ms_b, log, done_seq
+                     FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
+                    selection.order
+                ),
+                &params,
             )
             .map_err(err)?
             .iter()
             .map(|r| {
                 (
                     r.get::<_, i64>(0),
+                    r.get::<_, i64>(13) as u64,
                     FinishedSet {
                         key: SetKey {
                             round: to_u32(r.get(1)),
@@ -1207,10 +1258,12 @@ impl Store for PgStore {
             .collect();
         let games = tx
             .query(
-                "SELECT g.set_id, g.game, g.first, g.winner, g.points_a, g.points_b, g.reason, g.plies, g.is_double, g.faulted
-                 FROM games g JOIN sets s ON s.id = g.set_id WHERE s.status = 'done'
-                 ORDER BY g.set_id, g.game",
-                &[],
+                &format!(
+                    "SELECT set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted
+                     FROM games WHERE set_id IN ({ids})
+                     ORDER BY set_id, game"
+                ),
+                &params,
             )
             .map_err(err)?
             .iter()
@@ -1233,10 +1286,12 @@ impl Store for PgStore {
             .collect();
         let faults = tx
             .query(
-                "SELECT f.set_id, f.game, f.ply, f.bot, f.kind, f.detail
-                 FROM faults f JOIN sets s ON s.id = f.set_id WHERE s.status = 'done'
-                 ORDER BY f.set_id, f.id",
-                &[],
+                &format!(
+                    "SELECT set_id, game, ply, bot, kind, detail
+                     FROM faults WHERE set_id IN ({ids})
+                     ORDER BY set_id, id"
+                ),
+                &params,
             )
             .map_err(err)?
             .iter()
@@ -1261,6 +1316,15 @@ impl Store for PgStore {
             faults,
         }
         .assemble(place)
+    }
+
+    fn running(&self) -> Result<u64, StoreError> {
+        let n: i64 = self
+            .c()
+            .query_one("SELECT count(*) FROM sets WHERE status = 'running'", &[])
+            .map_err(|e| backend(&self.place, "cannot count the running sets", e))?
+            .get(0);
+        Ok(n as u64)
     }
 
     fn progress(&self) -> Result<Progress, StoreError> {

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{BotEntry, FaultRow, FinishedSet, GameRow, StoreError, SyncReport};
+use super::{BotEntry, FaultRow, FinishedQuery, FinishedSet, GameRow, StoreError, SyncReport};
 
 /// Seeds are 63-bit (see `schedule::set_seed`), so they fit both databases' signed
 /// 64-bit integers.
@@ -87,11 +87,81 @@ pub(super) fn bot_changes<'a>(
     changes
 }
 
+/// A value bound to a query's parameter.
+pub(super) enum Param {
+    Int(i64),
+    Text(String),
+}
+
+/// The SQL of a finished-set query: `ids` selects the ids of the sets it takes, with
+/// PostgreSQL's placeholders `$1`, `$2`, ... (SQLite's store writes them `?1`, `?2`,
+/// ...), `order` is how the sets are listed (by completion number), and `params` the
+/// placeholders' values.
+pub(super) struct Selection {
+    pub ids: String,
+    pub order: &'static str,
+    pub params: Vec<Param>,
+}
+
+/// The selection of `query`.
+pub(super) fn selection(query: &FinishedQuery) -> Selection {
+    let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let limit = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    match query {
+        FinishedQuery::After { after, limit: n } => Selection {
+            ids: "SELECT id FROM sets WHERE done_seq > $1 ORDER BY done_seq LIMIT $2".into(),
+            order: "ASC",
+            params: vec![Param::Int(clamp(*after)), limit(*n)],
+        },
+        FinishedQuery::Newest {
+            bot: None,
+            before,
+            limit: n,
+        } => Selection {
+            ids: "SELECT id FROM sets WHERE done_seq < $1 ORDER BY done_seq DESC LIMIT $2".into(),
+            order: "DESC",
+            params: vec![Param::Int(before.map_or(i64::MAX, clamp)), limit(*n)],
+        },
+        // Each seat through its own index, then the newest of both.
+        FinishedQuery::Newest {
+            bot: Some(bot),
+            before,
+            limit: n,
+        } => Selection {
+            ids: "SELECT id FROM (
+                      SELECT * FROM (SELECT id, done_seq FROM sets WHERE bot_a = $3 AND done_seq < $1
+                                     ORDER BY done_seq DESC LIMIT $2) AS seat_a
+                      UNION ALL
+                      SELECT * FROM (SELECT id, done_seq FROM sets WHERE bot_b = $3 AND done_seq < $1
+                                     ORDER BY done_seq DESC LIMIT $2) AS seat_b
+                  ) AS either ORDER BY done_seq DESC LIMIT $2"
+                .into(),
+            order: "DESC",
+            params: vec![
+                Param::Int(before.map_or(i64::MAX, clamp)),
+                limit(*n),
+                Param::Text(bot.clone()),
+            ],
+        },
+        FinishedQuery::Key(key) => Selection {
+            ids: "SELECT id FROM sets WHERE round = CAST($1 AS BIGINT) AND bot_a = $2 AND bot_b = $3 AND done_seq IS NOT NULL"
+                .into(),
+            order: "ASC",
+            params: vec![
+                Param::Int(i64::from(key.round)),
+                Param::Text(key.a.clone()),
+                Param::Text(key.b.clone()),
+            ],
+        },
+    }
+}
+
 /// The finished sets' rows, each with its set's id, as both stores read them (a
 /// game's faulted seats still as stored text).
 pub(super) struct FinishedRows {
-    /// The sets, in the order they finished, without games and faults.
-    pub sets: Vec<(i64, FinishedSet)>,
+    /// The sets, in the order asked, without games and faults, each with its id and
+    /// completion number.
+    pub sets: Vec<(i64, u64, FinishedSet)>,
     /// Their games, by set and game.
     pub games: Vec<(i64, GameRow, String)>,
     /// Their faults, by set, in order.
@@ -101,14 +171,15 @@ pub(super) struct FinishedRows {
 impl FinishedRows {
     /// Each set with its games and faults; a game whose faulted seats are not what the
     /// store writes makes the store invalid.
-    pub fn assemble(self, place: &str) -> Result<Vec<FinishedSet>, StoreError> {
+    pub fn assemble(self, place: &str) -> Result<Vec<(u64, FinishedSet)>, StoreError> {
         let index: HashMap<i64, usize> = self
             .sets
             .iter()
             .enumerate()
-            .map(|(i, (id, _))| (*id, i))
+            .map(|(i, (id, _, _))| (*id, i))
             .collect();
-        let mut out: Vec<FinishedSet> = self.sets.into_iter().map(|(_, s)| s).collect();
+        let mut out: Vec<(u64, FinishedSet)> =
+            self.sets.into_iter().map(|(_, seq, s)| (seq, s)).collect();
         for (set_id, mut game, faulted) in self.games {
             game.faulted = seats_from_text(&faulted).ok_or_else(|| StoreError::Invalid {
                 place: place.to_string(),
@@ -118,12 +189,12 @@ impl FinishedRows {
                 ),
             })?;
             if let Some(&i) = index.get(&set_id) {
-                out[i].outcome.games.push(game);
+                out[i].1.outcome.games.push(game);
             }
         }
         for (set_id, fault) in self.faults {
             if let Some(&i) = index.get(&set_id) {
-                out[i].outcome.faults.push(fault);
+                out[i].1.outcome.faults.push(fault);
             }
         }
         Ok(out)

@@ -11,10 +11,12 @@ use rusqlite::{
     params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 
-use super::rows::{bot_changes, seats_to_text, seed_to_sql, BotChange, FinishedRows};
+use super::rows::{
+    bot_changes, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows, Param,
+};
 use super::{
-    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedSet, GameRow, Progress, Requeued, SetId,
-    SetOutcome, SetStatus, Store, StoreError, SyncReport,
+    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow, Progress,
+    Requeued, SetId, SetOutcome, SetStatus, Store, StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -82,6 +84,23 @@ const MIGRATIONS: &[&str] = &[
         detail TEXT NOT NULL
     );
     CREATE INDEX faults_by_set ON faults (set_id);
+    ",
+    // 2: each finished set's number in the order results were recorded (what a reader
+    // has not seen yet is what is numbered above the last number it saw), with the
+    // indexes that keep a server's every step independent of the sets behind it: by
+    // number, by bot and number, and the sets of the current schedule; and whether a
+    // finished set's log was pruned (its result stays).
+    "
+    ALTER TABLE sets ADD COLUMN done_seq INTEGER;
+    ALTER TABLE sets ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0 CHECK (pruned IN (0, 1));
+    UPDATE sets SET done_seq = numbered.n
+        FROM (SELECT id, row_number() OVER (ORDER BY finished, id) AS n
+              FROM sets WHERE status = 'done') AS numbered
+        WHERE numbered.id = sets.id;
+    CREATE UNIQUE INDEX sets_done ON sets (done_seq);
+    CREATE INDEX sets_done_by_a ON sets (bot_a, done_seq) WHERE done_seq IS NOT NULL;
+    CREATE INDEX sets_done_by_b ON sets (bot_b, done_seq) WHERE done_seq IS NOT NULL;
+    CREATE INDEX sets_scheduled ON sets (scheduled) WHERE scheduled = 1;
     ",
 ];
 
@@ -502,7 +521,8 @@ impl Store for SqliteStore {
         tx.execute(
             "UPDATE sets SET status = 'done', finished = ?2, log = ?3,
                  points_a = ?4, points_b = ?5, winner = ?6,
-                 moves_a = ?7, moves_b = ?8, move_ms_a = ?9, move_ms_b = ?10
+                 moves_a = ?7, moves_b = ?8, move_ms_a = ?9, move_ms_b = ?10,
+                 done_seq = (SELECT COALESCE(MAX(done_seq), 0) + 1 FROM sets)
              WHERE id = ?1",
             params![
                 id,
@@ -540,44 +560,64 @@ impl Store for SqliteStore {
         read().map_err(|e| backend(&self.place, "cannot read the bots", e))
     }
 
-    fn finished(&self) -> Result<Vec<FinishedSet>, StoreError> {
+    fn finished_sets(&self, query: &FinishedQuery) -> Result<Vec<(u64, FinishedSet)>, StoreError> {
+        let selection = selection(query);
+        let ids = selection.ids.replace('$', "?");
+        let params: Vec<Box<dyn rusqlite::ToSql>> = selection
+            .params
+            .into_iter()
+            .map(|p| -> Box<dyn rusqlite::ToSql> {
+                match p {
+                    Param::Int(n) => Box::new(n),
+                    Param::Text(t) => Box::new(t),
+                }
+            })
+            .collect();
+        let params = rusqlite::params_from_iter(params.iter());
+        // One snapshot for the three reads.
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| backend(&self.place, "cannot start a read", e))?;
         let read = || -> rusqlite::Result<FinishedRows> {
-            let mut stmt = self.conn.prepare(
-                "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
+            let mut stmt = tx.prepare(&format!(
+                "SELECT id, done_seq, round, bot_a, bot_b, seed, points_a, points_b, winner,
                         moves_a, moves_b, move_ms_a, move_ms_b, log
-                 FROM sets WHERE status = 'done' ORDER BY finished, id",
-            )?;
+                 FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
+                selection.order
+            ))?;
             let sets = stmt
-                .query_map([], |r| {
+                .query_map(params.clone(), |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)? as u64,
                         FinishedSet {
                             key: SetKey {
-                                round: r.get(1)?,
-                                a: r.get(2)?,
-                                b: r.get(3)?,
+                                round: r.get(2)?,
+                                a: r.get(3)?,
+                                b: r.get(4)?,
                             },
-                            seed: r.get::<_, i64>(4)? as u64,
+                            seed: r.get::<_, i64>(5)? as u64,
                             outcome: SetOutcome {
                                 games: Vec::new(),
                                 faults: Vec::new(),
-                                points: [r.get(5)?, r.get(6)?],
-                                winner: r.get(7)?,
-                                moves: [r.get::<_, i64>(8)? as u64, r.get::<_, i64>(9)? as u64],
-                                move_ms: [r.get(10)?, r.get(11)?],
-                                log: r.get::<_, Option<String>>(12)?.unwrap_or_default(),
+                                points: [r.get(6)?, r.get(7)?],
+                                winner: r.get(8)?,
+                                moves: [r.get::<_, i64>(9)? as u64, r.get::<_, i64>(10)? as u64],
+                                move_ms: [r.get(11)?, r.get(12)?],
+                                log: r.get::<_, Option<String>>(13)?.unwrap_or_default(),
                             },
                         },
                     ))
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            let mut stmt = self.conn.prepare(
-                "SELECT g.set_id, g.game, g.first, g.winner, g.points_a, g.points_b, g.reason, g.plies, g.is_double, g.faulted
-                 FROM games g JOIN sets s ON s.id = g.set_id WHERE s.status = 'done'
-                 ORDER BY g.set_id, g.game",
-            )?;
+            let mut stmt = tx.prepare(&format!(
+                "SELECT set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted
+                 FROM games WHERE set_id IN ({ids})
+                 ORDER BY set_id, game"
+            ))?;
             let games = stmt
-                .query_map([], |r| {
+                .query_map(params.clone(), |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         GameRow {
@@ -594,13 +634,13 @@ impl Store for SqliteStore {
                     ))
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            let mut stmt = self.conn.prepare(
-                "SELECT f.set_id, f.game, f.ply, f.bot, f.kind, f.detail
-                 FROM faults f JOIN sets s ON s.id = f.set_id WHERE s.status = 'done'
-                 ORDER BY f.set_id, f.id",
-            )?;
+            let mut stmt = tx.prepare(&format!(
+                "SELECT set_id, game, ply, bot, kind, detail
+                 FROM faults WHERE set_id IN ({ids})
+                 ORDER BY set_id, id"
+            ))?;
             let faults = stmt
-                .query_map([], |r| {
+                .query_map(params.clone(), |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         FaultRow {
@@ -619,9 +659,21 @@ impl Store for SqliteStore {
                 faults,
             })
         };
-        read()
-            .map_err(|e| backend(&self.place, "cannot read the finished sets", e))?
-            .assemble(&self.place)
+        let rows = read().map_err(|e| backend(&self.place, "cannot read the finished sets", e))?;
+        tx.finish()
+            .map_err(|e| backend(&self.place, "cannot end a read", e))?;
+        rows.assemble(&self.place)
+    }
+
+    fn running(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sets WHERE status = 'running'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| backend(&self.place, "cannot count the running sets", e))
     }
 
     fn progress(&self) -> Result<Progress, StoreError> {
