@@ -32,6 +32,35 @@ impl SetKey {
     pub fn stem(&self) -> String {
         format!("r{}-{}-vs-{}", self.round, self.a, self.b)
     }
+
+    /// Every key whose stem is `stem` (more than one when a bot's name holds `-vs-`;
+    /// none for what no key writes), in order of the split.
+    pub fn from_stem(stem: &str) -> Vec<SetKey> {
+        let Some((round, pair)) = stem.strip_prefix('r').and_then(|r| r.split_once('-')) else {
+            return Vec::new();
+        };
+        let Ok(round) = round.parse::<u32>() else {
+            return Vec::new();
+        };
+        if round.to_string() != round_text(stem) {
+            return Vec::new();
+        }
+        pair.match_indices("-vs-")
+            .map(|(i, _)| SetKey {
+                round,
+                a: pair[..i].to_string(),
+                b: pair[i + 4..].to_string(),
+            })
+            .filter(|k| !k.a.is_empty() && !k.b.is_empty())
+            .collect()
+    }
+}
+
+/// The digits of a stem's round, as written (`r007-...` is no stem: `stem` writes no
+/// leading zeros).
+fn round_text(stem: &str) -> &str {
+    let digits = &stem[1..];
+    &digits[..digits.find('-').unwrap_or(digits.len())]
 }
 
 impl std::fmt::Display for SetKey {
@@ -105,6 +134,43 @@ pub fn schedule(bots: &[String], format: &Format, rounds: u32, seed: u64) -> Vec
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_stem_gives_back_its_keys() {
+        let key = |round, a: &str, b: &str| SetKey {
+            round,
+            a: a.into(),
+            b: b.into(),
+        };
+        assert_eq!(
+            SetKey::from_stem("r12-alpha-vs-greedy"),
+            [key(12, "alpha", "greedy")]
+        );
+        // A name with "-vs-" in it: each split is a candidate.
+        assert_eq!(
+            SetKey::from_stem("r1-a-vs-b-vs-c"),
+            [key(1, "a", "b-vs-c"), key(1, "a-vs-b", "c")]
+        );
+        for k in [key(3, "x", "y"), key(1, "a-vs-b", "c")] {
+            assert!(SetKey::from_stem(&k.stem()).contains(&k));
+        }
+        for bad in [
+            "",
+            "r",
+            "r1",
+            "r1-",
+            "r1-a-vs-",
+            "rx-a-vs-b",
+            "r01-a-vs-b",
+            "1-a-vs-b",
+            "r1-a-b",
+            "r-1-a-vs-b",
+            "r99999999999-a-vs-b",
+        ] {
+            assert!(SetKey::from_stem(bad).is_empty(), "{bad}");
+        }
+    }
+
     use super::*;
 
     fn names(list: &[&str]) -> Vec<String> {

@@ -126,7 +126,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     // The store: --store (or HUS_STORE), else the file's `store` key, as for `hus
     // league`; else the directory's SQLite file.
     let url = league::store_url(args.store.url.as_deref(), &config).map(str::to_string);
-    let (mut store, reader): (Box<dyn Store + Send>, Option<reader::Reader>) = match &url {
+    let (mut store, reader): (Box<dyn Store + Send>, reader::Reader) = match &url {
         Some(url) => {
             let mut store = PgStore::connect(url)?;
             store.set_name(&format!("serve@{}", store.name()));
@@ -135,9 +135,18 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
                 PgStore::connect(&url).map(|s| Box::new(s) as Box<dyn Store + Send>)
             }))
             .context("cannot start the store's reader thread")?;
-            (Box::new(store), Some(reader))
+            (Box::new(store), reader)
         }
-        None => (Box::new(league::open_dir_store(&dir)?), None),
+        None => {
+            let store = league::open_dir_store(&dir)?;
+            let file = dir.join(league::STORE_FILE);
+            let reader = reader::Reader::start(Box::new(move || {
+                league::SqliteStore::open(&file, false)
+                    .map(|s| Box::new(s) as Box<dyn Store + Send>)
+            }))
+            .context("cannot start the store's reader thread")?;
+            (Box::new(store), reader)
+        }
     };
     let seed = league::settle_settings(&config, &mut *store, &dir)?;
     if url.is_some() {

@@ -1,9 +1,11 @@
-//! The pages' own reader of a shared store (PostgreSQL): the workers and the logs the
-//! workers sent, read on a connection of its own, on a thread of its own (the runner
-//! owns its store; a read never waits for a set's result, and the synchronous client
-//! never runs inside the async runtime). A read that fails drops the connection; the
-//! next read connects again (a database restart costs the pages one error). Without a
-//! shared store there is no reader: no workers, and every log is a file of the league's
+//! The pages' own reader of the store: the finished sets older than the snapshot's
+//! latest (a page at a time), and with a shared store (PostgreSQL) the workers and the
+//! logs the workers sent, read on a connection of its own, on a thread of its own (the
+//! runner owns its store; a read never waits for a set's result, and the synchronous
+//! client never runs inside the async runtime). A read that fails drops the
+//! connection; the next read connects again (a database restart costs the pages one
+//! error). SQLite: a second connection to the directory's file (its WAL mode lets it
+//! read while the runner writes); no workers, and every log is a file of the league's
 //! directory.
 
 use std::sync::mpsc;
@@ -78,6 +80,32 @@ impl Reader {
     pub async fn workers(&self) -> Result<(Vec<WorkerRow>, Option<String>), String> {
         self.ask(|store| Ok((store.worker_rows()?, store.stuck()?)))
             .await
+    }
+
+    /// The finished sets `query` asks for (a page of a list, or one set by its key).
+    pub async fn sets(
+        &self,
+        query: league::FinishedQuery,
+    ) -> Result<Vec<(u64, league::FinishedSet)>, String> {
+        self.ask(move |store| store.finished_sets(&query)).await
+    }
+
+    /// The finished set named `stem`, if there is one.
+    pub async fn set(&self, stem: &str) -> Result<Option<league::FinishedSet>, String> {
+        let keys = league::SetKey::from_stem(stem);
+        self.ask(move |store| {
+            for key in keys {
+                if let Some((_, set)) = store
+                    .finished_sets(&league::FinishedQuery::Key(key))?
+                    .into_iter()
+                    .next()
+                {
+                    return Ok(Some(set));
+                }
+            }
+            Ok(None)
+        })
+        .await
     }
 
     /// The kept log of set `id`, still packed (gzip).

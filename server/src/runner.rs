@@ -10,8 +10,15 @@
 //! PostgreSQL database that `hus worker` processes share ([`Store::is_shared`]). With a
 //! shared store the runner keeps the league file's schedule in the store for the
 //! workers, claims the store's pending sets first (choosing one itself only when none
-//! is pending), keeps its own claims' leases alive, and reads the finished sets again
-//! every second, so the pages show the workers' results too.
+//! is pending), keeps its own claims' leases alive, and reads every second what
+//! finished since its last read, so the pages show the workers' results too.
+//!
+//! Its cost per set does not grow with the sets behind it: the standings and the
+//! pairing come from a [`league::Tally`] of the finished sets, which grows with the
+//! number of bots and pairs only; the store is read for what is new since the number of
+//! the last finished set read (every result, this server's and the workers', is
+//! counted from that read alone); the snapshot keeps the latest [`RECENT_SETS`] sets,
+//! and the pages read older ones from the store a page at a time.
 //!
 //! The runner holds no store, only a [`StoreThread`]: every store call is sent to the
 //! store's own thread and awaited, so the synchronous clients (the PostgreSQL one panics
@@ -21,21 +28,21 @@
 //! What `AddBot` reads from the disk (the league file, the sandbox's probe)
 //! runs on tokio's blocking threads.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use league::{
     BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetFiles,
-    SetId, SetOutcome, SetPool, Shared, Store, StoreThread,
+    SetId, SetOutcome, SetPool, Shared, Store, StoreThread, Tally,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::live::LiveTap;
 use crate::pairing::{self, pair, Pair, PairingInput};
-use crate::state::{AppState, Command, Problem, Request, SetView, Snapshot};
+use crate::state::{AppState, Command, Problem, Request, SetView, Snapshot, RECENT_SETS};
 
 /// How long a pair whose set could not be played is held back.
 pub const HOLD_BACK: Duration = Duration::from_secs(30);
@@ -68,9 +75,14 @@ pub struct Runner {
     pub active: BTreeSet<String>,
     /// Bots removed by the admin.
     pub removed: Vec<String>,
-    /// Finished sets, oldest first.
-    pub finished: Vec<FinishedSet>,
-    /// The highest round per pair of every set the store holds.
+    /// The finished sets in aggregate: what the standings and the pairing need.
+    tally: Tally,
+    /// The number of the last finished set read from the store
+    /// ([`league::FinishedQuery::After`]).
+    seen: u64,
+    /// The latest finished sets, oldest first, at most [`RECENT_SETS`].
+    recent: VecDeque<Arc<SetView>>,
+    /// The highest round per pair of every finished set and every set started here.
     pub rounds: BTreeMap<Pair, u32>,
     /// Quiet: no progress lines on stderr.
     pub quiet: bool,
@@ -106,8 +118,16 @@ impl Runner {
         let shared_store = store.is_shared();
         let store = StoreThread::spawn(store)
             .map_err(|e| league::Error::Runtime(format!("cannot start the store's thread: {e}")))?;
-        let finished = store.call(|s| s.finished()).await?;
-        let rounds = rounds_of(&finished);
+        // Every finished set once, in batches: into the tally, the latest kept.
+        let (tally, recent, seen) = store
+            .call(|s| {
+                let mut tally = Tally::new();
+                let mut recent = VecDeque::new();
+                let seen = s.each_finished(0, &mut |_, set| add(&mut tally, &mut recent, set))?;
+                Ok::<_, league::StoreError>((tally, recent, seen))
+            })
+            .await?;
+        let rounds = rounds_of(&tally);
         Ok(Runner {
             active: config.bots.iter().map(|b| b.name.clone()).collect(),
             config,
@@ -117,7 +137,9 @@ impl Runner {
             seed,
             shared: Arc::new(shared),
             removed: Vec::new(),
-            finished,
+            tally,
+            seen,
+            recent,
             rounds,
             quiet,
             registry: None,
@@ -190,50 +212,69 @@ impl Runner {
             .await?)
     }
 
-    /// With a shared store: reads the finished sets again (the workers' too) and
-    /// renews the leases of the sets this server plays. True when the list changed.
+    /// With a shared store: renews the leases of the sets this server plays, and reads
+    /// what finished since the last read (the workers' sets too). True when anything
+    /// did.
     async fn refresh(&mut self, pool: &SetPool) -> league::Result<bool> {
         let held: Vec<(SetId, u32)> = pool.sets().map(|s| (s.id, s.attempts)).collect();
-        let finished = self
-            .store
+        self.store
             .call(move |s| {
                 s.reconnect_if_lost()?;
-                s.renew_claims(&held)?;
-                s.finished()
+                s.renew_claims(&held).map(|_| ())
             })
             .await?;
-        if finished.len() == self.finished.len() {
-            return Ok(false);
-        }
-        for (key, round) in rounds_of(&finished) {
-            let r = self.rounds.entry(key).or_insert(0);
-            *r = (*r).max(round);
-        }
-        self.finished = finished;
-        Ok(true)
+        self.read_new().await
     }
 
-    /// The snapshot of now.
-    pub async fn snapshot(&self) -> league::Result<Snapshot> {
-        let (settings, progress, bots) = self
+    /// Reads the sets that finished since the last read into the tally and the latest
+    /// sets: every result counts through here, once (its number is above the last one
+    /// read exactly once). True when there was any.
+    async fn read_new(&mut self) -> league::Result<bool> {
+        let after = self.seen;
+        let (new, seen) = self
             .store
-            .call(|s| -> league::Result<_> { Ok((s.settings()?, s.progress()?, s.bots()?)) })
+            .call(move |s| {
+                let mut new = Vec::new();
+                let seen = s.each_finished(after, &mut |_, set| new.push(set))?;
+                Ok::<_, league::StoreError>((new, seen))
+            })
+            .await?;
+        self.seen = seen;
+        let any = !new.is_empty();
+        for set in new {
+            let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
+            *r = (*r).max(set.key.round);
+            add(&mut self.tally, &mut self.recent, set);
+        }
+        Ok(any)
+    }
+
+    /// The snapshot of now: the standings from the tally (what is read from the store
+    /// is small and bounded: the settings, the bots, the count of running sets).
+    pub async fn snapshot(&mut self) -> league::Result<Snapshot> {
+        let (settings, running, bots) = self
+            .store
+            .call(|s| -> league::Result<_> { Ok((s.settings()?, s.running()?, s.bots()?)) })
             .await?;
         let info = LeagueInfo::from_settings(&settings);
-        let mut standings = league::compute_standings(info, progress, &bots, &self.finished);
+        let progress = league::Progress {
+            running,
+            ..Default::default()
+        };
+        let mut standings = self.tally.standings(info, progress, &bots);
         // The server has no schedule to finish: every set it played is done, and the
         // ones playing are all it has started.
-        let running = progress.running;
+        let done = self.tally.sets();
         standings.progress = league::ProgressView {
-            sets_scheduled: self.finished.len() as u64 + running,
-            sets_done: self.finished.len() as u64,
+            sets_scheduled: done + running,
+            sets_done: done,
             sets_running: running,
             sets_pending: 0,
             sets_done_elsewhere: 0,
         };
         Ok(Snapshot {
             standings,
-            sets: self.finished.iter().map(SetView::from_finished).collect(),
+            sets: self.recent.clone(),
             paused: self.paused,
             removed: self.removed.clone(),
             problems: self.problems.clone(),
@@ -275,12 +316,10 @@ impl Runner {
             games: self.config.games,
             ..Default::default()
         };
-        for (i, f) in self.finished.iter().enumerate() {
-            *input.finished.entry(pair(&f.key.a, &f.key.b)).or_insert(0) += 1;
-            for bot in [&f.key.a, &f.key.b] {
-                input.joined.entry(bot.clone()).or_insert(i as u64);
-            }
+        for (a, b, sets, _) in self.tally.seated_pairs() {
+            *input.finished.entry(pair(a, b)).or_insert(0) += sets;
         }
+        input.joined = self.tally.joined().clone();
         for s in pool.sets() {
             *input.running.entry(pair(&s.key.a, &s.key.b)).or_insert(0) += 1;
         }
@@ -459,9 +498,13 @@ impl Runner {
                                     for line in league::fault_lines(&set.key, &outcome) {
                                         self.say(&format!("{}: {line}", set.key));
                                     }
-                                    self.finished.push(FinishedSet { key: set.key.clone(), seed: set.seed, outcome });
                                     self.done += 1;
                                     app.hub.ended(&stem, "finished");
+                                    // Counted as every result is: read back by its number.
+                                    match self.read_new().await {
+                                        Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
+                                        other => { other?; }
+                                    }
                                 }
                                 Err(e) if outage(shared, &e) => {
                                     self.say(&format!("{} finished; its result waits for the store", set.key));
@@ -592,11 +635,6 @@ impl Runner {
                     "{} finished: {} {}-{} {} (recorded once the store was back)",
                     set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b
                 ));
-                self.finished.push(FinishedSet {
-                    key: set.key.clone(),
-                    seed: set.seed,
-                    outcome,
-                });
                 self.done += 1;
                 app.hub.ended(&stem, "finished");
                 recorded = true;
@@ -607,6 +645,9 @@ impl Runner {
             unrecorded.remove(0);
         }
         self.requeue(interrupted).await?;
+        if recorded {
+            self.read_new().await?;
+        }
         Ok(recorded)
     }
 
@@ -770,12 +811,21 @@ fn outage(shared: bool, error: &league::Error) -> bool {
         )
 }
 
-/// The highest round per pair of these sets.
-fn rounds_of(sets: &[FinishedSet]) -> BTreeMap<Pair, u32> {
+/// The highest round per pair of the tally's sets.
+fn rounds_of(tally: &Tally) -> BTreeMap<Pair, u32> {
     let mut rounds = BTreeMap::new();
-    for f in sets {
-        let r = rounds.entry(pair(&f.key.a, &f.key.b)).or_insert(0);
-        *r = (*r).max(f.key.round);
+    for (a, b, _, round) in tally.seated_pairs() {
+        let r = rounds.entry(pair(a, b)).or_insert(0);
+        *r = (*r).max(round);
     }
     rounds
+}
+
+/// Counts a finished set and keeps it among the latest.
+fn add(tally: &mut Tally, recent: &mut VecDeque<Arc<SetView>>, set: FinishedSet) {
+    tally.add(&set);
+    recent.push_back(Arc::new(SetView::from_finished(&set)));
+    while recent.len() > RECENT_SETS {
+        recent.pop_front();
+    }
 }

@@ -2,6 +2,7 @@
 //! store has one owner, the runner; the pages never wait for it), the live hub, and the
 //! channel for admin commands.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
@@ -134,14 +135,19 @@ pub struct Problem {
     pub error: String,
 }
 
+/// How many of the latest finished sets a snapshot holds: the longest list a page
+/// asks for at once.
+pub const RECENT_SETS: usize = 500;
+
 /// Everything the pages show but the live games, as of the runner's last change.
 #[derive(Clone, Debug, Serialize)]
 pub struct Snapshot {
     /// The table, as `hus standings --format json` prints it.
     pub standings: Standings,
-    /// Finished sets, oldest first.
+    /// The most recent finished sets, oldest first: at most [`RECENT_SETS`] (older
+    /// ones are read from the store, a page at a time).
     #[serde(skip)]
-    pub sets: Vec<SetView>,
+    pub sets: VecDeque<Arc<SetView>>,
     /// New sets are not started (running ones go on).
     pub paused: bool,
     /// Bots the admin removed while the server runs.
@@ -188,7 +194,7 @@ pub struct AppState {
     pub remote: Option<std::sync::Arc<remote::Registry>>,
     /// The pages' reader of a shared (PostgreSQL) store: the workers, and the logs
     /// they sent. `None` with SQLite.
-    pub reader: Option<crate::reader::Reader>,
+    pub reader: crate::reader::Reader,
     /// The log downloads under way, and their bounds.
     pub downloads: crate::download::Downloads,
     /// The replay pages: finished sets' pages kept, builds shared and bounded.

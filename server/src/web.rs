@@ -177,7 +177,7 @@ async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
         "paused": s.paused,
         "concurrency": app.concurrency,
         "running": app.hub.running(),
-        "sets_done": s.sets.len(),
+        "sets_done": s.standings.progress.sets_done,
         "started_this_run": s.started,
         "finished_this_run": s.finished,
         "removed": s.removed,
@@ -212,12 +212,18 @@ async fn bot(
         return Err(not_found_error(format!("no bot named {name:?}")));
     };
     let limit = q.limit.unwrap_or(50).min(MAX_LIST);
-    let sets: Vec<&SetView> = s
-        .sets
+    // The bot's newest sets: a page from the store, through the bot's own index.
+    let sets: Vec<SetView> = app
+        .reader
+        .sets(league::FinishedQuery::Newest {
+            bot: Some(name),
+            before: None,
+            limit,
+        })
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
         .iter()
-        .rev()
-        .filter(|v| v.bots.contains(&name))
-        .take(limit)
+        .map(|(_, set)| SetView::from_finished(set))
         .collect();
     Ok(Json(json!({ "bot": line, "sets": sets })))
 }
@@ -225,19 +231,31 @@ async fn bot(
 async fn sets(State(app): State<Arc<AppState>>, Query(q): Query<ListQuery>) -> Json<Value> {
     let s = app.snapshot();
     let limit = q.limit.unwrap_or(20).min(MAX_LIST);
-    let list: Vec<&SetView> = s.sets.iter().rev().take(limit).collect();
-    Json(json!({ "total": s.sets.len(), "sets": list }))
+    // The snapshot holds the latest MAX_LIST sets: the longest page.
+    let list: Vec<&SetView> = s.sets.iter().rev().take(limit).map(|v| &**v).collect();
+    Json(json!({ "total": s.standings.progress.sets_done, "sets": list }))
 }
 
 async fn one_set(
     State(app): State<Arc<AppState>>,
     Path(set): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let s = app.snapshot();
-    match s.sets.iter().find(|v| v.set == set) {
-        Some(v) => Ok(Json(serde_json::to_value(v).unwrap_or(Value::Null))),
+    match finished_set(&app, &set).await? {
+        Some(v) => Ok(Json(serde_json::to_value(&*v).unwrap_or(Value::Null))),
         None => Err(not_found_error(format!("no finished set named {set:?}"))),
     }
+}
+
+/// The finished set named `set`: among the snapshot's latest, else from the store.
+async fn finished_set(app: &AppState, set: &str) -> Result<Option<Arc<SetView>>, ApiError> {
+    if let Some(v) = app.snapshot().sets.iter().rev().find(|v| v.set == set) {
+        return Ok(Some(v.clone()));
+    }
+    app.reader
+        .set(set)
+        .await
+        .map(|found| found.map(|f| Arc::new(SetView::from_finished(&f))))
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))
 }
 
 /// A file name alone (no directory part, no `..`, not hidden) in `dir`, after
@@ -268,9 +286,9 @@ enum LogSource {
 }
 
 /// A set's log: the finished set's, or a running set's; and whether the set is finished.
-fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), ApiError> {
-    let s = app.snapshot();
-    let view = s.sets.iter().find(|v| v.set == set);
+async fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), ApiError> {
+    let view = finished_set(app, set).await?;
+    let view = view.as_deref();
     let finished = view.is_some();
     let known = finished || app.hub.running().iter().any(|l| *l == set);
     if !known {
@@ -293,12 +311,7 @@ async fn stored_log(
     set: &str,
     id: league::SetId,
 ) -> Result<league::PackedLog, ApiError> {
-    let Some(reader) = &app.reader else {
-        return Err(not_found_error(format!(
-            "the log of {set:?} is in a store this server does not read"
-        )));
-    };
-    match reader.log(id).await {
+    match app.reader.log(id).await {
         Ok(Some(log)) => Ok(log),
         Ok(None) => Err(not_found_error(format!(
             "the store keeps no log of {set:?}"
@@ -349,20 +362,18 @@ async fn set_log(
     State(app): State<Arc<AppState>>,
     Path(set): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (source, _) = set_log_source(&app, &set)?;
+    let (source, _) = set_log_source(&app, &set).await?;
     download_source(&app, &set, source).await
 }
 
 /// The workers of a shared store, as `hus workers --format json` lists them (the same
 /// function); none with SQLite.
 async fn workers(State(app): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
-    let (rows, stuck) = match &app.reader {
-        Some(reader) => reader
-            .workers()
-            .await
-            .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?,
-        None => (Vec::new(), None),
-    };
+    let (rows, stuck) = app
+        .reader
+        .workers()
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
     Ok(Json(league::workers_json(&rows, stuck.as_deref())))
 }
 
@@ -413,7 +424,7 @@ async fn replay(
     State(app): State<Arc<AppState>>,
     Path(set): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (source, finished) = set_log_source(&app, &set)?;
+    let (source, finished) = set_log_source(&app, &set).await?;
     let build = {
         let (app, set) = (app.clone(), set.clone());
         move |ticket| build_replay(app, set, source, ticket).boxed()
