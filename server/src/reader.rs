@@ -91,16 +91,16 @@ impl Reader {
     }
 
     /// The finished set named `stem`, if there is one.
-    pub async fn set(&self, stem: &str) -> Result<Option<league::FinishedSet>, String> {
+    pub async fn set(&self, stem: &str) -> Result<Option<(u64, league::FinishedSet)>, String> {
         let keys = league::SetKey::from_stem(stem);
         self.ask(move |store| {
             for key in keys {
-                if let Some((_, set)) = store
+                if let Some(found) = store
                     .finished_sets(&league::FinishedQuery::Key(key))?
                     .into_iter()
                     .next()
                 {
-                    return Ok(Some(set));
+                    return Ok(Some(found));
                 }
             }
             Ok(None)

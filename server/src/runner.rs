@@ -123,7 +123,8 @@ impl Runner {
             .call(|s| {
                 let mut tally = Tally::new();
                 let mut recent = VecDeque::new();
-                let seen = s.each_finished(0, &mut |_, set| add(&mut tally, &mut recent, set))?;
+                let seen =
+                    s.each_finished(0, &mut |n, set| add(&mut tally, &mut recent, n, set))?;
                 Ok::<_, league::StoreError>((tally, recent, seen))
             })
             .await?;
@@ -235,16 +236,16 @@ impl Runner {
             .store
             .call(move |s| {
                 let mut new = Vec::new();
-                let seen = s.each_finished(after, &mut |_, set| new.push(set))?;
+                let seen = s.each_finished(after, &mut |n, set| new.push((n, set)))?;
                 Ok::<_, league::StoreError>((new, seen))
             })
             .await?;
         self.seen = seen;
         let any = !new.is_empty();
-        for set in new {
+        for (number, set) in new {
             let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
             *r = (*r).max(set.key.round);
-            add(&mut self.tally, &mut self.recent, set);
+            add(&mut self.tally, &mut self.recent, number, set);
         }
         Ok(any)
     }
@@ -822,9 +823,9 @@ fn rounds_of(tally: &Tally) -> BTreeMap<Pair, u32> {
 }
 
 /// Counts a finished set and keeps it among the latest.
-fn add(tally: &mut Tally, recent: &mut VecDeque<Arc<SetView>>, set: FinishedSet) {
+fn add(tally: &mut Tally, recent: &mut VecDeque<Arc<SetView>>, number: u64, set: FinishedSet) {
     tally.add(&set);
-    recent.push_back(Arc::new(SetView::from_finished(&set)));
+    recent.push_back(Arc::new(SetView::from_finished(number, &set)));
     while recent.len() > RECENT_SETS {
         recent.pop_front();
     }

@@ -52,6 +52,9 @@ pub struct FaultView {
 pub struct SetView {
     /// Its stem, the set's name in every URL: `r3-alpha-vs-greedy`.
     pub set: String,
+    /// Its number in the order results were recorded (1 for the first set finished):
+    /// a list's next page is `before` the last one's.
+    pub number: u64,
     /// The pair's round.
     pub round: u32,
     /// Bots A and B.
@@ -78,13 +81,14 @@ pub struct SetView {
 }
 
 impl SetView {
-    /// From the store's form.
-    pub fn from_finished(f: &FinishedSet) -> SetView {
+    /// From the store's form and the set's number.
+    pub fn from_finished(number: u64, f: &FinishedSet) -> SetView {
         let o = &f.outcome;
         let bots = [f.key.a.clone(), f.key.b.clone()];
         let name = |seat: u8| bots[league::seat_side(seat).index()].clone();
         SetView {
             set: f.key.stem(),
+            number,
             round: f.key.round,
             seed: f.seed,
             seed_str: f.seed.to_string(),

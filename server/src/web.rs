@@ -200,6 +200,8 @@ async fn bots(State(app): State<Arc<AppState>>) -> Json<Value> {
 #[derive(Deserialize)]
 struct ListQuery {
     limit: Option<usize>,
+    /// Sets numbered below this one: the next page after a set of that number.
+    before: Option<u64>,
 }
 
 async fn bot(
@@ -213,27 +215,43 @@ async fn bot(
     };
     let limit = q.limit.unwrap_or(50).min(MAX_LIST);
     // The bot's newest sets: a page from the store, through the bot's own index.
-    let sets: Vec<SetView> = app
-        .reader
-        .sets(league::FinishedQuery::Newest {
-            bot: Some(name),
-            before: None,
-            limit,
-        })
-        .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
-        .iter()
-        .map(|(_, set)| SetView::from_finished(set))
-        .collect();
+    let sets = stored_page(&app, Some(name), q.before, limit).await?;
     Ok(Json(json!({ "bot": line, "sets": sets })))
 }
 
-async fn sets(State(app): State<Arc<AppState>>, Query(q): Query<ListQuery>) -> Json<Value> {
+async fn sets(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
     let s = app.snapshot();
     let limit = q.limit.unwrap_or(20).min(MAX_LIST);
-    // The snapshot holds the latest MAX_LIST sets: the longest page.
-    let list: Vec<&SetView> = s.sets.iter().rev().take(limit).map(|v| &**v).collect();
-    Json(json!({ "total": s.standings.progress.sets_done, "sets": list }))
+    let total = s.standings.progress.sets_done;
+    // The snapshot holds the latest MAX_LIST sets: the first page of any length; the
+    // next pages come from the store.
+    if q.before.is_none() {
+        let list: Vec<&SetView> = s.sets.iter().rev().take(limit).map(|v| &**v).collect();
+        return Ok(Json(json!({ "total": total, "sets": list })));
+    }
+    let list = stored_page(&app, None, q.before, limit).await?;
+    Ok(Json(json!({ "total": total, "sets": list })))
+}
+
+/// A page of finished sets from the store, newest first: of `bot` or all, numbered
+/// below `before`.
+async fn stored_page(
+    app: &AppState,
+    bot: Option<String>,
+    before: Option<u64>,
+    limit: usize,
+) -> Result<Vec<SetView>, ApiError> {
+    Ok(app
+        .reader
+        .sets(league::FinishedQuery::Newest { bot, before, limit })
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
+        .iter()
+        .map(|(number, set)| SetView::from_finished(*number, set))
+        .collect())
 }
 
 async fn one_set(
@@ -254,7 +272,7 @@ async fn finished_set(app: &AppState, set: &str) -> Result<Option<Arc<SetView>>,
     app.reader
         .set(set)
         .await
-        .map(|found| found.map(|f| Arc::new(SetView::from_finished(&f))))
+        .map(|found| found.map(|(n, f)| Arc::new(SetView::from_finished(n, &f))))
         .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))
 }
 

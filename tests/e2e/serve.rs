@@ -1559,3 +1559,118 @@ fn serve_dashboard_shows_a_long_set_as_one_short_row() {
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }
+
+/// The pages read what the snapshot does not hold from the store, a page at a time: a
+/// page `before` a set's number is the same sets as the snapshot's list, a bot's sets
+/// are the list's sets of that bot, a set by its name the list's entry; and the
+/// server's standings, built set by set, are `hus standings`' of the same store.
+#[test]
+fn serve_reads_pages_of_sets_from_the_store_as_the_snapshot_lists_them() {
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("eight finished sets", Duration::from_secs(300), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 8
+    });
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/pause",
+        &[("Authorization", auth.as_str())],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    let status = server.wait_for("the running sets' end", Duration::from_secs(300), |s| {
+        s["running"].as_array().is_some_and(|r| r.is_empty())
+    });
+    let done = status["sets_done"].as_u64().expect("sets_done");
+    let full = server.json("/api/sets?limit=500");
+    assert_eq!(full["total"].as_u64(), Some(done), "{full}");
+    let list = full["sets"].as_array().expect("sets").clone();
+    let numbers: Vec<u64> = list
+        .iter()
+        .map(|s| s["number"].as_u64().expect("number"))
+        .collect();
+    assert_eq!(numbers, (1..=done).rev().collect::<Vec<_>>());
+    // The same sets, from the store.
+    let stored = server.json(&format!("/api/sets?limit=500&before={}", done + 1));
+    assert_eq!(stored["sets"], full["sets"]);
+    let page = server.json("/api/sets?limit=10&before=3");
+    assert_eq!(
+        page["sets"].as_array().expect("page")[..],
+        list[list.len() - 2..]
+    );
+    // A bot's sets, in either seat, and their pages.
+    for bot in ["a", "b", "c"] {
+        let mine: Vec<Value> = list
+            .iter()
+            .filter(|s| {
+                s["bots"]
+                    .as_array()
+                    .is_some_and(|b| b.iter().any(|n| n == bot))
+            })
+            .cloned()
+            .collect();
+        assert!(mine.len() >= 2, "{bot}: {mine:?}");
+        let served = server.json(&format!("/api/bots/{bot}?limit=500"));
+        assert_eq!(
+            served["sets"].as_array().expect("sets")[..],
+            mine[..],
+            "{bot}"
+        );
+        let second = mine[1]["number"].as_u64().expect("number");
+        let next = server.json(&format!(
+            "/api/bots/{bot}?limit=1&before={}",
+            mine[0]["number"]
+        ));
+        assert_eq!(
+            next["sets"].as_array().expect("sets")[..],
+            mine[1..2],
+            "{bot}"
+        );
+        assert_eq!(next["sets"][0]["number"].as_u64(), Some(second));
+    }
+    // One set by its name.
+    let oldest = &list[list.len() - 1];
+    let name = oldest["set"].as_str().expect("name");
+    assert_eq!(&server.json(&format!("/api/sets/{name}")), oldest);
+    assert_eq!(server.get("/api/sets/r99-a-vs-b").0, 404);
+    let served = server.json("/api/standings");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    // The standings the server built set by set are those of the whole store.
+    let out = hus(&["standings", &dir.display().to_string(), "--format", "json"]);
+    assert!(out.status.success(), "{out:?}");
+    let read: Value = serde_json::from_slice(&out.stdout).expect("standings json");
+    assert_eq!(read["games_played"], served["games_played"]);
+    assert_eq!(read["first_mover"], served["first_mover"]);
+    assert_eq!(read["pairs"], served["pairs"]);
+    let lines = |s: &Value| -> Vec<Value> {
+        s["bots"]
+            .as_array()
+            .expect("bots")
+            .iter()
+            .map(|b| {
+                let mut b = b.clone();
+                b.as_object_mut().expect("a bot").remove("rating");
+                b
+            })
+            .collect()
+    };
+    assert_eq!(lines(&read), lines(&served));
+    for (r, s) in read["bots"]
+        .as_array()
+        .expect("bots")
+        .iter()
+        .zip(served["bots"].as_array().expect("bots"))
+    {
+        let (r, s) = (r["rating"]["value"].as_f64(), s["rating"]["value"].as_f64());
+        let (Some(r), Some(s)) = (r, s) else {
+            panic!("ratings: {r:?} {s:?}");
+        };
+        assert!((r - s).abs() < 1e-6, "{r} vs {s}");
+    }
+}
