@@ -199,10 +199,10 @@ fn workers_are_listed_with_heartbeat_in_flight_and_finished_sets() {
 fn the_schema_is_made_once_and_a_newer_one_is_refused() {
     let url = crate::pg::fresh_shared_db();
     let mut store = PgStore::connect(&url).expect("connect");
-    assert_eq!(store.schema_version().expect("version"), 3);
+    assert_eq!(store.schema_version().expect("version"), 4);
     drop(store);
     let mut again = PgStore::connect(&url).expect("reconnect");
-    assert_eq!(again.schema_version().expect("version"), 3);
+    assert_eq!(again.schema_version().expect("version"), 4);
     drop(again);
     let db = url.rsplit('/').next().expect("db name").to_string();
     crate::pg::shared()
@@ -215,7 +215,7 @@ fn the_schema_is_made_once_and_a_newer_one_is_refused() {
             err,
             Some(StoreError::NewerSchema {
                 found: 7,
-                known: 3,
+                known: 4,
                 ..
             })
         ),
@@ -229,7 +229,7 @@ fn the_schema_is_made_once_and_a_newer_one_is_refused() {
     assert_eq!(
         err.map(|e| e.to_string()),
         Some(format!(
-            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 7, newer than the 3 this hus knows: use the hus that made it, or a newer one"
+            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 7, newer than the 4 this hus knows: use the hus that made it, or a newer one"
         ))
     );
 }

@@ -244,11 +244,11 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("league.sqlite");
     let store = SqliteStore::open(&path, true).expect("create");
-    assert_eq!(store.schema_version().expect("version"), 2);
+    assert_eq!(store.schema_version().expect("version"), 3);
     drop(store);
     // Opening again migrates nothing and keeps the data.
     let store = SqliteStore::open(&path, false).expect("reopen");
-    assert_eq!(store.schema_version().expect("version"), 2);
+    assert_eq!(store.schema_version().expect("version"), 3);
     drop(store);
     // A store from a newer hus.
     let conn = rusqlite::Connection::open(&path).expect("open");
@@ -260,7 +260,7 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
             err,
             Some(StoreError::NewerSchema {
                 found: 7,
-                known: 2,
+                known: 3,
                 ..
             })
         ),
@@ -269,7 +269,7 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     assert_eq!(
         err.map(|e| e.to_string()),
         Some(format!(
-            "the league store {} has schema version 7, newer than the 2 this hus knows: use the hus that made it, or a newer one",
+            "the league store {} has schema version 7, newer than the 3 this hus knows: use the hus that made it, or a newer one",
             path.display()
         ))
     );
@@ -452,7 +452,7 @@ fn the_migration_numbers_an_old_stores_finished_sets_in_their_order() {
         .expect("old schema");
     }
     let mut store = SqliteStore::open(&path, false).expect("migrate");
-    assert_eq!(store.schema_version().expect("version"), 2);
+    assert_eq!(store.schema_version().expect("version"), 3);
     let numbered = |store: &SqliteStore| -> Vec<(u64, u32)> {
         store
             .finished_sets(&FinishedQuery::After {
@@ -469,4 +469,69 @@ fn the_migration_numbers_an_old_stores_finished_sets_in_their_order() {
     assert_eq!(set.key.round, 2);
     store.record(set.id, &outcome(1, "l2")).expect("record");
     assert_eq!(numbered(&store), [(1, 3), (2, 1), (3, 2)]);
+}
+
+/// The rating history keeps the first point of each bucket of its stride, and thins
+/// the older points as the stride grows: after 100,000 sets it holds at most
+/// HISTORY_POINTS + 1 points per series, exactly those a plain list kept by the same
+/// rule holds.
+#[test]
+fn the_rating_history_stays_bounded_and_keeps_the_first_point_of_each_bucket() {
+    use league::{history_stride, RatingPoint, HISTORY_POINTS};
+    // The rule, on a plain list.
+    let expected = |sets: u64| -> Vec<u64> {
+        let mut kept: Vec<u64> = Vec::new();
+        for n in 1..=sets {
+            let stride = history_stride(n);
+            if let Some(&last) = kept.last() {
+                if last / stride == n / stride {
+                    continue;
+                }
+                if history_stride(last) != stride {
+                    let mut buckets = std::collections::BTreeSet::new();
+                    kept.retain(|k| buckets.insert(k / stride));
+                }
+            }
+            kept.push(n);
+        }
+        kept
+    };
+    let point = |n: u64| RatingPoint {
+        number: n,
+        ratings: vec![
+            (String::new(), 30.0 + n as f64, 2.0),
+            ("x".into(), 1500.0 + n as f64, 10.0),
+            ("y".into(), 1400.0, 12.5),
+        ],
+    };
+    for (name, mut store, _dir) in stores() {
+        // PostgreSQL: a transaction per set; fewer sets keep the test short.
+        let sets = if name == "postgresql" { 3_000 } else { 100_000 };
+        let mut kept = 0;
+        for n in 1..=sets {
+            if store.record_ratings(&point(n)).expect("record") {
+                kept += 1;
+            }
+        }
+        // A number at or below the last is never kept.
+        assert!(
+            !store.record_ratings(&point(sets)).expect("again"),
+            "{name}"
+        );
+        let history = store.rating_history().expect("history");
+        let numbers: Vec<u64> = history.iter().map(|p| p.number).collect();
+        assert_eq!(numbers, expected(sets), "{name}");
+        assert!(
+            numbers.len() as u64 <= HISTORY_POINTS + 1,
+            "{name}: {}",
+            numbers.len()
+        );
+        assert!(kept >= numbers.len(), "{name}");
+        for p in &history {
+            assert_eq!(p.ratings, point(p.number).ratings, "{name}");
+        }
+    }
+    // The figure docs/server.md states.
+    assert_eq!(expected(100_000).len(), 98);
+    assert_eq!(history_stride(100_000), 1024);
 }

@@ -90,6 +90,11 @@ impl Reader {
         self.ask(move |store| store.finished_sets(&query)).await
     }
 
+    /// The rating history, oldest first.
+    pub async fn rating_history(&self) -> Result<Vec<league::RatingPoint>, String> {
+        self.ask(|store| store.rating_history()).await
+    }
+
     /// The finished set named `stem`, if there is one.
     pub async fn set(&self, stem: &str) -> Result<Option<(u64, league::FinishedSet)>, String> {
         let keys = league::SetKey::from_stem(stem);

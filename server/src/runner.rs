@@ -80,6 +80,8 @@ pub struct Runner {
     /// The number of the last finished set read from the store
     /// ([`league::FinishedQuery::After`]).
     seen: u64,
+    /// The number of the last set whose standings were offered to the rating history.
+    charted: u64,
     /// The latest finished sets, oldest first, at most [`RECENT_SETS`].
     recent: VecDeque<Arc<SetView>>,
     /// The highest round per pair of every finished set and every set started here.
@@ -140,6 +142,7 @@ impl Runner {
             removed: Vec::new(),
             tally,
             seen,
+            charted: seen,
             recent,
             rounds,
             quiet,
@@ -263,6 +266,14 @@ impl Runner {
             ..Default::default()
         };
         let mut standings = self.tally.standings(info, progress, &bots);
+        if self.seen > self.charted {
+            // The rating history: a point for the sets read since the last one, kept by
+            // the store if it opens a new bucket of the history's stride.
+            if let Some(point) = rating_point(self.seen, &standings) {
+                self.store.call(move |s| s.record_ratings(&point)).await?;
+            }
+            self.charted = self.seen;
+        }
         // The server has no schedule to finish: every set it played is done, and the
         // ones playing are all it has started.
         let done = self.tally.sets();
@@ -820,6 +831,24 @@ fn rounds_of(tally: &Tally) -> BTreeMap<Pair, u32> {
         *r = (*r).max(round);
     }
     rounds
+}
+
+/// The rating history's point of these standings, after the set numbered `number`:
+/// every rated bot's rating and the first-move advantage (the series `""`); none before
+/// the ratings exist.
+fn rating_point(number: u64, standings: &league::Standings) -> Option<league::RatingPoint> {
+    let fit = standings.ratings.as_ref()?;
+    let mut ratings = vec![(
+        String::new(),
+        fit.first_move_advantage.value,
+        fit.first_move_advantage.std_error,
+    )];
+    for bot in &standings.bots {
+        if let Some(r) = bot.rating {
+            ratings.push((bot.name.clone(), r.value, r.std_error));
+        }
+    }
+    Some(league::RatingPoint { number, ratings })
 }
 
 /// Counts a finished set and keeps it among the latest.

@@ -65,6 +65,7 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
         .route("/api/logs/{file}", get(log_file))
         .route("/api/live", get(live))
         .route("/api/workers", get(workers))
+        .route("/api/history", get(history))
         .route("/api/admin/pause", post(pause))
         .route("/api/admin/resume", post(resume))
         .route("/api/admin/bots/{name}/add", post(add_bot))
@@ -382,6 +383,48 @@ async fn set_log(
 ) -> Result<Response, ApiError> {
     let (source, _) = set_log_source(&app, &set).await?;
     download_source(&app, &set, source).await
+}
+
+/// The normal quantile of the standings' 95% intervals (`ratings::FitOptions`'
+/// default confidence), for the history's bands.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The rating history (docs/api.md): per point, the number of the last set counted,
+/// the first-move advantage and each rated bot's rating, each with its standard error
+/// and 95% interval. At most `league::HISTORY_POINTS` + 1 points.
+async fn history(State(app): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    let points = app
+        .reader
+        .rating_history()
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
+    let estimate = |value: f64, std_error: f64| {
+        json!({
+            "value": value,
+            "std_error": std_error,
+            "low": value - Z95 * std_error,
+            "high": value + Z95 * std_error,
+        })
+    };
+    let points: Vec<Value> = points
+        .iter()
+        .map(|p| {
+            let mut bots = serde_json::Map::new();
+            let mut advantage = Value::Null;
+            for (bot, value, std_error) in &p.ratings {
+                if bot.is_empty() {
+                    advantage = estimate(*value, *std_error);
+                } else {
+                    bots.insert(bot.clone(), estimate(*value, *std_error));
+                }
+            }
+            json!({ "number": p.number, "first_move_advantage": advantage, "bots": bots })
+        })
+        .collect();
+    Ok(Json(json!({
+        "stride": league::history_stride(app.snapshot().standings.progress.sets_done),
+        "points": points,
+    })))
 }
 
 /// The workers of a shared store, as `hus workers --format json` lists them (the same

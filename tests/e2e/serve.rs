@@ -1639,6 +1639,34 @@ fn serve_reads_pages_of_sets_from_the_store_as_the_snapshot_lists_them() {
     assert_eq!(&server.json(&format!("/api/sets/{name}")), oldest);
     assert_eq!(server.get("/api/sets/r99-a-vs-b").0, 404);
     let served = server.json("/api/standings");
+    // The rating history: a point after every set (the stride is 1 below 129 sets),
+    // the last one the standings' ratings.
+    let history = server.json("/api/history");
+    assert_eq!(history["stride"], 1, "{history}");
+    let points = history["points"].as_array().expect("points");
+    let numbers: Vec<u64> = points
+        .iter()
+        .map(|p| p["number"].as_u64().expect("number"))
+        .collect();
+    assert_eq!(numbers, (1..=done).collect::<Vec<_>>());
+    let last = &points[points.len() - 1];
+    for bot in served["bots"].as_array().expect("bots") {
+        let name = bot["name"].as_str().expect("name");
+        let (had, has) = (
+            last["bots"][name]["value"].as_f64(),
+            bot["rating"]["value"].as_f64(),
+        );
+        let (Some(had), Some(has)) = (had, has) else {
+            panic!("{name}: {last} {bot}");
+        };
+        assert!((had - has).abs() < 1e-6, "{name}: {had} vs {has}");
+    }
+    let advantage = served["ratings"]["first_move_advantage"]["value"].as_f64();
+    let charted = last["first_move_advantage"]["value"].as_f64();
+    assert!(
+        matches!((advantage, charted), (Some(a), Some(c)) if (a - c).abs() < 1e-6),
+        "{last}"
+    );
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
     // The standings the server built set by set are those of the whole store.

@@ -220,6 +220,29 @@ pub enum FinishedQuery {
     Key(SetKey),
 }
 
+/// The most points a series of the rating history keeps (each bot's rating, the
+/// first-move advantage): whatever the number of sets, at most this many and one.
+pub const HISTORY_POINTS: u64 = 128;
+
+/// The spacing of the rating history's points once `number` sets have finished: the
+/// least power of two that leaves at most [`HISTORY_POINTS`] buckets below `number`.
+/// A point is kept for the first recorded set of each bucket `number / stride`; when
+/// the stride doubles, each new bucket keeps its first point.
+pub fn history_stride(number: u64) -> u64 {
+    number.div_ceil(HISTORY_POINTS).max(1).next_power_of_two()
+}
+
+/// One point of the rating history: after the set numbered `number`, each rated bot's
+/// rating with its standard error, and the first-move advantage (its series' name is
+/// the empty string).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatingPoint {
+    /// The number of the last set counted.
+    pub number: u64,
+    /// (bot, rating, standard error); the bot `""` is the first-move advantage.
+    pub ratings: Vec<(String, f64, f64)>,
+}
+
 /// How far the league is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
@@ -407,6 +430,15 @@ pub trait Store {
     /// How many sets are being played (or were, by a runner that died): read from the
     /// status index, whatever the store's size.
     fn running(&self) -> Result<u64, StoreError>;
+
+    /// Keeps `point` in the rating history if it is the first of its bucket
+    /// ([`history_stride`]), thinning the older points when the stride grows: the history
+    /// never holds more than [`HISTORY_POINTS`] + 1 points per series. True if kept.
+    /// One transaction.
+    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError>;
+
+    /// The rating history, oldest first.
+    fn rating_history(&self) -> Result<Vec<RatingPoint>, StoreError>;
 
     /// Records a finished set claimed as `set`, as [`Store::record`] does, with its log
     /// (`log`, the file's bytes) where the store keeps logs; true if the result counts.

@@ -34,11 +34,12 @@ use postgres_native_tls::MakeTlsConnector;
 
 use super::pg_url;
 use super::rows::{
-    bot_changes, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows, Param,
+    bot_changes, rating_points, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows,
+    Param,
 };
 use super::{
-    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow, Progress,
-    Requeued, SetId, SetOutcome, Store, StoreError, SyncReport,
+    history_stride, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow,
+    Progress, RatingPoint, Requeued, SetId, SetOutcome, Store, StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -163,6 +164,17 @@ const MIGRATIONS: &[&str] = &[
         n   BIGINT NOT NULL
     );
     INSERT INTO done_counter (n) SELECT COALESCE(max(done_seq), 0) FROM sets;
+    ",
+    // 4: the rating history, thinned to a bounded number of points per series
+    // (`history_stride`); the bot '' is the first-move advantage.
+    "
+    CREATE TABLE rating_history (
+        number    BIGINT NOT NULL,
+        bot       TEXT NOT NULL,
+        value     DOUBLE PRECISION NOT NULL,
+        std_error DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (number, bot)
+    );
     ",
 ];
 
@@ -1316,6 +1328,62 @@ impl Store for PgStore {
             faults,
         }
         .assemble(place)
+    }
+
+    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let err = |e| backend(&place, "cannot record the ratings", e);
+        // One writer of the history at a time (a server; workers never write it).
+        tx.execute("LOCK TABLE rating_history IN EXCLUSIVE MODE", &[])
+            .map_err(err)?;
+        let last: Option<i64> = tx
+            .query_one("SELECT max(number) FROM rating_history", &[])
+            .map_err(err)?
+            .get(0);
+        let n = point.number;
+        let stride = history_stride(n);
+        if let Some(last) = last.map(|l| l.max(0) as u64) {
+            if last >= n || last / stride == n / stride {
+                return Ok(false);
+            }
+            if history_stride(last) != stride {
+                // Each bucket of the new stride keeps its first point.
+                tx.execute(
+                    "DELETE FROM rating_history WHERE number NOT IN
+                         (SELECT min(number) FROM rating_history GROUP BY number / $1)",
+                    &[&(stride as i64)],
+                )
+                .map_err(err)?;
+            }
+        }
+        for (bot, value, std_error) in &point.ratings {
+            tx.execute(
+                "INSERT INTO rating_history (number, bot, value, std_error) VALUES ($1, $2, $3, $4)",
+                &[&(n as i64), bot, value, std_error],
+            )
+            .map_err(err)?;
+        }
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the ratings", e))?;
+        Ok(true)
+    }
+
+    fn rating_history(&self) -> Result<Vec<RatingPoint>, StoreError> {
+        let rows = self
+            .c()
+            .query(
+                "SELECT number, bot, value, std_error FROM rating_history ORDER BY number, bot",
+                &[],
+            )
+            .map_err(|e| backend(&self.place, "cannot read the rating history", e))?;
+        Ok(rating_points(
+            rows.iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))),
+        ))
     }
 
     fn running(&self) -> Result<u64, StoreError> {

@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{BotEntry, FaultRow, FinishedQuery, FinishedSet, GameRow, StoreError, SyncReport};
+use super::{
+    BotEntry, FaultRow, FinishedQuery, FinishedSet, GameRow, RatingPoint, StoreError, SyncReport,
+};
 
 /// Seeds are 63-bit (see `schedule::set_seed`), so they fit both databases' signed
 /// 64-bit integers.
@@ -85,6 +87,25 @@ pub(super) fn bot_changes<'a>(
         changes.push(BotChange::Retire(name.clone()));
     }
     changes
+}
+
+/// The history's rows (number, bot, rating, standard error), ordered by number, as
+/// points.
+pub(super) fn rating_points(
+    rows: impl IntoIterator<Item = (i64, String, f64, f64)>,
+) -> Vec<RatingPoint> {
+    let mut points: Vec<RatingPoint> = Vec::new();
+    for (number, bot, value, std_error) in rows {
+        let number = number.max(0) as u64;
+        match points.last_mut() {
+            Some(p) if p.number == number => p.ratings.push((bot, value, std_error)),
+            _ => points.push(RatingPoint {
+                number,
+                ratings: vec![(bot, value, std_error)],
+            }),
+        }
+    }
+    points
 }
 
 /// A value bound to a query's parameter.

@@ -12,11 +12,12 @@ use rusqlite::{
 };
 
 use super::rows::{
-    bot_changes, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows, Param,
+    bot_changes, rating_points, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows,
+    Param,
 };
 use super::{
-    BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow, Progress,
-    Requeued, SetId, SetOutcome, SetStatus, Store, StoreError, SyncReport,
+    history_stride, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow,
+    Progress, RatingPoint, Requeued, SetId, SetOutcome, SetStatus, Store, StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -101,6 +102,17 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sets_done_by_a ON sets (bot_a, done_seq) WHERE done_seq IS NOT NULL;
     CREATE INDEX sets_done_by_b ON sets (bot_b, done_seq) WHERE done_seq IS NOT NULL;
     CREATE INDEX sets_scheduled ON sets (scheduled) WHERE scheduled = 1;
+    ",
+    // 3: the rating history, thinned to a bounded number of points per series
+    // (`history_stride`); the bot '' is the first-move advantage.
+    "
+    CREATE TABLE rating_history (
+        number    INTEGER NOT NULL,
+        bot       TEXT NOT NULL,
+        value     REAL NOT NULL,
+        std_error REAL NOT NULL,
+        PRIMARY KEY (number, bot)
+    ) WITHOUT ROWID;
     ",
 ];
 
@@ -663,6 +675,54 @@ impl Store for SqliteStore {
         tx.finish()
             .map_err(|e| backend(&self.place, "cannot end a read", e))?;
         rows.assemble(&self.place)
+    }
+
+    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let tx = begin(&mut self.conn, &place)?;
+        let work = || -> rusqlite::Result<bool> {
+            let last: Option<i64> =
+                tx.query_row("SELECT MAX(number) FROM rating_history", [], |r| r.get(0))?;
+            let n = point.number;
+            let stride = history_stride(n);
+            if let Some(last) = last.map(|l| l.max(0) as u64) {
+                if last >= n || last / stride == n / stride {
+                    return Ok(false);
+                }
+                if history_stride(last) != stride {
+                    // Each bucket of the new stride keeps its first point.
+                    tx.execute(
+                        "DELETE FROM rating_history WHERE number NOT IN
+                             (SELECT MIN(number) FROM rating_history GROUP BY number / ?1)",
+                        params![stride as i64],
+                    )?;
+                }
+            }
+            let mut insert = tx.prepare(
+                "INSERT INTO rating_history (number, bot, value, std_error) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for (bot, value, std_error) in &point.ratings {
+                insert.execute(params![n as i64, bot, value, std_error])?;
+            }
+            Ok(true)
+        };
+        let kept = work().map_err(|e| backend(&place, "cannot record the ratings", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the ratings", e))?;
+        Ok(kept)
+    }
+
+    fn rating_history(&self) -> Result<Vec<RatingPoint>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<(i64, String, f64, f64)>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT number, bot, value, std_error FROM rating_history ORDER BY number, bot",
+            )?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            rows.collect()
+        };
+        read()
+            .map(rating_points)
+            .map_err(|e| backend(&self.place, "cannot read the rating history", e))
     }
 
     fn running(&self) -> Result<u64, StoreError> {
