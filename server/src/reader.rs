@@ -90,6 +90,11 @@ impl Reader {
         self.ask(move |store| store.finished_sets(&query)).await
     }
 
+    /// The sets being played, as the store knows them (the workers' too).
+    pub async fn running_sets(&self, limit: usize) -> Result<Vec<league::RunningSet>, String> {
+        self.ask(move |store| store.running_sets(limit)).await
+    }
+
     /// The rating history, oldest first.
     pub async fn rating_history(&self) -> Result<Vec<league::RatingPoint>, String> {
         self.ask(|store| store.rating_history()).await

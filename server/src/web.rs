@@ -178,7 +178,7 @@ async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
         "paused": s.paused,
         "concurrency": app.concurrency,
         "running": app.hub.running(),
-        "sets_done": s.standings.progress.sets_done,
+        "sets_done": s.standings.progress.sets_done + s.standings.progress.sets_done_elsewhere,
         "started_this_run": s.started,
         "finished_this_run": s.finished,
         "removed": s.removed,
@@ -226,7 +226,7 @@ async fn sets(
 ) -> Result<Json<Value>, ApiError> {
     let s = app.snapshot();
     let limit = q.limit.unwrap_or(20).min(MAX_LIST);
-    let total = s.standings.progress.sets_done;
+    let total = s.standings.progress.sets_done + s.standings.progress.sets_done_elsewhere;
     // The snapshot holds the latest MAX_LIST sets: the first page of any length; the
     // next pages come from the store.
     if q.before.is_none() {
@@ -582,8 +582,29 @@ fn with_policy(html: String) -> Result<pages::Page, ApiError> {
     })
 }
 
-async fn live(State(app): State<Arc<AppState>>) -> Json<Value> {
-    Json(json!({ "sets": app.hub.snapshot() }))
+/// The running sets this server plays (with their games so far), and `elsewhere`, the
+/// sets the store says are being played by others (workers): read through the status
+/// index, at most `MAX_LIST`.
+async fn live(State(app): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    let here = app.hub.snapshot();
+    let mine = app.hub.running();
+    let elsewhere: Vec<Value> = app
+        .reader
+        .running_sets(MAX_LIST)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
+        .into_iter()
+        .filter(|r| !mine.contains(&r.key.stem()))
+        .map(|r| {
+            json!({
+                "set": r.key.stem(),
+                "bots": [r.key.a, r.key.b],
+                "worker": r.worker,
+                "for_s": (r.for_s * 10.0).round() / 10.0,
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "sets": here, "elsewhere": elsewhere })))
 }
 
 #[derive(Clone)]

@@ -243,6 +243,17 @@ pub struct RatingPoint {
     pub ratings: Vec<(String, f64, f64)>,
 }
 
+/// A set being played, as the store knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunningSet {
+    /// Round and seats.
+    pub key: SetKey,
+    /// Who plays it: a worker's name (PostgreSQL); `None` for SQLite's one runner.
+    pub worker: Option<String>,
+    /// Seconds since it was claimed.
+    pub for_s: f64,
+}
+
 /// How far the league is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
@@ -430,6 +441,10 @@ pub trait Store {
     /// How many sets are being played (or were, by a runner that died): read from the
     /// status index, whatever the store's size.
     fn running(&self) -> Result<u64, StoreError>;
+
+    /// The sets being played, oldest claim first (at most `limit`), through the status
+    /// index.
+    fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError>;
 
     /// Keeps `point` in the rating history if it is the first of its bucket
     /// ([`history_stride`]), thinning the older points when the stride grows: the history
