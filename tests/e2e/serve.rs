@@ -1727,7 +1727,7 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
     let bots = [("a", paced(1)), ("b", paced(2))];
     let file = league_file(tmp.path(), HEAD, &bots);
     let dir = tmp.path().join("league");
-    let mut pg = crate::pg::Postgres::start();
+    let pg = crate::pg::Postgres::start();
     let url = pg.fresh_db();
     let out = hus(&[
         "league",
