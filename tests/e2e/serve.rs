@@ -1795,3 +1795,54 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }
+
+/// A bot's page data lists the sets in which it faulted, with its own faults there and
+/// the last lines of its stderr in that set, as text.
+#[test]
+fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
+    let tmp = LogDir::new();
+    let bad = format!(
+        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage\"",
+        root().join("tests/bots/misbehave.py").display()
+    );
+    let bots = [("good", instant(1)), ("bad", bad)];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("a finished set", Duration::from_secs(120), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 1
+    });
+    let bad = server.json("/api/bots/bad?limit=1");
+    let faulted = bad["faulted"].as_array().expect("faulted");
+    assert!(!faulted.is_empty(), "{bad}");
+    let first = &faulted[0];
+    let set = first["set"].as_str().expect("set");
+    let faults = first["faults"].as_array().expect("faults");
+    assert!(!faults.is_empty(), "{first}");
+    assert!(
+        faults
+            .iter()
+            .all(|f| f["bot"] == "bad" && f["kind"] == "malformed"),
+        "{first}"
+    );
+    // The end of the file, exactly.
+    let seat = if set.contains("-bad-vs-") { 'a' } else { 'b' };
+    let text =
+        std::fs::read_to_string(dir.join(format!("logs/{set}.{seat}.stderr"))).expect("stderr");
+    let lines: Vec<&str> = text.lines().collect();
+    let tail: Vec<Value> = lines[lines.len().saturating_sub(5)..]
+        .iter()
+        .map(|l| Value::from(*l))
+        .collect();
+    assert_eq!(first["stderr"], Value::Array(tail), "{first}");
+    let shown = first["stderr"].as_array().expect("lines");
+    assert_eq!(shown.last(), Some(&Value::from("last words")), "{first}");
+    assert!(text.contains("first <b>words</b>"));
+    // The set's number is the one the set lists give it.
+    let listed = server.json(&format!("/api/sets/{set}"));
+    assert_eq!(listed["number"], first["number"]);
+    let good = server.json("/api/bots/good");
+    assert_eq!(good["faulted"], serde_json::json!([]), "{good}");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}

@@ -218,6 +218,16 @@ pub enum FinishedQuery {
     },
     /// The finished set with this key, if there is one.
     Key(SetKey),
+    /// The newest first, numbered below `before` (`None`: from the newest), in which
+    /// `bot` faulted, at most `limit`.
+    Faulted {
+        /// The bot (either seat).
+        bot: String,
+        /// Only sets numbered below this one.
+        before: Option<u64>,
+        /// At most this many.
+        limit: usize,
+    },
 }
 
 /// The most points a series of the rating history keeps (each bot's rating, the
