@@ -65,8 +65,8 @@ pub use standings::{
 pub use store::{
     history_stride, seat_side, side_seat, stuck_reason, BotEntry, BotRow, ClaimedSet, FaultRow,
     FinishedQuery, FinishedSet, GameRow, Heartbeat, PackedLog, PgStore, Progress, RatingPoint,
-    Recorded, Requeued, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError, StoreThread,
-    StoredLog, SyncReport, WorkerRow, HISTORY_POINTS, LIVE_WORKER_S,
+    Recorded, Requeued, RunningSet, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreError,
+    StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS, LIVE_WORKER_S,
 };
 pub use tally::Tally;
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

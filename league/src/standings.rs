@@ -141,6 +141,21 @@ pub struct PairComparison {
     pub los: f64,
 }
 
+/// Two bots' results against each other, over both seatings: a cell of the cross-table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HeadToHead {
+    /// The better-ranked bot.
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// Game points of `a` and of `b` in their sets.
+    pub points: [u64; 2],
+    /// `a`'s games against `b`: won, drawn, lost.
+    pub games: Record3,
+    /// `a`'s sets against `b`: won, drawn, lost.
+    pub sets: Record3,
+}
+
 /// Games decided between the bot that moved first and the one that moved second: the
 /// input of a rating fit with a first-move advantage.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -255,6 +270,9 @@ pub struct Standings {
     /// Results by ordered pair (first mover, second mover): what the ratings are
     /// fitted to.
     pub pairs: Vec<PairCounts>,
+    /// Every pair of bots that played, with its results over both seatings, in rank
+    /// order (the better-ranked bot first): the cross-table.
+    pub head_to_head: Vec<HeadToHead>,
 }
 
 /// Games by who moved first, over the whole league.
@@ -381,6 +399,7 @@ impl Tally {
             Err(e) => (None, Some(e.to_string())),
         };
         rank(&mut lines);
+        let head_to_head = self.head_to_head(&lines);
         let ratings = ratings.map(|mut r| {
             // Pairs in rank order, the better-rated first.
             let rank: HashMap<&str, usize> =
@@ -402,7 +421,36 @@ impl Tally {
             ratings,
             ratings_error,
             pairs,
+            head_to_head,
         }
+    }
+
+    /// The results of each pair of `lines`' bots over both seatings, the better-ranked
+    /// bot first, in rank order.
+    fn head_to_head(&self, lines: &[BotStanding]) -> Vec<HeadToHead> {
+        let rank: HashMap<&str, usize> = lines.iter().map(|l| (l.name.as_str(), l.rank)).collect();
+        let mut cells: BTreeMap<(usize, usize), HeadToHead> = BTreeMap::new();
+        for ((x, y), pair) in &self.seated {
+            let (Some(&rx), Some(&ry)) = (rank.get(x.as_str()), rank.get(y.as_str())) else {
+                continue;
+            };
+            // Seats of the better-ranked bot and of the other in this seating.
+            let (a, b, seat_a, seat_b) = if rx <= ry { (x, y, 0, 1) } else { (y, x, 1, 0) };
+            let cell = cells
+                .entry((rx.min(ry), rx.max(ry)))
+                .or_insert_with(|| HeadToHead {
+                    a: a.clone(),
+                    b: b.clone(),
+                    points: [0, 0],
+                    games: Record3::default(),
+                    sets: Record3::default(),
+                });
+            cell.points[0] += pair.seats[seat_a].points;
+            cell.points[1] += pair.seats[seat_b].points;
+            cell.games.merge(&pair.seats[seat_a].games);
+            cell.sets.merge(&pair.seats[seat_a].sets);
+        }
+        cells.into_values().collect()
     }
 }
 
@@ -877,6 +925,56 @@ mod tests {
                 },
             },
         ]
+    }
+
+    #[test]
+    fn head_to_head_sums_both_seatings_the_better_ranked_first() {
+        let bots = [bot("x", true), bot("y", true), bot("z", false)];
+        let mut sets = sample();
+        // y meets x again, seated first: y wins 2-0.
+        let mut again = sets[0].clone();
+        again.key.round = 2;
+        std::mem::swap(&mut again.key.a, &mut again.key.b);
+        again.outcome.games = vec![game(1, 0, Some(0), [2, 0])];
+        again.outcome.points = [2, 0];
+        again.outcome.winner = Some(0);
+        sets.push(again);
+        let s = compute(LeagueInfo::default(), Progress::default(), &bots, &sets);
+        let rank = |n: &str| s.bots.iter().position(|b| b.name == n).expect("ranked");
+        assert_eq!(s.head_to_head.len(), 2);
+        for cell in &s.head_to_head {
+            assert!(rank(&cell.a) < rank(&cell.b), "{cell:?}");
+        }
+        let xy = s
+            .head_to_head
+            .iter()
+            .find(|c| {
+                [&c.a, &c.b].contains(&&"x".to_string()) && [&c.a, &c.b].contains(&&"y".to_string())
+            })
+            .expect("x and y");
+        // x: 2 points in round 1, 0 in round 2; y: 1 and 2. Games: x won 1, drew 1,
+        // lost 2; sets: x won 1, lost 1.
+        let (points, games, sets_won) = if xy.a == "x" {
+            ([2, 3], (1, 1, 2), (1, 0, 1))
+        } else {
+            ([3, 2], (2, 1, 1), (1, 0, 1))
+        };
+        assert_eq!(xy.points, points);
+        assert_eq!((xy.games.won, xy.games.drawn, xy.games.lost), games);
+        assert_eq!(xy.games.played, 4);
+        assert_eq!((xy.sets.won, xy.sets.drawn, xy.sets.lost), sets_won);
+        let yz = s
+            .head_to_head
+            .iter()
+            .find(|c| c.a != "x" && c.b != "x")
+            .expect("y and z");
+        let (points, games) = if yz.a == "y" {
+            ([0, 2], (0, 0, 1))
+        } else {
+            ([2, 0], (1, 0, 0))
+        };
+        assert_eq!(yz.points, points);
+        assert_eq!((yz.games.won, yz.games.drawn, yz.games.lost), games);
     }
 
     #[test]

@@ -263,3 +263,68 @@ fn bad_urls_and_absent_servers_are_named_without_the_password() {
     );
     assert!(!text.contains("secret"), "{text}");
 }
+
+/// A database of schema 2 with finished sets is numbered by migration 3 in the order
+/// its sets finished, its counter set to the last number, so that new results continue
+/// the numbers; migration 4 adds an empty rating history.
+#[test]
+fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
+    use league::FinishedQuery;
+    let (mut store, url) = store_with_sets("old");
+    // Two results, the second set's first: finished in the order (second, first).
+    let first = store.claim_next().expect("claim").expect("a set");
+    let second = store.claim_next().expect("claim").expect("a set");
+    store.record(second.id, &outcome(1, "l2")).expect("record");
+    store.record(first.id, &outcome(1, "l1")).expect("record");
+    drop(store);
+    // Back to schema 2, as an older hus left it: no numbers, no counter, no history,
+    // and the finish times in the order (second, first).
+    let db = url.rsplit('/').next().expect("db name").to_string();
+    crate::pg::shared().lock().expect("cluster").psql(
+        &db,
+        &format!(
+            "DROP TABLE done_counter; DROP TABLE rating_history;
+             ALTER TABLE sets DROP COLUMN done_seq; ALTER TABLE sets DROP COLUMN pruned;
+             DROP INDEX sets_scheduled;
+             UPDATE sets SET finished = '2026-01-01T10:00:02Z' WHERE id = {};
+             UPDATE sets SET finished = '2026-01-01T10:00:01Z' WHERE id = {};
+             UPDATE hus_schema SET version = 2;",
+            first.id, second.id
+        ),
+    );
+    let mut store = PgStore::connect(&url).expect("migrate");
+    assert_eq!(store.schema_version().expect("version"), 4);
+    let numbered = |store: &PgStore| -> Vec<(u64, i64)> {
+        store
+            .finished_sets(&FinishedQuery::After {
+                after: 0,
+                limit: 10,
+            })
+            .expect("read")
+            .into_iter()
+            .map(|(n, s)| {
+                (
+                    n,
+                    if s.key == first.key {
+                        first.id
+                    } else {
+                        second.id
+                    },
+                )
+            })
+            .collect()
+    };
+    assert_eq!(numbered(&store), [(1, second.id), (2, first.id)]);
+    let third = store.claim_next().expect("claim").expect("the third set");
+    store.record(third.id, &outcome(1, "l3")).expect("record");
+    let all = store
+        .finished_sets(&FinishedQuery::After {
+            after: 2,
+            limit: 10,
+        })
+        .expect("read");
+    assert_eq!(all.len(), 1);
+    assert_eq!((all[0].0, &all[0].1.key), (3, &third.key));
+    assert_eq!(store.progress().expect("progress").done, 3);
+    assert!(store.rating_history().expect("history").is_empty());
+}

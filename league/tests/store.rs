@@ -375,6 +375,22 @@ fn finished_sets_are_numbered_in_the_order_recorded_and_read_by_pages() {
             .collect();
         assert_eq!(want.len(), 3, "{name}");
         assert_eq!(keys_of(&of_z), want, "{name}");
+        // The sets in which a bot faulted: every outcome here has a fault of seat B.
+        let faulted = store
+            .finished_sets(&FinishedQuery::Faulted {
+                bot: "z".into(),
+                before: None,
+                limit: 10,
+            })
+            .expect("faulted");
+        let want: Vec<(u64, SetKey, usize)> = expected
+            .iter()
+            .rev()
+            .filter(|(_, k, _)| k.b == "z")
+            .cloned()
+            .collect();
+        assert!(!want.is_empty(), "{name}");
+        assert_eq!(keys_of(&faulted), want, "{name}");
         // By key; an unknown key or a set not finished is none.
         let one = store
             .finished_sets(&FinishedQuery::Key(recorded[3].clone()))

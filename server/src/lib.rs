@@ -23,6 +23,7 @@
 pub mod admin;
 mod args;
 pub mod capacity;
+pub mod charts;
 pub mod download;
 pub mod http;
 pub mod live;

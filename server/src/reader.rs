@@ -20,15 +20,20 @@ type Job = Box<dyn FnOnce(Result<&mut dyn Store, String>) -> bool + Send>;
 /// Opens a connection to the store.
 pub type Connect = Box<dyn Fn() -> Result<Box<dyn Store + Send>, StoreError> + Send>;
 
+/// Reads that may wait for the reader at once; past them a page is told the store is
+/// busy (503) rather than queued without end: a client that floods the pages with
+/// store reads cannot grow the server's memory or delay the others' reads for long.
+pub const QUEUED_READS: usize = 64;
+
 /// A connection to the store on a thread; dropped, the thread ends and closes it.
 pub struct Reader {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::SyncSender<Job>,
 }
 
 impl Reader {
     /// Starts the thread, which connects with `connect` now and after any failure.
     pub fn start(connect: Connect) -> std::io::Result<Reader> {
-        let (jobs, rx) = mpsc::channel::<Job>();
+        let (jobs, rx) = mpsc::sync_channel::<Job>(QUEUED_READS);
         std::thread::Builder::new()
             .name("store reader".into())
             .spawn(move || {
@@ -69,9 +74,12 @@ impl Reader {
             let _ = tx.send(answer);
             failed
         });
-        self.jobs
-            .send(job)
-            .map_err(|_| "the store's reader has stopped".to_string())?;
+        self.jobs.try_send(job).map_err(|e| match e {
+            mpsc::TrySendError::Full(_) => {
+                format!("the store's reader is busy ({QUEUED_READS} reads wait): try again")
+            }
+            mpsc::TrySendError::Disconnected(_) => "the store's reader has stopped".to_string(),
+        })?;
         rx.await
             .map_err(|_| "the store's reader has stopped".to_string())?
     }
@@ -88,6 +96,11 @@ impl Reader {
         query: league::FinishedQuery,
     ) -> Result<Vec<(u64, league::FinishedSet)>, String> {
         self.ask(move |store| store.finished_sets(&query)).await
+    }
+
+    /// The sets being played, as the store knows them (the workers' too).
+    pub async fn running_sets(&self, limit: usize) -> Result<Vec<league::RunningSet>, String> {
+        self.ask(move |store| store.running_sets(limit)).await
     }
 
     /// The rating history, oldest first.
@@ -116,5 +129,56 @@ impl Reader {
     /// The kept log of set `id`, still packed (gzip).
     pub async fn log(&self, id: league::SetId) -> Result<Option<PackedLog>, String> {
         self.ask(move |store| store.stored_log(id)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{mpsc, Arc, Mutex};
+
+    use futures_util::FutureExt;
+
+    use super::{Reader, QUEUED_READS};
+
+    /// While a read holds the store, QUEUED_READS more may wait; the next one is told
+    /// at once that the store is busy, and the waiting ones are answered afterwards.
+    #[tokio::test(flavor = "current_thread")]
+    async fn past_the_queue_a_read_is_busy_rather_than_kept_waiting() {
+        let reader = Reader::start(Box::new(|| {
+            league::SqliteStore::in_memory().map(|s| Box::new(s) as Box<dyn league::Store + Send>)
+        }))
+        .expect("reader");
+        let (started_tx, started_rx) = mpsc::channel::<()>();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let release_rx = Arc::new(Mutex::new(release_rx));
+        let holding = reader.ask(move |_| {
+            let _ = started_tx.send(());
+            let _ = release_rx.lock().map(|rx| rx.recv());
+            Ok(1)
+        });
+        let mut holding = Box::pin(holding);
+        assert!((&mut holding).now_or_never().is_none());
+        started_rx.recv().expect("the read started");
+        let mut waiting = Vec::new();
+        for i in 0..QUEUED_READS {
+            let mut read = Box::pin(reader.ask(move |_| Ok(i)));
+            assert!(
+                (&mut read).now_or_never().is_none(),
+                "read {i} is answered later"
+            );
+            waiting.push(read);
+        }
+        let busy = reader.ask(|_| Ok(0)).await;
+        assert_eq!(
+            busy,
+            Err(format!(
+                "the store's reader is busy ({QUEUED_READS} reads wait): try again"
+            ))
+        );
+        release_tx.send(()).expect("release");
+        assert_eq!(holding.await, Ok(1));
+        for (i, read) in waiting.into_iter().enumerate() {
+            assert_eq!(read.await, Ok(i));
+        }
     }
 }

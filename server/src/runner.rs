@@ -256,15 +256,24 @@ impl Runner {
     /// The snapshot of now: the standings from the tally (what is read from the store
     /// is small and bounded: the settings, the bots, the count of running sets).
     pub async fn snapshot(&mut self) -> league::Result<Snapshot> {
-        let (settings, running, bots) = self
+        let shared = self.shared_store;
+        // Through indexes, whatever the store's size: the schedule's counts and the
+        // running sets (the workers' too).
+        let (settings, progress, bots) = self
             .store
-            .call(|s| -> league::Result<_> { Ok((s.settings()?, s.running()?, s.bots()?)) })
+            .call(move |s| -> league::Result<_> {
+                let progress = if shared {
+                    s.progress()?
+                } else {
+                    league::Progress {
+                        running: s.running()?,
+                        ..Default::default()
+                    }
+                };
+                Ok((s.settings()?, progress, s.bots()?))
+            })
             .await?;
         let info = LeagueInfo::from_settings(&settings);
-        let progress = league::Progress {
-            running,
-            ..Default::default()
-        };
         let mut standings = self.tally.standings(info, progress, &bots);
         if self.seen > self.charted {
             // The rating history: a point for the sets read since the last one, kept by
@@ -274,16 +283,21 @@ impl Runner {
             }
             self.charted = self.seen;
         }
-        // The server has no schedule to finish: every set it played is done, and the
-        // ones playing are all it has started.
-        let done = self.tally.sets();
-        standings.progress = league::ProgressView {
-            sets_scheduled: done + running,
-            sets_done: done,
-            sets_running: running,
-            sets_pending: 0,
-            sets_done_elsewhere: 0,
-        };
+        // SQLite: the server has no schedule to finish: every set it played is done, and
+        // the ones playing are all it has started. A shared store keeps the league
+        // file's schedule for the workers: its progress is the store's, as `hus
+        // standings --store` prints it.
+        if !shared {
+            let done = self.tally.sets();
+            let running = progress.running;
+            standings.progress = league::ProgressView {
+                sets_scheduled: done + running,
+                sets_done: done,
+                sets_running: running,
+                sets_pending: 0,
+                sets_done_elsewhere: 0,
+            };
+        }
         Ok(Snapshot {
             standings,
             sets: self.recent.clone(),
@@ -477,7 +491,13 @@ impl Runner {
                 // read just now, and reading it lies between a set's end and the next
                 // set's start).
                 snapshot.standings.progress.sets_running += started;
-                snapshot.standings.progress.sets_scheduled += started;
+                if shared {
+                    // Claimed from the schedule (one the pairing chose joins it first).
+                    let pending = &mut snapshot.standings.progress.sets_pending;
+                    *pending = pending.saturating_sub(started);
+                } else {
+                    snapshot.standings.progress.sets_scheduled += started;
+                }
                 snapshot.started = self.started;
                 app.publish(snapshot.clone());
             }
@@ -564,8 +584,9 @@ impl Runner {
                         Err(e) => Err(e),
                     };
                     let fresh = match fresh {
-                        Ok(true) => self.snapshot().await.map(Some),
-                        Ok(false) => Ok(None),
+                        // The workers start and finish sets unseen: a fresh snapshot
+                        // every second, so the progress is the store's of now.
+                        Ok(_) => self.snapshot().await.map(Some),
                         Err(e) => Err(e),
                     };
                     match fresh {

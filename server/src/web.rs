@@ -178,7 +178,7 @@ async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
         "paused": s.paused,
         "concurrency": app.concurrency,
         "running": app.hub.running(),
-        "sets_done": s.standings.progress.sets_done,
+        "sets_done": s.standings.progress.sets_done + s.standings.progress.sets_done_elsewhere,
         "started_this_run": s.started,
         "finished_this_run": s.finished,
         "removed": s.removed,
@@ -216,8 +216,11 @@ async fn bot(
     };
     let limit = q.limit.unwrap_or(50).min(MAX_LIST);
     // The bot's newest sets: a page from the store, through the bot's own index.
-    let sets = stored_page(&app, Some(name), q.before, limit).await?;
-    Ok(Json(json!({ "bot": line, "sets": sets })))
+    let sets = stored_page(&app, Some(name.clone()), q.before, limit).await?;
+    let faulted = faulted_sets(&app, &name).await?;
+    Ok(Json(
+        json!({ "bot": line, "sets": sets, "faulted": faulted }),
+    ))
 }
 
 async fn sets(
@@ -226,7 +229,7 @@ async fn sets(
 ) -> Result<Json<Value>, ApiError> {
     let s = app.snapshot();
     let limit = q.limit.unwrap_or(20).min(MAX_LIST);
-    let total = s.standings.progress.sets_done;
+    let total = s.standings.progress.sets_done + s.standings.progress.sets_done_elsewhere;
     // The snapshot holds the latest MAX_LIST sets: the first page of any length; the
     // next pages come from the store.
     if q.before.is_none() {
@@ -235,6 +238,71 @@ async fn sets(
     }
     let list = stored_page(&app, None, q.before, limit).await?;
     Ok(Json(json!({ "total": total, "sets": list })))
+}
+
+/// How many of a bot's latest faulted sets its page lists.
+const FAULTED_SETS: usize = 20;
+/// Lines of a bot's stderr shown for a faulted set, at most, from its end.
+const STDERR_LINES: usize = 5;
+/// Bytes read from the end of a stderr file for them.
+const STDERR_TAIL: u64 = 4096;
+
+/// The bot's latest faulted sets: each set's name and number, the bot's faults in it,
+/// and the last lines of its stderr in that set (`null` when the file is gone: empty,
+/// pruned, or a team member's).
+async fn faulted_sets(app: &Arc<AppState>, bot: &str) -> Result<Vec<Value>, ApiError> {
+    let sets = app
+        .reader
+        .sets(league::FinishedQuery::Faulted {
+            bot: bot.to_string(),
+            before: None,
+            limit: FAULTED_SETS,
+        })
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?;
+    let logs = logs_dir(app);
+    let bot = bot.to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        sets.into_iter()
+            .map(|(number, set)| {
+                let seat = u8::from(set.key.a != bot);
+                let view = SetView::from_finished(number, &set);
+                let faults: Vec<&crate::state::FaultView> = view
+                    .faults
+                    .iter()
+                    .zip(&set.outcome.faults)
+                    .filter(|(_, f)| f.bot == seat)
+                    .map(|(v, _)| v)
+                    .collect();
+                let letter = if seat == 0 { 'a' } else { 'b' };
+                let stderr = confined(&logs, &format!("{}.{letter}.stderr", view.set))
+                    .and_then(|path| stderr_tail(&path).ok());
+                json!({ "set": view.set, "number": number, "faults": faults, "stderr": stderr })
+            })
+            .collect::<Vec<Value>>()
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(out)
+}
+
+/// The last `STDERR_LINES` lines of a stderr file (read from its last `STDERR_TAIL`
+/// bytes; invalid UTF-8 replaced): bot-supplied text, for pages to show as text.
+fn stderr_tail(path: &FsPath) -> std::io::Result<Vec<String>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(STDERR_TAIL)))?;
+    let mut bytes = Vec::new();
+    file.take(STDERR_TAIL).read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<&str> = text.lines().collect();
+    // A cut first line is not shown.
+    if len > STDERR_TAIL && !lines.is_empty() {
+        lines.remove(0);
+    }
+    let from = lines.len().saturating_sub(STDERR_LINES);
+    Ok(lines[from..].iter().map(|l| l.to_string()).collect())
 }
 
 /// A page of finished sets from the store, newest first: of `bot` or all, numbered
@@ -582,8 +650,29 @@ fn with_policy(html: String) -> Result<pages::Page, ApiError> {
     })
 }
 
-async fn live(State(app): State<Arc<AppState>>) -> Json<Value> {
-    Json(json!({ "sets": app.hub.snapshot() }))
+/// The running sets this server plays (with their games so far), and `elsewhere`, the
+/// sets the store says are being played by others (workers): read through the status
+/// index, at most `MAX_LIST`.
+async fn live(State(app): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    let here = app.hub.snapshot();
+    let mine = app.hub.running();
+    let elsewhere: Vec<Value> = app
+        .reader
+        .running_sets(MAX_LIST)
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
+        .into_iter()
+        .filter(|r| !mine.contains(&r.key.stem()))
+        .map(|r| {
+            json!({
+                "set": r.key.stem(),
+                "bots": [r.key.a, r.key.b],
+                "worker": r.worker,
+                "for_s": (r.for_s * 10.0).round() / 10.0,
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "sets": here, "elsewhere": elsewhere })))
 }
 
 #[derive(Clone)]

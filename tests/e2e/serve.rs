@@ -1066,7 +1066,10 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
     let out = hus(&["standings", "--store", &url, "--format", "json"]);
     assert!(out.status.success());
     let printed: Value = serde_json::from_slice(&out.stdout).expect("standings json");
-    assert_eq!(st["bots"], printed["bots"]);
+    assert_same_bots(&st, &printed);
+    // And the same progress: the store's schedule, every set of it done.
+    assert_eq!(st["progress"], printed["progress"]);
+    assert_eq!(st["progress"]["sets_done"], 6);
 
     // The worker, as `hus workers` lists it.
     let workers = server.json("/api/workers");
@@ -1676,6 +1679,13 @@ fn serve_reads_pages_of_sets_from_the_store_as_the_snapshot_lists_them() {
     assert_eq!(read["games_played"], served["games_played"]);
     assert_eq!(read["first_mover"], served["first_mover"]);
     assert_eq!(read["pairs"], served["pairs"]);
+    assert_same_bots(&read, &served);
+}
+
+/// The bots' lines of two standings are the same, but for the last digits of their
+/// ratings: a server refits after every set from its last fit, a command fits once
+/// from all-equal ratings, and Newton stops within 1e-7 Elo of the same maximum.
+fn assert_same_bots(one: &Value, other: &Value) {
     let lines = |s: &Value| -> Vec<Value> {
         s["bots"]
             .as_array()
@@ -1688,17 +1698,151 @@ fn serve_reads_pages_of_sets_from_the_store_as_the_snapshot_lists_them() {
             })
             .collect()
     };
-    assert_eq!(lines(&read), lines(&served));
-    for (r, s) in read["bots"]
-        .as_array()
-        .expect("bots")
-        .iter()
-        .zip(served["bots"].as_array().expect("bots"))
-    {
-        let (r, s) = (r["rating"]["value"].as_f64(), s["rating"]["value"].as_f64());
-        let (Some(r), Some(s)) = (r, s) else {
-            panic!("ratings: {r:?} {s:?}");
-        };
-        assert!((r - s).abs() < 1e-6, "{r} vs {s}");
+    assert_eq!(lines(one), lines(other));
+    let bots = |s: &Value| s["bots"].as_array().expect("bots").clone();
+    for (x, y) in bots(one).iter().zip(&bots(other)) {
+        for field in ["value", "std_error", "low", "high"] {
+            let (a, b) = (x["rating"][field].as_f64(), y["rating"][field].as_f64());
+            let (Some(a), Some(b)) = (a, b) else {
+                panic!("{field}: {x} {y}");
+            };
+            assert!((a - b).abs() < 1e-6, "{field}: {a} vs {b}");
+        }
     }
+}
+
+/// With a PostgreSQL store and a server that plays nothing itself, a worker's running
+/// set is among the live games (`/api/live`'s `elsewhere`, with the worker's name) and
+/// counted as running in the standings' progress, which is the store's, as `hus
+/// standings --store` prints it.
+#[test]
+fn serve_lists_a_workers_running_set_among_the_live_games() {
+    let tmp = LogDir::new();
+    let paced = |seed: u32| {
+        format!(
+            "python3 {} {seed} 30",
+            root().join("tests/bots/paced.py").display()
+        )
+    };
+    let bots = [("a", paced(1)), ("b", paced(2))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let pg = crate::pg::Postgres::start();
+    let url = pg.fresh_db();
+    let out = hus(&[
+        "league",
+        &file.display().to_string(),
+        "--store",
+        &url,
+        "--no-play",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = Server::start(&file, &dir, &["--store", &url, "--concurrency", "0"]);
+    let mut worker = Command::new(hus_bin())
+        .args([
+            "worker",
+            "--store",
+            &url,
+            "--name",
+            "w9",
+            "--until-done",
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hus worker starts");
+    // Guards against a hang, never verdicts: the set takes about 60 moves of 30 ms.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let live = loop {
+        let live = server.json("/api/live");
+        if live["elsewhere"].as_array().is_some_and(|e| !e.is_empty()) {
+            break live;
+        }
+        assert!(Instant::now() < deadline, "no running set listed: {live}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(live["sets"], serde_json::json!([]), "{live}");
+    let set = &live["elsewhere"][0];
+    assert_eq!(set["set"], "r1-a-vs-b", "{live}");
+    assert_eq!(set["bots"], serde_json::json!(["a", "b"]), "{live}");
+    assert_eq!(set["worker"], "w9", "{live}");
+    assert!(set["for_s"].as_f64().is_some_and(|s| s >= 0.0), "{live}");
+    let status = worker.wait().expect("worker ends");
+    assert!(status.success());
+    let s = server.wait_for("the worker's set", Duration::from_secs(120), |s| {
+        s["sets_done"].as_u64() == Some(1)
+    });
+    assert_eq!(s["started_this_run"], 0);
+    let live = server.json("/api/live");
+    assert_eq!(live["elsewhere"], serde_json::json!([]), "{live}");
+    let st = server.json("/api/standings");
+    let out = hus(&["standings", "--store", &url, "--format", "json"]);
+    assert!(out.status.success());
+    let printed: Value = serde_json::from_slice(&out.stdout).expect("standings json");
+    assert_eq!(st["progress"], printed["progress"]);
+    assert_eq!(
+        st["progress"],
+        serde_json::json!({
+            "sets_scheduled": 1, "sets_done": 1, "sets_running": 0,
+            "sets_pending": 0, "sets_done_elsewhere": 0
+        })
+    );
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
+
+/// A bot's page data lists the sets in which it faulted, with its own faults there and
+/// the last lines of its stderr in that set, as text.
+#[test]
+fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
+    let tmp = LogDir::new();
+    let bad = format!(
+        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage\"",
+        root().join("tests/bots/misbehave.py").display()
+    );
+    let bots = [("good", instant(1)), ("bad", bad)];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("a finished set", Duration::from_secs(120), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 1
+    });
+    let bad = server.json("/api/bots/bad?limit=1");
+    let faulted = bad["faulted"].as_array().expect("faulted");
+    assert!(!faulted.is_empty(), "{bad}");
+    let first = &faulted[0];
+    let set = first["set"].as_str().expect("set");
+    let faults = first["faults"].as_array().expect("faults");
+    assert!(!faults.is_empty(), "{first}");
+    assert!(
+        faults
+            .iter()
+            .all(|f| f["bot"] == "bad" && f["kind"] == "malformed"),
+        "{first}"
+    );
+    // The end of the file, exactly.
+    let seat = if set.contains("-bad-vs-") { 'a' } else { 'b' };
+    let text =
+        std::fs::read_to_string(dir.join(format!("logs/{set}.{seat}.stderr"))).expect("stderr");
+    let lines: Vec<&str> = text.lines().collect();
+    let tail: Vec<Value> = lines[lines.len().saturating_sub(5)..]
+        .iter()
+        .map(|l| Value::from(*l))
+        .collect();
+    assert_eq!(first["stderr"], Value::Array(tail), "{first}");
+    let shown = first["stderr"].as_array().expect("lines");
+    assert_eq!(shown.last(), Some(&Value::from("last words")), "{first}");
+    assert!(text.contains("first <b>words</b>"));
+    // The set's number is the one the set lists give it.
+    let listed = server.json(&format!("/api/sets/{set}"));
+    assert_eq!(listed["number"], first["number"]);
+    let good = server.json("/api/bots/good");
+    assert_eq!(good["faulted"], serde_json::json!([]), "{good}");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
 }

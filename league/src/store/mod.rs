@@ -218,6 +218,16 @@ pub enum FinishedQuery {
     },
     /// The finished set with this key, if there is one.
     Key(SetKey),
+    /// The newest first, numbered below `before` (`None`: from the newest), in which
+    /// `bot` faulted, at most `limit`.
+    Faulted {
+        /// The bot (either seat).
+        bot: String,
+        /// Only sets numbered below this one.
+        before: Option<u64>,
+        /// At most this many.
+        limit: usize,
+    },
 }
 
 /// The most points a series of the rating history keeps (each bot's rating, the
@@ -241,6 +251,17 @@ pub struct RatingPoint {
     pub number: u64,
     /// (bot, rating, standard error); the bot `""` is the first-move advantage.
     pub ratings: Vec<(String, f64, f64)>,
+}
+
+/// A set being played, as the store knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunningSet {
+    /// Round and seats.
+    pub key: SetKey,
+    /// Who plays it: a worker's name (PostgreSQL); `None` for SQLite's one runner.
+    pub worker: Option<String>,
+    /// Seconds since it was claimed.
+    pub for_s: f64,
 }
 
 /// How far the league is.
@@ -430,6 +451,10 @@ pub trait Store {
     /// How many sets are being played (or were, by a runner that died): read from the
     /// status index, whatever the store's size.
     fn running(&self) -> Result<u64, StoreError>;
+
+    /// The sets being played, oldest claim first (at most `limit`), through the status
+    /// index.
+    fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError>;
 
     /// Keeps `point` in the rating history if it is the first of its bucket
     /// ([`history_stride`]), thinning the older points when the stride grows: the history

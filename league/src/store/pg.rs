@@ -39,7 +39,7 @@ use super::rows::{
 };
 use super::{
     history_stride, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow,
-    Progress, RatingPoint, Requeued, SetId, SetOutcome, Store, StoreError, SyncReport,
+    Progress, RatingPoint, Requeued, RunningSet, SetId, SetOutcome, Store, StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -1386,6 +1386,30 @@ impl Store for PgStore {
         ))
     }
 
+    fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError> {
+        let rows = self
+            .c()
+            .query(
+                "SELECT round, bot_a, bot_b, worker,
+                        COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - started)::float8, 0)
+                 FROM sets WHERE status = 'running' ORDER BY started, id LIMIT $1",
+                &[&i64::try_from(limit).unwrap_or(i64::MAX)],
+            )
+            .map_err(|e| backend(&self.place, "cannot list the running sets", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| RunningSet {
+                key: SetKey {
+                    round: to_u32(r.get(0)),
+                    a: r.get(1),
+                    b: r.get(2),
+                },
+                worker: r.get(3),
+                for_s: r.get::<_, f64>(4).max(0.0),
+            })
+            .collect())
+    }
+
     fn running(&self) -> Result<u64, StoreError> {
         let n: i64 = self
             .c()
@@ -1399,15 +1423,18 @@ impl Store for PgStore {
         let mut client = self.c();
         let r = client
             .query_one(
+                // Through indexes: the schedule's sets (`sets_scheduled`), the running
+                // ones (`sets_to_play`), and every counted set as the counter (numbers
+                // are given without gaps).
                 "SELECT
-                    count(*) FILTER (WHERE s.scheduled),
-                    count(*) FILTER (WHERE s.scheduled AND s.status = 'done'),
-                    count(*) FILTER (WHERE s.status = 'running'),
-                    count(*) FILTER (WHERE s.scheduled AND s.status = 'pending' AND a.active AND b.active),
-                    count(*) FILTER (WHERE NOT s.scheduled AND s.status = 'done')
-                 FROM sets s
-                 JOIN bots a ON a.name = s.bot_a
-                 JOIN bots b ON b.name = s.bot_b",
+                    (SELECT count(*) FROM sets WHERE scheduled),
+                    (SELECT count(*) FROM sets WHERE scheduled AND status = 'done'),
+                    (SELECT count(*) FROM sets WHERE status = 'running'),
+                    (SELECT count(*) FROM sets s
+                        JOIN bots a ON a.name = s.bot_a
+                        JOIN bots b ON b.name = s.bot_b
+                        WHERE s.scheduled AND s.status = 'pending' AND a.active AND b.active),
+                    (SELECT n FROM done_counter)",
                 &[],
             )
             .map_err(|e| backend(&self.place, "cannot count the sets", e))?;
@@ -1416,7 +1443,7 @@ impl Store for PgStore {
             done: r.get::<_, i64>(1) as u64,
             running: r.get::<_, i64>(2) as u64,
             pending: r.get::<_, i64>(3) as u64,
-            done_elsewhere: r.get::<_, i64>(4) as u64,
+            done_elsewhere: (r.get::<_, i64>(4) - r.get::<_, i64>(1)).max(0) as u64,
         })
     }
 }

@@ -164,6 +164,25 @@ pub(super) fn selection(query: &FinishedQuery) -> Selection {
                 Param::Text(bot.clone()),
             ],
         },
+        // From the faults (far fewer than the sets), each joined to its set.
+        FinishedQuery::Faulted {
+            bot,
+            before,
+            limit: n,
+        } => Selection {
+            ids: "SELECT s.id FROM faults f JOIN sets s ON s.id = f.set_id
+                  WHERE s.done_seq < $1
+                    AND ((s.bot_a = $3 AND f.bot = 0) OR (s.bot_b = $3 AND f.bot = 1))
+                  GROUP BY s.id, s.done_seq
+                  ORDER BY s.done_seq DESC LIMIT $2"
+                .into(),
+            order: "DESC",
+            params: vec![
+                Param::Int(before.map_or(i64::MAX, clamp)),
+                limit(*n),
+                Param::Text(bot.clone()),
+            ],
+        },
         FinishedQuery::Key(key) => Selection {
             ids: "SELECT id FROM sets WHERE round = CAST($1 AS BIGINT) AND bot_a = $2 AND bot_b = $3 AND done_seq IS NOT NULL"
                 .into(),

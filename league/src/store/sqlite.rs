@@ -17,7 +17,8 @@ use super::rows::{
 };
 use super::{
     history_stride, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow,
-    Progress, RatingPoint, Requeued, SetId, SetOutcome, SetStatus, Store, StoreError, SyncReport,
+    Progress, RatingPoint, Requeued, RunningSet, SetId, SetOutcome, SetStatus, Store, StoreError,
+    SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -725,6 +726,29 @@ impl Store for SqliteStore {
             .map_err(|e| backend(&self.place, "cannot read the rating history", e))
     }
 
+    fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<RunningSet>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT round, bot_a, bot_b,
+                        COALESCE((julianday('now') - julianday(started)) * 86400.0, 0)
+                 FROM sets WHERE status = 'running' ORDER BY started, id LIMIT ?1",
+            )?;
+            let rows = stmt.query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+                Ok(RunningSet {
+                    key: SetKey {
+                        round: r.get(0)?,
+                        a: r.get(1)?,
+                        b: r.get(2)?,
+                    },
+                    worker: None,
+                    for_s: r.get::<_, f64>(3)?.max(0.0),
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| backend(&self.place, "cannot list the running sets", e))
+    }
+
     fn running(&self) -> Result<u64, StoreError> {
         self.conn
             .query_row(
@@ -739,15 +763,18 @@ impl Store for SqliteStore {
     fn progress(&self) -> Result<Progress, StoreError> {
         let read = || -> rusqlite::Result<Progress> {
             self.conn.query_row(
+                // Through indexes: the schedule's sets (`sets_scheduled`), the running
+                // ones (`sets_to_play`), and every finished set's count as the highest
+                // number (`sets_done`: numbers are given without gaps).
                 "SELECT
-                    COALESCE(SUM(s.scheduled), 0),
-                    COALESCE(SUM(s.scheduled AND s.status = 'done'), 0),
-                    COALESCE(SUM(s.status = 'running'), 0),
-                    COALESCE(SUM(s.scheduled AND s.status = 'pending' AND a.active AND b.active), 0),
-                    COALESCE(SUM(NOT s.scheduled AND s.status = 'done'), 0)
-                 FROM sets s
-                 JOIN bots a ON a.name = s.bot_a
-                 JOIN bots b ON b.name = s.bot_b",
+                    (SELECT count(*) FROM sets WHERE scheduled = 1),
+                    (SELECT count(*) FROM sets WHERE scheduled = 1 AND status = 'done'),
+                    (SELECT count(*) FROM sets WHERE status = 'running'),
+                    (SELECT count(*) FROM sets s
+                        JOIN bots a ON a.name = s.bot_a
+                        JOIN bots b ON b.name = s.bot_b
+                        WHERE s.scheduled = 1 AND s.status = 'pending' AND a.active AND b.active),
+                    (SELECT COALESCE(MAX(done_seq), 0) FROM sets)",
                 [],
                 |r| {
                     Ok(Progress {
@@ -755,7 +782,7 @@ impl Store for SqliteStore {
                         done: r.get::<_, i64>(1)? as u64,
                         running: r.get::<_, i64>(2)? as u64,
                         pending: r.get::<_, i64>(3)? as u64,
-                        done_elsewhere: r.get::<_, i64>(4)? as u64,
+                        done_elsewhere: (r.get::<_, i64>(4)? - r.get::<_, i64>(1)?).max(0) as u64,
                     })
                 },
             )
