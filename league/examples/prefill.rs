@@ -111,12 +111,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut _lock = None;
     let place = match &args.store {
         Some(url) => {
+            let mut place = PathBuf::new();
             for t in 0..args.threads.max(1) {
                 let mut store = PgStore::connect(url)?;
                 store.set_name(&format!("prefill-{t}"));
+                place = PathBuf::from(store.place());
                 stores.push(Box::new(store));
             }
-            PathBuf::from(".")
+            place
         }
         None => {
             let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
