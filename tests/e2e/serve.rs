@@ -760,6 +760,90 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         .filter(|l| l.contains("\"type\":\"move\""))
         .count() as u64;
     assert_eq!(r["replay"]["moves"].as_u64(), Some(moves), "{r}");
+    // The card: the league's names of the bots, a link to the set's live view (which
+    // Enter on the focused card opened, with the large board), then to its replay.
+    let set = r["set"].as_str().expect("set");
+    let listed = server.json(&format!("/api/sets/{set}"));
+    assert_eq!(r["bots"], listed["bots"], "{r}");
+    let origin = format!("http://{}", server.addr);
+    assert_eq!(r["live_href"], format!("{origin}/#/live/{set}"), "{r}");
+    assert_eq!(
+        r["replay_link"],
+        format!("{origin}/sets/{set}/replay"),
+        "{r}"
+    );
+    assert_eq!(
+        r["focus"],
+        serde_json::json!({"hash": format!("#/live/{set}"), "set": set, "title": set, "pits": 32}),
+        "{r}"
+    );
+    // Its board, drawn by HusBoard and captured twice: each time the position the log
+    // has at the game and ply the card showed (2 x 16 pits, 48 seeds), and not the same.
+    let boards = r["boards"].as_array().expect("boards");
+    assert_eq!(boards.len(), 2, "{r}");
+    assert_ne!(boards[0]["pits"], boards[1]["pits"], "{r}");
+    for b in boards {
+        let (game, ply) = (b["game"].as_u64(), b["ply"].as_u64().expect("ply"));
+        let record = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a record"))
+            .find(|rec| {
+                rec["game"].as_u64() == game
+                    && match ply.checked_sub(1) {
+                        // The card's ply counts the moves played: 0 at the game's start.
+                        None => rec["type"] == "game-start",
+                        Some(last) => rec["type"] == "move" && rec["ply"].as_u64() == Some(last),
+                    }
+            })
+            .expect("the record of the position the card showed");
+        let position: engine::Position = record["position"]
+            .as_str()
+            .expect("position")
+            .parse()
+            .expect("a position");
+        let pits = [engine::Player::Zero, engine::Player::One].map(|p| position.pits(p));
+        assert_eq!(b["pits"], serde_json::json!(pits), "{r}");
+        assert_eq!(
+            pits.iter().flatten().map(|&n| u32::from(n)).sum::<u32>(),
+            48
+        );
+        assert!(pits.iter().all(|p| p.len() == 16));
+    }
+    // The dashboard's files, board.js included (the viewer's own, served as it is),
+    // under the same unchanged policy.
+    for (path, body) in [
+        ("/", None),
+        ("/app.js", None),
+        (
+            "/board.js",
+            Some(
+                std::fs::read_to_string(root().join("referee/src/replay/board.js"))
+                    .expect("board.js"),
+            ),
+        ),
+    ] {
+        let (status, head, served) = request(server.addr, "GET", path, &[], b"");
+        assert_eq!(status, 200, "{path}");
+        let csp = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .starts_with("content-security-policy:")
+                    .then(|| l.split_once(':').map(|(_, v)| v.trim().to_string()))
+            })
+            .flatten();
+        assert_eq!(
+            csp.as_deref(),
+            Some(
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            ),
+            "{path}"
+        );
+        if let Some(body) = body {
+            assert_eq!(served, body, "{path}");
+        }
+    }
     // The seed, digit for digit, on the set's page and in its replay: the log's. A
     // set's seed has 63 bits; read as a JavaScript number it would lose the last few.
     let header = log.lines().next().expect("a header");
