@@ -1796,11 +1796,13 @@ fn assert_same_bots(one: &Value, other: &Value) {
 }
 
 /// With a PostgreSQL store and a server that plays nothing itself, a worker's running
-/// set is among the live games (`/api/live`'s `elsewhere`, with the worker's name) and
-/// counted as running in the standings' progress, which is the store's, as `hus
-/// standings --store` prints it.
+/// set is among the live games (`/api/live`'s `elsewhere`, with the worker's name; on
+/// the dashboard a card without a board, the worker's name as text) and counted as
+/// running in the standings' progress, which is the store's, as `hus standings
+/// --store` prints it.
 #[test]
 fn serve_lists_a_workers_running_set_among_the_live_games() {
+    const NAME: &str = "w9<b>bold</b><img src=x onerror=window.pwned=4>";
     let tmp = LogDir::new();
     let paced = |seed: u32| {
         format!(
@@ -1808,8 +1810,17 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
             root().join("tests/bots/paced.py").display()
         )
     };
-    let bots = [("a", paced(1)), ("b", paced(2))];
-    let file = league_file(tmp.path(), HEAD, &bots);
+    // Bot a starts once the test has looked at the running set (the gate file exists):
+    // the set is running, whatever the time the browser takes.
+    let gate = tmp.path().join("gate");
+    let gated = format!(
+        "sh -c 'while [ ! -e {} ]; do sleep 0.02; done; exec {}'",
+        gate.display(),
+        paced(1)
+    );
+    let bots = [("a", gated), ("b", paced(2))];
+    let head = HEAD.replace("ready_time = \"30s\"", "ready_time = \"600s\"");
+    let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
     let pg = crate::pg::Postgres::start();
     let url = pg.fresh_db();
@@ -1832,7 +1843,7 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
             "--store",
             &url,
             "--name",
-            "w9",
+            NAME,
             "--until-done",
             "--quiet",
         ])
@@ -1854,8 +1865,33 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
     let set = &live["elsewhere"][0];
     assert_eq!(set["set"], "r1-a-vs-b", "{live}");
     assert_eq!(set["bots"], serde_json::json!(["a", "b"]), "{live}");
-    assert_eq!(set["worker"], "w9", "{live}");
+    assert_eq!(set["worker"], NAME, "{live}");
     assert!(set["for_s"].as_f64().is_some_and(|s| s >= 0.0), "{live}");
+    // The dashboard, in Chromium: the set is a card of the live games (its bots, the set,
+    // the worker), the worker's name text; "no set is being played" is hidden.
+    if crate::replay::browser() {
+        let r = browser_report(
+            "serve_workers_browser.js",
+            &[&format!("http://{}/", server.addr), ".live-set.elsewhere"],
+        );
+        let rows = r["rows"].as_array().expect("rows");
+        assert_eq!(rows.len(), 1, "{r}");
+        assert_eq!(rows[0][0], "a vs b", "{r}");
+        assert_eq!(rows[0][1], "r1-a-vs-b", "{r}");
+        let said = rows[0][2].as_str().expect("text");
+        let seconds = said
+            .strip_prefix(&format!("played by worker {NAME} for "))
+            .and_then(|s| s.strip_suffix(" s"))
+            .and_then(|s| s.parse::<u64>().ok());
+        assert!(seconds.is_some(), "{r}");
+        assert_eq!(r["live_empty_hidden"], true, "{r}");
+        assert_eq!(
+            (&r["bold"], &r["images"], &r["pwned"]),
+            (&Value::from(0), &Value::from(0), &Value::Null),
+            "{r}"
+        );
+    }
+    std::fs::write(&gate, "").expect("open the gate");
     let status = worker.wait().expect("worker ends");
     assert!(status.success());
     let s = server.wait_for("the worker's set", Duration::from_secs(120), |s| {
