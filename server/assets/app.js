@@ -156,6 +156,7 @@ async function route() {
   try {
     if (kind === "bot" && arg) await showBot(view, arg);
     else if (kind === "set" && arg) await showSet(view, arg);
+    else if (kind === "live" && arg) showLive(view, arg);
     else await showHome(view);
   } catch (e) {
     view.replaceChildren(el("p", { class: "problem" }, String(e.message || e)));
@@ -163,48 +164,165 @@ async function route() {
 }
 
 // ---- live games ------------------------------------------------------------------
+// Each set this server plays is a card at the top of every view: one link to the set's
+// live view (#/live/SET) holding the bots (the league's names; the names they
+// announced, as text), the game and ply, the board drawn by HusBoard (board.js, the
+// replay viewer's own board code, served at /board.js) with the last move marked, and
+// each bot's last move time, updated move by move from /api/live/events. The sets the
+// `hus worker`s play (`elsewhere` in /api/live) are cards without a board: their moves
+// are played on the workers' machines and not streamed.
 
-const live = new Map(); // set -> { node, state }
+const live = new Map(); // set -> entry (liveCard)
+const elsewhere = new Map(); // set -> { node, bots, worker, forS, at }
+let liveRead = false; // /api/live was read once: a set not in it is not being played
+let elsewhereTimers = null;
 
-function drawBoard(board, played) {
-  // Each player's pits in sowing order: front row 0..w-1, back row w..2w-1. Player 1
-  // is drawn on top (back row outermost), player 0 below, front rows facing.
-  const w = board.width;
-  const rows = [];
-  const p1 = board.pits[1], p0 = board.pits[0];
-  const cell = (player, i, n) => el("td", { "data-player": player, "data-pit": i, class: played && played[0] === player && played[1] === i ? "played" : "" }, n);
-  rows.push(el("tr", { class: "p1" }, ...Array.from({ length: w }, (_, c) => cell(1, w + c, p1[w + c]))));
-  rows.push(el("tr", { class: "p1" }, ...Array.from({ length: w }, (_, c) => cell(1, w - 1 - c, p1[w - 1 - c]))));
-  rows.push(el("tr", { class: "gap" }, el("td", { colspan: w })));
-  rows.push(el("tr", { class: "p0" }, ...Array.from({ length: w }, (_, c) => cell(0, c, p0[c]))));
-  rows.push(el("tr", { class: "p0" }, ...Array.from({ length: w }, (_, c) => cell(0, 2 * w - 1 - c, p0[2 * w - 1 - c]))));
-  return el("table", { class: "board" }, el("tbody", {}, ...rows));
+function liveHref(set) {
+  return "#/live/" + encodeURIComponent(set);
+}
+
+function replayHref(set) {
+  return "/sets/" + encodeURIComponent(set) + "/replay";
+}
+
+function showLiveEmpty() {
+  document.getElementById("live-empty").hidden = live.size + elsewhere.size > 0;
 }
 
 function liveCard(set, bots) {
   let entry = live.get(set);
   if (entry) return entry;
-  const node = el("div", { class: "live-set", "data-set": set, "data-state": "playing" });
-  entry = { node, bots, announced: [null, null], game: 0, ply: 0, board: null, played: null, moves: [], result: "" };
+  // The whole card is one link (a click or Enter opens the live view): nothing in it
+  // is a link of its own.
+  const node = el("a", { class: "live-set", href: liveHref(set), "data-set": set, "data-state": "playing" });
+  entry = {
+    node, bots, announced: [null, null], game: 0, ply: 0, board: null, move: null, over: false,
+    botOf: [0, 1], // the bot (0 = A, 1 = B) of each engine player in this game
+    ms: [null, null], moves: [], result: "", state: "playing", drawn: null,
+  };
   live.set(set, entry);
-  document.getElementById("live").append(node);
-  document.getElementById("live-empty").hidden = true;
+  const box = document.getElementById("live");
+  box.insertBefore(node, box.querySelector(".elsewhere"));
+  elsewhere.delete(set);
+  showLiveEmpty();
   return entry;
+}
+
+// The SVG board of `holder` (a card, or the live view), made by HusBoard once and
+// again only when the width or the sowing direction changes; shows the entry's board.
+function drawLive(e, holder, labels) {
+  if (!e.board) return el("p", { class: "muted" }, "waiting for the bots");
+  const b = e.board;
+  const clockwise = b.sowing !== "anticlockwise";
+  let d = holder.drawn;
+  if (!d || d.width !== b.width || d.clockwise !== clockwise) {
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("class", labels ? "live-board large" : "live-board");
+    svg.setAttribute("role", "img");
+    const handle = HusBoard.create(svg, b.width, clockwise, null, { ids: false, labels });
+    d = holder.drawn = { width: b.width, clockwise, svg, handle };
+  }
+  d.handle.show(b.pits, e.over ? null : b.to_move, (p) => e.bots[e.botOf[p]], e.move);
+  d.svg.setAttribute("aria-label", "the board after " + e.ply + (e.ply === 1 ? " ply" : " plies") + " of game " + e.game);
+  return d.svg;
+}
+
+function moveTime(ms) {
+  return ms === null || ms === undefined ? "–" : fmt(ms, ms < 10 ? 2 : 0) + " ms";
+}
+
+// Each bot's last move time.
+function moveTimes(e) {
+  return el("p", { class: "live-times" }, "last move: ",
+    el("span", { class: "live-ms", "data-bot": 0 }, e.bots[0] + " " + moveTime(e.ms[0])), " · ",
+    el("span", { class: "live-ms", "data-bot": 1 }, e.bots[1] + " " + moveTime(e.ms[1])));
+}
+
+// A bot's league name (a link when `links`) and, if it announced another, that name.
+function liveBot(e, i, links) {
+  const a = e.announced[i];
+  return el("span", { class: "live-bot" }, links ? botLink(e.bots[i]) : e.bots[i],
+    a && a !== e.bots[i] ? el("span", { class: "announced muted" }, " (announced as " + a + ")") : null);
 }
 
 function renderCard(set) {
   const e = live.get(set);
   if (!e) return;
-  const names = [0, 1].map((i) => {
-    const a = e.announced[i];
-    return el("span", {}, botLink(e.bots[i]), a && a !== e.bots[i] ? el("span", { class: "announced muted" }, " (announced as " + a + ")") : null);
-  });
   e.node.replaceChildren(
-    el("h3", {}, setLink(set), " · ", names[0], " vs ", names[1]),
-    el("p", {}, "game ", el("span", { class: "live-game" }, e.game), ", ply ", el("span", { class: "live-ply" }, e.ply),
-      " ", el("span", { class: "live-result" }, e.result)),
-    e.board ? drawBoard(e.board, e.played) : el("p", { class: "muted" }, "waiting for the bots"),
-    el("p", { class: "live-moves" }, e.moves.slice(-40).join(" ")));
+    el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
+    el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", el("span", { class: "live-game" }, e.game),
+      ", ply ", el("span", { class: "live-ply" }, e.ply), " ", el("span", { class: "live-result" }, e.result)),
+    drawLive(e, e, false),
+    moveTimes(e));
+  renderFocus(set);
+}
+
+// The live view of one set (#/live/SET): its board, large, with the game's moves and
+// their times, updated as the card is; the replay once the set is over.
+const focusBoard = { drawn: null };
+
+function showLive(view, set) {
+  focusBoard.drawn = null;
+  view.replaceChildren(el("section", { id: "live-focus", "data-set": set }));
+  renderFocus(set);
+}
+
+function renderFocus(set) {
+  const node = document.getElementById("live-focus");
+  if (!node || node.dataset.set !== set) return;
+  const e = live.get(set);
+  if (!e) {
+    node.replaceChildren(el("h2", {}, set),
+      el("p", {}, liveRead ? "This server is not playing this set now: " : "connecting…",
+        el("a", { href: "#/set/" + encodeURIComponent(set) }, "its page"), " · ",
+        el("a", { href: replayHref(set), class: "replay" }, "its replay")));
+    return;
+  }
+  const names = (b) => e.bots[b];
+  const shown = e.moves.slice(-60);
+  node.replaceChildren(
+    el("h2", {}, set, el("span", { class: "muted" }, e.state === "finished" ? " · finished" : " · live")),
+    el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", el("span", { class: "live-game" }, e.game),
+      ", ply ", el("span", { class: "live-ply" }, e.ply), " ", el("span", { class: "live-result" }, e.result), " · ",
+      el("a", { href: replayHref(set), class: "replay" }, e.state === "finished" ? "replay" : "replay so far")),
+    drawLive(e, focusBoard, true),
+    moveTimes(e),
+    el("h3", {}, "Moves of game " + e.game + (shown.length < e.moves.length ? " (the last " + shown.length + ")" : "")),
+    el("ol", { class: "live-moves" }, ...shown.map((m) =>
+      el("li", {}, "ply " + (m.ply + 1) + ": " + names(m.bot) + " plays pit " + m.pit + " (" + moveTime(m.ms) + ")"))));
+}
+
+// The workers' sets: cards without a board, `played by worker W for N s`.
+function showElsewhere(list) {
+  const now = Date.now();
+  const seen = new Set();
+  for (const s of list) {
+    if (live.has(s.set)) continue;
+    seen.add(s.set);
+    let w = elsewhere.get(s.set);
+    if (!w) {
+      w = { node: el("div", { class: "live-set elsewhere", "data-set": s.set }) };
+      elsewhere.set(s.set, w);
+      document.getElementById("live").append(w.node);
+    }
+    Object.assign(w, { bots: s.bots, worker: s.worker, forS: s.for_s, at: now });
+    renderElsewhere(s.set);
+  }
+  for (const [set, w] of elsewhere) {
+    if (!seen.has(set)) { w.node.remove(); elsewhere.delete(set); }
+  }
+  showLiveEmpty();
+}
+
+function renderElsewhere(set) {
+  const w = elsewhere.get(set);
+  if (!w) return;
+  const secs = Math.round(w.forS + (Date.now() - w.at) / 1000);
+  w.node.setAttribute("data-worker", w.worker);
+  w.node.replaceChildren(
+    el("h3", {}, el("span", { class: "live-bot" }, w.bots[0]), " vs ", el("span", { class: "live-bot" }, w.bots[1])),
+    el("p", {}, el("span", { class: "live-name muted" }, set)),
+    el("p", { class: "live-worker" }, "played by worker ", el("span", { class: "worker" }, w.worker), " for " + secs + " s"));
 }
 
 function onEvent(ev) {
@@ -214,14 +332,23 @@ function onEvent(ev) {
   } else if (ev.type === "set-over") {
     const e = live.get(set);
     if (e) {
+      e.state = ev.how;
+      e.over = true;
       e.node.setAttribute("data-state", ev.how);
       e.result = "set " + ev.how;
-      renderCard(set);
-      // A finished set stays in view a little, with a link to its replay.
+      // A finished set stays in view a little; its card then opens its replay.
       if (ev.how === "finished") {
-        e.node.append(el("p", {}, el("a", { href: "/sets/" + encodeURIComponent(set) + "/replay", class: "replay" }, "replay this set")));
+        e.node.setAttribute("href", replayHref(set));
+        e.node.classList.add("replay");
       }
-      setTimeout(() => { e.node.remove(); live.delete(set); document.getElementById("live-empty").hidden = live.size > 0; }, 30000);
+      renderCard(set);
+      setTimeout(() => {
+        if (live.get(set) !== e) return;
+        e.node.remove();
+        live.delete(set);
+        showLiveEmpty();
+        renderFocus(set);
+      }, 30000);
     }
     route();
     return;
@@ -229,12 +356,39 @@ function onEvent(ev) {
     const e = live.get(set);
     if (!e) return;
     if (ev.type === "ready" && ev.bot < 2) e.announced[ev.bot] = ev.name;
-    if (ev.type === "game-start") { e.game = ev.game; e.ply = 0; e.moves = []; e.played = null; e.result = ""; }
-    if (ev.type === "move") { e.ply = ev.ply; e.played = [ev.player, ev.pit]; e.moves.push(String(ev.pit)); }
-    if (ev.type === "game-end") { e.result = "game over: " + ev.reason; e.node.setAttribute("data-game-over", ev.game); }
+    if (ev.type === "game-start") {
+      Object.assign(e, { game: ev.game, ply: 0, moves: [], move: null, over: false, result: "" });
+      e.node.removeAttribute("data-game-over");
+      // The bot that moves first is the player to move in the starting position.
+      if (ev.board && (ev.first === 0 || ev.first === 1)) {
+        e.botOf[ev.board.to_move] = ev.first;
+        e.botOf[1 - ev.board.to_move] = 1 - ev.first;
+      }
+    }
+    if (ev.type === "move") {
+      e.ply = ev.ply + 1;
+      e.move = ev;
+      if (ev.bot === 0 || ev.bot === 1) {
+        e.botOf[ev.player] = ev.bot;
+        e.ms[ev.bot] = ev.ms;
+      }
+      e.moves.push({ ply: ev.ply, bot: ev.bot, pit: ev.pit, ms: ev.ms });
+      if (e.moves.length > 1000) e.moves.shift();
+    }
+    if (ev.type === "game-end") {
+      e.over = true;
+      e.result = "game over: " + ev.reason;
+      e.node.setAttribute("data-game-over", ev.game);
+    }
     if (ev.board) e.board = ev.board;
   }
   renderCard(set);
+}
+
+// The workers' sets are not streamed: /api/live is read again every 10 s for them, and
+// their cards count their seconds in between.
+async function refreshElsewhere() {
+  try { showElsewhere((await api("/api/live")).elsewhere || []); } catch (e) { /* next time */ }
 }
 
 async function startLive() {
@@ -247,7 +401,17 @@ async function startLive() {
       e.game = s.game;
       renderCard(s.set);
     }
+    showElsewhere(snap.elsewhere || []);
   } catch (e) { /* the stream below still brings the next events */ }
+  liveRead = true;
+  const focus = document.getElementById("live-focus");
+  if (focus) renderFocus(focus.dataset.set);
+  if (!elsewhereTimers) {
+    elsewhereTimers = [
+      setInterval(refreshElsewhere, 10000),
+      setInterval(() => { for (const set of elsewhere.keys()) renderElsewhere(set); }, 1000),
+    ];
+  }
   const source = new EventSource("/api/live/events");
   source.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* not ours */ } };
   source.addEventListener("lagged", () => { source.close(); for (const e of live.values()) e.node.remove(); live.clear(); startLive(); });

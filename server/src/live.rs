@@ -1,4 +1,6 @@
 //! Live games: every record of every running set, fanned out to the watchers.
+//! Records with a position carry its `board` (pits, width, side to move, sowing), which
+//! the dashboard draws with the viewer's `HusBoard`.
 //!
 //! Each running set has a [`LiveTap`], the extra sink `league::play_claimed` hands every
 //! record to after the log has it, on the set's own thread (`league::SetPool`). The tap
@@ -88,13 +90,19 @@ pub fn unix_ms() -> f64 {
 }
 
 /// The pits of a position in notation, as two arrays in sowing order (player 0's,
-/// player 1's), with the side to move; `null` if the text is not a position.
+/// player 1's), with the width, the side to move and the sowing direction of its
+/// rules (how the dashboard's board lays the pits out); `null` if the text is not a
+/// position.
 fn board(position: &str) -> Value {
     match engine::Position::from_str(position) {
         Ok(p) => json!({
             "pits": [p.pits(engine::Player::Zero), p.pits(engine::Player::One)],
             "width": p.width(),
             "to_move": p.to_move().index(),
+            "sowing": match p.rules().preset().sowing() {
+                engine::Sowing::Clockwise => "clockwise",
+                engine::Sowing::Anticlockwise => "anticlockwise",
+            },
         }),
         Err(_) => Value::Null,
     }
@@ -277,6 +285,14 @@ mod tests {
         let b = board(&start.to_string());
         assert_eq!(b["width"], 8);
         assert_eq!(b["pits"][0].as_array().map(Vec::len), Some(16));
+        assert_eq!(
+            (&b["to_move"], &b["sowing"]),
+            (&json!(0), &json!("clockwise"))
+        );
+        let world = engine::Position::start(
+            engine::Rules::new(engine::Preset::MancalaWorld, 8).expect("rules"),
+        );
+        assert_eq!(board(&world.to_string())["sowing"], "anticlockwise");
         assert_eq!(board("not a position"), Value::Null);
     }
 }

@@ -54,6 +54,7 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
         .route("/", get(index))
         .route("/app.js", get(app_js))
         .route("/app.css", get(app_css))
+        .route("/board.js", get(board_js))
         .route("/sets/{set}/replay", get(replay))
         .route("/api/status", get(status))
         .route("/api/standings", get(standings))
@@ -166,6 +167,15 @@ async fn index() -> Response {
 
 async fn app_js() -> Response {
     asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+/// `HusBoard`, the replay viewer's board drawing (`referee/src/replay/board.js`): the
+/// dashboard draws the live games with it.
+async fn board_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        referee::viewer_assets::BOARD_JS,
+    )
 }
 
 async fn app_css() -> Response {
@@ -895,7 +905,12 @@ mod tests {
 
     #[test]
     fn the_dashboard_loads_nothing_from_elsewhere() {
-        for source in [INDEX_HTML, APP_JS, APP_CSS] {
+        for source in [
+            INDEX_HTML,
+            APP_JS,
+            APP_CSS,
+            referee::viewer_assets::BOARD_JS,
+        ] {
             assert_eq!(referee::viewer_assets::loads_from_elsewhere(source), None);
         }
         // No inline script, style or handler: the policy would refuse them.

@@ -748,6 +748,90 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         .filter(|l| l.contains("\"type\":\"move\""))
         .count() as u64;
     assert_eq!(r["replay"]["moves"].as_u64(), Some(moves), "{r}");
+    // The card: the league's names of the bots, a link to the set's live view (which
+    // Enter on the focused card opened, with the large board), then to its replay.
+    let set = r["set"].as_str().expect("set");
+    let listed = server.json(&format!("/api/sets/{set}"));
+    assert_eq!(r["bots"], listed["bots"], "{r}");
+    let origin = format!("http://{}", server.addr);
+    assert_eq!(r["live_href"], format!("{origin}/#/live/{set}"), "{r}");
+    assert_eq!(
+        r["replay_link"],
+        format!("{origin}/sets/{set}/replay"),
+        "{r}"
+    );
+    assert_eq!(
+        r["focus"],
+        serde_json::json!({"hash": format!("#/live/{set}"), "set": set, "title": set, "pits": 32}),
+        "{r}"
+    );
+    // Its board, drawn by HusBoard and captured twice: each time the position the log
+    // has at the game and ply the card showed (2 x 16 pits, 48 seeds), and not the same.
+    let boards = r["boards"].as_array().expect("boards");
+    assert_eq!(boards.len(), 2, "{r}");
+    assert_ne!(boards[0]["pits"], boards[1]["pits"], "{r}");
+    for b in boards {
+        let (game, ply) = (b["game"].as_u64(), b["ply"].as_u64().expect("ply"));
+        let record = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a record"))
+            .find(|rec| {
+                rec["game"].as_u64() == game
+                    && match ply.checked_sub(1) {
+                        // The card's ply counts the moves played: 0 at the game's start.
+                        None => rec["type"] == "game-start",
+                        Some(last) => rec["type"] == "move" && rec["ply"].as_u64() == Some(last),
+                    }
+            })
+            .expect("the record of the position the card showed");
+        let position: engine::Position = record["position"]
+            .as_str()
+            .expect("position")
+            .parse()
+            .expect("a position");
+        let pits = [engine::Player::Zero, engine::Player::One].map(|p| position.pits(p));
+        assert_eq!(b["pits"], serde_json::json!(pits), "{r}");
+        assert_eq!(
+            pits.iter().flatten().map(|&n| u32::from(n)).sum::<u32>(),
+            48
+        );
+        assert!(pits.iter().all(|p| p.len() == 16));
+    }
+    // The dashboard's files, board.js included (the viewer's own, served as it is),
+    // under the same unchanged policy.
+    for (path, body) in [
+        ("/", None),
+        ("/app.js", None),
+        (
+            "/board.js",
+            Some(
+                std::fs::read_to_string(root().join("referee/src/replay/board.js"))
+                    .expect("board.js"),
+            ),
+        ),
+    ] {
+        let (status, head, served) = request(server.addr, "GET", path, &[], b"");
+        assert_eq!(status, 200, "{path}");
+        let csp = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .starts_with("content-security-policy:")
+                    .then(|| l.split_once(':').map(|(_, v)| v.trim().to_string()))
+            })
+            .flatten();
+        assert_eq!(
+            csp.as_deref(),
+            Some(
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            ),
+            "{path}"
+        );
+        if let Some(body) = body {
+            assert_eq!(served, body, "{path}");
+        }
+    }
     // The seed, digit for digit, on the set's page and in its replay: the log's. A
     // set's seed has 63 bits; read as a JavaScript number it would lose the last few.
     let header = log.lines().next().expect("a header");
@@ -1699,11 +1783,13 @@ fn assert_same_bots(one: &Value, other: &Value) {
 }
 
 /// With a PostgreSQL store and a server that plays nothing itself, a worker's running
-/// set is among the live games (`/api/live`'s `elsewhere`, with the worker's name) and
-/// counted as running in the standings' progress, which is the store's, as `hus
-/// standings --store` prints it.
+/// set is among the live games (`/api/live`'s `elsewhere`, with the worker's name; on
+/// the dashboard a card without a board, the worker's name as text) and counted as
+/// running in the standings' progress, which is the store's, as `hus standings
+/// --store` prints it.
 #[test]
 fn serve_lists_a_workers_running_set_among_the_live_games() {
+    const NAME: &str = "w9<b>bold</b><img src=x onerror=window.pwned=4>";
     let tmp = LogDir::new();
     let paced = |seed: u32| {
         format!(
@@ -1711,8 +1797,17 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
             root().join("tests/bots/paced.py").display()
         )
     };
-    let bots = [("a", paced(1)), ("b", paced(2))];
-    let file = league_file(tmp.path(), HEAD, &bots);
+    // Bot a starts once the test has looked at the running set (the gate file exists):
+    // the set is running, whatever the time the browser takes.
+    let gate = tmp.path().join("gate");
+    let gated = format!(
+        "sh -c 'while [ ! -e {} ]; do sleep 0.02; done; exec {}'",
+        gate.display(),
+        paced(1)
+    );
+    let bots = [("a", gated), ("b", paced(2))];
+    let head = HEAD.replace("ready_time = \"30s\"", "ready_time = \"600s\"");
+    let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
     let pg = crate::pg::Postgres::start();
     let url = pg.fresh_db();
@@ -1735,7 +1830,7 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
             "--store",
             &url,
             "--name",
-            "w9",
+            NAME,
             "--until-done",
             "--quiet",
         ])
@@ -1757,8 +1852,33 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
     let set = &live["elsewhere"][0];
     assert_eq!(set["set"], "r1-a-vs-b", "{live}");
     assert_eq!(set["bots"], serde_json::json!(["a", "b"]), "{live}");
-    assert_eq!(set["worker"], "w9", "{live}");
+    assert_eq!(set["worker"], NAME, "{live}");
     assert!(set["for_s"].as_f64().is_some_and(|s| s >= 0.0), "{live}");
+    // The dashboard, in Chromium: the set is a card of the live games (its bots, the set,
+    // the worker), the worker's name text; "no set is being played" is hidden.
+    if crate::replay::browser() {
+        let r = browser_report(
+            "serve_workers_browser.js",
+            &[&format!("http://{}/", server.addr), ".live-set.elsewhere"],
+        );
+        let rows = r["rows"].as_array().expect("rows");
+        assert_eq!(rows.len(), 1, "{r}");
+        assert_eq!(rows[0][0], "a vs b", "{r}");
+        assert_eq!(rows[0][1], "r1-a-vs-b", "{r}");
+        let said = rows[0][2].as_str().expect("text");
+        let seconds = said
+            .strip_prefix(&format!("played by worker {NAME} for "))
+            .and_then(|s| s.strip_suffix(" s"))
+            .and_then(|s| s.parse::<u64>().ok());
+        assert!(seconds.is_some(), "{r}");
+        assert_eq!(r["live_empty_hidden"], true, "{r}");
+        assert_eq!(
+            (&r["bold"], &r["images"], &r["pwned"]),
+            (&Value::from(0), &Value::from(0), &Value::Null),
+            "{r}"
+        );
+    }
+    std::fs::write(&gate, "").expect("open the gate");
     let status = worker.wait().expect("worker ends");
     assert!(status.success());
     let s = server.wait_for("the worker's set", Duration::from_secs(120), |s| {
