@@ -10,8 +10,12 @@ use crate::error::{Error, Result};
 /// The logs' directory in the league's directory.
 pub const LOGS_DIR: &str = "logs";
 
-/// The files of one attempt of a set, all named after its stem: the log `STEM.jsonl`,
-/// and each seat's stderr, `STEM.a.stderr` and `STEM.b.stderr` for a bot, or
+/// The suffix of a compressed log after `STEM.`.
+const GZ: &str = "jsonl.gz";
+
+/// The files of one attempt of a set, all named after its stem: the log `STEM.jsonl`
+/// while the set plays (`STEM.jsonl.gz` once it is finished and compressed), and each
+/// seat's stderr, `STEM.a.stderr` and `STEM.b.stderr` for a bot, or
 /// `STEM.a1.stderr`, `STEM.a2.stderr`, ... `STEM.b1.stderr`, ... for the members of a
 /// team (in the team's list order, from 1). An interrupted attempt's files are set
 /// aside under `STEM.partial-N.*` ([`SetFiles::set_aside`]), the same names with
@@ -38,9 +42,14 @@ impl SetFiles {
         &self.stem
     }
 
-    /// The log, `STEM.jsonl`.
+    /// The log as it is written, `STEM.jsonl`.
     pub fn log(&self) -> PathBuf {
         self.path("jsonl")
+    }
+
+    /// The finished log, compressed: `STEM.jsonl.gz`.
+    pub fn compressed_log(&self) -> PathBuf {
+        self.path(GZ)
     }
 
     /// The stderr file of side `side`: its bot's, `STEM.a.stderr`, or with `member`
@@ -103,7 +112,7 @@ impl SetFiles {
     fn present_suffixes(&self) -> Vec<String> {
         let there = |suffix: &str| self.path(suffix).symlink_metadata().is_ok();
         let mut present = Vec::new();
-        for suffix in ["jsonl", "a.stderr", "b.stderr"] {
+        for suffix in ["jsonl", GZ, "a.stderr", "b.stderr"] {
             if there(suffix) {
                 present.push(suffix.to_string());
             }
@@ -150,7 +159,7 @@ impl SetFiles {
         }
         let taken = |n: u32| {
             let partial = self.partial(n);
-            ["jsonl", "a.stderr", "b.stderr"]
+            ["jsonl", GZ, "a.stderr", "b.stderr"]
                 .iter()
                 .map(|s| s.to_string())
                 .chain(present.iter().cloned())

@@ -397,7 +397,13 @@ async fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), 
     {
         return Ok((LogSource::Stored(id), finished));
     }
-    confined(&logs_dir(app), &format!("{set}.jsonl"))
+    // A finished set's log is the file the store names (`STEM.jsonl.gz` once
+    // compressed); a running set's is being written, `STEM.jsonl`.
+    let name = match view {
+        Some(v) => v.log.rsplit('/').next().unwrap_or_default().to_string(),
+        None => format!("{set}.jsonl"),
+    };
+    confined(&logs_dir(app), &name)
         .map(|path| (LogSource::File(path), finished))
         .ok_or_else(|| not_found_error(format!("the log of {set:?} is missing")))
 }
@@ -428,7 +434,7 @@ async fn download_source(
         Err(busy) => return Ok(busy.into_response()),
     };
     match source {
-        LogSource::File(path) => download_file(path, ticket).await,
+        LogSource::File(path) => download_file(path, ticket, Some(&format!("{set}.jsonl"))).await,
         LogSource::Stored(id) => {
             let log = stored_log(app, set, id).await?;
             Ok(download::packed_download(
@@ -440,8 +446,14 @@ async fn download_source(
     }
 }
 
-/// The file at `path` (resolved inside the logs directory by `confined`) as a download.
-async fn download_file(path: PathBuf, ticket: download::Ticket) -> Result<Response, ApiError> {
+/// The file at `path` (resolved inside the logs directory by `confined`) as a download:
+/// as it is, or with `text` (a set's log, named so), a compressed log unpacked as it is
+/// sent.
+async fn download_file(
+    path: PathBuf,
+    ticket: download::Ticket,
+    text: Option<&str>,
+) -> Result<Response, ApiError> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -452,7 +464,12 @@ async fn download_file(path: PathBuf, ticket: download::Ticket) -> Result<Respon
             format!("cannot read {name}: {e}"),
         )
     })?;
-    Ok(download::file_download(&name, log, ticket))
+    match text {
+        Some(text) if log.is_gzip().await => {
+            Ok(download::unpacked_download(text, log, ticket).await)
+        }
+        _ => Ok(download::file_download(&name, log, ticket)),
+    }
 }
 
 async fn set_log(
@@ -522,7 +539,7 @@ async fn log_file(
 ) -> Result<Response, ApiError> {
     match confined(&logs_dir(&app), &file) {
         Some(path) => match app.downloads.start() {
-            Ok(ticket) => download_file(path, ticket).await,
+            Ok(ticket) => download_file(path, ticket, None).await,
             Err(busy) => Ok(busy.into_response()),
         },
         None => Err(ApiError(

@@ -201,19 +201,8 @@ fn exchange(mut stream: TcpStream, head: &str, body: &[u8]) -> (u16, String, Str
     (status, head.to_string(), body)
 }
 
-fn dechunk(mut text: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = text.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        text = rest[n..].trim_start_matches("\r\n");
-    }
-    out
+fn dechunk(text: &str) -> String {
+    String::from_utf8_lossy(&dechunk_bytes(text.as_bytes())).into_owned()
 }
 
 /// A league file in `dir`: `head` (top-level keys), then one bot per (name, command).
@@ -522,7 +511,7 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
         .as_str()
         .expect("set")
         .to_string();
-    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl"));
+    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl.gz"));
     assert_eq!(status, 200, "{body}");
 
     // A body over 16 KiB, a head over 16 KiB.
@@ -750,11 +739,10 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         r["replay"]["moves"].as_u64().unwrap_or(0) >= plies.len() as u64,
         "{r}"
     );
-    let log = std::fs::read_to_string(
-        dir.join("logs")
+    let log = read_set_log(
+        &dir.join("logs")
             .join(format!("{}.jsonl", r["set"].as_str().expect("set"))),
-    )
-    .expect("the set's log");
+    );
     let moves = log
         .lines()
         .filter(|l| l.contains("\"type\":\"move\""))
@@ -1317,9 +1305,8 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let file_log =
-        std::fs::read(dir.join("logs").join(format!("{stem}.jsonl"))).expect("the server's log");
-    assert_eq!(out.stdout, file_log);
+    let file_log = read_set_log(&dir.join("logs").join(format!("{stem}.jsonl")));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), file_log);
 }
 
 /// Whether `/api/status` lists an outage of the store among its problems.
@@ -1505,7 +1492,7 @@ exit $status
             assert_eq!(set.4, "done", "{sets:?}");
         }
     }
-    assert!(kept.join("r1-a-vs-b.jsonl").is_file());
+    assert!(kept.join("r1-a-vs-b.jsonl.gz").is_file());
     assert!(!kept.join("filler").exists());
 }
 
