@@ -205,7 +205,7 @@ impl Hub {
                 return;
             };
             match record {
-                Record::Header(h) => live.time = serde_json::to_value(&h.time).ok(),
+                Record::Header(h) => live.time = serde_json::to_value(h.time).ok(),
                 Record::Ready(r) => live.announced[r.bot.index()] = r.name.clone(),
                 Record::GameStart(g) => {
                     live.game = g.game;
