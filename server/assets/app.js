@@ -202,7 +202,7 @@ function liveCard(set, bots) {
   entry = {
     node, bots, announced: [null, null], game: 0, ply: 0, board: null, move: null, over: false,
     botOf: [0, 1], // the bot (0 = A, 1 = B) of each engine player in this game
-    ms: [null, null], moves: [], result: "", state: "playing", drawn: null,
+    ms: [null, null], moves: [], result: "", state: "playing", drawn: null, since: Date.now(),
   };
   live.set(set, entry);
   const box = document.getElementById("live");
@@ -255,7 +255,7 @@ function renderCard(set) {
   e.node.replaceChildren(
     el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
     el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", el("span", { class: "live-game" }, e.game),
-      ", ply ", el("span", { class: "live-ply" }, e.ply), " ", el("span", { class: "live-result" }, e.result)),
+      ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result)),
     drawLive(e, e, false),
     moveTimes(e));
   renderFocus(set);
@@ -265,7 +265,14 @@ function renderCard(set) {
 // their times, updated as the card is; the replay once the set is over.
 const focusBoard = { drawn: null };
 
+// On the live view the other cards are hidden (body.live-view): the set is the page.
+function markLiveView() {
+  document.body.classList.toggle("live-view", /^#\/live\/./.test(location.hash));
+}
+window.addEventListener("hashchange", markLiveView);
+
 function showLive(view, set) {
+  markLiveView();
   focusBoard.drawn = null;
   view.replaceChildren(el("section", { id: "live-focus", "data-set": set }));
   renderFocus(set);
@@ -287,12 +294,13 @@ function renderFocus(set) {
   node.replaceChildren(
     el("h2", {}, set, el("span", { class: "muted" }, e.state === "finished" ? " · finished" : " · live")),
     el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", el("span", { class: "live-game" }, e.game),
-      ", ply ", el("span", { class: "live-ply" }, e.ply), " ", el("span", { class: "live-result" }, e.result), " · ",
-      el("a", { href: replayHref(set), class: "replay" }, e.state === "finished" ? "replay" : "replay so far")),
+      ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result),
+      " · ", el("a", { href: replayHref(set), class: "replay" }, e.state === "finished" ? "replay" : "replay so far"),
+      " · ", el("a", { href: "#/" }, "all live games")),
     drawLive(e, focusBoard, true),
     moveTimes(e),
     el("h3", {}, "Moves of game " + e.game + (shown.length < e.moves.length ? " (the last " + shown.length + ")" : "")),
-    el("ol", { class: "live-moves" }, ...shown.map((m) =>
+    el("ul", { class: "live-moves" }, ...shown.map((m) =>
       el("li", {}, "ply " + (m.ply + 1) + ": " + names(m.bot) + " plays pit " + m.pit + " (" + moveTime(m.ms) + ")"))));
 }
 
@@ -390,12 +398,43 @@ function onEvent(ev) {
 }
 
 // The workers' sets are not streamed: /api/live is read again every 10 s for them, and
-// their cards count their seconds in between.
-async function refreshElsewhere() {
-  try { showElsewhere((await api("/api/live")).elsewhere || []); } catch (e) { /* next time */ }
+// their cards count their seconds in between. The same read drops the card of a set
+// that ended unseen (its `set-over` lost with a lagging stream) once it is 10 s old.
+async function refreshLive() {
+  let snap;
+  try { snap = await api("/api/live"); } catch (e) { return; }
+  showElsewhere(snap.elsewhere || []);
+  const running = new Set(snap.sets.map((s) => s.set));
+  for (const [set, e] of live) {
+    if (e.state === "playing" && !running.has(set) && Date.now() - e.since > 10000) {
+      e.node.remove();
+      live.delete(set);
+      renderFocus(set);
+    }
+  }
+  showLiveEmpty();
 }
 
+// The stream is opened first and its events wait while /api/live is read and drawn:
+// then those the snapshot already holds (a set's events up to its last `t` there) are
+// dropped and the others applied, so that no event falls between the two (a set that
+// ends then would keep its card).
 async function startLive() {
+  const source = new EventSource("/api/live/events");
+  let waiting = [];
+  source.onmessage = (m) => {
+    let ev;
+    try { ev = JSON.parse(m.data); } catch (e) { return; /* not ours */ }
+    if (waiting) waiting.push(ev);
+    else onEvent(ev);
+  };
+  source.addEventListener("lagged", () => { source.close(); for (const e of live.values()) e.node.remove(); live.clear(); startLive(); });
+  // Opened, or failed (refused, or the server gone): the snapshot either way.
+  await new Promise((resolve) => { source.onopen = resolve; source.onerror = resolve; });
+  source.onopen = () => refreshStatus();
+  source.onerror = null;
+  refreshStatus();
+  const shown = new Map(); // set -> the `t` of its last event in the snapshot
   try {
     const snap = await api("/api/live");
     for (const s of snap.sets) {
@@ -404,22 +443,23 @@ async function startLive() {
       for (const ev of s.events) onEvent(ev);
       e.game = s.game;
       renderCard(s.set);
+      shown.set(s.set, s.events.length ? s.events[s.events.length - 1].t : -Infinity);
     }
     showElsewhere(snap.elsewhere || []);
-  } catch (e) { /* the stream below still brings the next events */ }
+  } catch (e) { /* the stream still brings the next events */ }
+  for (const ev of waiting) {
+    if (!(shown.has(ev.set) && ev.t <= shown.get(ev.set))) onEvent(ev);
+  }
+  waiting = null;
   liveRead = true;
   const focus = document.getElementById("live-focus");
   if (focus) renderFocus(focus.dataset.set);
   if (!elsewhereTimers) {
     elsewhereTimers = [
-      setInterval(refreshElsewhere, 10000),
+      setInterval(refreshLive, 10000),
       setInterval(() => { for (const set of elsewhere.keys()) renderElsewhere(set); }, 1000),
     ];
   }
-  const source = new EventSource("/api/live/events");
-  source.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* not ours */ } };
-  source.addEventListener("lagged", () => { source.close(); for (const e of live.values()) e.node.remove(); live.clear(); startLive(); });
-  source.onopen = () => refreshStatus();
 }
 
 async function refreshStatus() {
