@@ -10,6 +10,34 @@ use crate::error::{Error, Result};
 /// The logs' directory in the league's directory.
 pub const LOGS_DIR: &str = "logs";
 
+/// Deletes the files of a finished set whose log is `log` as the store names it
+/// (`logs/STEM.jsonl.gz`, `logs/STEM.jsonl`): its log and its bots' stderr, in
+/// `logs`. A log the store keeps (`store:ID`) has no file. Returns the files deleted
+/// and their bytes; a file already gone is no error, and a link is never followed
+/// (it is removed as a name, like any other).
+pub fn delete_set_files(logs: &Path, log: &str) -> (Vec<PathBuf>, u64) {
+    let Some(name) = log.strip_prefix(&format!("{LOGS_DIR}/")) else {
+        return (Vec::new(), 0);
+    };
+    let stem = name
+        .strip_suffix(".jsonl.gz")
+        .or_else(|| name.strip_suffix(".jsonl"))
+        .unwrap_or(name);
+    if stem.is_empty() || stem.contains('/') {
+        return (Vec::new(), 0);
+    }
+    let mut deleted = Vec::new();
+    let mut bytes = 0;
+    for path in SetFiles::new(logs, stem).existing() {
+        let size = path.symlink_metadata().map(|m| m.len()).unwrap_or(0);
+        if std::fs::remove_file(&path).is_ok() {
+            bytes += size;
+            deleted.push(path);
+        }
+    }
+    (deleted, bytes)
+}
+
 /// The suffix of a compressed log after `STEM.`.
 const GZ: &str = "jsonl.gz";
 

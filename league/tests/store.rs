@@ -551,3 +551,46 @@ fn the_rating_history_stays_bounded_and_keeps_the_first_point_of_each_bucket() {
     assert_eq!(expected(100_000).len(), 98);
     assert_eq!(history_stride(100_000), 1024);
 }
+
+/// Pruning marks the logs of the sets numbered up to a number, once each, and names
+/// them for deletion; the results stay, so the standings do not change.
+#[test]
+fn pruned_logs_are_named_once_and_every_result_stays() {
+    use league::FinishedQuery;
+    for (name, mut store, _dir) in stores() {
+        let entries = bots(&["x", "y", "z"]);
+        let plan = schedule(&names(&entries), &Format::RoundRobin, 2, 5);
+        store.sync(&entries, &plan).expect("sync");
+        let mut logs = Vec::new();
+        while let Some(set) = store.claim_next().expect("claim") {
+            let log = format!("logs/{}.jsonl.gz", set.key.stem());
+            store.record(set.id, &outcome(2, &log)).expect("record");
+            logs.push(log);
+        }
+        let before = league::read_standings(&*store).expect("standings");
+        assert_eq!(store.prune_logs(3).expect("prune"), logs[..3], "{name}");
+        assert_eq!(
+            store.prune_logs(2).expect("again"),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        assert_eq!(
+            store.prune_logs(3).expect("again"),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        assert_eq!(store.prune_logs(5).expect("more"), logs[3..5], "{name}");
+        let pruned: Vec<bool> = store
+            .finished_sets(&FinishedQuery::After {
+                after: 0,
+                limit: 10,
+            })
+            .expect("read")
+            .iter()
+            .map(|(_, s)| s.pruned)
+            .collect();
+        assert_eq!(pruned, [true, true, true, true, true, false], "{name}");
+        let after = league::read_standings(&*store).expect("standings");
+        assert_eq!(after, before, "{name}");
+    }
+}

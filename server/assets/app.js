@@ -74,9 +74,14 @@ function setRows(sets) {
       num(s.points[0] + "–" + s.points[1]),
       el("td", {}, s.winner === null ? "drawn" : s.winner),
       el("td", {}, gamesCell(s)),
-      el("td", {},
-        el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"), " ",
-        el("a", { href: "/api/sets/" + encodeURIComponent(s.set) + "/log" }, "log"))));
+      el("td", {}, ...logLinks(s))));
+}
+
+// A set's replay and log links; a pruned log (hus serve --keep-logs) has neither.
+function logLinks(s) {
+  if (s.pruned) return [el("span", { class: "muted pruned" }, "log pruned")];
+  return [el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"), " ",
+    el("a", { href: "/api/sets/" + encodeURIComponent(s.set) + "/log" }, "log")];
 }
 
 const setHeaders = ["set", "bots", { text: "points", num: true }, "winner", "games", ""];
@@ -136,8 +141,7 @@ async function showSet(view, name) {
     el("h2", {}, s.set),
     // seed_str, not seed: a JavaScript number keeps 53 of the seed's 64 bits.
     el("p", {}, botLink(s.bots[0]), " " + s.points[0] + "–" + s.points[1] + " ", botLink(s.bots[1]),
-      " · seed " + s.seed_str + " · ", el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"),
-      " · ", el("a", { href: "/api/sets/" + encodeURIComponent(s.set) + "/log" }, "log")),
+      " · seed " + s.seed_str + " · ", ...logLinks(s)),
     table(["game", "first", "winner", { text: "points", num: true }, "reason", { text: "plies", num: true }],
       s.games.map((g) => el("tr", {}, num(g.game), el("td", {}, g.first), el("td", {}, g.winner === null ? "draw" : g.winner),
         num(g.points[0] + "–" + g.points[1]), el("td", {}, g.reason + (g.double ? " (double)" : "")), num(g.plies)))),

@@ -391,6 +391,14 @@ async fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), 
     if !known {
         return Err(not_found_error(format!("no set named {set:?}")));
     }
+    if view.is_some_and(|v| v.pruned) {
+        return Err(ApiError(
+            StatusCode::GONE,
+            format!(
+                "the log of {set} was pruned (hus serve --keep-logs, hus prune); its result stays"
+            ),
+        ));
+    }
     if let Some(id) = view
         .and_then(|v| v.log.strip_prefix("store:"))
         .and_then(|id| id.parse().ok())

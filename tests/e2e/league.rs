@@ -1359,3 +1359,84 @@ exit $status
     );
     assert_eq!(complete_logs(&dir), [dir.join("logs/r1-a-vs-b.jsonl.gz")]);
 }
+
+/// `hus prune DIR --keep-logs N` deletes the logs of all but the N latest finished
+/// sets and changes no result; it is refused while the directory is in use.
+#[test]
+fn prune_deletes_old_logs_and_keeps_every_result() {
+    let tmp = LogDir::new();
+    let bots = [
+        ("a", hus_random(1)),
+        ("b", hus_random(2)),
+        ("c", hus_random(3)),
+    ];
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 2\nrounds = 2\nmove_time = \"5s\"\nconcurrency = 1",
+            &bots,
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let before = standings(&dir);
+    let logs_before = complete_logs(&dir);
+    assert_eq!(logs_before.len(), 6);
+    // The order the sets finished in (one at a time: the order of their ids).
+    let numbered: Vec<String> = store_sets(&dir)
+        .into_iter()
+        .map(|(_, round, a, b, _, _)| format!("r{round}-{a}-vs-{b}"))
+        .collect();
+    assert_eq!(numbered.len(), 6);
+    // In use: refused, nothing deleted.
+    {
+        let _held = league::DirLock::acquire(&dir).expect("the lock");
+        let out = hus(&["prune", &dir.display().to_string(), "--keep-logs", "2"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("is in use by another hus league"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(complete_logs(&dir), logs_before);
+    }
+    let out = hus(&["prune", &dir.display().to_string(), "--keep-logs", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.starts_with("hus prune: 4 of 6 finished sets had their logs deleted now (4 files, "),
+        "{said}"
+    );
+    assert!(
+        said.trim_end()
+            .ends_with("the logs of the last 2 are kept; every result stays"),
+        "{said}"
+    );
+    assert_eq!(standings(&dir), before);
+    // Which logs: those of the last two sets to finish.
+    let kept: Vec<String> = complete_logs(&dir)
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .expect("name")
+                .to_string_lossy()
+                .trim_end_matches(".jsonl.gz")
+                .to_string()
+        })
+        .collect();
+    let mut latest = numbered[4..].to_vec();
+    latest.sort();
+    assert_eq!(kept, latest);
+    // Again: nothing more to delete.
+    let out = hus(&["prune", &dir.display().to_string(), "--keep-logs", "2"]);
+    assert!(
+        text(&out.stdout).starts_with("hus prune: 0 of 6 finished sets"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A league that continues keeps its results.
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(standings(&dir)["games_played"], before["games_played"]);
+}

@@ -1983,3 +1983,61 @@ fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }
+
+/// `hus serve --keep-logs 2` deletes the logs of all but the two latest finished sets
+/// as sets finish; their results stay, the API says which logs were pruned, and their
+/// log and replay answer 410.
+#[test]
+fn serve_keeps_the_logs_it_is_told_to_and_every_result() {
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &["--keep-logs", "2"]);
+    server.wait_for("six finished sets", Duration::from_secs(300), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 6
+    });
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/pause",
+        &[("Authorization", auth.as_str())],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    let status = server.wait_for("the running sets' end", Duration::from_secs(300), |s| {
+        s["running"].as_array().is_some_and(|r| r.is_empty())
+    });
+    let done = status["sets_done"].as_u64().expect("sets_done");
+    let list = server.json("/api/sets?limit=500")["sets"]
+        .as_array()
+        .expect("sets")
+        .clone();
+    assert_eq!(list.len() as u64, done);
+    for set in &list {
+        let number = set["number"].as_u64().expect("number");
+        let name = set["set"].as_str().expect("set");
+        let pruned = number + 2 <= done;
+        assert_eq!(set["pruned"], pruned, "{set}");
+        let file = dir.join("logs").join(format!("{name}.jsonl.gz"));
+        assert_eq!(file.exists(), !pruned, "{}", file.display());
+        // The set itself says so, from the store too.
+        assert_eq!(server.json(&format!("/api/sets/{name}"))["pruned"], pruned);
+        let (code, body) = server.get(&format!("/api/sets/{name}/log"));
+        if pruned {
+            assert_eq!(code, 410, "{body}");
+            assert!(body.contains("was pruned"), "{body}");
+            assert_eq!(server.get(&format!("/sets/{name}/replay")).0, 410);
+        } else {
+            assert_eq!(code, 200, "{body}");
+        }
+    }
+    let served = server.json("/api/standings");
+    assert_eq!(served["games_played"].as_u64(), Some(done * 2));
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    let out = hus(&["standings", &dir.display().to_string(), "--format", "json"]);
+    let read: Value = serde_json::from_slice(&out.stdout).expect("standings json");
+    assert_same_bots(&read, &served);
+}
