@@ -59,9 +59,9 @@ pub use setup::{
     STORE_FILE,
 };
 pub use standings::{
-    compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,
-    OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView, Record3,
-    Standings,
+    compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, HeadToHead,
+    LeagueInfo, OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView,
+    Record3, Standings,
 };
 pub use store::{
     history_stride, seat_side, side_seat, stuck_reason, BotEntry, BotRow, ClaimedSet, FaultRow,

@@ -375,6 +375,36 @@ fn finished_sets_are_numbered_in_the_order_recorded_and_read_by_pages() {
             .collect();
         assert_eq!(want.len(), 3, "{name}");
         assert_eq!(keys_of(&of_z), want, "{name}");
+        // A pair's, in both seatings (here the two rounds), newest first.
+        let between = store
+            .finished_sets(&FinishedQuery::Between {
+                a: "y".into(),
+                b: "x".into(),
+                before: None,
+                limit: 10,
+            })
+            .expect("between");
+        let want: Vec<(u64, SetKey, usize)> = expected
+            .iter()
+            .rev()
+            .filter(|(_, k, _)| {
+                [k.a.as_str(), k.b.as_str()] == ["x", "y"]
+                    || [k.a.as_str(), k.b.as_str()] == ["y", "x"]
+            })
+            .cloned()
+            .collect();
+        assert_eq!(want.len(), 2, "{name}");
+        assert_ne!(want[0].1.a, want[1].1.a, "{name}: both seatings");
+        assert_eq!(keys_of(&between), want, "{name}");
+        let older = store
+            .finished_sets(&FinishedQuery::Between {
+                a: "x".into(),
+                b: "y".into(),
+                before: Some(want[0].0),
+                limit: 10,
+            })
+            .expect("between, the next page");
+        assert_eq!(keys_of(&older), want[1..], "{name}");
         // The sets in which a bot faulted: every outcome here has a fault of seat B.
         let faulted = store
             .finished_sets(&FinishedQuery::Faulted {

@@ -1,6 +1,8 @@
-// The dashboard of `hus serve`: standings, bots, sets and live games from the JSON API
-// (docs/api.md). Every text goes in through textContent: names and details that bots
-// supply are never parsed as HTML.
+// The dashboard of `hus serve`: keeps the server's pages live (their <main> fetched
+// again as results arrive) and draws the live games from the JSON API (docs/api.md).
+// Every text this script makes goes in through textContent: names and details that
+// bots supply are never parsed as HTML here (the pages it fetches were escaped by the
+// server).
 "use strict";
 
 function el(tag, attrs, ...children) {
@@ -27,141 +29,45 @@ function fmt(x, digits) {
   return x === null || x === undefined ? "–" : Number(x).toFixed(digits);
 }
 
-function rating(r) {
-  if (!r) return "–";
-  return fmt(r.value, 0) + " (" + fmt(r.low, 0) + " to " + fmt(r.high, 0) + ")";
-}
-
-function wdl(rec) {
-  return rec.won + "-" + rec.drawn + "-" + rec.lost;
-}
-
 function botLink(name) {
-  return el("a", { href: "#/bot/" + encodeURIComponent(name), class: "bot" }, name);
+  return el("a", { href: "/bots/" + encodeURIComponent(name), class: "bot" }, name);
 }
 
-function setLink(name) {
-  return el("a", { href: "#/set/" + encodeURIComponent(name) }, name);
+// The pages (standings, a bot, a set) are rendered by the server, complete without
+// this script (src/html.rs): the script fetches the page of the address again as
+// results arrive and puts its <main> in place. The older hash links (#/bot/NAME,
+// #/set/SET) open the same pages; #/live/SET is the live view of a running set.
+function hashRoute() {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [kind, ...rest] = hash.split("/");
+  return { kind, arg: rest.join("/") }; // arg still percent-encoded
 }
 
-function table(headers, rows) {
-  const head = el("tr", {}, ...headers.map((h) => el("th", { class: h.num ? "num" : "" }, h.text || h)));
-  return el("table", {}, el("thead", {}, head), el("tbody", {}, ...rows));
-}
-
-function num(x) {
-  return el("td", { class: "num" }, x);
-}
-
-// A set's games in a cell: each game for a short set, a count per bot for a long one
-// (a set of 150 games stays one line; its page and replay have every game).
-const GAMES_LISTED = 3;
-function gamesCell(s) {
-  if (s.games.length <= GAMES_LISTED) {
-    return s.games.map((g) => (g.winner === null ? "draw" : g.winner) + " by " + g.reason).join("; ");
-  }
-  const won = (name) => s.games.filter((g) => g.winner === name).length;
-  const drawn = s.games.filter((g) => g.winner === null).length;
-  return s.games.length + " games: " + s.bots[0] + " won " + won(s.bots[0]) + ", " + s.bots[1] + " won " +
-    won(s.bots[1]) + ", " + drawn + " drawn";
-}
-
-function setRows(sets) {
-  return sets.map((s) =>
-    el("tr", { "data-set": s.set },
-      el("td", {}, setLink(s.set)),
-      el("td", {}, botLink(s.bots[0]), " vs ", botLink(s.bots[1])),
-      num(s.points[0] + "–" + s.points[1]),
-      el("td", {}, s.winner === null ? "drawn" : s.winner),
-      el("td", {}, gamesCell(s)),
-      el("td", {}, ...logLinks(s))));
-}
-
-// A set's replay and log links; a pruned log (hus serve --keep-logs) has neither.
-function logLinks(s) {
-  if (s.pruned) return [el("span", { class: "muted pruned" }, "log pruned")];
-  return [el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"), " ",
-    el("a", { href: "/api/sets/" + encodeURIComponent(s.set) + "/log" }, "log")];
-}
-
-const setHeaders = ["set", "bots", { text: "points", num: true }, "winner", "games", ""];
-
-async function showHome(view) {
-  const [st, sets, status, workers] = await Promise.all([api("/api/standings"), api("/api/sets?limit=20"), api("/api/status"), api("/api/workers")]);
-  const rows = st.bots.map((b) =>
-    el("tr", { "data-bot": b.name },
-      num(b.rank), el("td", {}, botLink(b.name), b.active ? "" : " (removed)"),
-      el("td", { class: "num rating" }, rating(b.rating)),
-      num(wdl(b.games)), num(wdl(b.sets)), num(b.points), num(b.faults.total), num(fmt(b.mean_move_ms, 1))));
-  const parts = [
-    el("h2", {}, "Standings"),
-    table(["#", "bot", { text: "rating (95%)", num: true }, { text: "games W-D-L", num: true }, { text: "sets W-D-L", num: true },
-      { text: "points", num: true }, { text: "faults", num: true }, { text: "ms/move", num: true }], rows),
-    el("p", { class: "muted" }, st.games_played + " games in " + sets.total + " sets; first mover " + wdl(st.first_mover)),
-    el("h2", {}, "Recent sets"),
-    table(setHeaders, setRows(sets.sets)),
-  ];
-  // Workers of a PostgreSQL store (hus worker), as `hus workers` lists them.
-  if (workers.workers.length > 0) {
-    parts.push(el("h2", {}, "Workers"), table(
-      ["worker", "host", { text: "last heartbeat", num: true }, { text: "in flight", num: true },
-        { text: "sets/hour", num: true }, { text: "finished", num: true }, { text: "duplicates", num: true }, "problem"],
-      workers.workers.map((w) =>
-        el("tr", { "data-worker": w.name },
-          el("td", {}, w.name), el("td", {}, w.host),
-          num(w.stopped ? "stopped " + fmt(w.last_heartbeat_s, 0) + " s ago" : fmt(w.last_heartbeat_s, 1) + " s ago"),
-          num(w.in_flight), num(w.sets_last_hour), num(w.sets_finished), num(w.duplicates),
-          el("td", { class: w.problem ? "problem" : "" },
-            w.problem ? w.problem + "; leaves " + w.leaves.join(" and ") + "'s sets to the others" : "")))));
-  }
-  // Every live worker gave up every pending set: said above the problems.
-  if (workers.stuck) parts.push(el("p", { class: "problem", "data-stuck": "" }, workers.stuck));
-  for (const p of status.problems) parts.push(el("p", { class: "problem" }, p.at + " " + p.set + ": " + p.error));
-  view.replaceChildren(...parts);
-}
-
-async function showBot(view, name) {
-  const data = await api("/api/bots/" + encodeURIComponent(name) + "?limit=100");
-  const b = data.bot;
-  const faults = Object.entries(b.faults.by_kind).map(([k, n]) => el("tr", {}, el("td", {}, k), num(n)));
-  view.replaceChildren(
-    el("h2", {}, b.name),
-    el("p", {}, "command: ", el("code", {}, b.command), b.active ? "" : " (removed)"),
-    el("p", {}, "rating " + rating(b.rating) + "; games " + wdl(b.games) + "; sets " + wdl(b.sets) +
-      "; " + b.moves + " moves, mean " + fmt(b.mean_move_ms, 2) + " ms per move"),
-    el("h3", {}, "Faults by kind (" + b.faults.total + ")"),
-    faults.length ? table(["kind", { text: "count", num: true }], faults) : el("p", {}, "none"),
-    el("h3", {}, "Sets"),
-    table(setHeaders, setRows(data.sets)));
-}
-
-async function showSet(view, name) {
-  const s = await api("/api/sets/" + encodeURIComponent(name));
-  view.replaceChildren(
-    el("h2", {}, s.set),
-    // seed_str, not seed: a JavaScript number keeps 53 of the seed's 64 bits.
-    el("p", {}, botLink(s.bots[0]), " " + s.points[0] + "–" + s.points[1] + " ", botLink(s.bots[1]),
-      " · seed " + s.seed_str + " · ", ...logLinks(s)),
-    table(["game", "first", "winner", { text: "points", num: true }, "reason", { text: "plies", num: true }],
-      s.games.map((g) => el("tr", {}, num(g.game), el("td", {}, g.first), el("td", {}, g.winner === null ? "draw" : g.winner),
-        num(g.points[0] + "–" + g.points[1]), el("td", {}, g.reason + (g.double ? " (double)" : "")), num(g.plies)))),
-    el("h3", {}, "Faults"),
-    s.faults.length
-      ? table(["game", "ply", "bot", "kind", "detail"], s.faults.map((f) =>
-        el("tr", {}, num(f.game), num(f.ply), el("td", {}, f.bot), el("td", {}, f.kind), el("td", {}, f.detail))))
-      : el("p", {}, "none"));
+function pagePath() {
+  const { kind, arg } = hashRoute();
+  if (kind === "bot" && arg) return "/bots/" + arg;
+  if (kind === "set" && arg) return "/sets/" + arg;
+  return location.pathname + location.search;
 }
 
 async function route() {
   const view = document.getElementById("view");
-  const hash = location.hash.replace(/^#\/?/, "");
-  const [kind, ...rest] = hash.split("/");
-  const arg = decodeURIComponent(rest.join("/"));
+  const { kind, arg } = hashRoute();
+  if (kind === "live" && arg) {
+    showLive(view, decodeURIComponent(arg));
+    return;
+  }
+  markLiveView();
+  const path = pagePath();
   try {
-    if (kind === "bot" && arg) await showBot(view, arg);
-    else if (kind === "set" && arg) await showSet(view, arg);
-    else if (kind === "live" && arg) showLive(view, arg);
-    else await showHome(view);
+    const r = await fetch(path, { headers: { Accept: "text/html" } });
+    // Parsed, not run: the server escaped every text, and a parsed document runs no script.
+    const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+    const main = doc.getElementById("view");
+    if (!main) throw new Error(path + ": HTTP " + r.status);
+    if (pagePath() !== path) return; // the address changed meanwhile
+    view.replaceChildren(...Array.from(main.childNodes, (n) => document.importNode(n, true)));
+    if (doc.title) document.title = doc.title;
   } catch (e) {
     view.replaceChildren(el("p", { class: "problem" }, String(e.message || e)));
   }
@@ -303,7 +209,7 @@ function renderFocus(set) {
   if (!e) {
     node.replaceChildren(el("h2", {}, set),
       el("p", {}, liveRead ? "This server is not playing this set now: " : "connecting…",
-        el("a", { href: "#/set/" + encodeURIComponent(set) }, "its page"), " · ",
+        el("a", { href: "/sets/" + encodeURIComponent(set) }, "its page"), " · ",
         el("a", { href: replayHref(set), class: "replay" }, "its replay")));
     return;
   }

@@ -25,6 +25,7 @@ mod args;
 pub mod capacity;
 pub mod charts;
 pub mod download;
+pub mod html;
 pub mod http;
 pub mod live;
 pub mod pages;

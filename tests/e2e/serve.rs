@@ -2041,3 +2041,226 @@ fn serve_keeps_the_logs_it_is_told_to_and_every_result() {
     let read: Value = serde_json::from_slice(&out.stdout).expect("standings json");
     assert_same_bots(&read, &served);
 }
+
+/// The pages rendered on the server, in Chromium with scripts disabled: the standings
+/// page holds the bots, ranks and points of `/api/standings` exactly, and the
+/// cross-table every pair's score in rating order, a cell per pair of bots, each
+/// linking to the pair's sets (the bot page filtered, whose sets are
+/// `/api/sets?bot=A&vs=B`'s); a bot's command and stderr, bot-supplied, are text; the
+/// pages come with the same content policy. The server is paused first, so that the
+/// page and the API are read at the same state.
+#[test]
+fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
+    const ODD: &str = "<script>window.pwned=1</script><b>\"odd\" 'q'</b>";
+    let tmp = LogDir::new();
+    let bad = format!(
+        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage\"",
+        root().join("tests/bots/misbehave.py").display()
+    );
+    // The extra argument is sh's $0: only shown, never run.
+    let odd = format!("sh -c 'exec {} random-bot --seed 3' '{ODD}'", hus_bin());
+    let bots = [("good", instant(1)), ("bad", bad), ("odd", odd)];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    // Every pair played, then paused until nothing runs.
+    server.wait_for("six sets", Duration::from_secs(240), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 6
+    });
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/pause",
+        &[("Authorization", auth.as_str())],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    server.wait_for("no running set", Duration::from_secs(120), |s| {
+        s["running"] == serde_json::json!([])
+    });
+    let st = server.json("/api/standings");
+    let bots = st["bots"].as_array().expect("bots");
+    assert_eq!(bots.len(), 3, "{st}");
+    // Without a browser: the table is in the HTML as served.
+    let (code, html) = server.get("/");
+    assert_eq!(code, 200);
+    assert!(html.contains("<table class=\"standings\">"), "{html}");
+    assert!(!html.contains("connecting…"), "{html}");
+    if !crate::replay::browser() {
+        return;
+    }
+    let r = browser_report(
+        "serve_pages_browser.js",
+        &[
+            &format!("http://{}", server.addr),
+            "/",
+            "/bots/odd",
+            "/bots/bad",
+            "/bots/good?vs=bad",
+        ],
+    );
+    let home = &r["/"];
+    assert_eq!(home["scripted"], false, "{r}");
+    assert_eq!(home["live_cards"], 0, "{r}");
+    assert_eq!(
+        home["viewport"], "width=device-width, initial-scale=1",
+        "{r}"
+    );
+    assert_eq!(
+        home["status"],
+        format!(
+            "paused · 0 running, {} sets played, 0 watching",
+            st["progress"]["sets_done"]
+        ),
+        "{r}"
+    );
+    // The standings: rank, name, points of each line, in the API's order.
+    let rows = home["standings"].as_array().expect("rows");
+    assert_eq!(rows.len(), bots.len(), "{r}");
+    for (row, bot) in rows.iter().zip(bots) {
+        assert_eq!(row["bot"], bot["name"], "{r}");
+        let cells = &row["cells"];
+        assert_eq!(cells[0], bot["rank"].to_string(), "{r}");
+        assert_eq!(cells[1], bot["name"], "{r}");
+        let wdl = |rec: &Value| format!("{}-{}-{}", rec["won"], rec["drawn"], rec["lost"]);
+        assert_eq!(cells[3], wdl(&bot["games"]), "{r}");
+        assert_eq!(cells[4], wdl(&bot["sets"]), "{r}");
+        assert_eq!(cells[5], bot["points"].to_string(), "{r}");
+        assert_eq!(cells[6], bot["faults"]["total"].to_string(), "{r}");
+    }
+    // The cross-table: the bots in rating order, 3 x 3 cells; each pair's points and
+    // games from the head-to-head, its colour from the likelihood of superiority.
+    let mut order: Vec<(f64, String)> = bots
+        .iter()
+        .map(|b| {
+            (
+                b["rating"]["value"].as_f64().expect("rated"),
+                b["name"].as_str().expect("name").to_string(),
+            )
+        })
+        .collect();
+    order.sort_by(|x, y| y.0.total_cmp(&x.0));
+    let order: Vec<&str> = order.iter().map(|(_, n)| n.as_str()).collect();
+    let cross = home["cross"].as_array().expect("cross");
+    assert_eq!(
+        cross
+            .iter()
+            .map(|row| row["bot"].clone())
+            .collect::<Vec<_>>(),
+        order,
+        "{r}"
+    );
+    let mut games_in_cells = 0;
+    for row in cross {
+        let a = row["bot"].as_str().expect("bot");
+        let cells = row["cells"].as_array().expect("cells");
+        assert_eq!(cells.len(), 3, "{r}");
+        for (cell, b) in cells.iter().zip(&order) {
+            assert_eq!(cell["vs"], *b, "{r}");
+            if a == *b {
+                assert_eq!(cell["text"], "—", "{r}");
+                continue;
+            }
+            let h = st["head_to_head"]
+                .as_array()
+                .expect("head_to_head")
+                .iter()
+                .find(|h| (h["a"] == a && h["b"] == *b) || (h["a"] == *b && h["b"] == a))
+                .unwrap_or_else(|| panic!("{a} vs {b} in {st}"));
+            let (mine, theirs) = if h["a"] == a { (0, 1) } else { (1, 0) };
+            let played = h["games"]["played"].as_u64().expect("played");
+            games_in_cells += played;
+            assert_eq!(
+                cell["text"],
+                format!("{}–{} ({played})", h["points"][mine], h["points"][theirs]),
+                "{r}"
+            );
+            let p = st["ratings"]["pairs"]
+                .as_array()
+                .expect("pairs")
+                .iter()
+                .find_map(|p| {
+                    let los = p["los"].as_f64()?;
+                    if p["a"] == a && p["b"] == *b {
+                        Some(los)
+                    } else if p["a"] == *b && p["b"] == a {
+                        Some(1.0 - los)
+                    } else {
+                        None
+                    }
+                })
+                .expect("a likelihood of superiority");
+            let class = format!("num los{}", (p * 10.0).round() as u32);
+            assert_eq!(cell["class"], class, "{r}");
+            assert_eq!(
+                cell["href"],
+                format!("http://{}/bots/{a}?vs={b}", server.addr),
+                "{r}"
+            );
+        }
+    }
+    // Each game counted twice, once from each side.
+    assert_eq!(
+        games_in_cells,
+        2 * st["games_played"].as_u64().expect("games")
+    );
+    // A pair's page lists the sets of /api/sets?bot=A&vs=B, all of them between the two.
+    let pair = server.json("/api/sets?bot=good&vs=bad&limit=100");
+    let listed: Vec<Value> = pair["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .map(|s| s["set"].clone())
+        .collect();
+    assert!(!listed.is_empty(), "{pair}");
+    assert!(pair["sets"].as_array().expect("sets").iter().all(|s| {
+        let b = &s["bots"];
+        (b[0] == "good" && b[1] == "bad") || (b[0] == "bad" && b[1] == "good")
+    }));
+    assert_eq!(r["/bots/good?vs=bad"]["sets"], Value::Array(listed), "{r}");
+    // Bot-supplied text is text: the command and the stderr shown as they are.
+    let odd = &r["/bots/odd"];
+    assert_eq!(odd["title"], "odd", "{r}");
+    let command = bots.iter().find(|b| b["name"] == "odd").expect("odd")["command"].clone();
+    assert!(
+        command.as_str().is_some_and(|c| c.contains(ODD)),
+        "{command}"
+    );
+    assert_eq!(odd["code"][0], command, "{r}");
+    // The end of the stderr of its latest faulted set, as /api/bots/bad lists it.
+    let bad = &r["/bots/bad"];
+    let api = server.json("/api/bots/bad");
+    let tail: String = api["faulted"][0]["stderr"]
+        .as_array()
+        .expect("stderr lines")
+        .iter()
+        .map(|l| format!("{}\n", l.as_str().unwrap_or("")))
+        .collect();
+    assert!(tail.contains("first <b>words</b>\n"), "{api}");
+    assert_eq!(bad["stderr"][0], tail, "{r}");
+    assert!(
+        bad["faults"][0]
+            .as_str()
+            .is_some_and(|f| f.contains("malformed")),
+        "{r}"
+    );
+    for page in r.as_object().expect("pages").values() {
+        assert_eq!(page["scripted"], false, "{r}");
+        assert_eq!(page["elements_from_text"], 0, "{r}");
+        assert_eq!(page["pwned"], Value::Null, "{r}");
+    }
+    // The pages' policy, unchanged.
+    for path in ["/", "/bots/odd", "/sets/nothing"] {
+        let (_, head, _) = request(server.addr, "GET", path, &[], b"");
+        assert!(
+            head.to_ascii_lowercase().contains(
+                "content-security-policy: default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            ),
+            "{path}: {head}"
+        );
+    }
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}

@@ -219,6 +219,18 @@ pub enum FinishedQuery {
         /// At most this many.
         limit: usize,
     },
+    /// The newest first, numbered below `before` (`None`: from the newest), between
+    /// `a` and `b` (either seating), at most `limit`: a cell of the cross-table.
+    Between {
+        /// One bot.
+        a: String,
+        /// The other.
+        b: String,
+        /// Only sets numbered below this one (the last of the previous page).
+        before: Option<u64>,
+        /// At most this many.
+        limit: usize,
+    },
     /// The finished set with this key, if there is one.
     Key(SetKey),
     /// The newest first, numbered below `before` (`None`: from the newest), in which
