@@ -203,6 +203,8 @@ function liveCard(set, bots) {
     node, bots, announced: [null, null], game: 0, ply: 0, board: null, move: null, over: false,
     botOf: [0, 1], // the bot (0 = A, 1 = B) of each engine player in this game
     ms: [null, null], moves: [], result: "", state: "playing", drawn: null, since: Date.now(),
+    time: null, // the header's time control
+    clocks: null, // with a clock: each bot's milliseconds left, after its last move
   };
   live.set(set, entry);
   const box = document.getElementById("live");
@@ -242,6 +244,21 @@ function moveTimes(e) {
     el("span", { class: "live-ms", "data-bot": 1 }, e.bots[1] + " " + moveTime(e.ms[1])));
 }
 
+// With a clock, what each bot has left after its last move: computed as the referee
+// does (PROTOCOL.md, "Timing"), from the header's time control and each move's `ms`
+// less its lag allowance `lag_ms`: the events carry no clocks of their own.
+function clockTime(ms) {
+  const s = ms / 1000;
+  return s < 60 ? s.toFixed(1) + " s" : Math.floor(s / 60) + ":" + String(Math.floor(s % 60)).padStart(2, "0");
+}
+
+function clocksLine(e) {
+  if (!e.clocks) return null;
+  return el("p", { class: "live-clocks" }, "clocks: ",
+    el("span", { class: "live-clock", "data-bot": 0, "data-ms": e.clocks[0] }, e.bots[0] + " " + clockTime(e.clocks[0])), " · ",
+    el("span", { class: "live-clock", "data-bot": 1, "data-ms": e.clocks[1] }, e.bots[1] + " " + clockTime(e.clocks[1])));
+}
+
 // A bot's league name (a link when `links`) and, if it announced another, that name.
 function liveBot(e, i, links) {
   const a = e.announced[i];
@@ -257,7 +274,8 @@ function renderCard(set) {
     el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", el("span", { class: "live-game" }, e.game),
       ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result)),
     drawLive(e, e, false),
-    moveTimes(e));
+    moveTimes(e),
+    clocksLine(e));
   renderFocus(set);
 }
 
@@ -299,6 +317,7 @@ function renderFocus(set) {
       " · ", el("a", { href: "#/" }, "all live games")),
     drawLive(e, focusBoard, true),
     moveTimes(e),
+    clocksLine(e),
     el("h3", {}, "Moves of game " + e.game + (shown.length < e.moves.length ? " (the last " + shown.length + ")" : "")),
     el("ul", { class: "live-moves" }, ...shown.map((m) =>
       el("li", {}, "ply " + (m.ply + 1) + ": " + names(m.bot) + " plays pit " + m.pit + " (" + moveTime(m.ms) + ")"))));
@@ -367,9 +386,11 @@ function onEvent(ev) {
   } else {
     const e = live.get(set);
     if (!e) return;
+    if (ev.type === "header") e.time = ev.time;
     if (ev.type === "ready" && ev.bot < 2) e.announced[ev.bot] = ev.name;
     if (ev.type === "game-start") {
       Object.assign(e, { game: ev.game, ply: 0, moves: [], move: null, over: false, result: "" });
+      e.clocks = e.time && e.time.mode === "clock" ? [e.time.base_ms, e.time.base_ms] : null;
       e.node.removeAttribute("data-game-over");
       // The bot that moves first is the player to move in the starting position.
       if (ev.board && (ev.first === 0 || ev.first === 1)) {
@@ -383,6 +404,10 @@ function onEvent(ev) {
       if (ev.bot === 0 || ev.bot === 1) {
         e.botOf[ev.player] = ev.bot;
         e.ms[ev.bot] = ev.ms;
+        if (e.clocks) {
+          const used = Math.max(0, ev.ms - (ev.lag_ms || 0));
+          e.clocks[ev.bot] = Math.max(0, e.clocks[ev.bot] - used) + e.time.increment_ms;
+        }
       }
       e.moves.push({ ply: ev.ply, bot: ev.bot, pit: ev.pit, ms: ev.ms });
       if (e.moves.length > 1000) e.moves.shift();
@@ -440,6 +465,7 @@ async function startLive() {
     for (const s of snap.sets) {
       const e = liveCard(s.set, s.bots);
       e.announced = s.announced;
+      e.time = s.time;
       for (const ev of s.events) onEvent(ev);
       e.game = s.game;
       renderCard(s.set);

@@ -36,6 +36,9 @@ pub struct LiveSet {
     pub announced: [Option<String>; 2],
     /// The game being played (0 before the first).
     pub game: u32,
+    /// The time control, as the header has it (`null` until the header is written):
+    /// with a clock, a page computes the clocks from it and the moves' times.
+    pub time: Option<Value>,
     /// The events of the current game so far, from its `game-start`.
     pub events: Vec<Value>,
 }
@@ -47,6 +50,7 @@ struct Running {
     bots: [String; 2],
     announced: [Option<String>; 2],
     game: u32,
+    time: Option<Value>,
     records: Vec<(Record, f64)>,
 }
 
@@ -145,6 +149,7 @@ impl Hub {
                 bots: r.bots,
                 announced: r.announced,
                 game: r.game,
+                time: r.time,
             })
             .collect()
     }
@@ -171,6 +176,7 @@ impl Hub {
                     bots,
                     announced: [None, None],
                     game: 0,
+                    time: None,
                     records: Vec::new(),
                 },
             )
@@ -199,6 +205,7 @@ impl Hub {
                 return;
             };
             match record {
+                Record::Header(h) => live.time = serde_json::to_value(h.time).ok(),
                 Record::Ready(r) => live.announced[r.bot.index()] = r.name.clone(),
                 Record::GameStart(g) => {
                     live.game = g.game;
@@ -249,6 +256,20 @@ mod tests {
             )
             .expect("a game-start record")
         };
+        // The header's time control is kept for pages that open later.
+        assert_eq!(hub.snapshot()[0].time, None);
+        let clock =
+            json!({"mode": "clock", "base_ms": 60000, "increment_ms": 1000, "ready_ms": 10000});
+        let header: Record = serde_json::from_value(json!({
+            "type": "header", "log_version": 1, "referee": "hus 0.1.0",
+            "rules": {"preset": "hus", "width": 8}, "time": clock, "seed": 1, "games": 2,
+            "early_stop": false, "started": "2026-11-29T23:43:10Z", "line_limit": 65536,
+            "bots": [{"command": "a", "name": null, "stderr": "a.stderr"},
+                     {"command": "b", "name": null, "stderr": "b.stderr"}],
+        }))
+        .expect("a header record");
+        hub.record("s", &header);
+        assert_eq!(hub.snapshot()[0].time, Some(clock));
         // No stream open: the record is kept, and made an event when a page asks.
         hub.record("s", &game_start(1));
         let live = hub.snapshot();

@@ -705,7 +705,9 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         return;
     }
     let tmp = LogDir::new();
-    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    let head = HEAD
+        .replace("concurrency = 2", "concurrency = 1")
+        .replace("move_time = \"10s\"", "clock = \"60s+1s\"");
     let evil = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2><b>bold</b>";
     let paced = format!(
         "python3 {} 5 100 '{evil}'",
@@ -766,7 +768,9 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         "{r}"
     );
     // Its board, drawn by HusBoard and captured twice: each time the position the log
-    // has at the game and ply the card showed (2 x 16 pits, 48 seeds), and not the same.
+    // has at the game and ply the card showed (2 x 16 pits, 48 seeds), and not the same;
+    // with them the clocks it showed, each 60 s less the bot's time in the game's moves
+    // so far (`ms` less `lag_ms`), plus 1 s a move, as the referee counts them.
     let boards = r["boards"].as_array().expect("boards");
     assert_eq!(boards.len(), 2, "{r}");
     assert_ne!(boards[0]["pits"], boards[1]["pits"], "{r}");
@@ -796,6 +800,32 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
             48
         );
         assert!(pits.iter().all(|p| p.len() == 16));
+        let mut clocks = [60_000.0f64; 2];
+        for rec in log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a record"))
+        {
+            if rec["type"] == "move"
+                && rec["game"].as_u64() == game
+                && rec["ply"].as_u64().is_some_and(|p| p < ply)
+            {
+                let bot = rec["bot"].as_u64().expect("bot") as usize;
+                let ms = rec["ms"].as_f64().expect("ms");
+                let used = (ms - rec["lag_ms"].as_f64().unwrap_or(0.0)).max(0.0);
+                clocks[bot] = (clocks[bot] - used).max(0.0) + 1000.0;
+            }
+        }
+        let shown: Vec<f64> = b["clocks"]
+            .as_array()
+            .expect("clocks")
+            .iter()
+            .filter_map(Value::as_f64)
+            .collect();
+        assert_eq!(shown.len(), 2, "{r}");
+        assert!(
+            shown.iter().zip(clocks).all(|(s, c)| (s - c).abs() < 1e-6),
+            "{shown:?} {clocks:?}"
+        );
     }
     // The dashboard's files, board.js included (the viewer's own, served as it is),
     // under the same unchanged policy.

@@ -62,7 +62,8 @@ async function main() {
       return { set: card.dataset.set, state: card.dataset.state, tag: card.tagName, href: card.href,
                game: game ? Number(game.textContent) : null, ply: ply ? Number(ply.textContent) : null,
                bots: Array.from(card.querySelectorAll('h3 > .live-bot')).map((b) => b.firstChild.textContent),
-               pits: counts.length ? pits : null, announced: a || null };
+               pits: counts.length ? pits : null, announced: a || null,
+               clocks: Array.from(card.querySelectorAll('.live-clock')).map((c) => Number(c.dataset.ms)) };
     })()`);
     if (seen) {
       set = seen.set;
@@ -72,7 +73,7 @@ async function main() {
       const at = seen.game * 1000 + seen.ply;
       if (seen.ply > 0 && plies[plies.length - 1] !== at) plies.push(at);
       if (seen.state !== "playing") { state = seen.state; break; }
-      const board = seen.pits && { game: seen.game, ply: seen.ply, pits: seen.pits };
+      const board = seen.pits && { game: seen.game, ply: seen.ply, pits: seen.pits, clocks: seen.clocks };
       if (board && board.ply > 0 && boards.length === 0) {
         boards.push(board);
         // Enter on the focused card (a link) opens the set's live view.
