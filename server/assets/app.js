@@ -78,7 +78,8 @@ async function route() {
 // live view (#/live/SET) holding the bots (the league's names; the names they
 // announced, as text), the game and ply, the board drawn by HusBoard (board.js, the
 // replay viewer's own board code, served at /board.js) with the last move marked, and
-// each bot's last move time, updated move by move from /api/live/events. The sets the
+// each bot's last move time (and its clock, with a clock time control), updated move by
+// move from /api/live/events. The sets the
 // `hus worker`s play (`elsewhere` in /api/live) are cards without a board: their moves
 // are played on the workers' machines and not streamed.
 
@@ -216,7 +217,7 @@ function renderFocus(set) {
   const names = (b) => e.bots[b];
   const shown = e.moves.slice(-60);
   node.replaceChildren(
-    el("h2", {}, set, el("span", { class: "muted" }, e.state === "finished" ? " · finished" : " · live")),
+    el("h2", {}, set, el("span", { class: "muted" }, " · " + (e.state === "playing" ? "live" : e.state))),
     el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", el("span", { class: "live-game" }, e.game),
       ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result),
       " · ", el("a", { href: replayHref(set), class: "replay" }, e.state === "finished" ? "replay" : "replay so far"),
@@ -328,13 +329,26 @@ function onEvent(ev) {
   renderCard(set);
 }
 
+// A running set from /api/live: its card, with the current game's events.
+function fromSnapshot(s) {
+  const e = liveCard(s.set, s.bots);
+  e.announced = s.announced;
+  e.time = s.time;
+  for (const ev of s.events) onEvent(ev);
+  e.game = s.game;
+  renderCard(s.set);
+  return e;
+}
+
 // The workers' sets are not streamed: /api/live is read again every 10 s for them, and
-// their cards count their seconds in between. The same read drops the card of a set
-// that ended unseen (its `set-over` lost with a lagging stream) once it is 10 s old.
+// their cards count their seconds in between. The same read adds the card of a set
+// whose start was not seen (the stream was down a while) and drops the card of a set
+// that ended unseen, once it is 10 s old.
 async function refreshLive() {
   let snap;
   try { snap = await api("/api/live"); } catch (e) { return; }
   showElsewhere(snap.elsewhere || []);
+  for (const s of snap.sets) if (!live.has(s.set)) fromSnapshot(s);
   const running = new Set(snap.sets.map((s) => s.set));
   for (const [set, e] of live) {
     if (e.state === "playing" && !running.has(set) && Date.now() - e.since > 10000) {
@@ -369,12 +383,7 @@ async function startLive() {
   try {
     const snap = await api("/api/live");
     for (const s of snap.sets) {
-      const e = liveCard(s.set, s.bots);
-      e.announced = s.announced;
-      e.time = s.time;
-      for (const ev of s.events) onEvent(ev);
-      e.game = s.game;
-      renderCard(s.set);
+      fromSnapshot(s);
       shown.set(s.set, s.events.length ? s.events[s.events.length - 1].t : -Infinity);
     }
     showElsewhere(snap.elsewhere || []);
@@ -398,7 +407,7 @@ async function refreshStatus() {
   try {
     const s = await api("/api/status");
     document.getElementById("status").textContent =
-      (s.paused ? "paused · " : "") + s.running.length + " running, " + s.sets_done + " sets played, " + s.watchers + " watching";
+      (s.paused ? "paused · " : "") + s.sets_running + " running, " + s.sets_done + " sets played, " + s.watchers + " watching";
   } catch (e) {
     document.getElementById("status").textContent = "the server does not answer";
   }

@@ -64,8 +64,11 @@ fn log_href(set: &str) -> String {
 pub struct Status {
     /// No set is started.
     pub paused: bool,
-    /// The sets being played.
+    /// The sets this server plays.
     pub running: Vec<String>,
+    /// Every set being played (the workers' too, with a PostgreSQL store): the
+    /// standings' progress.
+    pub sets_running: u64,
     /// Sets finished, as `/api/status` counts them.
     pub sets_done: u64,
     /// Live streams open.
@@ -78,6 +81,7 @@ impl Status {
         Status {
             paused: s.paused,
             running: app.hub.running(),
+            sets_running: s.standings.progress.sets_running,
             sets_done: s.standings.progress.sets_done + s.standings.progress.sets_done_elsewhere,
             watchers: app.hub.watchers(),
         }
@@ -88,7 +92,7 @@ impl Status {
         format!(
             "{}{} running, {} sets played, {} watching",
             if self.paused { "paused · " } else { "" },
-            self.running.len(),
+            self.sets_running,
             self.sets_done,
             self.watchers
         )
@@ -116,7 +120,7 @@ pub fn page(title: &str, status: &Status, main: Markup) -> Markup {
                 }
                 section id="live-section" aria-labelledby="live-title" {
                     h2 id="live-title" { "Live games" }
-                    p id="live-empty" hidden[!status.running.is_empty()] {
+                    p id="live-empty" hidden[status.sets_running > 0 || !status.running.is_empty()] {
                         "No set is being played right now."
                     }
                     div id="live" {}
@@ -882,6 +886,7 @@ mod tests {
         let status = Status {
             paused: true,
             running: vec!["r2-x-vs-y".into()],
+            sets_running: 2,
             sets_done: 3,
             watchers: 1,
         };
@@ -903,7 +908,7 @@ mod tests {
         ] {
             assert!(!html.contains(word), "{word:?} in {html}");
         }
-        assert!(html.contains("<p id=\"status\" role=\"status\">paused · 1 running, 3 sets played, 1 watching</p>"), "{html}");
+        assert!(html.contains("<p id=\"status\" role=\"status\">paused · 2 running, 3 sets played, 1 watching</p>"), "{html}");
         assert!(html.contains("<p id=\"live-empty\" hidden>"), "{html}");
         assert!(
             html.contains(

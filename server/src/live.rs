@@ -96,9 +96,10 @@ pub fn unix_ms() -> f64 {
 /// The pits of a position in notation, as two arrays in sowing order (player 0's,
 /// player 1's), with the width, the side to move and the sowing direction of its
 /// rules (how the dashboard's board lays the pits out); `null` if the text is not a
-/// position.
+/// position. Any width the rules allow (an `AnyPosition`).
 fn board(position: &str) -> Value {
-    match engine::Position::from_str(position) {
+    use engine::Board as _;
+    match engine::AnyPosition::from_str(position) {
         Ok(p) => json!({
             "pits": [p.pits(engine::Player::Zero), p.pits(engine::Player::One)],
             "width": p.width(),
@@ -314,6 +315,17 @@ mod tests {
             engine::Rules::new(engine::Preset::MancalaWorld, 8).expect("rules"),
         );
         assert_eq!(board(&world.to_string())["sowing"], "anticlockwise");
+        // The widest board too (not an engine::Position: a WidePosition).
+        let wide = engine::AnyPosition::start(
+            engine::Rules::new(engine::Preset::Hus, engine::MAX_WIDTH).expect("rules"),
+        );
+        assert!(matches!(wide, engine::AnyPosition::Wide(_)));
+        let b = board(&wide.to_string());
+        assert_eq!(b["width"], engine::MAX_WIDTH);
+        assert_eq!(
+            b["pits"][1].as_array().map(Vec::len),
+            Some(2 * engine::MAX_WIDTH)
+        );
         assert_eq!(board("not a position"), Value::Null);
     }
 }

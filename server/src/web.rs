@@ -190,6 +190,7 @@ async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
         "paused": s.paused,
         "concurrency": app.concurrency,
         "running": app.hub.running(),
+        "sets_running": s.standings.progress.sets_running,
         "sets_done": s.standings.progress.sets_done + s.standings.progress.sets_done_elsewhere,
         "started_this_run": s.started,
         "finished_this_run": s.finished,

@@ -29,7 +29,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hus-screenshots-"));
 const league = `rules = "hus"
 width = 8
 games = 4
-move_time = "10s"
+clock = "60s+1s"
 ready_time = "30s"
 seed = 7
 concurrency = 2

@@ -1884,6 +1884,11 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
     assert_eq!(set["bots"], serde_json::json!(["a", "b"]), "{live}");
     assert_eq!(set["worker"], NAME, "{live}");
     assert!(set["for_s"].as_f64().is_some_and(|s| s >= 0.0), "{live}");
+    // The status counts it as running (bot a waits for the gate: the set cannot end
+    // before the snapshot, read again every second, has it).
+    server.wait_for("the worker's set counted", Duration::from_secs(60), |s| {
+        s["sets_running"] == 1
+    });
     // The dashboard, in Chromium: the set is a card of the live games (its bots, the set,
     // the worker), the worker's name text; "no set is being played" is hidden.
     if crate::replay::browser() {
