@@ -853,7 +853,7 @@ mod tests {
             "stderr": [EVIL, "last"],
         })];
         for html in [
-            bot_main(&st.bots[0], Some("y"), &[set.clone()], &faulted).into_string(),
+            bot_main(&st.bots[0], Some("y"), std::slice::from_ref(&set), &faulted).into_string(),
             set_main(&set).into_string(),
         ] {
             assert!(
