@@ -114,8 +114,8 @@ async function main() {
   }
   fs.mkdirSync(out, { recursive: true });
   await shoot("dashboard.png", origin + "/", 1100, 900,
-    "document.querySelectorAll('tr[data-bot]').length === 4 && document.querySelector('.live-set svg .pit') !== null");
-  await shoot("bot.png", origin + "/#/bot/greedy", 1100, 800,
+    "document.querySelectorAll('table.standings tr[data-bot]').length === 4 && document.querySelector('.live-set svg .pit') !== null");
+  await shoot("bot.png", origin + "/bots/greedy", 1100, 800,
     "(document.querySelector('#view h2') || {}).textContent === 'greedy' && document.querySelector('#view tr[data-set]') !== null");
   await shoot("live.png", origin + "/#/live/" + encodeURIComponent(await liveSet()), 900, 860,
     "document.querySelector('#live-focus svg.live-board .pit') !== null");
