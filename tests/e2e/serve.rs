@@ -2095,7 +2095,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     if !crate::replay::browser() {
         return;
     }
-    let r = browser_report(
+    let mut r = browser_report(
         "serve_pages_browser.js",
         &[
             &format!("http://{}", server.addr),
@@ -2250,6 +2250,43 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
             .is_some_and(|f| f.contains("malformed")),
         "{r}"
     );
+    // On a phone: the page keeps the screen's width, the standings table scrolls in
+    // its box; Tab goes to the skip link, the title's link, the live section is empty
+    // (no script), then the standings' box: each with a visible outline.
+    let phone = &r["phone"];
+    assert_eq!(phone["viewport_width"], 360, "{r}");
+    assert_eq!(phone["page_width"], 360, "{r}");
+    assert_eq!(phone["wider"], serde_json::json!([]), "{r}");
+    let boxes = phone["boxes"].as_array().expect("boxes");
+    assert_eq!(boxes[0]["label"], "standings", "{r}");
+    assert_eq!(boxes[0]["scrolls"], true, "{r}");
+    assert!(boxes.iter().all(|b| b["fits"] == true), "{r}");
+    let focused: Vec<(&str, &str)> = r["focused"]
+        .as_array()
+        .expect("focused")
+        .iter()
+        .map(|f| {
+            (
+                f["tag"].as_str().unwrap_or(""),
+                f["class"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        focused,
+        [("a", "skip"), ("a", ""), ("div", "scroll"), ("a", "bot")],
+        "{r}"
+    );
+    assert!(
+        r["focused"]
+            .as_array()
+            .expect("focused")
+            .iter()
+            .all(|f| f["outline"] == "solid 3px"),
+        "{r}"
+    );
+    r.as_object_mut().expect("pages").remove("phone");
+    r.as_object_mut().expect("pages").remove("focused");
     for page in r.as_object().expect("pages").values() {
         assert_eq!(page["scripted"], false, "{r}");
         assert_eq!(page["elements_from_text"], 0, "{r}");

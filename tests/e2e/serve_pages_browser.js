@@ -70,6 +70,44 @@ async function main() {
     }
     out[path] = seen;
   }
+  // On a phone's width (360 px) the standings page does not grow sideways: its tables
+  // scroll in their boxes. Then the keyboard: the first Tab reaches the skip link, with
+  // a visible outline; further Tabs reach the table's box and the links.
+  // A tab of its own, on the phone's width from the start.
+  await tab.close();
+  const phoneTab = await browser.open("about:blank");
+  await phoneTab.send("Emulation.setScriptExecutionDisabled", { value: true });
+  await phoneTab.send("Emulation.setDeviceMetricsOverride", { width: 360, height: 740, deviceScaleFactor: 2, mobile: true });
+  await phoneTab.send("Page.navigate", { url: origin + "/" });
+  for (;;) {
+    const ready = await phoneTab.evaluate(`location.href === ${JSON.stringify(origin + "/")} && document.readyState === "complete"`);
+    if (ready) break;
+    await sleep(50);
+  }
+  const phone = await phoneTab.evaluate(`({
+    viewport_width: window.innerWidth,
+    // Elements past the phone's 360 px, outside a scrolling box (none should be).
+    wider: Array.from(document.querySelectorAll("body *"))
+      .filter((e) => !e.closest("div.scroll") && e.getBoundingClientRect().right > 360)
+      .slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + e.className : "") + " " + Math.round(e.getBoundingClientRect().right)),
+    page_width: document.documentElement.scrollWidth,
+    boxes: Array.from(document.querySelectorAll("#view div.scroll"), (d) => ({
+      label: d.getAttribute("aria-label"), scrolls: d.scrollWidth > d.clientWidth, fits: d.getBoundingClientRect().right <= window.innerWidth })),
+  })`);
+  const focused = [];
+  for (let i = 0; i < 4; i++) {
+    for (const type of ["keyDown", "keyUp"]) {
+      await phoneTab.send("Input.dispatchKeyEvent", { type, key: "Tab", code: "Tab", windowsVirtualKeyCode: 9 });
+    }
+    focused.push(await phoneTab.evaluate(`(() => {
+      const a = document.activeElement;
+      const style = getComputedStyle(a);
+      return { tag: a.tagName.toLowerCase(), class: a.className, label: a.getAttribute("aria-label"), text: a.textContent.slice(0, 40),
+               outline: style.outlineStyle + " " + style.outlineWidth };
+    })()`));
+  }
+  out.phone = phone;
+  out.focused = focused;
   finish(0, out);
 }
 
