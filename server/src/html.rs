@@ -116,6 +116,9 @@ pub fn page(title: &str, status: &Status, main: Markup) -> Markup {
                 a class="skip" href="#view" { "Skip to the page's content" }
                 header {
                     h1 { a href="/" { "hus serve" } }
+                    nav aria-label="pages" {
+                        a href="/" { "standings" } " · " a href="/workers" { "workers" }
+                    }
                     p id="status" role="status" { (status.line()) }
                 }
                 section id="live-section" aria-labelledby="live-title" {
@@ -435,6 +438,22 @@ fn workers_table(rows: &[WorkerRow]) -> Markup {
     )
 }
 
+/// The workers page's content: the workers of a shared store (`hus workers`' table),
+/// and the line that says when the league is stuck.
+pub fn workers_main(workers: &[WorkerRow], stuck: Option<&str>) -> Markup {
+    html! {
+        h2 { "Workers" }
+        @if workers.is_empty() {
+            p { "No worker: every set is played by this server (hus worker processes share a PostgreSQL store: docs/deploy.md)." }
+        } @else {
+            (workers_table(workers))
+        }
+        @if let Some(stuck) = stuck {
+            p class="problem" data-stuck="" { (stuck) }
+        }
+    }
+}
+
 /// The standings page's content: the table, the cross-table, the recent sets, the
 /// workers of a shared store and the problems.
 pub fn standings_main(
@@ -655,6 +674,21 @@ pub async fn bot_page(
             ),
         ),
         (Err(e), _) | (_, Err(e)) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
+    }
+}
+
+/// `/workers`: the workers of a shared store.
+pub async fn workers_page(State(app): State<Arc<AppState>>) -> Response {
+    match app.reader.workers().await {
+        Ok((rows, stuck)) => respond(
+            StatusCode::OK,
+            page(
+                "workers",
+                &Status::of(&app),
+                workers_main(&rows, stuck.as_deref()),
+            ),
+        ),
+        Err(e) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, &e),
     }
 }
 

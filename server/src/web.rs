@@ -53,6 +53,7 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
         .route("/", get(html::standings_page))
         .route("/bots/{name}", get(html::bot_page))
         .route("/sets/{set}", get(html::set_page))
+        .route("/workers", get(html::workers_page))
         .route("/app.js", get(app_js))
         .route("/app.css", get(app_css))
         .route("/board.js", get(board_js))

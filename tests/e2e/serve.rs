@@ -2103,6 +2103,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
             "/bots/odd",
             "/bots/bad",
             "/bots/good?vs=bad",
+            "/workers",
         ],
     );
     let home = &r["/"];
@@ -2250,9 +2251,17 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
             .is_some_and(|f| f.contains("malformed")),
         "{r}"
     );
+    // With SQLite, no worker: the page says so.
+    assert!(
+        r["/workers"]["view"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("WorkersNo worker: every set is played by this server")),
+        "{r}"
+    );
     // On a phone: the page keeps the screen's width, the standings table scrolls in
-    // its box; Tab goes to the skip link, the title's link, the live section is empty
-    // (no script), then the standings' box: each with a visible outline.
+    // its box; Tab goes to the skip link, the title's link, the two pages' links, the
+    // live section is empty (no script), then the standings' box and its first bot:
+    // each with a visible outline.
     let phone = &r["phone"];
     assert_eq!(phone["viewport_width"], 360, "{r}");
     assert_eq!(phone["page_width"], 360, "{r}");
@@ -2274,7 +2283,14 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         .collect();
     assert_eq!(
         focused,
-        [("a", "skip"), ("a", ""), ("div", "scroll"), ("a", "bot")],
+        [
+            ("a", "skip"),
+            ("a", ""),
+            ("a", ""),
+            ("a", ""),
+            ("div", "scroll"),
+            ("a", "bot")
+        ],
         "{r}"
     );
     assert!(
