@@ -9,6 +9,7 @@
 //! always text. No inline script or style: the pages' content policy (`web::CSP`)
 //! forbids them; every look is a class of `app.css`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
@@ -226,41 +227,54 @@ pub fn rating_order(st: &Standings) -> Vec<&BotStanding> {
     bots
 }
 
-/// `row`'s results against `col`: its points, the opponent's, and its games W-D-L.
-pub fn head_to_head<'s>(
-    st: &'s Standings,
-    row: &str,
-    col: &str,
-) -> Option<([u64; 2], league::Record3, &'s HeadToHead)> {
-    st.head_to_head.iter().find_map(|h| {
-        if h.a == row && h.b == col {
-            Some((h.points, h.games, h))
-        } else if h.a == col && h.b == row {
-            let g = h.games;
-            let mine = league::Record3 {
-                played: g.played,
-                won: g.lost,
-                drawn: g.drawn,
-                lost: g.won,
-            };
-            Some(([h.points[1], h.points[0]], mine, h))
-        } else {
-            None
-        }
-    })
+/// Each pair's results and likelihood of superiority, found by the pair's names: the
+/// cross-table's n² cells each looked up in constant time.
+pub struct PairIndex<'s> {
+    results: HashMap<(&'s str, &'s str), &'s HeadToHead>,
+    los: HashMap<(&'s str, &'s str), f64>,
 }
 
-/// The probability that `row` is stronger than `col`, from the rating fit.
-pub fn los(st: &Standings, row: &str, col: &str) -> Option<f64> {
-    st.ratings.as_ref()?.pairs.iter().find_map(|p| {
-        if p.a == row && p.b == col {
-            Some(p.los)
-        } else if p.a == col && p.b == row {
-            Some(1.0 - p.los)
-        } else {
-            None
+impl<'s> PairIndex<'s> {
+    /// The index of `st`'s head-to-head results and rating fit.
+    pub fn new(st: &'s Standings) -> PairIndex<'s> {
+        PairIndex {
+            results: st
+                .head_to_head
+                .iter()
+                .map(|h| ((h.a.as_str(), h.b.as_str()), h))
+                .collect(),
+            los: st
+                .ratings
+                .iter()
+                .flat_map(|r| &r.pairs)
+                .map(|p| ((p.a.as_str(), p.b.as_str()), p.los))
+                .collect(),
         }
-    })
+    }
+
+    /// `row`'s results against `col`: its points, the opponent's, and its games W-D-L.
+    pub fn result(&self, row: &'s str, col: &'s str) -> Option<([u64; 2], league::Record3)> {
+        if let Some(h) = self.results.get(&(row, col)) {
+            return Some((h.points, h.games));
+        }
+        let h = self.results.get(&(col, row))?;
+        let g = h.games;
+        let mine = league::Record3 {
+            played: g.played,
+            won: g.lost,
+            drawn: g.drawn,
+            lost: g.won,
+        };
+        Some(([h.points[1], h.points[0]], mine))
+    }
+
+    /// The probability that `row` is stronger than `col`, from the rating fit.
+    pub fn los(&self, row: &'s str, col: &'s str) -> Option<f64> {
+        match self.los.get(&(row, col)) {
+            Some(p) => Some(*p),
+            None => self.los.get(&(col, row)).map(|p| 1.0 - p),
+        }
+    }
 }
 
 /// The colour class of a likelihood of superiority: `los0` (surely weaker) to `los10`
@@ -277,6 +291,7 @@ pub fn los_class(p: Option<f64>) -> String {
 /// pair's sets.
 pub fn cross_table(st: &Standings) -> Markup {
     let bots = rating_order(st);
+    let pairs = PairIndex::new(st);
     scroller(
         "cross-table",
         html! {
@@ -296,9 +311,9 @@ pub fn cross_table(st: &Standings) -> Markup {
                                 @if r.name == c.name {
                                     td class="num self" data-vs=(c.name) { "—" }
                                 } @else {
-                                    @match head_to_head(st, &r.name, &c.name) {
-                                        Some((points, games, _)) => {
-                                            @let p = los(st, &r.name, &c.name);
+                                    @match pairs.result(&r.name, &c.name) {
+                                        Some((points, games)) => {
+                                            @let p = pairs.los(&r.name, &c.name);
                                             @let label = format!(
                                                 "{} against {}: {}–{} in {} games ({}){}",
                                                 r.name, c.name, points[0], points[1], games.played, wdl(&games),
