@@ -15,12 +15,13 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use league::{BotStanding, HeadToHead, Standings, WorkerRow};
-use maud::{html, Markup, DOCTYPE};
+use league::{BotStanding, HeadToHead, RatingPoint, Standings, WorkerRow};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::charts::{self, Series};
 use crate::state::{AppState, Problem, SetView};
 
 /// Recent sets on the standings page.
@@ -469,6 +470,59 @@ pub fn workers_main(workers: &[WorkerRow], stuck: Option<&str>) -> Markup {
     }
 }
 
+/// The normal quantile of the standings' 95% intervals, for the history's bands.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// A chart with its legend: the SVG (numbers only, `charts::line_chart`), then the
+/// series' names as escaped text, each with its colour's swatch; a sentence instead
+/// when there is nothing to draw yet.
+fn chart(label: &str, class: &str, series: &[Series], names: &[String], none: &str) -> Markup {
+    match charts::line_chart(series, class) {
+        None => html! { p class="muted" { (none) } },
+        Some(svg) => html! {
+            figure class="chart" aria-label=(label) {
+                (PreEscaped(svg))
+                @if names.len() > 1 || names.first().is_some_and(|n| !n.is_empty()) {
+                    figcaption {
+                        ul class="legend" {
+                            @for (i, name) in names.iter().enumerate() {
+                                li { span class=(format!("swatch s{}", i % charts::PALETTE)) {} (name) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    }
+}
+
+/// One series of the rating history: `bot`'s rating with its 95% band at each point
+/// that rated it (the bot `""`: the first-move advantage).
+fn history_series(history: &[RatingPoint], bot: &str) -> Series {
+    let mut s = Series::default();
+    for p in history {
+        if let Some((_, value, se)) = p.ratings.iter().find(|(b, _, _)| b == bot) {
+            s.points.push((p.number as f64, *value));
+            s.band.push((value - Z95 * se, value + Z95 * se));
+        }
+    }
+    s
+}
+
+/// The ratings over time of `bots` (in their order) and the first-move advantage.
+pub fn history_charts(history: &[RatingPoint], bots: &[&str]) -> Markup {
+    let series: Vec<Series> = bots.iter().map(|b| history_series(history, b)).collect();
+    let names: Vec<String> = bots.iter().map(|b| b.to_string()).collect();
+    let advantage = history_series(history, "");
+    html! {
+        h3 { "Ratings over time" }
+        p class="muted" { "Each bot's rating after each point of the history (the set number below), with its 95% interval." }
+        (chart("ratings over time", "rating-chart", &series, &names, "No ratings yet."))
+        h3 { "First-move advantage over time" }
+        (chart("first-move advantage over time", "advantage-chart", &[advantage], &[String::new()], "No ratings yet."))
+    }
+}
+
 /// The standings page's content: the table, the cross-table, the recent sets, the
 /// workers of a shared store and the problems.
 pub fn standings_main(
@@ -478,7 +532,13 @@ pub fn standings_main(
     workers: &[WorkerRow],
     stuck: Option<&str>,
     problems: &[Problem],
+    history: &[RatingPoint],
 ) -> Markup {
+    let rated: Vec<&str> = rating_order(st)
+        .iter()
+        .filter(|b| b.rating.is_some())
+        .map(|b| b.name.as_str())
+        .collect();
     html! {
         h2 { "Standings" }
         (standings_table(st))
@@ -490,6 +550,7 @@ pub fn standings_main(
             h2 { "Cross-table" }
             (cross_table(st))
         }
+        (history_charts(history, &rated))
         h2 { "Recent sets" }
         (sets_table("recent sets", recent))
         @if !workers.is_empty() {
@@ -508,6 +569,151 @@ pub fn standings_main(
 /// A bot's page's content: its figures, faults by kind, its latest faulted sets with
 /// the end of their stderr, and its sets (against `vs` only, when given).
 pub fn bot_main(b: &BotStanding, vs: Option<&str>, sets: &[SetView], faulted: &[Value]) -> Markup {
+    bot_main_with(b, vs, sets, faulted, &[], &[])
+}
+
+/// The opponents' rows of the cross-table for `bot`: (opponent, its points, the
+/// opponent's, `bot`'s games and sets against it), in rank order.
+fn opponents<'s>(
+    head_to_head: &'s [HeadToHead],
+    bot: &str,
+) -> Vec<(&'s str, [u64; 2], league::Record3, league::Record3)> {
+    let flip = |r: &league::Record3| league::Record3 {
+        played: r.played,
+        won: r.lost,
+        drawn: r.drawn,
+        lost: r.won,
+    };
+    head_to_head
+        .iter()
+        .filter_map(|h| {
+            if h.a == bot {
+                Some((h.b.as_str(), h.points, h.games, h.sets))
+            } else if h.b == bot {
+                Some((
+                    h.a.as_str(),
+                    [h.points[1], h.points[0]],
+                    flip(&h.games),
+                    flip(&h.sets),
+                ))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// Bins of a bot's mean move time per set: upper bounds in milliseconds (powers of
+/// two from 1/8 ms), each with the sets whose mean is at most it and above the bin
+/// before; the last bin takes every longer mean.
+pub fn move_time_bins(means: &[f64]) -> Vec<(f64, usize)> {
+    let mut bins: Vec<(f64, usize)> = (0..18).map(|k| (0.125 * f64::from(1u32 << k), 0)).collect();
+    for &m in means.iter().filter(|m| m.is_finite()) {
+        let i = bins
+            .iter()
+            .position(|(up, _)| m <= *up)
+            .unwrap_or(bins.len() - 1);
+        bins[i].1 += 1;
+    }
+    // From the first bin with a set to the last.
+    let first = bins.iter().position(|b| b.1 > 0).unwrap_or(0);
+    let last = bins.iter().rposition(|b| b.1 > 0).unwrap_or(0);
+    bins[first..=last.max(first)].to_vec()
+}
+
+/// A bot's charts and tables beyond the figures: its rating over time, its results
+/// against each opponent, its mean move time and faults per set over its latest sets,
+/// and the distribution of its mean move times.
+fn bot_charts(
+    b: &BotStanding,
+    sets: &[SetView],
+    head_to_head: &[HeadToHead],
+    history: &[RatingPoint],
+) -> Markup {
+    let rating = history_series(history, &b.name);
+    // Its latest sets, oldest first: its seat's mean move time and faults in each.
+    let mut mine: Vec<(u64, Option<f64>, usize)> = sets
+        .iter()
+        .filter_map(|s| {
+            let seat = s.bots.iter().position(|n| *n == b.name)?;
+            let faults = s.faults.iter().filter(|f| f.bot == b.name).count();
+            Some((s.number, s.mean_move_ms[seat], faults))
+        })
+        .collect();
+    mine.sort_by_key(|m| m.0);
+    let times = Series {
+        points: mine
+            .iter()
+            .filter_map(|(n, ms, _)| ms.map(|ms| (*n as f64, ms)))
+            .collect(),
+        band: Vec::new(),
+    };
+    let faults = Series {
+        points: mine
+            .iter()
+            .map(|(n, _, f)| (*n as f64, *f as f64))
+            .collect(),
+        band: Vec::new(),
+    };
+    let means: Vec<f64> = mine.iter().filter_map(|m| m.1).collect();
+    let opponents = opponents(head_to_head, &b.name);
+    html! {
+        h3 { "Rating over time" }
+        (chart("rating over time", "rating-chart", &[rating], &[String::new()], "No rating yet."))
+        @if !opponents.is_empty() {
+            h3 { "Against each opponent" }
+            (scroller("results against each opponent", html! {
+                table class="opponents" {
+                    thead { tr {
+                        th scope="col" { "opponent" } th class="num" scope="col" { "points" }
+                        th class="num" scope="col" { "games W-D-L" } th class="num" scope="col" { "sets W-D-L" }
+                        th scope="col" { "" }
+                    } }
+                    tbody {
+                        @for (other, points, games, sets) in &opponents {
+                            tr data-opponent=(other) {
+                                td { (bot_link(other)) }
+                                td class="num" { (points[0]) "–" (points[1]) }
+                                td class="num" { (wdl(games)) }
+                                td class="num" { (wdl(sets)) }
+                                td { a href=(pair_href(&b.name, other)) { "the sets" } }
+                            }
+                        }
+                    }
+                }
+            }))
+        }
+        h3 { "Mean move time per set" }
+        p class="muted" { "Milliseconds per move in each of its latest sets (by set number)." }
+        (chart("mean move time per set", "time-chart", &[times], &[String::new()], "No moves yet."))
+        h3 { "Faults per set" }
+        (chart("faults per set", "fault-chart", &[faults], &[String::new()], "No sets yet."))
+        @if !means.is_empty() {
+            h3 { "Move times" }
+            (scroller("distribution of mean move times", html! {
+                table class="move-times" {
+                    thead { tr { th scope="col" { "mean ms per move, up to" } th class="num" scope="col" { "sets" } } }
+                    tbody {
+                        @for (up, n) in move_time_bins(&means) {
+                            tr { td { (fmt(Some(up), 3)) } td class="num" { (n) } }
+                        }
+                    }
+                }
+            }))
+        }
+    }
+}
+
+/// [`bot_main`] with the standings' cross-table rows and the rating history: the
+/// bot's charts too.
+pub fn bot_main_with(
+    b: &BotStanding,
+    vs: Option<&str>,
+    sets: &[SetView],
+    faulted: &[Value],
+    head_to_head: &[HeadToHead],
+    history: &[RatingPoint],
+) -> Markup {
     html! {
         h2 { (b.name) }
         p { "command: " code { (b.command) } @if !b.active { " (removed)" } }
@@ -543,6 +749,9 @@ pub fn bot_main(b: &BotStanding, vs: Option<&str>, sets: &[SetView], faulted: &[
                     }
                 }
             }
+        }
+        @if vs.is_none() {
+            (bot_charts(b, sets, head_to_head, history))
         }
         @match vs {
             Some(vs) => {
@@ -642,12 +851,15 @@ pub async fn standings_page(State(app): State<Arc<AppState>>) -> Response {
     let total = s.standings.progress.sets_done + s.standings.progress.sets_done_elsewhere;
     // The workers of a shared store; none with SQLite (or when the store does not
     // answer: the page says so).
+    // The rating history (bounded: at most 129 points); none when the store does not
+    // answer (the charts then say there is nothing yet).
+    let history = app.reader.rating_history().await.unwrap_or_default();
     let (workers, stuck, unread) = match app.reader.workers().await {
         Ok((rows, stuck)) => (rows, stuck, None),
         Err(e) => (Vec::new(), None, Some(e)),
     };
     let main = html! {
-        (standings_main(&s.standings, &recent, total, &workers, stuck.as_deref(), &s.problems))
+        (standings_main(&s.standings, &recent, total, &workers, stuck.as_deref(), &s.problems, &history))
         @if let Some(e) = unread { p class="problem" { "workers: " (e) } }
     };
     respond(StatusCode::OK, page("standings", &Status::of(&app), main))
@@ -679,13 +891,21 @@ pub async fn bot_page(
         None => crate::web::stored_page(&app, Some(name.clone()), None, BOT_SETS).await,
     };
     let faulted = crate::web::faulted_sets(&app, &name).await;
+    let history = app.reader.rating_history().await.unwrap_or_default();
     match (sets, faulted) {
         (Ok(sets), Ok(faulted)) => respond(
             StatusCode::OK,
             page(
                 &name,
                 &Status::of(&app),
-                bot_main(line, q.vs.as_deref(), &sets, &faulted),
+                bot_main_with(
+                    line,
+                    q.vs.as_deref(),
+                    &sets,
+                    &faulted,
+                    &s.standings.head_to_head,
+                    &history,
+                ),
             ),
         ),
         (Err(e), _) | (_, Err(e)) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
@@ -804,6 +1024,91 @@ mod tests {
                 h2h("x", "z", [2, 1], record(2, 0, 1)),
             ],
         }
+    }
+
+    /// The bot page's charts: its rating over time is a path with a point per point of
+    /// the history that rated it; its opponents' rows are its results against each,
+    /// seen from its side; the move-time bins count its sets.
+    #[test]
+    fn a_bots_charts_have_a_point_per_recorded_rating_and_its_results_per_opponent() {
+        let st = standings();
+        let bot = &st.bots[0];
+        let other = &st.bots[1].name;
+        let history: Vec<RatingPoint> = [(1, false), (2, true), (3, true), (5, true)]
+            .into_iter()
+            .map(|(n, rated)| RatingPoint {
+                number: n,
+                ratings: [("", 30.0, 5.0), (other.as_str(), 1490.0, 40.0)]
+                    .into_iter()
+                    .chain(rated.then_some((bot.name.as_str(), 1500.0 + n as f64, 50.0)))
+                    .map(|(b, v, e)| (b.to_string(), v, e))
+                    .collect(),
+            })
+            .collect();
+        let head = [HeadToHead {
+            a: other.clone(),
+            b: bot.name.clone(),
+            points: [5, 2],
+            games: league::Record3 {
+                played: 8,
+                won: 4,
+                drawn: 1,
+                lost: 3,
+            },
+            sets: league::Record3 {
+                played: 2,
+                won: 1,
+                drawn: 0,
+                lost: 1,
+            },
+        }];
+        let page = bot_main_with(bot, None, &[set_view(2)], &[], &head, &history).into_string();
+        let rating = &page[page.find("class=\"rating-chart\"").expect("rating chart")..];
+        assert!(
+            rating.contains("class=\"line s0\" data-points=\"3\""),
+            "{rating}"
+        );
+        assert_eq!(rating.matches("class=\"band s0\"").count(), 1);
+        // Its row against the other: its points first, its games and sets.
+        let row = &page[page
+            .find(&format!("data-opponent=\"{other}\""))
+            .expect("row")..];
+        let row = &row[..row.find("</tr>").expect("end")];
+        assert!(row.contains(">2–5<"), "{row}");
+        assert!(row.contains(">3-1-4<"), "{row}");
+        assert!(row.contains(">1-0-1<"), "{row}");
+        // The standings page: a line per rated bot (two, in rating order) and the
+        // advantage's, each with its points.
+        let main = standings_main(&st, &[], 0, &[], None, &[], &history).into_string();
+        let ratings = &main[main.find("class=\"rating-chart\"").expect("chart")..];
+        let ratings = &ratings[..ratings.find("</figure>").expect("end")];
+        assert_eq!(ratings.matches("class=\"line ").count(), 2, "{ratings}");
+        let advantage = &main[main.find("class=\"advantage-chart\"").expect("chart")..];
+        assert!(advantage.contains("data-points=\"4\""), "{advantage}");
+        assert_eq!(
+            move_time_bins(&[0.1, 0.2, 0.2, 3.0, 1e9]),
+            [
+                (0.125, 1),
+                (0.25, 2),
+                (0.5, 0),
+                (1.0, 0),
+                (2.0, 0),
+                (4.0, 1),
+                (8.0, 0),
+                (16.0, 0),
+                (32.0, 0),
+                (64.0, 0),
+                (128.0, 0),
+                (256.0, 0),
+                (512.0, 0),
+                (1024.0, 0),
+                (2048.0, 0),
+                (4096.0, 0),
+                (8192.0, 0),
+                (16384.0, 1)
+            ]
+        );
+        assert!(move_time_bins(&[]).len() <= 1);
     }
 
     fn set_view(games: usize) -> SetView {
@@ -943,7 +1248,7 @@ mod tests {
         let html = page(
             "standings",
             &status,
-            standings_main(&st, &[set_view(2)], 3, &[], Some(EVIL), &[]),
+            standings_main(&st, &[set_view(2)], 3, &[], Some(EVIL), &[], &[]),
         )
         .into_string();
         assert_eq!(referee::viewer_assets::loads_from_elsewhere(&html), None);

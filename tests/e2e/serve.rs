@@ -2301,6 +2301,36 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
             .all(|f| f["outline"] == "solid 3px"),
         "{r}"
     );
+    // The charts, script-free: the standings page draws a line per rated bot (named in
+    // its legend, in rating order) and the first-move advantage, each through as many
+    // points as the rating history holds for it; a bot's page its own rating's line.
+    let history = server.json("/api/history");
+    let points = history["points"].as_array().expect("points");
+    let count =
+        |bot: &str| -> u64 { points.iter().filter(|p| !p["bots"][bot].is_null()).count() as u64 };
+    let rated: Vec<String> = bots
+        .iter()
+        .map(|b| b["name"].as_str().expect("name").to_string())
+        .collect();
+    let charts = r["/"]["charts"].as_array().expect("charts");
+    assert_eq!(charts.len(), 2, "{r}");
+    assert_eq!(charts[0]["label"], "ratings over time");
+    assert_eq!(charts[0]["legend"], serde_json::json!(rated), "{r}");
+    let lines: Vec<u64> = rated.iter().map(|b| count(b)).collect();
+    assert_eq!(charts[0]["lines"], serde_json::json!(lines), "{r}");
+    assert!(lines.iter().all(|&n| n >= 1), "{history}");
+    assert_eq!(charts[1]["label"], "first-move advantage over time");
+    assert_eq!(charts[1]["lines"], serde_json::json!([points.len()]), "{r}");
+    let bad = &r["/bots/bad"];
+    assert_eq!(bad["charts"][0]["label"], "rating over time", "{r}");
+    assert_eq!(
+        bad["charts"][0]["lines"],
+        serde_json::json!([count("bad")]),
+        "{r}"
+    );
+    let mut others: Vec<&str> = vec!["good", "odd"];
+    others.sort_by_key(|o| rated.iter().position(|b| b == o));
+    assert_eq!(bad["opponents"], serde_json::json!(others), "{r}");
     r.as_object_mut().expect("pages").remove("phone");
     r.as_object_mut().expect("pages").remove("focused");
     for page in r.as_object().expect("pages").values() {

@@ -46,6 +46,14 @@ const READ = `(() => {
     code: all("#view code").map(text),
     stderr: all("#view pre.stderr").map(text),
     faults: all("#view section.faulted li").map(text),
+    // Each chart: its label, and per series (path.line) how many points it was drawn
+    // through; the legend's names as text.
+    charts: all("#view figure.chart").map((f) => ({
+      label: f.getAttribute("aria-label"),
+      lines: Array.from(f.querySelectorAll("path.line"), (p) => Number(p.getAttribute("data-points"))),
+      legend: Array.from(f.querySelectorAll("ul.legend li"), text),
+    })),
+    opponents: all("#view table.opponents tbody tr").map((r) => r.dataset.opponent),
     view: (document.getElementById("view") || {}).textContent || null,
     viewport: (document.querySelector('meta[name="viewport"]') || { content: null }).content,
     scrollers: all("#view div.scroll").length,
