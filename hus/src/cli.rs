@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use ladder::RateArgs;
-use league::{ExportArgs, LeagueArgs, StandingsArgs, WorkerArgs, WorkersArgs};
+use league::{ExportArgs, LeagueArgs, PruneArgs, StandingsArgs, WorkerArgs, WorkersArgs};
 use play::PlayArgs;
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 use remote::ConnectArgs;
@@ -48,6 +48,11 @@ pub enum Command {
     League(LeagueArgs),
     /// Print the standings of a league directory (or PostgreSQL store), running or not.
     Standings(StandingsArgs),
+    /// Delete the logs of a league directory's older finished sets, keeping every result.
+    ///
+    /// Exit status 0 when done, 2 when the directory holds no league or a league or
+    /// server runs on it.
+    Prune(PruneArgs),
     /// Play a league without end and serve its dashboard, JSON API and live games.
     ///
     /// Stops on Ctrl-C or SIGTERM (exit 0; running sets are cut off and played again by

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         cli::Command::RandomBot(args) => referee::run_random_bot(&args),
         cli::Command::League(args) => league::run_league(&args).map_err(anyhow::Error::from),
         cli::Command::Standings(args) => league::run_standings(&args).map_err(anyhow::Error::from),
+        cli::Command::Prune(args) => league::run_prune(&args).map_err(anyhow::Error::from),
         cli::Command::Serve(args) => server::run_serve(&args),
         cli::Command::Worker(args) => league::run_worker(&args).map_err(anyhow::Error::from),
         cli::Command::Workers(args) => league::run_workers(&args).map_err(anyhow::Error::from),

@@ -105,6 +105,19 @@ pub struct StandingsArgs {
     pub format: OutputFormat,
 }
 
+/// The raw arguments of `hus prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// The league's directory (where its league.sqlite and logs/ are). No league or
+    /// server may be running on it.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Keep the logs of this many most recently finished sets; delete the older ones'
+    /// logs and stderr files. Every result stays in the store and the standings.
+    #[arg(long, value_name = "N")]
+    pub keep_logs: u64,
+}
+
 /// The raw arguments of `hus worker`.
 #[derive(Debug, Args)]
 #[command(mut_arg("store", |a| a.required(true).help(

@@ -43,24 +43,25 @@ mod tally;
 mod worker;
 
 pub use args::{
-    ExportArgs, LeagueArgs, StandingsArgs, StoreArg, WorkerArgs, WorkersArgs, WorkersFormat,
+    ExportArgs, LeagueArgs, PruneArgs, StandingsArgs, StoreArg, WorkerArgs, WorkersArgs,
+    WorkersFormat,
 };
 pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;
 pub use pool::{play_claimed, Ending, SetFailure, SetPool, Shared, Tap};
 pub use progress::fault_lines;
-pub use run::{run_league, run_standings};
+pub use run::{run_league, run_prune, run_standings};
 pub use schedule::{schedule, set_seed, PlannedSet, SetKey};
-pub use set_files::{set_aside, SetFiles, LOGS_DIR};
+pub use set_files::{delete_set_files, set_aside, SetFiles, LOGS_DIR};
 pub use setup::{
     announce_sync, open_dir_store, prepare_run, read_standings, settle_settings, store_url,
     STORE_FILE,
 };
 pub use standings::{
-    compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, LeagueInfo,
-    OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView, Record3,
-    Standings,
+    compute as compute_standings, pair_counts, BotStanding, Faults, FirstMover, HeadToHead,
+    LeagueInfo, OutputFormat, PairComparison, PairCounts, ProgressView, RatingView, RatingsView,
+    Record3, Standings,
 };
 pub use store::{
     history_stride, seat_side, side_seat, stuck_reason, BotEntry, BotRow, ClaimedSet, FaultRow,

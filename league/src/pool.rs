@@ -76,6 +76,10 @@ pub struct Shared {
     /// Where a remote bot's links come from, by name (`hus serve` fills it from its bot
     /// port); a bot without one is started as a process.
     pub links: HashMap<String, Arc<dyn referee::Connect>>,
+    /// Whether a finished set's log is compressed (`STEM.jsonl.gz`,
+    /// `referee::compress_log`): a league's and a server's are; a worker's are not (it
+    /// sends the log to the store, which keeps it compressed, and deletes its copy).
+    pub compress_logs: bool,
 }
 
 impl Shared {
@@ -96,6 +100,7 @@ impl Shared {
                 .collect(),
             referee: referee::referee_version(),
             links: HashMap::new(),
+            compress_logs: true,
         }
     }
 }
@@ -385,7 +390,19 @@ pub async fn play_claimed(
             // (a set stopped or failed keeps every file, for the next attempt to set
             // aside).
             files.remove_empty_stderr();
-            let mut outcome = sink.outcome;
+            let Collector {
+                log, mut outcome, ..
+            } = sink;
+            // The log is whole: closed, then compressed (left plain if that fails: a
+            // full disk costs the space, never the log).
+            drop(log);
+            if shared.compress_logs {
+                if let Ok(gz) = referee::compress_log(&files.log()) {
+                    if let Some(name) = gz.file_name() {
+                        outcome.log = format!("{LOGS_DIR}/{}", name.to_string_lossy());
+                    }
+                }
+            }
             outcome.points = end.points.into();
             outcome.winner = end.winner.map(side_seat);
             Ending::Finished(outcome)

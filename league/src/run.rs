@@ -7,13 +7,13 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::args::{LeagueArgs, StandingsArgs};
+use crate::args::{LeagueArgs, PruneArgs, StandingsArgs};
 use crate::error::{Error, Result};
 use crate::file::{cores, LeagueConfig};
 use crate::lock::DirLock;
 use crate::pool::{Ending, SetPool, Shared};
 use crate::progress::Reporter;
-use crate::set_files::{set_aside, SetFiles, LOGS_DIR};
+use crate::set_files::{delete_set_files, set_aside, SetFiles, LOGS_DIR};
 use crate::setup::{
     open_dir_store, prepare_run, print, read_standings, settle_settings, store_url, sync_with_file,
     STORE_FILE,
@@ -128,6 +128,35 @@ pub fn run_standings(args: &StandingsArgs) -> Result<ExitCode> {
     let store = SqliteStore::open(&path, false)?;
     let standings = read_standings(&store)?;
     print(&standings.render(args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hus prune DIR --keep-logs N`: deletes the logs (and stderr files) of every
+/// finished set but the N most recent, once no league or server holds the directory;
+/// the store keeps every result and marks those logs pruned.
+pub fn run_prune(args: &PruneArgs) -> Result<ExitCode> {
+    let dir = &args.dir;
+    let path = dir.join(STORE_FILE);
+    if !path.is_file() {
+        return Err(Error::NoLeague { dir: dir.clone() });
+    }
+    let _lock = DirLock::acquire(dir)?;
+    let mut store = SqliteStore::open(&path, false)?;
+    let p = store.progress()?;
+    let finished = p.done + p.done_elsewhere;
+    let up_to = finished.saturating_sub(args.keep_logs);
+    let logs = store.prune_logs(up_to)?;
+    let (mut files, mut bytes) = (0, 0);
+    for log in &logs {
+        let (deleted, size) = delete_set_files(&dir.join(LOGS_DIR), log);
+        files += deleted.len();
+        bytes += size;
+    }
+    println!(
+        "hus prune: {} of {finished} finished sets had their logs deleted now ({files} files, {bytes} bytes); the logs of the last {} are kept; every result stays",
+        logs.len(),
+        args.keep_logs.min(finished)
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,8 +10,40 @@ use crate::error::{Error, Result};
 /// The logs' directory in the league's directory.
 pub const LOGS_DIR: &str = "logs";
 
-/// The files of one attempt of a set, all named after its stem: the log `STEM.jsonl`,
-/// and each seat's stderr, `STEM.a.stderr` and `STEM.b.stderr` for a bot, or
+/// Deletes the files of a finished set whose log is `log` as the store names it
+/// (`logs/STEM.jsonl.gz`, `logs/STEM.jsonl`): its log and its bots' stderr, in
+/// `logs`. A log the store keeps (`store:ID`) has no file. Returns the files deleted
+/// and their bytes; a file already gone is no error, and a link is never followed
+/// (it is removed as a name, like any other).
+pub fn delete_set_files(logs: &Path, log: &str) -> (Vec<PathBuf>, u64) {
+    let Some(name) = log.strip_prefix(&format!("{LOGS_DIR}/")) else {
+        return (Vec::new(), 0);
+    };
+    let stem = name
+        .strip_suffix(".jsonl.gz")
+        .or_else(|| name.strip_suffix(".jsonl"))
+        .unwrap_or(name);
+    if stem.is_empty() || stem.contains('/') {
+        return (Vec::new(), 0);
+    }
+    let mut deleted = Vec::new();
+    let mut bytes = 0;
+    for path in SetFiles::new(logs, stem).existing() {
+        let size = path.symlink_metadata().map(|m| m.len()).unwrap_or(0);
+        if std::fs::remove_file(&path).is_ok() {
+            bytes += size;
+            deleted.push(path);
+        }
+    }
+    (deleted, bytes)
+}
+
+/// The suffix of a compressed log after `STEM.`.
+const GZ: &str = "jsonl.gz";
+
+/// The files of one attempt of a set, all named after its stem: the log `STEM.jsonl`
+/// while the set plays (`STEM.jsonl.gz` once it is finished and compressed), and each
+/// seat's stderr, `STEM.a.stderr` and `STEM.b.stderr` for a bot, or
 /// `STEM.a1.stderr`, `STEM.a2.stderr`, ... `STEM.b1.stderr`, ... for the members of a
 /// team (in the team's list order, from 1). An interrupted attempt's files are set
 /// aside under `STEM.partial-N.*` ([`SetFiles::set_aside`]), the same names with
@@ -38,9 +70,14 @@ impl SetFiles {
         &self.stem
     }
 
-    /// The log, `STEM.jsonl`.
+    /// The log as it is written, `STEM.jsonl`.
     pub fn log(&self) -> PathBuf {
         self.path("jsonl")
+    }
+
+    /// The finished log, compressed: `STEM.jsonl.gz`.
+    pub fn compressed_log(&self) -> PathBuf {
+        self.path(GZ)
     }
 
     /// The stderr file of side `side`: its bot's, `STEM.a.stderr`, or with `member`
@@ -103,7 +140,7 @@ impl SetFiles {
     fn present_suffixes(&self) -> Vec<String> {
         let there = |suffix: &str| self.path(suffix).symlink_metadata().is_ok();
         let mut present = Vec::new();
-        for suffix in ["jsonl", "a.stderr", "b.stderr"] {
+        for suffix in ["jsonl", GZ, "a.stderr", "b.stderr"] {
             if there(suffix) {
                 present.push(suffix.to_string());
             }
@@ -150,7 +187,7 @@ impl SetFiles {
         }
         let taken = |n: u32| {
             let partial = self.partial(n);
-            ["jsonl", "a.stderr", "b.stderr"]
+            ["jsonl", GZ, "a.stderr", "b.stderr"]
                 .iter()
                 .map(|s| s.to_string())
                 .chain(present.iter().cloned())

@@ -887,6 +887,7 @@ mod tests {
                     b: "y".into(),
                 },
                 seed: 1,
+                pruned: false,
                 outcome: SetOutcome {
                     games: vec![
                         game(1, 0, Some(0), [2, 0]),
@@ -914,6 +915,7 @@ mod tests {
                     b: "z".into(),
                 },
                 seed: 2,
+                pruned: false,
                 outcome: SetOutcome {
                     games: vec![game(1, 1, Some(1), [0, 2])],
                     faults: Vec::new(),

@@ -196,6 +196,7 @@ mod tests {
                         b: NAMES[b].into(),
                     },
                     seed: 7,
+                    pruned: false,
                     outcome: SetOutcome {
                         winner: match points[0].cmp(&points[1]) {
                             std::cmp::Ordering::Greater => Some(0),

@@ -410,7 +410,10 @@ async fn work_loop(
     let mut pool = SetPool::new();
     let idle_poll = (plan.lease / 4).min(Duration::from_secs(1));
     let mut worker = Worker {
-        shared: Arc::new(Shared::new(&config, scratch.to_path_buf(), nice)),
+        shared: Arc::new(Shared {
+            compress_logs: false,
+            ..Shared::new(&config, scratch.to_path_buf(), nice)
+        }),
         config,
         link,
         scratch,
@@ -560,11 +563,10 @@ impl Worker<'_> {
                 let fresh = self.link.store.call(|s| league_from_store(s)).await;
                 if let Ok(fresh) = fresh {
                     self.config = fresh;
-                    self.shared = Arc::new(Shared::new(
-                        &self.config,
-                        self.scratch.to_path_buf(),
-                        self.nice,
-                    ));
+                    self.shared = Arc::new(Shared {
+                        compress_logs: false,
+                        ..Shared::new(&self.config, self.scratch.to_path_buf(), self.nice)
+                    });
                 }
             }
             pool.start(set.clone(), self.shared.clone(), None);

@@ -375,6 +375,36 @@ fn finished_sets_are_numbered_in_the_order_recorded_and_read_by_pages() {
             .collect();
         assert_eq!(want.len(), 3, "{name}");
         assert_eq!(keys_of(&of_z), want, "{name}");
+        // A pair's, in both seatings (here the two rounds), newest first.
+        let between = store
+            .finished_sets(&FinishedQuery::Between {
+                a: "y".into(),
+                b: "x".into(),
+                before: None,
+                limit: 10,
+            })
+            .expect("between");
+        let want: Vec<(u64, SetKey, usize)> = expected
+            .iter()
+            .rev()
+            .filter(|(_, k, _)| {
+                [k.a.as_str(), k.b.as_str()] == ["x", "y"]
+                    || [k.a.as_str(), k.b.as_str()] == ["y", "x"]
+            })
+            .cloned()
+            .collect();
+        assert_eq!(want.len(), 2, "{name}");
+        assert_ne!(want[0].1.a, want[1].1.a, "{name}: both seatings");
+        assert_eq!(keys_of(&between), want, "{name}");
+        let older = store
+            .finished_sets(&FinishedQuery::Between {
+                a: "x".into(),
+                b: "y".into(),
+                before: Some(want[0].0),
+                limit: 10,
+            })
+            .expect("between, the next page");
+        assert_eq!(keys_of(&older), want[1..], "{name}");
         // The sets in which a bot faulted: every outcome here has a fault of seat B.
         let faulted = store
             .finished_sets(&FinishedQuery::Faulted {
@@ -550,4 +580,47 @@ fn the_rating_history_stays_bounded_and_keeps_the_first_point_of_each_bucket() {
     // The figure docs/server.md states.
     assert_eq!(expected(100_000).len(), 98);
     assert_eq!(history_stride(100_000), 1024);
+}
+
+/// Pruning marks the logs of the sets numbered up to a number, once each, and names
+/// them for deletion; the results stay, so the standings do not change.
+#[test]
+fn pruned_logs_are_named_once_and_every_result_stays() {
+    use league::FinishedQuery;
+    for (name, mut store, _dir) in stores() {
+        let entries = bots(&["x", "y", "z"]);
+        let plan = schedule(&names(&entries), &Format::RoundRobin, 2, 5);
+        store.sync(&entries, &plan).expect("sync");
+        let mut logs = Vec::new();
+        while let Some(set) = store.claim_next().expect("claim") {
+            let log = format!("logs/{}.jsonl.gz", set.key.stem());
+            store.record(set.id, &outcome(2, &log)).expect("record");
+            logs.push(log);
+        }
+        let before = league::read_standings(&*store).expect("standings");
+        assert_eq!(store.prune_logs(3).expect("prune"), logs[..3], "{name}");
+        assert_eq!(
+            store.prune_logs(2).expect("again"),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        assert_eq!(
+            store.prune_logs(3).expect("again"),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        assert_eq!(store.prune_logs(5).expect("more"), logs[3..5], "{name}");
+        let pruned: Vec<bool> = store
+            .finished_sets(&FinishedQuery::After {
+                after: 0,
+                limit: 10,
+            })
+            .expect("read")
+            .iter()
+            .map(|(_, s)| s.pruned)
+            .collect();
+        assert_eq!(pruned, [true, true, true, true, true, false], "{name}");
+        let after = league::read_standings(&*store).expect("standings");
+        assert_eq!(after, before, "{name}");
+    }
 }

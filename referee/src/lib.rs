@@ -40,6 +40,7 @@ mod lifetime;
 mod limits;
 mod link;
 mod listen;
+mod logfile;
 mod names;
 mod openings;
 mod records;
@@ -71,6 +72,7 @@ pub use files::{create_dir, create_file, refuse_symlink, Create};
 pub use limits::{raise_referee_priority, Limits};
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
 pub use listen::ListenError;
+pub use logfile::{compress_log, gzip_path, is_gzip, open_log, LogReader, GZIP_SUFFIX};
 pub use names::{log_stem, referee_version};
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,

@@ -1,6 +1,8 @@
-// The dashboard of `hus serve`: standings, bots, sets and live games from the JSON API
-// (docs/api.md). Every text goes in through textContent: names and details that bots
-// supply are never parsed as HTML.
+// The dashboard of `hus serve`: keeps the server's pages live (their <main> fetched
+// again as results arrive) and draws the live games from the JSON API (docs/api.md).
+// Every text this script makes goes in through textContent: names and details that
+// bots supply are never parsed as HTML here (the pages it fetches were escaped by the
+// server).
 "use strict";
 
 function el(tag, attrs, ...children) {
@@ -27,184 +29,238 @@ function fmt(x, digits) {
   return x === null || x === undefined ? "–" : Number(x).toFixed(digits);
 }
 
-function rating(r) {
-  if (!r) return "–";
-  return fmt(r.value, 0) + " (" + fmt(r.low, 0) + " to " + fmt(r.high, 0) + ")";
-}
-
-function wdl(rec) {
-  return rec.won + "-" + rec.drawn + "-" + rec.lost;
-}
-
 function botLink(name) {
-  return el("a", { href: "#/bot/" + encodeURIComponent(name), class: "bot" }, name);
+  return el("a", { href: "/bots/" + encodeURIComponent(name), class: "bot" }, name);
 }
 
-function setLink(name) {
-  return el("a", { href: "#/set/" + encodeURIComponent(name) }, name);
+// The pages (standings, a bot, a set) are rendered by the server, complete without
+// this script (src/html.rs): the script fetches the page of the address again as
+// results arrive and puts its <main> in place. The older hash links (#/bot/NAME,
+// #/set/SET) open the same pages; #/live/SET is the live view of a running set.
+function hashRoute() {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [kind, ...rest] = hash.split("/");
+  return { kind, arg: rest.join("/") }; // arg still percent-encoded
 }
 
-function table(headers, rows) {
-  const head = el("tr", {}, ...headers.map((h) => el("th", { class: h.num ? "num" : "" }, h.text || h)));
-  return el("table", {}, el("thead", {}, head), el("tbody", {}, ...rows));
-}
-
-function num(x) {
-  return el("td", { class: "num" }, x);
-}
-
-// A set's games in a cell: each game for a short set, a count per bot for a long one
-// (a set of 150 games stays one line; its page and replay have every game).
-const GAMES_LISTED = 3;
-function gamesCell(s) {
-  if (s.games.length <= GAMES_LISTED) {
-    return s.games.map((g) => (g.winner === null ? "draw" : g.winner) + " by " + g.reason).join("; ");
-  }
-  const won = (name) => s.games.filter((g) => g.winner === name).length;
-  const drawn = s.games.filter((g) => g.winner === null).length;
-  return s.games.length + " games: " + s.bots[0] + " won " + won(s.bots[0]) + ", " + s.bots[1] + " won " +
-    won(s.bots[1]) + ", " + drawn + " drawn";
-}
-
-function setRows(sets) {
-  return sets.map((s) =>
-    el("tr", { "data-set": s.set },
-      el("td", {}, setLink(s.set)),
-      el("td", {}, botLink(s.bots[0]), " vs ", botLink(s.bots[1])),
-      num(s.points[0] + "–" + s.points[1]),
-      el("td", {}, s.winner === null ? "drawn" : s.winner),
-      el("td", {}, gamesCell(s)),
-      el("td", {},
-        el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"), " ",
-        el("a", { href: "/api/sets/" + encodeURIComponent(s.set) + "/log" }, "log"))));
-}
-
-const setHeaders = ["set", "bots", { text: "points", num: true }, "winner", "games", ""];
-
-async function showHome(view) {
-  const [st, sets, status, workers] = await Promise.all([api("/api/standings"), api("/api/sets?limit=20"), api("/api/status"), api("/api/workers")]);
-  const rows = st.bots.map((b) =>
-    el("tr", { "data-bot": b.name },
-      num(b.rank), el("td", {}, botLink(b.name), b.active ? "" : " (removed)"),
-      el("td", { class: "num rating" }, rating(b.rating)),
-      num(wdl(b.games)), num(wdl(b.sets)), num(b.points), num(b.faults.total), num(fmt(b.mean_move_ms, 1))));
-  const parts = [
-    el("h2", {}, "Standings"),
-    table(["#", "bot", { text: "rating (95%)", num: true }, { text: "games W-D-L", num: true }, { text: "sets W-D-L", num: true },
-      { text: "points", num: true }, { text: "faults", num: true }, { text: "ms/move", num: true }], rows),
-    el("p", { class: "muted" }, st.games_played + " games in " + sets.total + " sets; first mover " + wdl(st.first_mover)),
-    el("h2", {}, "Recent sets"),
-    table(setHeaders, setRows(sets.sets)),
-  ];
-  // Workers of a PostgreSQL store (hus worker), as `hus workers` lists them.
-  if (workers.workers.length > 0) {
-    parts.push(el("h2", {}, "Workers"), table(
-      ["worker", "host", { text: "last heartbeat", num: true }, { text: "in flight", num: true },
-        { text: "sets/hour", num: true }, { text: "finished", num: true }, { text: "duplicates", num: true }, "problem"],
-      workers.workers.map((w) =>
-        el("tr", { "data-worker": w.name },
-          el("td", {}, w.name), el("td", {}, w.host),
-          num(w.stopped ? "stopped " + fmt(w.last_heartbeat_s, 0) + " s ago" : fmt(w.last_heartbeat_s, 1) + " s ago"),
-          num(w.in_flight), num(w.sets_last_hour), num(w.sets_finished), num(w.duplicates),
-          el("td", { class: w.problem ? "problem" : "" },
-            w.problem ? w.problem + "; leaves " + w.leaves.join(" and ") + "'s sets to the others" : "")))));
-  }
-  // Every live worker gave up every pending set: said above the problems.
-  if (workers.stuck) parts.push(el("p", { class: "problem", "data-stuck": "" }, workers.stuck));
-  for (const p of status.problems) parts.push(el("p", { class: "problem" }, p.at + " " + p.set + ": " + p.error));
-  view.replaceChildren(...parts);
-}
-
-async function showBot(view, name) {
-  const data = await api("/api/bots/" + encodeURIComponent(name) + "?limit=100");
-  const b = data.bot;
-  const faults = Object.entries(b.faults.by_kind).map(([k, n]) => el("tr", {}, el("td", {}, k), num(n)));
-  view.replaceChildren(
-    el("h2", {}, b.name),
-    el("p", {}, "command: ", el("code", {}, b.command), b.active ? "" : " (removed)"),
-    el("p", {}, "rating " + rating(b.rating) + "; games " + wdl(b.games) + "; sets " + wdl(b.sets) +
-      "; " + b.moves + " moves, mean " + fmt(b.mean_move_ms, 2) + " ms per move"),
-    el("h3", {}, "Faults by kind (" + b.faults.total + ")"),
-    faults.length ? table(["kind", { text: "count", num: true }], faults) : el("p", {}, "none"),
-    el("h3", {}, "Sets"),
-    table(setHeaders, setRows(data.sets)));
-}
-
-async function showSet(view, name) {
-  const s = await api("/api/sets/" + encodeURIComponent(name));
-  view.replaceChildren(
-    el("h2", {}, s.set),
-    // seed_str, not seed: a JavaScript number keeps 53 of the seed's 64 bits.
-    el("p", {}, botLink(s.bots[0]), " " + s.points[0] + "–" + s.points[1] + " ", botLink(s.bots[1]),
-      " · seed " + s.seed_str + " · ", el("a", { href: "/sets/" + encodeURIComponent(s.set) + "/replay", class: "replay" }, "replay"),
-      " · ", el("a", { href: "/api/sets/" + encodeURIComponent(s.set) + "/log" }, "log")),
-    table(["game", "first", "winner", { text: "points", num: true }, "reason", { text: "plies", num: true }],
-      s.games.map((g) => el("tr", {}, num(g.game), el("td", {}, g.first), el("td", {}, g.winner === null ? "draw" : g.winner),
-        num(g.points[0] + "–" + g.points[1]), el("td", {}, g.reason + (g.double ? " (double)" : "")), num(g.plies)))),
-    el("h3", {}, "Faults"),
-    s.faults.length
-      ? table(["game", "ply", "bot", "kind", "detail"], s.faults.map((f) =>
-        el("tr", {}, num(f.game), num(f.ply), el("td", {}, f.bot), el("td", {}, f.kind), el("td", {}, f.detail))))
-      : el("p", {}, "none"));
+function pagePath() {
+  const { kind, arg } = hashRoute();
+  if (kind === "bot" && arg) return "/bots/" + arg;
+  if (kind === "set" && arg) return "/sets/" + arg;
+  return location.pathname + location.search;
 }
 
 async function route() {
   const view = document.getElementById("view");
-  const hash = location.hash.replace(/^#\/?/, "");
-  const [kind, ...rest] = hash.split("/");
-  const arg = decodeURIComponent(rest.join("/"));
+  const { kind, arg } = hashRoute();
+  if (kind === "live" && arg) {
+    showLive(view, decodeURIComponent(arg));
+    return;
+  }
+  markLiveView();
+  const path = pagePath();
   try {
-    if (kind === "bot" && arg) await showBot(view, arg);
-    else if (kind === "set" && arg) await showSet(view, arg);
-    else await showHome(view);
+    const r = await fetch(path, { headers: { Accept: "text/html" } });
+    // Parsed, not run: the server escaped every text, and a parsed document runs no script.
+    const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+    const main = doc.getElementById("view");
+    if (!main) throw new Error(path + ": HTTP " + r.status);
+    if (pagePath() !== path) return; // the address changed meanwhile
+    view.replaceChildren(...Array.from(main.childNodes, (n) => document.importNode(n, true)));
+    if (doc.title) document.title = doc.title;
   } catch (e) {
     view.replaceChildren(el("p", { class: "problem" }, String(e.message || e)));
   }
 }
 
 // ---- live games ------------------------------------------------------------------
+// Each set this server plays is a card at the top of every view: one link to the set's
+// live view (#/live/SET) holding the bots (the league's names; the names they
+// announced, as text), the game and ply, the board drawn by HusBoard (board.js, the
+// replay viewer's own board code, served at /board.js) with the last move marked, and
+// each bot's last move time (and its clock, with a clock time control), updated move by
+// move from /api/live/events. The sets the
+// `hus worker`s play (`elsewhere` in /api/live) are cards without a board: their moves
+// are played on the workers' machines and not streamed.
 
-const live = new Map(); // set -> { node, state }
+const live = new Map(); // set -> entry (liveCard)
+const elsewhere = new Map(); // set -> { node, bots, worker, forS, at }
+let liveRead = false; // /api/live was read once: a set not in it is not being played
+let elsewhereTimers = null;
 
-function drawBoard(board, played) {
-  // Each player's pits in sowing order: front row 0..w-1, back row w..2w-1. Player 1
-  // is drawn on top (back row outermost), player 0 below, front rows facing.
-  const w = board.width;
-  const rows = [];
-  const p1 = board.pits[1], p0 = board.pits[0];
-  const cell = (player, i, n) => el("td", { "data-player": player, "data-pit": i, class: played && played[0] === player && played[1] === i ? "played" : "" }, n);
-  rows.push(el("tr", { class: "p1" }, ...Array.from({ length: w }, (_, c) => cell(1, w + c, p1[w + c]))));
-  rows.push(el("tr", { class: "p1" }, ...Array.from({ length: w }, (_, c) => cell(1, w - 1 - c, p1[w - 1 - c]))));
-  rows.push(el("tr", { class: "gap" }, el("td", { colspan: w })));
-  rows.push(el("tr", { class: "p0" }, ...Array.from({ length: w }, (_, c) => cell(0, c, p0[c]))));
-  rows.push(el("tr", { class: "p0" }, ...Array.from({ length: w }, (_, c) => cell(0, 2 * w - 1 - c, p0[2 * w - 1 - c]))));
-  return el("table", { class: "board" }, el("tbody", {}, ...rows));
+function liveHref(set) {
+  return "#/live/" + encodeURIComponent(set);
+}
+
+function replayHref(set) {
+  return "/sets/" + encodeURIComponent(set) + "/replay";
+}
+
+function showLiveEmpty() {
+  document.getElementById("live-empty").hidden = live.size + elsewhere.size > 0;
 }
 
 function liveCard(set, bots) {
   let entry = live.get(set);
   if (entry) return entry;
-  const node = el("div", { class: "live-set", "data-set": set, "data-state": "playing" });
-  entry = { node, bots, announced: [null, null], game: 0, ply: 0, board: null, played: null, moves: [], result: "" };
+  // The whole card is one link (a click or Enter opens the live view): nothing in it
+  // is a link of its own.
+  const node = el("a", { class: "live-set", href: liveHref(set), "data-set": set, "data-state": "playing" });
+  entry = {
+    node, bots, announced: [null, null], game: 0, ply: 0, board: null, move: null, over: false,
+    botOf: [0, 1], // the bot (0 = A, 1 = B) of each engine player in this game
+    ms: [null, null], moves: [], result: "", state: "playing", drawn: null, since: Date.now(),
+    time: null, // the header's time control
+    clocks: null, // with a clock: each bot's milliseconds left, after its last move
+  };
   live.set(set, entry);
-  document.getElementById("live").append(node);
-  document.getElementById("live-empty").hidden = true;
+  const box = document.getElementById("live");
+  box.insertBefore(node, box.querySelector(".elsewhere"));
+  elsewhere.delete(set);
+  showLiveEmpty();
   return entry;
+}
+
+// The SVG board of `holder` (a card, or the live view), made by HusBoard once and
+// again only when the width or the sowing direction changes; shows the entry's board.
+function drawLive(e, holder, labels) {
+  if (!e.board) return el("p", { class: "muted" }, "waiting for the bots");
+  const b = e.board;
+  const clockwise = b.sowing !== "anticlockwise";
+  let d = holder.drawn;
+  if (!d || d.width !== b.width || d.clockwise !== clockwise) {
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("class", labels ? "live-board large" : "live-board");
+    svg.setAttribute("role", "img");
+    const handle = HusBoard.create(svg, b.width, clockwise, null, { ids: false, labels });
+    d = holder.drawn = { width: b.width, clockwise, svg, handle };
+  }
+  d.handle.show(b.pits, e.over ? null : b.to_move, (p) => e.bots[e.botOf[p]], e.move);
+  d.svg.setAttribute("aria-label", "the board after " + e.ply + (e.ply === 1 ? " ply" : " plies") + " of game " + e.game);
+  return d.svg;
+}
+
+function moveTime(ms) {
+  return ms === null || ms === undefined ? "–" : fmt(ms, ms < 10 ? 2 : 0) + " ms";
+}
+
+// Each bot's last move time.
+function moveTimes(e) {
+  return el("p", { class: "live-times" }, "last move: ",
+    el("span", { class: "live-ms", "data-bot": 0 }, e.bots[0] + " " + moveTime(e.ms[0])), " · ",
+    el("span", { class: "live-ms", "data-bot": 1 }, e.bots[1] + " " + moveTime(e.ms[1])));
+}
+
+// With a clock, what each bot has left after its last move: computed as the referee
+// does (PROTOCOL.md, "Timing"), from the header's time control and each move's `ms`
+// less its lag allowance `lag_ms`: the events carry no clocks of their own.
+function clockTime(ms) {
+  const s = ms / 1000;
+  return s < 60 ? s.toFixed(1) + " s" : Math.floor(s / 60) + ":" + String(Math.floor(s % 60)).padStart(2, "0");
+}
+
+function clocksLine(e) {
+  if (!e.clocks) return null;
+  return el("p", { class: "live-clocks" }, "clocks: ",
+    el("span", { class: "live-clock", "data-bot": 0, "data-ms": e.clocks[0] }, e.bots[0] + " " + clockTime(e.clocks[0])), " · ",
+    el("span", { class: "live-clock", "data-bot": 1, "data-ms": e.clocks[1] }, e.bots[1] + " " + clockTime(e.clocks[1])));
+}
+
+// A bot's league name (a link when `links`) and, if it announced another, that name.
+function liveBot(e, i, links) {
+  const a = e.announced[i];
+  return el("span", { class: "live-bot" }, links ? botLink(e.bots[i]) : e.bots[i],
+    a && a !== e.bots[i] ? el("span", { class: "announced muted" }, " (announced as " + a + ")") : null);
 }
 
 function renderCard(set) {
   const e = live.get(set);
   if (!e) return;
-  const names = [0, 1].map((i) => {
-    const a = e.announced[i];
-    return el("span", {}, botLink(e.bots[i]), a && a !== e.bots[i] ? el("span", { class: "announced muted" }, " (announced as " + a + ")") : null);
-  });
   e.node.replaceChildren(
-    el("h3", {}, setLink(set), " · ", names[0], " vs ", names[1]),
-    el("p", {}, "game ", el("span", { class: "live-game" }, e.game), ", ply ", el("span", { class: "live-ply" }, e.ply),
-      " ", el("span", { class: "live-result" }, e.result)),
-    e.board ? drawBoard(e.board, e.played) : el("p", { class: "muted" }, "waiting for the bots"),
-    el("p", { class: "live-moves" }, e.moves.slice(-40).join(" ")));
+    el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
+    el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", el("span", { class: "live-game" }, e.game),
+      ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result)),
+    drawLive(e, e, false),
+    moveTimes(e),
+    clocksLine(e));
+  renderFocus(set);
+}
+
+// The live view of one set (#/live/SET): its board, large, with the game's moves and
+// their times, updated as the card is; the replay once the set is over.
+const focusBoard = { drawn: null };
+
+// On the live view the other cards are hidden (body.live-view): the set is the page.
+function markLiveView() {
+  document.body.classList.toggle("live-view", /^#\/live\/./.test(location.hash));
+}
+window.addEventListener("hashchange", markLiveView);
+
+function showLive(view, set) {
+  markLiveView();
+  focusBoard.drawn = null;
+  view.replaceChildren(el("section", { id: "live-focus", "data-set": set }));
+  renderFocus(set);
+}
+
+function renderFocus(set) {
+  const node = document.getElementById("live-focus");
+  if (!node || node.dataset.set !== set) return;
+  const e = live.get(set);
+  if (!e) {
+    node.replaceChildren(el("h2", {}, set),
+      el("p", {}, liveRead ? "This server is not playing this set now: " : "connecting…",
+        el("a", { href: "/sets/" + encodeURIComponent(set) }, "its page"), " · ",
+        el("a", { href: replayHref(set), class: "replay" }, "its replay")));
+    return;
+  }
+  const names = (b) => e.bots[b];
+  const shown = e.moves.slice(-60);
+  node.replaceChildren(
+    el("h2", {}, set, el("span", { class: "muted" }, " · " + (e.state === "playing" ? "live" : e.state))),
+    el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", el("span", { class: "live-game" }, e.game),
+      ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result),
+      " · ", el("a", { href: replayHref(set), class: "replay" }, e.state === "finished" ? "replay" : "replay so far"),
+      " · ", el("a", { href: "#/" }, "all live games")),
+    drawLive(e, focusBoard, true),
+    moveTimes(e),
+    clocksLine(e),
+    el("h3", {}, "Moves of game " + e.game + (shown.length < e.moves.length ? " (the last " + shown.length + ")" : "")),
+    el("ul", { class: "live-moves" }, ...shown.map((m) =>
+      el("li", {}, "ply " + (m.ply + 1) + ": " + names(m.bot) + " plays pit " + m.pit + " (" + moveTime(m.ms) + ")"))));
+}
+
+// The workers' sets: cards without a board, `played by worker W for N s`.
+function showElsewhere(list) {
+  const now = Date.now();
+  const seen = new Set();
+  for (const s of list) {
+    if (live.has(s.set)) continue;
+    seen.add(s.set);
+    let w = elsewhere.get(s.set);
+    if (!w) {
+      w = { node: el("div", { class: "live-set elsewhere", "data-set": s.set }) };
+      elsewhere.set(s.set, w);
+      document.getElementById("live").append(w.node);
+    }
+    Object.assign(w, { bots: s.bots, worker: s.worker, forS: s.for_s, at: now });
+    renderElsewhere(s.set);
+  }
+  for (const [set, w] of elsewhere) {
+    if (!seen.has(set)) { w.node.remove(); elsewhere.delete(set); }
+  }
+  showLiveEmpty();
+}
+
+function renderElsewhere(set) {
+  const w = elsewhere.get(set);
+  if (!w) return;
+  const secs = Math.round(w.forS + (Date.now() - w.at) / 1000);
+  w.node.setAttribute("data-worker", w.worker);
+  w.node.replaceChildren(
+    el("h3", {}, el("span", { class: "live-bot" }, w.bots[0]), " vs ", el("span", { class: "live-bot" }, w.bots[1])),
+    el("p", {}, el("span", { class: "live-name muted" }, set)),
+    el("p", { class: "live-worker" }, "played by worker ", el("span", { class: "worker" }, w.worker), " for " + secs + " s"));
 }
 
 function onEvent(ev) {
@@ -214,51 +270,144 @@ function onEvent(ev) {
   } else if (ev.type === "set-over") {
     const e = live.get(set);
     if (e) {
+      e.state = ev.how;
+      e.over = true;
       e.node.setAttribute("data-state", ev.how);
       e.result = "set " + ev.how;
-      renderCard(set);
-      // A finished set stays in view a little, with a link to its replay.
+      // A finished set stays in view a little; its card then opens its replay.
       if (ev.how === "finished") {
-        e.node.append(el("p", {}, el("a", { href: "/sets/" + encodeURIComponent(set) + "/replay", class: "replay" }, "replay this set")));
+        e.node.setAttribute("href", replayHref(set));
+        e.node.classList.add("replay");
       }
-      setTimeout(() => { e.node.remove(); live.delete(set); document.getElementById("live-empty").hidden = live.size > 0; }, 30000);
+      renderCard(set);
+      setTimeout(() => {
+        if (live.get(set) !== e) return;
+        e.node.remove();
+        live.delete(set);
+        showLiveEmpty();
+        renderFocus(set);
+      }, 30000);
     }
     route();
     return;
   } else {
     const e = live.get(set);
     if (!e) return;
+    if (ev.type === "header") e.time = ev.time;
     if (ev.type === "ready" && ev.bot < 2) e.announced[ev.bot] = ev.name;
-    if (ev.type === "game-start") { e.game = ev.game; e.ply = 0; e.moves = []; e.played = null; e.result = ""; }
-    if (ev.type === "move") { e.ply = ev.ply; e.played = [ev.player, ev.pit]; e.moves.push(String(ev.pit)); }
-    if (ev.type === "game-end") { e.result = "game over: " + ev.reason; e.node.setAttribute("data-game-over", ev.game); }
+    if (ev.type === "game-start") {
+      Object.assign(e, { game: ev.game, ply: 0, moves: [], move: null, over: false, result: "" });
+      e.clocks = e.time && e.time.mode === "clock" ? [e.time.base_ms, e.time.base_ms] : null;
+      e.node.removeAttribute("data-game-over");
+      // The bot that moves first is the player to move in the starting position.
+      if (ev.board && (ev.first === 0 || ev.first === 1)) {
+        e.botOf[ev.board.to_move] = ev.first;
+        e.botOf[1 - ev.board.to_move] = 1 - ev.first;
+      }
+    }
+    if (ev.type === "move") {
+      e.ply = ev.ply + 1;
+      e.move = ev;
+      if (ev.bot === 0 || ev.bot === 1) {
+        e.botOf[ev.player] = ev.bot;
+        e.ms[ev.bot] = ev.ms;
+        if (e.clocks) {
+          const used = Math.max(0, ev.ms - (ev.lag_ms || 0));
+          e.clocks[ev.bot] = Math.max(0, e.clocks[ev.bot] - used) + e.time.increment_ms;
+        }
+      }
+      e.moves.push({ ply: ev.ply, bot: ev.bot, pit: ev.pit, ms: ev.ms });
+      if (e.moves.length > 1000) e.moves.shift();
+    }
+    if (ev.type === "game-end") {
+      e.over = true;
+      e.result = "game over: " + ev.reason;
+      e.node.setAttribute("data-game-over", ev.game);
+    }
     if (ev.board) e.board = ev.board;
   }
   renderCard(set);
 }
 
+// A running set from /api/live: its card, with the current game's events.
+function fromSnapshot(s) {
+  const e = liveCard(s.set, s.bots);
+  e.announced = s.announced;
+  e.time = s.time;
+  for (const ev of s.events) onEvent(ev);
+  e.game = s.game;
+  renderCard(s.set);
+  return e;
+}
+
+// The workers' sets are not streamed: /api/live is read again every 10 s for them, and
+// their cards count their seconds in between. The same read adds the card of a set
+// whose start was not seen (the stream was down a while) and drops the card of a set
+// that ended unseen, once it is 10 s old.
+async function refreshLive() {
+  let snap;
+  try { snap = await api("/api/live"); } catch (e) { return; }
+  showElsewhere(snap.elsewhere || []);
+  for (const s of snap.sets) if (!live.has(s.set)) fromSnapshot(s);
+  const running = new Set(snap.sets.map((s) => s.set));
+  for (const [set, e] of live) {
+    if (e.state === "playing" && !running.has(set) && Date.now() - e.since > 10000) {
+      e.node.remove();
+      live.delete(set);
+      renderFocus(set);
+    }
+  }
+  showLiveEmpty();
+}
+
+// The stream is opened first and its events wait while /api/live is read and drawn:
+// then those the snapshot already holds (a set's events up to its last `t` there) are
+// dropped and the others applied, so that no event falls between the two (a set that
+// ends then would keep its card).
 async function startLive() {
+  const source = new EventSource("/api/live/events");
+  let waiting = [];
+  source.onmessage = (m) => {
+    let ev;
+    try { ev = JSON.parse(m.data); } catch (e) { return; /* not ours */ }
+    if (waiting) waiting.push(ev);
+    else onEvent(ev);
+  };
+  source.addEventListener("lagged", () => { source.close(); for (const e of live.values()) e.node.remove(); live.clear(); startLive(); });
+  // Opened, or failed (refused, or the server gone): the snapshot either way.
+  await new Promise((resolve) => { source.onopen = resolve; source.onerror = resolve; });
+  source.onopen = () => refreshStatus();
+  source.onerror = null;
+  refreshStatus();
+  const shown = new Map(); // set -> the `t` of its last event in the snapshot
   try {
     const snap = await api("/api/live");
     for (const s of snap.sets) {
-      const e = liveCard(s.set, s.bots);
-      e.announced = s.announced;
-      for (const ev of s.events) onEvent(ev);
-      e.game = s.game;
-      renderCard(s.set);
+      fromSnapshot(s);
+      shown.set(s.set, s.events.length ? s.events[s.events.length - 1].t : -Infinity);
     }
-  } catch (e) { /* the stream below still brings the next events */ }
-  const source = new EventSource("/api/live/events");
-  source.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* not ours */ } };
-  source.addEventListener("lagged", () => { source.close(); for (const e of live.values()) e.node.remove(); live.clear(); startLive(); });
-  source.onopen = () => refreshStatus();
+    showElsewhere(snap.elsewhere || []);
+  } catch (e) { /* the stream still brings the next events */ }
+  for (const ev of waiting) {
+    if (!(shown.has(ev.set) && ev.t <= shown.get(ev.set))) onEvent(ev);
+  }
+  waiting = null;
+  liveRead = true;
+  const focus = document.getElementById("live-focus");
+  if (focus) renderFocus(focus.dataset.set);
+  if (!elsewhereTimers) {
+    elsewhereTimers = [
+      setInterval(refreshLive, 10000),
+      setInterval(() => { for (const set of elsewhere.keys()) renderElsewhere(set); }, 1000),
+    ];
+  }
 }
 
 async function refreshStatus() {
   try {
     const s = await api("/api/status");
     document.getElementById("status").textContent =
-      (s.paused ? "paused · " : "") + s.running.length + " running, " + s.sets_done + " sets played, " + s.watchers + " watching";
+      (s.paused ? "paused · " : "") + s.sets_running + " running, " + s.sets_done + " sets played, " + s.watchers + " watching";
   } catch (e) {
     document.getElementById("status").textContent = "the server does not answer";
   }

@@ -34,6 +34,12 @@ pub struct ServeArgs {
     /// skipped for now, not forfeited.
     #[arg(long, value_name = "ADDR:PORT")]
     pub bot_listen: Option<SocketAddr>,
+    /// Keep the logs of this many most recently finished sets; older sets' logs (and
+    /// stderr files, and the logs a PostgreSQL store keeps for them) are deleted as new
+    /// sets finish. Every result stays; their pages say the log was pruned. Default:
+    /// keep every log.
+    #[arg(long, value_name = "N")]
+    pub keep_logs: Option<u64>,
     /// Most HTTP connections open at once (live pages hold one each); more are closed
     /// at once.
     #[arg(long, default_value_t = 1024, value_name = "N")]

@@ -24,6 +24,9 @@ pub struct Series {
     pub band: Vec<(f64, f64)>,
 }
 
+/// Series classes cycle through this many colours (`s0` ... `s9` in `app.css`).
+pub const PALETTE: usize = 10;
+
 /// The chart's frame, in `viewBox` units.
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 240.0;
@@ -130,6 +133,7 @@ pub fn line_chart(series: &[Series], class: &str) -> Option<String> {
         );
     }
     for (i, s) in series.iter().enumerate() {
+        let i = i % PALETTE;
         if s.band.len() == s.points.len() && !s.band.is_empty() {
             let mut d = String::new();
             for (k, (p, b)) in s.points.iter().zip(&s.band).enumerate() {

@@ -144,10 +144,30 @@ pub async fn open_log(path: &Path) -> io::Result<OpenLog> {
     })
 }
 
+impl OpenLog {
+    /// Whether the file is gzip (a finished set's compressed log), by its first two
+    /// bytes, read without moving the handle.
+    pub async fn is_gzip(&self) -> bool {
+        let Ok(std) = self.file.try_clone().await.map(|f| f.try_into_std()) else {
+            return false;
+        };
+        let Ok(std) = std else { return false };
+        tokio::task::spawn_blocking(move || {
+            use std::os::unix::fs::FileExt;
+            let mut head = [0u8; 2];
+            std.read_exact_at(&mut head, 0).is_ok() && referee::is_gzip(&head)
+        })
+        .await
+        .unwrap_or(false)
+    }
+}
+
 /// The headers of a download named `name`: its type and `Content-Disposition`.
 fn attachment_headers(name: &str) -> [(header::HeaderName, String); 2] {
     let kind = if name.ends_with(".jsonl") {
         "application/jsonl; charset=utf-8"
+    } else if name.ends_with(".gz") {
+        "application/gzip"
     } else {
         "text/plain; charset=utf-8"
     };
@@ -181,6 +201,28 @@ pub fn file_download(name: &str, log: OpenLog, ticket: Ticket) -> Response {
 /// is sent (its length is known only once unpacked: no `Content-Length`, chunked).
 pub fn packed_download(name: &str, log: league::PackedLog, ticket: Ticket) -> Response {
     let chunks = futures_util::stream::iter(Unpacking::new(log.into_reader()));
+    (
+        attachment_headers(name),
+        Body::from_stream(Bounded::new(chunks.boxed(), ticket)),
+    )
+        .into_response()
+}
+
+/// The download of a compressed log file as its text, named `name`, unpacked chunk by
+/// chunk as it is sent (on the blocking threads: the file is read as it is unpacked).
+pub async fn unpacked_download(name: &str, log: OpenLog, ticket: Ticket) -> Response {
+    let file = log.file.into_std().await;
+    let reader = flate2::read::MultiGzDecoder::new(io::BufReader::new(file.take(log.len)));
+    let chunks = futures_util::stream::unfold(Some(Unpacking::new(reader)), |state| async move {
+        let mut unpacking = state?;
+        let (chunk, unpacking) = tokio::task::spawn_blocking(move || {
+            let chunk = unpacking.next();
+            (chunk, unpacking)
+        })
+        .await
+        .ok()?;
+        chunk.map(|c| (c, Some(unpacking)))
+    });
     (
         attachment_headers(name),
         Body::from_stream(Bounded::new(chunks.boxed(), ticket)),

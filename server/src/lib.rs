@@ -25,6 +25,7 @@ mod args;
 pub mod capacity;
 pub mod charts;
 pub mod download;
+pub mod html;
 pub mod http;
 pub mod live;
 pub mod pages;
@@ -183,6 +184,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let stopped = runtime.block_on(async move {
         // From here on the store is the runner's, on a thread of its own.
         let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet).await?;
+        runner.keep_logs = args.keep_logs;
         let sync = runner.sync_bots().await?;
         league::announce_sync(&sync, &args.file, &mut |line| say(line));
         let snapshot = runner.snapshot().await?;

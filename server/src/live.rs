@@ -1,4 +1,6 @@
 //! Live games: every record of every running set, fanned out to the watchers.
+//! Records with a position carry its `board` (pits, width, side to move, sowing), which
+//! the dashboard draws with the viewer's `HusBoard`.
 //!
 //! Each running set has a [`LiveTap`], the extra sink `league::play_claimed` hands every
 //! record to after the log has it, on the set's own thread (`league::SetPool`). The tap
@@ -34,6 +36,9 @@ pub struct LiveSet {
     pub announced: [Option<String>; 2],
     /// The game being played (0 before the first).
     pub game: u32,
+    /// The time control, as the header has it (`null` until the header is written):
+    /// with a clock, a page computes the clocks from it and the moves' times.
+    pub time: Option<Value>,
     /// The events of the current game so far, from its `game-start`.
     pub events: Vec<Value>,
 }
@@ -45,6 +50,7 @@ struct Running {
     bots: [String; 2],
     announced: [Option<String>; 2],
     game: u32,
+    time: Option<Value>,
     records: Vec<(Record, f64)>,
 }
 
@@ -88,13 +94,20 @@ pub fn unix_ms() -> f64 {
 }
 
 /// The pits of a position in notation, as two arrays in sowing order (player 0's,
-/// player 1's), with the side to move; `null` if the text is not a position.
+/// player 1's), with the width, the side to move and the sowing direction of its
+/// rules (how the dashboard's board lays the pits out); `null` if the text is not a
+/// position. Any width the rules allow (an `AnyPosition`).
 fn board(position: &str) -> Value {
-    match engine::Position::from_str(position) {
+    use engine::Board as _;
+    match engine::AnyPosition::from_str(position) {
         Ok(p) => json!({
             "pits": [p.pits(engine::Player::Zero), p.pits(engine::Player::One)],
             "width": p.width(),
             "to_move": p.to_move().index(),
+            "sowing": match p.rules().preset().sowing() {
+                engine::Sowing::Clockwise => "clockwise",
+                engine::Sowing::Anticlockwise => "anticlockwise",
+            },
         }),
         Err(_) => Value::Null,
     }
@@ -137,6 +150,7 @@ impl Hub {
                 bots: r.bots,
                 announced: r.announced,
                 game: r.game,
+                time: r.time,
             })
             .collect()
     }
@@ -163,6 +177,7 @@ impl Hub {
                     bots,
                     announced: [None, None],
                     game: 0,
+                    time: None,
                     records: Vec::new(),
                 },
             )
@@ -191,6 +206,7 @@ impl Hub {
                 return;
             };
             match record {
+                Record::Header(h) => live.time = serde_json::to_value(h.time).ok(),
                 Record::Ready(r) => live.announced[r.bot.index()] = r.name.clone(),
                 Record::GameStart(g) => {
                     live.game = g.game;
@@ -241,6 +257,20 @@ mod tests {
             )
             .expect("a game-start record")
         };
+        // The header's time control is kept for pages that open later.
+        assert_eq!(hub.snapshot()[0].time, None);
+        let clock =
+            json!({"mode": "clock", "base_ms": 60000, "increment_ms": 1000, "ready_ms": 10000});
+        let header: Record = serde_json::from_value(json!({
+            "type": "header", "log_version": 1, "referee": "hus 0.1.0",
+            "rules": {"preset": "hus", "width": 8}, "time": clock, "seed": 1, "games": 2,
+            "early_stop": false, "started": "2026-11-29T23:43:10Z", "line_limit": 65536,
+            "bots": [{"command": "a", "name": null, "stderr": "a.stderr"},
+                     {"command": "b", "name": null, "stderr": "b.stderr"}],
+        }))
+        .expect("a header record");
+        hub.record("s", &header);
+        assert_eq!(hub.snapshot()[0].time, Some(clock));
         // No stream open: the record is kept, and made an event when a page asks.
         hub.record("s", &game_start(1));
         let live = hub.snapshot();
@@ -277,6 +307,25 @@ mod tests {
         let b = board(&start.to_string());
         assert_eq!(b["width"], 8);
         assert_eq!(b["pits"][0].as_array().map(Vec::len), Some(16));
+        assert_eq!(
+            (&b["to_move"], &b["sowing"]),
+            (&json!(0), &json!("clockwise"))
+        );
+        let world = engine::Position::start(
+            engine::Rules::new(engine::Preset::MancalaWorld, 8).expect("rules"),
+        );
+        assert_eq!(board(&world.to_string())["sowing"], "anticlockwise");
+        // The widest board too (not an engine::Position: a WidePosition).
+        let wide = engine::AnyPosition::start(
+            engine::Rules::new(engine::Preset::Hus, engine::MAX_WIDTH).expect("rules"),
+        );
+        assert!(matches!(wide, engine::AnyPosition::Wide(_)));
+        let b = board(&wide.to_string());
+        assert_eq!(b["width"], engine::MAX_WIDTH);
+        assert_eq!(
+            b["pits"][1].as_array().map(Vec::len),
+            Some(2 * engine::MAX_WIDTH)
+        );
         assert_eq!(board("not a position"), Value::Null);
     }
 }

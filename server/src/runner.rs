@@ -88,6 +88,8 @@ pub struct Runner {
     pub rounds: BTreeMap<Pair, u32>,
     /// Quiet: no progress lines on stderr.
     pub quiet: bool,
+    /// Logs kept (`--keep-logs`): those of the most recent finished sets; `None`: all.
+    pub keep_logs: Option<u64>,
     /// The remote bots' registry (when the bot port is open): a remote bot plays only
     /// while it has a connection waiting.
     pub registry: Option<Arc<remote::Registry>>,
@@ -146,6 +148,7 @@ impl Runner {
             recent,
             rounds,
             quiet,
+            keep_logs: None,
             registry: None,
             held: HashMap::new(),
             retry: Vec::new(),
@@ -250,7 +253,44 @@ impl Runner {
             *r = (*r).max(set.key.round);
             add(&mut self.tally, &mut self.recent, number, set);
         }
+        if any {
+            self.prune().await?;
+        }
         Ok(any)
+    }
+
+    /// With `--keep-logs N`: deletes the logs of the finished sets older than the last
+    /// N (the store marks them pruned first; a crash between leaves files `hus prune`
+    /// does not find again, never a result without its mark).
+    async fn prune(&mut self) -> league::Result<()> {
+        let Some(keep) = self.keep_logs else {
+            return Ok(());
+        };
+        let up_to = self.seen.saturating_sub(keep);
+        if up_to == 0 {
+            return Ok(());
+        }
+        let logs = self.store.call(move |s| s.prune_logs(up_to)).await?;
+        if logs.is_empty() {
+            return Ok(());
+        }
+        let dir = self.dir.join(league::LOGS_DIR);
+        tokio::task::spawn_blocking(move || {
+            for log in &logs {
+                league::delete_set_files(&dir, log);
+            }
+        })
+        .await
+        .map_err(|e| league::Error::Runtime(format!("cannot delete pruned logs: {e}")))?;
+        // The latest sets the pages hold: a pruned one says so.
+        for view in self.recent.iter_mut().take_while(|v| v.number <= up_to) {
+            if !view.pruned {
+                let mut pruned = (**view).clone();
+                pruned.pruned = true;
+                *view = Arc::new(pruned);
+            }
+        }
+        Ok(())
     }
 
     /// The snapshot of now: the standings from the tally (what is read from the store

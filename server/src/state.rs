@@ -55,6 +55,9 @@ pub struct SetView {
     /// Its number in the order results were recorded (1 for the first set finished):
     /// a list's next page is `before` the last one's.
     pub number: u64,
+    /// Its log was deleted by the retention rule (`--keep-logs`, `hus prune`); its
+    /// result stays.
+    pub pruned: bool,
     /// The pair's round.
     pub round: u32,
     /// Bots A and B.
@@ -89,6 +92,7 @@ impl SetView {
         SetView {
             set: f.key.stem(),
             number,
+            pruned: f.pruned,
             round: f.key.round,
             seed: f.seed,
             seed_str: f.seed.to_string(),

@@ -109,7 +109,53 @@ impl Drop for LogDir {
     }
 }
 
-/// Runs `hus replay` on every `*.jsonl` under `dir` (recursively); an error names the
+/// The body of an HTTP/1.1 answer sent in chunks (`Transfer-Encoding: chunked`), put
+/// back together; it stops at the last chunk or at anything that is not a chunk.
+pub fn dechunk_bytes(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size = String::from_utf8_lossy(&body[..end]);
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        let rest = &body[end + 2..];
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.extend_from_slice(&rest[..n]);
+        body = rest[n..].strip_prefix(b"\r\n").unwrap_or(&rest[n..]);
+    }
+    out
+}
+
+/// A log's name: `*.jsonl`, or a finished set's compressed log `*.jsonl.gz`.
+fn is_log_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")
+}
+
+/// A league's set log as text, whether kept plain (`logs/STEM.jsonl`) or compressed
+/// once finished (`logs/STEM.jsonl.gz`): `plain` is the plain name.
+pub fn read_set_log(plain: &Path) -> String {
+    use std::io::Read;
+    let gz = referee::gzip_path(plain);
+    let path = if !plain.exists() && gz.exists() {
+        gz
+    } else {
+        plain.to_path_buf()
+    };
+    let mut text = String::new();
+    referee::open_log(&path)
+        .and_then(|mut r| r.read_to_string(&mut text))
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    text
+}
+
+/// Runs `hus replay` on every `*.jsonl` (and `*.jsonl.gz`) under `dir` (recursively);
+/// an error names the
 /// first log whose status is not in `allowed`, or whose replay warned, with what
 /// replay said. Returns how many logs were checked.
 pub fn replay_all(dir: &Path, allowed: &[i32]) -> Result<usize, String> {
@@ -134,7 +180,7 @@ fn replay_all_but(
             let path = e.path();
             match e.file_type() {
                 Ok(t) if t.is_dir() => dirs.push(path),
-                Ok(t) if t.is_file() && path.extension().is_some_and(|x| x == "jsonl") => {
+                Ok(t) if t.is_file() && is_log_name(&path) => {
                     let empty = std::fs::metadata(&path).is_ok_and(|m| m.len() == 0);
                     if !(broken.contains(&path) || empty_ok && empty) {
                         logs.push(path)
@@ -222,9 +268,10 @@ pub fn play_env(a: &str, b: &str, extra: &[&str], env: &[(&str, String)]) -> Pla
     }
 }
 
+/// A log's records; a set's log is read compressed (`STEM.jsonl.gz`) when the plain
+/// `path` is not there (a league compresses a finished set's log).
 pub fn read_log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .expect("log readable")
+    read_set_log(path)
         .lines()
         .map(|l| serde_json::from_str(l).expect("each log line is JSON"))
         .collect()

@@ -98,6 +98,12 @@ fn comparable(mut v: Value) -> Value {
     v
 }
 
+/// How many logs `dir/logs` holds: finished sets' (compressed), running or interrupted
+/// ones' (plain).
+fn all_logs(dir: &Path) -> usize {
+    logs(dir, ".jsonl").len() + logs(dir, ".jsonl.gz").len()
+}
+
 /// The logs in `dir/logs` whose names end with `suffix`, sorted.
 fn logs(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir.join("logs"))
@@ -110,8 +116,9 @@ fn logs(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     found
 }
 
+/// The finished sets' logs: compressed once the set is finished (`STEM.jsonl.gz`).
 fn complete_logs(dir: &Path) -> Vec<PathBuf> {
-    logs(dir, ".jsonl")
+    logs(dir, ".jsonl.gz")
         .into_iter()
         .filter(|p| !p.to_string_lossy().contains(".partial-"))
         .collect()
@@ -140,12 +147,13 @@ fn check_logs_against_standings(dir: &Path, s: &Value, sets: usize, games_per_se
         let end = records.last().expect("records");
         assert_eq!(end["type"], "set-end", "{}", log.display());
         assert_eq!(end["games_played"].as_u64(), Some(games_per_set));
-        // r1-A-vs-B.jsonl: the seats' names are in the file name.
-        let stem = log
-            .file_stem()
-            .expect("stem")
+        // r1-A-vs-B.jsonl.gz: the seats' names are in the file name.
+        let name = log
+            .file_name()
+            .expect("name")
             .to_string_lossy()
             .into_owned();
+        let stem = name.trim_end_matches(".jsonl.gz").to_string();
         let (_, pair) = stem.split_once('-').expect("round prefix");
         let (a, b) = pair.split_once("-vs-").expect("A-vs-B");
         *points.entry(a.to_string()).or_default() += end["points"][0].as_u64().expect("points");
@@ -348,7 +356,7 @@ fn a_league_killed_with_sigkill_resumes_to_the_same_standings() {
         .expect("running");
     let done_before = killed["progress"]["sets_done"].as_u64().expect("done");
     assert!(running >= 1 && done_before >= 2, "{}", killed["progress"]);
-    let logs_before = logs(&dir, ".jsonl").len() as u64;
+    let logs_before = all_logs(&dir) as u64;
     // A log per finished set and per running set that has begun its log.
     assert!(
         (done_before + 1..=done_before + running).contains(&logs_before),
@@ -381,12 +389,12 @@ fn a_league_killed_with_sigkill_resumes_to_the_same_standings() {
         check_partial(log, Some(3));
         let stem = log.to_string_lossy().replace(".partial-1.jsonl", "");
         assert!(
-            PathBuf::from(format!("{stem}.jsonl")).exists(),
+            PathBuf::from(format!("{stem}.jsonl.gz")).exists(),
             "{stem} played again"
         );
         assert!(PathBuf::from(format!("{stem}.partial-1.a.stderr")).exists());
     }
-    assert_eq!(logs(&dir, ".jsonl").len(), 6 + partial.len());
+    assert_eq!(all_logs(&dir), 6 + partial.len());
 }
 
 #[test]
@@ -438,7 +446,7 @@ fn a_league_stopped_with_sigterm_resumes_to_the_same_standings() {
     let s = standings(&dir);
     check_logs_against_standings(&dir, &s, 6, 3);
     assert_eq!(&comparable(s), expected);
-    assert_eq!(logs(&dir, ".jsonl").len(), 6 + partial.len());
+    assert_eq!(all_logs(&dir), 6 + partial.len());
 }
 
 #[test]
@@ -507,7 +515,11 @@ fn a_bot_added_gets_its_sets_and_a_bot_removed_keeps_its_results() {
         .collect();
     assert_eq!(
         new_logs,
-        ["r1-a-vs-d.jsonl", "r1-b-vs-d.jsonl", "r1-c-vs-d.jsonl"]
+        [
+            "r1-a-vs-d.jsonl.gz",
+            "r1-b-vs-d.jsonl.gz",
+            "r1-c-vs-d.jsonl.gz"
+        ]
     );
     // The sets of a, b, c kept their results.
     let figures = |s: &Value, name: &str| -> Value {
@@ -830,10 +842,10 @@ fn a_gauntlet_plays_its_challengers_against_the_others_only() {
     assert_eq!(
         names,
         [
-            "r1-new-vs-base.jsonl",
-            "r1-new-vs-old.jsonl",
-            "r2-base-vs-new.jsonl",
-            "r2-old-vs-new.jsonl"
+            "r1-new-vs-base.jsonl.gz",
+            "r1-new-vs-old.jsonl.gz",
+            "r2-base-vs-new.jsonl.gz",
+            "r2-old-vs-new.jsonl.gz"
         ]
     );
     // Quiet bots: a finished set keeps its log alone, no empty stderr file beside it.
@@ -1345,5 +1357,86 @@ exit $status
         store_sets(&dir),
         [(1, 1, "a".into(), "b".into(), "done".into(), 2)]
     );
-    assert_eq!(complete_logs(&dir), [dir.join("logs/r1-a-vs-b.jsonl")]);
+    assert_eq!(complete_logs(&dir), [dir.join("logs/r1-a-vs-b.jsonl.gz")]);
+}
+
+/// `hus prune DIR --keep-logs N` deletes the logs of all but the N latest finished
+/// sets and changes no result; it is refused while the directory is in use.
+#[test]
+fn prune_deletes_old_logs_and_keeps_every_result() {
+    let tmp = LogDir::new();
+    let bots = [
+        ("a", hus_random(1)),
+        ("b", hus_random(2)),
+        ("c", hus_random(3)),
+    ];
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 2\nrounds = 2\nmove_time = \"5s\"\nconcurrency = 1",
+            &bots,
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let before = standings(&dir);
+    let logs_before = complete_logs(&dir);
+    assert_eq!(logs_before.len(), 6);
+    // The order the sets finished in (one at a time: the order of their ids).
+    let numbered: Vec<String> = store_sets(&dir)
+        .into_iter()
+        .map(|(_, round, a, b, _, _)| format!("r{round}-{a}-vs-{b}"))
+        .collect();
+    assert_eq!(numbered.len(), 6);
+    // In use: refused, nothing deleted.
+    {
+        let _held = league::DirLock::acquire(&dir).expect("the lock");
+        let out = hus(&["prune", &dir.display().to_string(), "--keep-logs", "2"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("is in use by another hus league"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(complete_logs(&dir), logs_before);
+    }
+    let out = hus(&["prune", &dir.display().to_string(), "--keep-logs", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.starts_with("hus prune: 4 of 6 finished sets had their logs deleted now (4 files, "),
+        "{said}"
+    );
+    assert!(
+        said.trim_end()
+            .ends_with("the logs of the last 2 are kept; every result stays"),
+        "{said}"
+    );
+    assert_eq!(standings(&dir), before);
+    // Which logs: those of the last two sets to finish.
+    let kept: Vec<String> = complete_logs(&dir)
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .expect("name")
+                .to_string_lossy()
+                .trim_end_matches(".jsonl.gz")
+                .to_string()
+        })
+        .collect();
+    let mut latest = numbered[4..].to_vec();
+    latest.sort();
+    assert_eq!(kept, latest);
+    // Again: nothing more to delete.
+    let out = hus(&["prune", &dir.display().to_string(), "--keep-logs", "2"]);
+    assert!(
+        text(&out.stdout).starts_with("hus prune: 0 of 6 finished sets"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A league that continues keeps its results.
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(standings(&dir)["games_played"], before["games_played"]);
 }

@@ -196,6 +196,73 @@ fn logs_of_real_sets_verify() {
     }
 }
 
+/// A log compressed as a league keeps it replays exactly as the plain one: the same
+/// output, status and game views; a cut or damaged gzip file is refused with a clear
+/// error, never a panic.
+#[test]
+fn a_compressed_log_replays_as_the_plain_one() {
+    let p = play(
+        &greedy_bot(),
+        &random_bot(),
+        &["--seed", "12", "--games", "2"],
+    );
+    let copy = p.log.with_file_name("copy.jsonl");
+    std::fs::copy(&p.log, &copy).expect("copy");
+    let gz = referee::compress_log(&copy).expect("compress");
+    assert!(referee::is_gzip(&std::fs::read(&gz).expect("bytes")));
+    for args in [
+        vec![],
+        vec!["--game", "2"],
+        vec!["--game", "1", "--ply", "3"],
+        vec!["--follow"],
+    ] {
+        let mut plain = vec![path_str(&p.log)];
+        plain.extend_from_slice(&args);
+        let mut packed = vec![path_str(&gz)];
+        packed.extend_from_slice(&args);
+        let (code, out, err) = replay(&plain);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        // The same words, but for the file's name where it is said.
+        let (c, o, e) = replay(&packed);
+        let named = |t: String| t.replace(path_str(&gz), path_str(&p.log));
+        assert_eq!((c, named(o), named(e)), (code, out, err), "{args:?}");
+    }
+    // The viewer page of each: the same but for the file's name.
+    let html = |log: &Path, page: &str| {
+        let page = log.with_file_name(page);
+        let (code, _, err) = replay(&[path_str(log), "--html", path_str(&page)]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(&page).expect("page")
+    };
+    let plain_page = html(&p.log, "plain.html");
+    let name = p
+        .log
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let packed_page = html(&gz, "packed.html").replace("copy.jsonl.gz", &name);
+    assert!(plain_page == packed_page, "the viewer pages differ");
+    // Cut in the middle, or a byte of its checksum changed.
+    let bytes = std::fs::read(&gz).expect("bytes");
+    let cut = gz.with_file_name("cut.jsonl.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).expect("write");
+    let (code, _, err) = replay(&[path_str(&cut)]);
+    assert_ne!(code, 0);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("cut.jsonl.gz"), "{err}");
+    std::fs::remove_file(&cut).expect("remove");
+    let mut bad = bytes.clone();
+    let at = bad.len() - 6;
+    bad[at] ^= 0xff;
+    let damaged = gz.with_file_name("bad.jsonl.gz");
+    std::fs::write(&damaged, &bad).expect("write");
+    let (code, _, err) = replay(&[path_str(&damaged)]);
+    assert_ne!(code, 0);
+    assert!(!err.contains("panicked"), "{err}");
+    std::fs::remove_file(&damaged).expect("remove");
+}
+
 #[test]
 fn logs_with_faults_and_restarts_verify() {
     // A faults in every game (each restart brings a new process that faults again).

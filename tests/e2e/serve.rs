@@ -201,19 +201,8 @@ fn exchange(mut stream: TcpStream, head: &str, body: &[u8]) -> (u16, String, Str
     (status, head.to_string(), body)
 }
 
-fn dechunk(mut text: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = text.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        text = rest[n..].trim_start_matches("\r\n");
-    }
-    out
+fn dechunk(text: &str) -> String {
+    String::from_utf8_lossy(&dechunk_bytes(text.as_bytes())).into_owned()
 }
 
 /// A league file in `dir`: `head` (top-level keys), then one bot per (name, command).
@@ -522,7 +511,7 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
         .as_str()
         .expect("set")
         .to_string();
-    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl"));
+    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl.gz"));
     assert_eq!(status, 200, "{body}");
 
     // A body over 16 KiB, a head over 16 KiB.
@@ -716,7 +705,9 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         return;
     }
     let tmp = LogDir::new();
-    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    let head = HEAD
+        .replace("concurrency = 2", "concurrency = 1")
+        .replace("move_time = \"10s\"", "clock = \"60s+1s\"");
     let evil = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2><b>bold</b>";
     let paced = format!(
         "python3 {} 5 100 '{evil}'",
@@ -750,16 +741,127 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         r["replay"]["moves"].as_u64().unwrap_or(0) >= plies.len() as u64,
         "{r}"
     );
-    let log = std::fs::read_to_string(
-        dir.join("logs")
+    let log = read_set_log(
+        &dir.join("logs")
             .join(format!("{}.jsonl", r["set"].as_str().expect("set"))),
-    )
-    .expect("the set's log");
+    );
     let moves = log
         .lines()
         .filter(|l| l.contains("\"type\":\"move\""))
         .count() as u64;
     assert_eq!(r["replay"]["moves"].as_u64(), Some(moves), "{r}");
+    // The card: the league's names of the bots, a link to the set's live view (which
+    // Enter on the focused card opened, with the large board), then to its replay.
+    let set = r["set"].as_str().expect("set");
+    let listed = server.json(&format!("/api/sets/{set}"));
+    assert_eq!(r["bots"], listed["bots"], "{r}");
+    let origin = format!("http://{}", server.addr);
+    assert_eq!(r["live_href"], format!("{origin}/#/live/{set}"), "{r}");
+    assert_eq!(
+        r["replay_link"],
+        format!("{origin}/sets/{set}/replay"),
+        "{r}"
+    );
+    assert_eq!(
+        r["focus"],
+        serde_json::json!({"hash": format!("#/live/{set}"), "set": set, "title": set, "pits": 32}),
+        "{r}"
+    );
+    // Its board, drawn by HusBoard and captured twice: each time the position the log
+    // has at the game and ply the card showed (2 x 16 pits, 48 seeds), and not the same;
+    // with them the clocks it showed, each 60 s less the bot's time in the game's moves
+    // so far (`ms` less `lag_ms`), plus 1 s a move, as the referee counts them.
+    let boards = r["boards"].as_array().expect("boards");
+    assert_eq!(boards.len(), 2, "{r}");
+    assert_ne!(boards[0]["pits"], boards[1]["pits"], "{r}");
+    for b in boards {
+        let (game, ply) = (b["game"].as_u64(), b["ply"].as_u64().expect("ply"));
+        let record = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a record"))
+            .find(|rec| {
+                rec["game"].as_u64() == game
+                    && match ply.checked_sub(1) {
+                        // The card's ply counts the moves played: 0 at the game's start.
+                        None => rec["type"] == "game-start",
+                        Some(last) => rec["type"] == "move" && rec["ply"].as_u64() == Some(last),
+                    }
+            })
+            .expect("the record of the position the card showed");
+        let position: engine::Position = record["position"]
+            .as_str()
+            .expect("position")
+            .parse()
+            .expect("a position");
+        let pits = [engine::Player::Zero, engine::Player::One].map(|p| position.pits(p));
+        assert_eq!(b["pits"], serde_json::json!(pits), "{r}");
+        assert_eq!(
+            pits.iter().flatten().map(|&n| u32::from(n)).sum::<u32>(),
+            48
+        );
+        assert!(pits.iter().all(|p| p.len() == 16));
+        let mut clocks = [60_000.0f64; 2];
+        for rec in log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a record"))
+        {
+            if rec["type"] == "move"
+                && rec["game"].as_u64() == game
+                && rec["ply"].as_u64().is_some_and(|p| p < ply)
+            {
+                let bot = rec["bot"].as_u64().expect("bot") as usize;
+                let ms = rec["ms"].as_f64().expect("ms");
+                let used = (ms - rec["lag_ms"].as_f64().unwrap_or(0.0)).max(0.0);
+                clocks[bot] = (clocks[bot] - used).max(0.0) + 1000.0;
+            }
+        }
+        let shown: Vec<f64> = b["clocks"]
+            .as_array()
+            .expect("clocks")
+            .iter()
+            .filter_map(Value::as_f64)
+            .collect();
+        assert_eq!(shown.len(), 2, "{r}");
+        assert!(
+            shown.iter().zip(clocks).all(|(s, c)| (s - c).abs() < 1e-6),
+            "{shown:?} {clocks:?}"
+        );
+    }
+    // The dashboard's files, board.js included (the viewer's own, served as it is),
+    // under the same unchanged policy.
+    for (path, body) in [
+        ("/", None),
+        ("/app.js", None),
+        (
+            "/board.js",
+            Some(
+                std::fs::read_to_string(root().join("referee/src/replay/board.js"))
+                    .expect("board.js"),
+            ),
+        ),
+    ] {
+        let (status, head, served) = request(server.addr, "GET", path, &[], b"");
+        assert_eq!(status, 200, "{path}");
+        let csp = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .starts_with("content-security-policy:")
+                    .then(|| l.split_once(':').map(|(_, v)| v.trim().to_string()))
+            })
+            .flatten();
+        assert_eq!(
+            csp.as_deref(),
+            Some(
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            ),
+            "{path}"
+        );
+        if let Some(body) = body {
+            assert_eq!(served, body, "{path}");
+        }
+    }
     // The seed, digit for digit, on the set's page and in its replay: the log's. A
     // set's seed has 63 bits; read as a JavaScript number it would lose the last few.
     let header = log.lines().next().expect("a header");
@@ -1233,9 +1335,8 @@ fn serve_with_a_postgres_store_shows_what_a_worker_played() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let file_log =
-        std::fs::read(dir.join("logs").join(format!("{stem}.jsonl"))).expect("the server's log");
-    assert_eq!(out.stdout, file_log);
+    let file_log = read_set_log(&dir.join("logs").join(format!("{stem}.jsonl")));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), file_log);
 }
 
 /// Whether `/api/status` lists an outage of the store among its problems.
@@ -1421,7 +1522,7 @@ exit $status
             assert_eq!(set.4, "done", "{sets:?}");
         }
     }
-    assert!(kept.join("r1-a-vs-b.jsonl").is_file());
+    assert!(kept.join("r1-a-vs-b.jsonl.gz").is_file());
     assert!(!kept.join("filler").exists());
 }
 
@@ -1712,11 +1813,13 @@ fn assert_same_bots(one: &Value, other: &Value) {
 }
 
 /// With a PostgreSQL store and a server that plays nothing itself, a worker's running
-/// set is among the live games (`/api/live`'s `elsewhere`, with the worker's name) and
-/// counted as running in the standings' progress, which is the store's, as `hus
-/// standings --store` prints it.
+/// set is among the live games (`/api/live`'s `elsewhere`, with the worker's name; on
+/// the dashboard a card without a board, the worker's name as text) and counted as
+/// running in the standings' progress, which is the store's, as `hus standings
+/// --store` prints it.
 #[test]
 fn serve_lists_a_workers_running_set_among_the_live_games() {
+    const NAME: &str = "w9<b>bold</b><img src=x onerror=window.pwned=4>";
     let tmp = LogDir::new();
     let paced = |seed: u32| {
         format!(
@@ -1724,8 +1827,17 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
             root().join("tests/bots/paced.py").display()
         )
     };
-    let bots = [("a", paced(1)), ("b", paced(2))];
-    let file = league_file(tmp.path(), HEAD, &bots);
+    // Bot a starts once the test has looked at the running set (the gate file exists):
+    // the set is running, whatever the time the browser takes.
+    let gate = tmp.path().join("gate");
+    let gated = format!(
+        "sh -c 'while [ ! -e {} ]; do sleep 0.02; done; exec {}'",
+        gate.display(),
+        paced(1)
+    );
+    let bots = [("a", gated), ("b", paced(2))];
+    let head = HEAD.replace("ready_time = \"30s\"", "ready_time = \"600s\"");
+    let file = league_file(tmp.path(), &head, &bots);
     let dir = tmp.path().join("league");
     let pg = crate::pg::Postgres::start();
     let url = pg.fresh_db();
@@ -1748,7 +1860,7 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
             "--store",
             &url,
             "--name",
-            "w9",
+            NAME,
             "--until-done",
             "--quiet",
         ])
@@ -1770,8 +1882,38 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
     let set = &live["elsewhere"][0];
     assert_eq!(set["set"], "r1-a-vs-b", "{live}");
     assert_eq!(set["bots"], serde_json::json!(["a", "b"]), "{live}");
-    assert_eq!(set["worker"], "w9", "{live}");
+    assert_eq!(set["worker"], NAME, "{live}");
     assert!(set["for_s"].as_f64().is_some_and(|s| s >= 0.0), "{live}");
+    // The status counts it as running (bot a waits for the gate: the set cannot end
+    // before the snapshot, read again every second, has it).
+    server.wait_for("the worker's set counted", Duration::from_secs(60), |s| {
+        s["sets_running"] == 1
+    });
+    // The dashboard, in Chromium: the set is a card of the live games (its bots, the set,
+    // the worker), the worker's name text; "no set is being played" is hidden.
+    if crate::replay::browser() {
+        let r = browser_report(
+            "serve_workers_browser.js",
+            &[&format!("http://{}/", server.addr), ".live-set.elsewhere"],
+        );
+        let rows = r["rows"].as_array().expect("rows");
+        assert_eq!(rows.len(), 1, "{r}");
+        assert_eq!(rows[0][0], "a vs b", "{r}");
+        assert_eq!(rows[0][1], "r1-a-vs-b", "{r}");
+        let said = rows[0][2].as_str().expect("text");
+        let seconds = said
+            .strip_prefix(&format!("played by worker {NAME} for "))
+            .and_then(|s| s.strip_suffix(" s"))
+            .and_then(|s| s.parse::<u64>().ok());
+        assert!(seconds.is_some(), "{r}");
+        assert_eq!(r["live_empty_hidden"], true, "{r}");
+        assert_eq!(
+            (&r["bold"], &r["images"], &r["pwned"]),
+            (&Value::from(0), &Value::from(0), &Value::Null),
+            "{r}"
+        );
+    }
+    std::fs::write(&gate, "").expect("open the gate");
     let status = worker.wait().expect("worker ends");
     assert!(status.success());
     let s = server.wait_for("the worker's set", Duration::from_secs(120), |s| {
@@ -1843,6 +1985,370 @@ fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
     assert_eq!(listed["number"], first["number"]);
     let good = server.json("/api/bots/good");
     assert_eq!(good["faulted"], serde_json::json!([]), "{good}");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
+
+/// `hus serve --keep-logs 2` deletes the logs of all but the two latest finished sets
+/// as sets finish; their results stay, the API says which logs were pruned, and their
+/// log and replay answer 410.
+#[test]
+fn serve_keeps_the_logs_it_is_told_to_and_every_result() {
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &["--keep-logs", "2"]);
+    server.wait_for("six finished sets", Duration::from_secs(300), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 6
+    });
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/pause",
+        &[("Authorization", auth.as_str())],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    let status = server.wait_for("the running sets' end", Duration::from_secs(300), |s| {
+        s["running"].as_array().is_some_and(|r| r.is_empty())
+    });
+    let done = status["sets_done"].as_u64().expect("sets_done");
+    let list = server.json("/api/sets?limit=500")["sets"]
+        .as_array()
+        .expect("sets")
+        .clone();
+    assert_eq!(list.len() as u64, done);
+    for set in &list {
+        let number = set["number"].as_u64().expect("number");
+        let name = set["set"].as_str().expect("set");
+        let pruned = number + 2 <= done;
+        assert_eq!(set["pruned"], pruned, "{set}");
+        let file = dir.join("logs").join(format!("{name}.jsonl.gz"));
+        assert_eq!(file.exists(), !pruned, "{}", file.display());
+        // The set itself says so, from the store too.
+        assert_eq!(server.json(&format!("/api/sets/{name}"))["pruned"], pruned);
+        let (code, body) = server.get(&format!("/api/sets/{name}/log"));
+        if pruned {
+            assert_eq!(code, 410, "{body}");
+            assert!(body.contains("was pruned"), "{body}");
+            assert_eq!(server.get(&format!("/sets/{name}/replay")).0, 410);
+        } else {
+            assert_eq!(code, 200, "{body}");
+        }
+    }
+    let served = server.json("/api/standings");
+    assert_eq!(served["games_played"].as_u64(), Some(done * 2));
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    let out = hus(&["standings", &dir.display().to_string(), "--format", "json"]);
+    let read: Value = serde_json::from_slice(&out.stdout).expect("standings json");
+    assert_same_bots(&read, &served);
+}
+
+/// The pages rendered on the server, in Chromium with scripts disabled: the standings
+/// page holds the bots, ranks and points of `/api/standings` exactly, and the
+/// cross-table every pair's score in rating order, a cell per pair of bots, each
+/// linking to the pair's sets (the bot page filtered, whose sets are
+/// `/api/sets?bot=A&vs=B`'s); a bot's command and stderr, bot-supplied, are text; the
+/// pages come with the same content policy. The server is paused first, so that the
+/// page and the API are read at the same state.
+#[test]
+fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
+    const ODD: &str = "<script>window.pwned=1</script><b>\"odd\" 'q'</b>";
+    let tmp = LogDir::new();
+    let bad = format!(
+        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage\"",
+        root().join("tests/bots/misbehave.py").display()
+    );
+    // The extra argument is sh's $0: only shown, never run.
+    let odd = format!("sh -c 'exec {} random-bot --seed 3' '{ODD}'", hus_bin());
+    let bots = [("good", instant(1)), ("bad", bad), ("odd", odd)];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    // Every pair played, then paused until nothing runs.
+    server.wait_for("six sets", Duration::from_secs(240), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 6
+    });
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        "/api/admin/pause",
+        &[("Authorization", auth.as_str())],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    server.wait_for("no running set", Duration::from_secs(120), |s| {
+        s["running"] == serde_json::json!([])
+    });
+    let st = server.json("/api/standings");
+    let bots = st["bots"].as_array().expect("bots");
+    assert_eq!(bots.len(), 3, "{st}");
+    // Without a browser: the table is in the HTML as served.
+    let (code, html) = server.get("/");
+    assert_eq!(code, 200);
+    assert!(html.contains("<table class=\"standings\">"), "{html}");
+    assert!(!html.contains("connecting…"), "{html}");
+    if !crate::replay::browser() {
+        return;
+    }
+    let mut r = browser_report(
+        "serve_pages_browser.js",
+        &[
+            &format!("http://{}", server.addr),
+            "/",
+            "/bots/odd",
+            "/bots/bad",
+            "/bots/good?vs=bad",
+            "/workers",
+        ],
+    );
+    let home = &r["/"];
+    assert_eq!(home["scripted"], false, "{r}");
+    assert_eq!(home["live_cards"], 0, "{r}");
+    assert_eq!(
+        home["viewport"], "width=device-width, initial-scale=1",
+        "{r}"
+    );
+    assert_eq!(
+        home["status"],
+        format!(
+            "paused · 0 running, {} sets played, 0 watching",
+            st["progress"]["sets_done"]
+        ),
+        "{r}"
+    );
+    // The standings: rank, name, points of each line, in the API's order.
+    let rows = home["standings"].as_array().expect("rows");
+    assert_eq!(rows.len(), bots.len(), "{r}");
+    for (row, bot) in rows.iter().zip(bots) {
+        assert_eq!(row["bot"], bot["name"], "{r}");
+        let cells = &row["cells"];
+        assert_eq!(cells[0], bot["rank"].to_string(), "{r}");
+        assert_eq!(cells[1], bot["name"], "{r}");
+        let wdl = |rec: &Value| format!("{}-{}-{}", rec["won"], rec["drawn"], rec["lost"]);
+        assert_eq!(cells[3], wdl(&bot["games"]), "{r}");
+        assert_eq!(cells[4], wdl(&bot["sets"]), "{r}");
+        assert_eq!(cells[5], bot["points"].to_string(), "{r}");
+        assert_eq!(cells[6], bot["faults"]["total"].to_string(), "{r}");
+    }
+    // The cross-table: the bots in rating order, 3 x 3 cells; each pair's points and
+    // games from the head-to-head, its colour from the likelihood of superiority.
+    let mut order: Vec<(f64, String)> = bots
+        .iter()
+        .map(|b| {
+            (
+                b["rating"]["value"].as_f64().expect("rated"),
+                b["name"].as_str().expect("name").to_string(),
+            )
+        })
+        .collect();
+    order.sort_by(|x, y| y.0.total_cmp(&x.0));
+    let order: Vec<&str> = order.iter().map(|(_, n)| n.as_str()).collect();
+    let cross = home["cross"].as_array().expect("cross");
+    assert_eq!(
+        cross
+            .iter()
+            .map(|row| row["bot"].clone())
+            .collect::<Vec<_>>(),
+        order,
+        "{r}"
+    );
+    let mut games_in_cells = 0;
+    for row in cross {
+        let a = row["bot"].as_str().expect("bot");
+        let cells = row["cells"].as_array().expect("cells");
+        assert_eq!(cells.len(), 3, "{r}");
+        for (cell, b) in cells.iter().zip(&order) {
+            assert_eq!(cell["vs"], *b, "{r}");
+            if a == *b {
+                assert_eq!(cell["text"], "—", "{r}");
+                continue;
+            }
+            let h = st["head_to_head"]
+                .as_array()
+                .expect("head_to_head")
+                .iter()
+                .find(|h| (h["a"] == a && h["b"] == *b) || (h["a"] == *b && h["b"] == a))
+                .unwrap_or_else(|| panic!("{a} vs {b} in {st}"));
+            let (mine, theirs) = if h["a"] == a { (0, 1) } else { (1, 0) };
+            let played = h["games"]["played"].as_u64().expect("played");
+            games_in_cells += played;
+            assert_eq!(
+                cell["text"],
+                format!("{}–{} ({played})", h["points"][mine], h["points"][theirs]),
+                "{r}"
+            );
+            let p = st["ratings"]["pairs"]
+                .as_array()
+                .expect("pairs")
+                .iter()
+                .find_map(|p| {
+                    let los = p["los"].as_f64()?;
+                    if p["a"] == a && p["b"] == *b {
+                        Some(los)
+                    } else if p["a"] == *b && p["b"] == a {
+                        Some(1.0 - los)
+                    } else {
+                        None
+                    }
+                })
+                .expect("a likelihood of superiority");
+            let class = format!("num los{}", (p * 10.0).round() as u32);
+            assert_eq!(cell["class"], class, "{r}");
+            assert_eq!(
+                cell["href"],
+                format!("http://{}/bots/{a}?vs={b}", server.addr),
+                "{r}"
+            );
+        }
+    }
+    // Each game counted twice, once from each side.
+    assert_eq!(
+        games_in_cells,
+        2 * st["games_played"].as_u64().expect("games")
+    );
+    // A pair's page lists the sets of /api/sets?bot=A&vs=B, all of them between the two.
+    let pair = server.json("/api/sets?bot=good&vs=bad&limit=100");
+    let listed: Vec<Value> = pair["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .map(|s| s["set"].clone())
+        .collect();
+    assert!(!listed.is_empty(), "{pair}");
+    assert!(pair["sets"].as_array().expect("sets").iter().all(|s| {
+        let b = &s["bots"];
+        (b[0] == "good" && b[1] == "bad") || (b[0] == "bad" && b[1] == "good")
+    }));
+    assert_eq!(r["/bots/good?vs=bad"]["sets"], Value::Array(listed), "{r}");
+    // Bot-supplied text is text: the command and the stderr shown as they are.
+    let odd = &r["/bots/odd"];
+    assert_eq!(odd["title"], "odd", "{r}");
+    let command = bots.iter().find(|b| b["name"] == "odd").expect("odd")["command"].clone();
+    assert!(
+        command.as_str().is_some_and(|c| c.contains(ODD)),
+        "{command}"
+    );
+    assert_eq!(odd["code"][0], command, "{r}");
+    // The end of the stderr of its latest faulted set, as /api/bots/bad lists it.
+    let bad = &r["/bots/bad"];
+    let api = server.json("/api/bots/bad");
+    let tail: String = api["faulted"][0]["stderr"]
+        .as_array()
+        .expect("stderr lines")
+        .iter()
+        .map(|l| format!("{}\n", l.as_str().unwrap_or("")))
+        .collect();
+    assert!(tail.contains("first <b>words</b>\n"), "{api}");
+    assert_eq!(bad["stderr"][0], tail, "{r}");
+    assert!(
+        bad["faults"][0]
+            .as_str()
+            .is_some_and(|f| f.contains("malformed")),
+        "{r}"
+    );
+    // With SQLite, no worker: the page says so.
+    assert!(
+        r["/workers"]["view"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("WorkersNo worker: every set is played by this server")),
+        "{r}"
+    );
+    // On a phone: the page keeps the screen's width, the standings table scrolls in
+    // its box; Tab goes to the skip link, the title's link, the two pages' links, the
+    // live section is empty (no script), then the standings' box and its first bot:
+    // each with a visible outline.
+    let phone = &r["phone"];
+    assert_eq!(phone["viewport_width"], 360, "{r}");
+    assert_eq!(phone["page_width"], 360, "{r}");
+    assert_eq!(phone["wider"], serde_json::json!([]), "{r}");
+    let boxes = phone["boxes"].as_array().expect("boxes");
+    assert_eq!(boxes[0]["label"], "standings", "{r}");
+    assert_eq!(boxes[0]["scrolls"], true, "{r}");
+    assert!(boxes.iter().all(|b| b["fits"] == true), "{r}");
+    let focused: Vec<(&str, &str)> = r["focused"]
+        .as_array()
+        .expect("focused")
+        .iter()
+        .map(|f| {
+            (
+                f["tag"].as_str().unwrap_or(""),
+                f["class"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        focused,
+        [
+            ("a", "skip"),
+            ("a", ""),
+            ("a", ""),
+            ("a", ""),
+            ("div", "scroll"),
+            ("a", "bot")
+        ],
+        "{r}"
+    );
+    assert!(
+        r["focused"]
+            .as_array()
+            .expect("focused")
+            .iter()
+            .all(|f| f["outline"] == "solid 3px"),
+        "{r}"
+    );
+    // The charts, script-free: the standings page draws a line per rated bot (named in
+    // its legend, in rating order) and the first-move advantage, each through as many
+    // points as the rating history holds for it; a bot's page its own rating's line.
+    let history = server.json("/api/history");
+    let points = history["points"].as_array().expect("points");
+    let count =
+        |bot: &str| -> u64 { points.iter().filter(|p| !p["bots"][bot].is_null()).count() as u64 };
+    let rated: Vec<String> = bots
+        .iter()
+        .map(|b| b["name"].as_str().expect("name").to_string())
+        .collect();
+    let charts = r["/"]["charts"].as_array().expect("charts");
+    assert_eq!(charts.len(), 2, "{r}");
+    assert_eq!(charts[0]["label"], "ratings over time");
+    assert_eq!(charts[0]["legend"], serde_json::json!(rated), "{r}");
+    let lines: Vec<u64> = rated.iter().map(|b| count(b)).collect();
+    assert_eq!(charts[0]["lines"], serde_json::json!(lines), "{r}");
+    assert!(lines.iter().all(|&n| n >= 1), "{history}");
+    assert_eq!(charts[1]["label"], "first-move advantage over time");
+    assert_eq!(charts[1]["lines"], serde_json::json!([points.len()]), "{r}");
+    let bad = &r["/bots/bad"];
+    assert_eq!(bad["charts"][0]["label"], "rating over time", "{r}");
+    assert_eq!(
+        bad["charts"][0]["lines"],
+        serde_json::json!([count("bad")]),
+        "{r}"
+    );
+    let mut others: Vec<&str> = vec!["good", "odd"];
+    others.sort_by_key(|o| rated.iter().position(|b| b == o));
+    assert_eq!(bad["opponents"], serde_json::json!(others), "{r}");
+    r.as_object_mut().expect("pages").remove("phone");
+    r.as_object_mut().expect("pages").remove("focused");
+    for page in r.as_object().expect("pages").values() {
+        assert_eq!(page["scripted"], false, "{r}");
+        assert_eq!(page["elements_from_text"], 0, "{r}");
+        assert_eq!(page["pwned"], Value::Null, "{r}");
+    }
+    // The pages' policy, unchanged.
+    for path in ["/", "/bots/odd", "/sets/nothing"] {
+        let (_, head, _) = request(server.addr, "GET", path, &[], b"");
+        assert!(
+            head.to_ascii_lowercase().contains(
+                "content-security-policy: default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            ),
+            "{path}: {head}"
+        );
+    }
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }

@@ -208,16 +208,14 @@ fn league_with_one_long_set(dir: &Path) -> (std::path::PathBuf, std::path::PathB
 /// speed, to drain what the sockets hold) is cut at the download's time limit, with
 /// less than the whole log; a full-speed reader gets the whole file, with its length,
 /// by either route.
-fn downloads_are_streamed_whole_and_a_slow_one_is_cut(server: &Served, log: &[u8]) {
-    let path = format!("/api/logs/{SET}.jsonl");
+fn downloads_are_streamed_whole_and_a_slow_one_is_cut(server: &Served, log: &[u8], gz: &[u8]) {
+    // The set's log, unpacked as it is sent: its length is known only at its end.
+    let path = format!("/api/sets/{SET}/log");
     let started = Instant::now();
     let mut slow = server.send(&path);
     let (status, head) = read_head(&mut slow);
     assert_eq!(status, 200, "{head}");
-    assert_eq!(
-        header(&head, "content-length"),
-        Some(log.len().to_string().as_str())
-    );
+    assert_eq!(header(&head, "transfer-encoding"), Some("chunked"));
     let mut got = 0usize;
     let mut chunk = vec![0; 16 * 1024];
     loop {
@@ -240,23 +238,32 @@ fn downloads_are_streamed_whole_and_a_slow_one_is_cut(server: &Served, log: &[u8
         "cut after {:?}, before the time limit",
         started.elapsed()
     );
-    for route in [path, format!("/api/sets/{SET}/log")] {
-        let (status, head, body) = server.get(&route);
-        assert_eq!(status, 200, "{route}: {head}");
-        assert_eq!(
-            header(&head, "content-disposition"),
-            Some(format!("attachment; filename=\"{SET}.jsonl\"").as_str())
-        );
-        assert_eq!(body.len(), log.len(), "{route}");
-        assert!(body == log, "{route}: not the log's bytes");
-    }
+    // Whole: the text, and the compressed file as it is, with its length.
+    let (status, head, body) = server.get(&path);
+    assert_eq!(status, 200, "{path}: {head}");
+    assert_eq!(
+        header(&head, "content-disposition"),
+        Some(format!("attachment; filename=\"{SET}.jsonl\"").as_str())
+    );
+    let body = dechunk_bytes(&body);
+    assert_eq!(body.len(), log.len(), "{path}");
+    assert!(body == log, "{path}: not the log's text");
+    let file = format!("/api/logs/{SET}.jsonl.gz");
+    let (status, head, body) = server.get(&file);
+    assert_eq!(status, 200, "{file}: {head}");
+    assert_eq!(
+        header(&head, "content-length"),
+        Some(gz.len().to_string().as_str())
+    );
+    assert_eq!(header(&head, "content-type"), Some("application/gzip"));
+    assert!(body == gz, "{file}: not the file's bytes");
 }
 
 /// 50 clients that never read a 32 MB log: the server sends to `MAX_DOWNLOADS` of them
 /// and tells the others to come back, and its memory stays under 100 MB; when they go,
 /// the places are free again.
 fn fifty_clients_that_never_read_cost_little_memory(server: &Served, log: &[u8]) {
-    let path = format!("/api/logs/{SET}.jsonl");
+    let path = format!("/api/sets/{SET}/log");
     let mut clients: Vec<BufReader<TcpStream>> = (0..50).map(|_| server.send(&path)).collect();
     // Time for the server to fill every socket it can.
     std::thread::sleep(Duration::from_secs(3));
@@ -294,7 +301,7 @@ fn fifty_clients_that_never_read_cost_little_memory(server: &Served, log: &[u8])
     loop {
         let (status, head, body) = server.get(&path);
         if status == 200 {
-            assert_eq!(body.len(), log.len());
+            assert_eq!(dechunk_bytes(&body).len(), log.len());
             break;
         }
         assert!(
@@ -339,7 +346,7 @@ fn replay_pages_are_built_once_and_stopped_when_nobody_waits(server: &Served) {
         match &first {
             None => {
                 let text = String::from_utf8_lossy(&page);
-                assert!(text.contains(&format!("\"source\":\"{SET}.jsonl\"")));
+                assert!(text.contains(&format!("\"source\":\"{SET}.jsonl.gz\"")));
                 first = Some(page);
             }
             Some(first) => assert!(&page == first, "pages differ"),
@@ -377,8 +384,10 @@ fn serve_streams_logs_within_bounds_and_builds_each_replay_page_once() {
     let t = Instant::now();
     let (file, league) = league_with_one_long_set(tmp.path());
     eprintln!("the set of {GAMES} games played in {:?}", t.elapsed());
-    let log = std::fs::read(league.join("logs").join(format!("{SET}.jsonl"))).expect("the log");
+    // The finished set's log, compressed, and its text.
+    let log = read_set_log(&league.join("logs").join(format!("{SET}.jsonl"))).into_bytes();
     assert!(log.len() > 20 << 20, "a log of {} bytes", log.len());
+    let gz = std::fs::read(league.join("logs").join(format!("{SET}.jsonl.gz"))).expect("the file");
     let time = format!("{}s", DOWNLOAD_TIME.as_secs());
     // It plays no set (a set of its own would use the CPU the checks measure).
     let server = Served::start(
@@ -396,7 +405,7 @@ fn serve_streams_logs_within_bounds_and_builds_each_replay_page_once() {
     assert!((100_000..=200_000).contains(&moves), "{moves} moves");
 
     let t = Instant::now();
-    downloads_are_streamed_whole_and_a_slow_one_is_cut(&server, &log);
+    downloads_are_streamed_whole_and_a_slow_one_is_cut(&server, &log, &gz);
     eprintln!("downloads: {:?}", t.elapsed());
     let t = Instant::now();
     fifty_clients_that_never_read_cost_little_memory(&server, &log);

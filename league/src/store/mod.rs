@@ -189,6 +189,9 @@ pub struct FinishedSet {
     pub seed: u64,
     /// What happened.
     pub outcome: SetOutcome,
+    /// Its log was deleted by a retention rule ([`Store::prune_logs`]); its result
+    /// stays.
+    pub pruned: bool,
 }
 
 /// How many finished sets [`Store::each_finished`] reads at once.
@@ -211,6 +214,18 @@ pub enum FinishedQuery {
     Newest {
         /// Only this bot's sets.
         bot: Option<String>,
+        /// Only sets numbered below this one (the last of the previous page).
+        before: Option<u64>,
+        /// At most this many.
+        limit: usize,
+    },
+    /// The newest first, numbered below `before` (`None`: from the newest), between
+    /// `a` and `b` (either seating), at most `limit`: a cell of the cross-table.
+    Between {
+        /// One bot.
+        a: String,
+        /// The other.
+        b: String,
         /// Only sets numbered below this one (the last of the previous page).
         before: Option<u64>,
         /// At most this many.
@@ -451,6 +466,13 @@ pub trait Store {
     /// How many sets are being played (or were, by a runner that died): read from the
     /// status index, whatever the store's size.
     fn running(&self) -> Result<u64, StoreError>;
+
+    /// Marks the logs of the finished sets numbered up to `up_to` pruned (those above
+    /// the last call's mark, which the store keeps: each set is pruned once, and a call
+    /// reads only the sets since the last), and returns their logs as the store names
+    /// them (`logs/STEM.jsonl.gz`; `store:ID` for a log the store keeps, which it
+    /// drops), for the caller to delete. One transaction.
+    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<String>, StoreError>;
 
     /// The sets being played, oldest claim first (at most `limit`), through the status
     /// index.

@@ -182,6 +182,9 @@ const MIGRATIONS: &[&str] = &[
 /// lease operation (renewal, release, result).
 const HOLDS: &str = "id = $1 AND attempts = $2 AND status = 'running'";
 
+/// The settings key of the number up to which the logs were pruned.
+const PRUNED_SETTING: &str = "logs_pruned_up_to";
+
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -642,10 +645,22 @@ impl PgStore {
         log: &[u8],
     ) -> Result<Recorded, StoreError> {
         let name = self.name.clone();
-        let gz = compress(log).map_err(|e| StoreError::Invalid {
-            place: self.place.clone(),
-            what: format!("cannot compress a log: {e}"),
-        })?;
+        // A log compressed already (a server's finished set, `STEM.jsonl.gz`) is kept as
+        // it is; its text's length is gzip's trailer's (RFC 1952: the last four bytes,
+        // little-endian, the length modulo 2^32).
+        let (gz, text_len) = match log {
+            [.., a, b, c, d] if referee::is_gzip(log) => (
+                log.to_vec(),
+                u64::from(u32::from_le_bytes([*a, *b, *c, *d])),
+            ),
+            _ => (
+                compress(log).map_err(|e| StoreError::Invalid {
+                    place: self.place.clone(),
+                    what: format!("cannot compress a log: {e}"),
+                })?,
+                log.len() as u64,
+            ),
+        };
         let place = self.place.clone();
         let mut client = self.c();
         let mut tx = client
@@ -672,7 +687,7 @@ impl PgStore {
                 &holds,
                 &(outcome.points[0] as i32),
                 &(outcome.points[1] as i32),
-                &(log.len() as i64),
+                &(text_len as i64),
                 &gz,
             ],
         )
@@ -1227,7 +1242,7 @@ impl Store for PgStore {
             .query(
                 &format!(
                     "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
-                            moves_a, moves_b, move_ms_a, move_ms_b, log, done_seq
+                            moves_a, moves_b, move_ms_a, move_ms_b, log, done_seq, pruned
                      FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
                     selection.order
                 ),
@@ -1264,6 +1279,7 @@ impl Store for PgStore {
                             ],
                             log: r.get::<_, Option<String>>(12).unwrap_or_default(),
                         },
+                        pruned: r.get(14),
                     },
                 )
             })
@@ -1384,6 +1400,61 @@ impl Store for PgStore {
             rows.iter()
                 .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))),
         ))
+    }
+
+    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<String>, StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let err = |e| backend(&place, "cannot prune logs", e);
+        // One pruner at a time: the mark is read and moved under the settings' lock.
+        tx.execute("LOCK TABLE settings IN EXCLUSIVE MODE", &[])
+            .map_err(err)?;
+        let after: i64 = tx
+            .query_opt(
+                "SELECT value FROM settings WHERE key = $1",
+                &[&PRUNED_SETTING],
+            )
+            .map_err(err)?
+            .and_then(|r| r.get::<_, String>(0).parse().ok())
+            .unwrap_or(0);
+        let up_to = i64::try_from(up_to).unwrap_or(i64::MAX);
+        if up_to <= after {
+            return Ok(Vec::new());
+        }
+        let logs: Vec<String> = tx
+            .query(
+                "SELECT log FROM sets WHERE done_seq > $1 AND done_seq <= $2 AND NOT pruned
+                 ORDER BY done_seq",
+                &[&after, &up_to],
+            )
+            .map_err(err)?
+            .iter()
+            .filter_map(|r| r.get::<_, Option<String>>(0))
+            .collect();
+        tx.execute(
+            "UPDATE sets SET pruned = TRUE WHERE done_seq > $1 AND done_seq <= $2",
+            &[&after, &up_to],
+        )
+        .map_err(err)?;
+        // The logs the store keeps go too (every result that arrived for those sets).
+        tx.execute(
+            "UPDATE results SET log_gz = ''::bytea, log_size = 0
+             WHERE set_id IN (SELECT id FROM sets WHERE done_seq > $1 AND done_seq <= $2)",
+            &[&after, &up_to],
+        )
+        .map_err(err)?;
+        tx.execute(
+            "INSERT INTO settings (key, value) VALUES ($1, $2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[&PRUNED_SETTING, &up_to.to_string()],
+        )
+        .map_err(err)?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the pruned logs", e))?;
+        Ok(logs)
     }
 
     fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError> {

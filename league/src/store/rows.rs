@@ -164,6 +164,29 @@ pub(super) fn selection(query: &FinishedQuery) -> Selection {
                 Param::Text(bot.clone()),
             ],
         },
+        // Each seating through the first seat's index, then the newest of both.
+        FinishedQuery::Between {
+            a,
+            b,
+            before,
+            limit: n,
+        } => Selection {
+            ids: "SELECT id FROM (
+                      SELECT * FROM (SELECT id, done_seq FROM sets WHERE bot_a = $3 AND bot_b = $4 AND done_seq < $1
+                                     ORDER BY done_seq DESC LIMIT $2) AS ab
+                      UNION ALL
+                      SELECT * FROM (SELECT id, done_seq FROM sets WHERE bot_a = $4 AND bot_b = $3 AND done_seq < $1
+                                     ORDER BY done_seq DESC LIMIT $2) AS ba
+                  ) AS either ORDER BY done_seq DESC LIMIT $2"
+                .into(),
+            order: "DESC",
+            params: vec![
+                Param::Int(before.map_or(i64::MAX, clamp)),
+                limit(*n),
+                Param::Text(a.clone()),
+                Param::Text(b.clone()),
+            ],
+        },
         // From the faults (far fewer than the sets), each joined to its set.
         FinishedQuery::Faulted {
             bot,

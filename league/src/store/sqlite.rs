@@ -117,6 +117,9 @@ const MIGRATIONS: &[&str] = &[
     ",
 ];
 
+/// The settings key of the number up to which the logs were pruned.
+const PRUNED_SETTING: &str = "logs_pruned_up_to";
+
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -595,7 +598,7 @@ impl Store for SqliteStore {
         let read = || -> rusqlite::Result<FinishedRows> {
             let mut stmt = tx.prepare(&format!(
                 "SELECT id, done_seq, round, bot_a, bot_b, seed, points_a, points_b, winner,
-                        moves_a, moves_b, move_ms_a, move_ms_b, log
+                        moves_a, moves_b, move_ms_a, move_ms_b, log, pruned
                  FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
                 selection.order
             ))?;
@@ -620,6 +623,7 @@ impl Store for SqliteStore {
                                 move_ms: [r.get(11)?, r.get(12)?],
                                 log: r.get::<_, Option<String>>(13)?.unwrap_or_default(),
                             },
+                            pruned: r.get(14)?,
                         },
                     ))
                 })?
@@ -724,6 +728,49 @@ impl Store for SqliteStore {
         read()
             .map(rating_points)
             .map_err(|e| backend(&self.place, "cannot read the rating history", e))
+    }
+
+    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<String>, StoreError> {
+        let place = self.place.clone();
+        let tx = begin(&mut self.conn, &place)?;
+        let work = || -> rusqlite::Result<Vec<String>> {
+            let after: i64 = tx
+                .query_row(
+                    "SELECT CAST(value AS INTEGER) FROM settings WHERE key = ?1",
+                    params![PRUNED_SETTING],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .unwrap_or(0);
+            let up_to = i64::try_from(up_to).unwrap_or(i64::MAX);
+            if up_to <= after {
+                return Ok(Vec::new());
+            }
+            let logs = {
+                let mut stmt = tx.prepare(
+                    "SELECT log FROM sets WHERE done_seq > ?1 AND done_seq <= ?2 AND pruned = 0
+                     ORDER BY done_seq",
+                )?;
+                let rows =
+                    stmt.query_map(params![after, up_to], |r| r.get::<_, Option<String>>(0))?;
+                rows.filter_map(|r| r.transpose())
+                    .collect::<rusqlite::Result<Vec<_>>>()?
+            };
+            tx.execute(
+                "UPDATE sets SET pruned = 1 WHERE done_seq > ?1 AND done_seq <= ?2",
+                params![after, up_to],
+            )?;
+            tx.execute(
+                "INSERT INTO settings (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![PRUNED_SETTING, up_to.to_string()],
+            )?;
+            Ok(logs)
+        };
+        let logs = work().map_err(|e| backend(&place, "cannot prune logs", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the pruned logs", e))?;
+        Ok(logs)
     }
 
     fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError> {

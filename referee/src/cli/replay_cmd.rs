@@ -2,7 +2,6 @@
 //! [`crate::replay`] over the log with the observers it asks for (a summary, one game,
 //! the HTML viewer), says what the verdict means and returns its exit code.
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::RangeInclusive;
 use std::path::Path;
@@ -124,7 +123,8 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         (None, None) => None,
     };
     let path = &args.log;
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file = crate::logfile::open_log(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
     let idle_limit = match args.idle_limit.as_deref() {
         Some(text) => Some(crate::config::check_positive(
             crate::config::parse_duration(text).context("invalid --idle-limit")?,

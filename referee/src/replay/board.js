@@ -3,9 +3,9 @@
 // looks the same wherever it is shown. It only draws: the positions come from the
 // caller (computed with HusRules, rules.js).
 //
-// HusBoard.create(svgElement, W, clockwise, rowNames) builds the board once, for width
-// W and the sowing direction, with the row labels `rowNames[player] + ' front'` (by
-// default P0 and P1: player 0 sits at the bottom), and returns
+// HusBoard.create(svgElement, W, clockwise, rowNames, options) builds the board once,
+// for width W and the sowing direction, with the row labels `rowNames[player] + ' front'`
+// (by default P0 and P1: player 0 sits at the bottom), and returns
 //   { pits, sides, names, show }
 // where pits[player][pit] = { group, count } are the SVG elements of each pit (ids
 // `pit-PLAYER-PIT`, in each owner's numbering) and
@@ -13,6 +13,9 @@
 // shows the seed counts `pits` ([player 0's 2W pits, player 1's]), marks the side of
 // `mover` (null for none), writes each name as nameOf(player, isMover), and marks the
 // pits of `move` ({ player, pit, events } as HusRules.play reports them, or null).
+// `options` (may be left out): `ids: false` gives the elements no ids, for a page that
+// shows several boards (the dashboard of `hus serve`); `labels: false` leaves out the
+// row labels and the pit numbers, for a small board.
 var HusBoard = (function () {
   'use strict';
 
@@ -24,8 +27,10 @@ var HusBoard = (function () {
     return node;
   }
 
-  function create(board, W, clockwise, rowNames) {
+  function create(board, W, clockwise, rowNames, options) {
     const rows = rowNames || ['P0', 'P1'];
+    const ids = !options || options.ids !== false;
+    const labels = !options || options.labels !== false;
     // The pit at column `col` (0 = left, seen from player 0's seat) of a player's row:
     // RULES.md section 2. Clockwise, player 0's front row runs 0..W-1 left to right and
     // the back row 2W-1..W; player 1's side is the same turned half round.
@@ -38,7 +43,7 @@ var HusBoard = (function () {
 
     // Room on the left for the row labels: the viewer's `P1 front`, or longer names.
     const longest = Math.max(rows[0].length, rows[1].length);
-    const CELL = 64, R = 27, LEFT = 64 + 10 * Math.max(0, longest - 2), TOP = 40;
+    const CELL = 64, R = 27, LEFT = labels ? 64 + 10 * Math.max(0, longest - 2) : 16, TOP = 40;
     const rowsY = { '1back': TOP + 34, '1front': TOP + 98, '0front': TOP + 182, '0back': TOP + 246 };
     const width = LEFT + W * CELL + 16;
     const height = TOP + 246 + 34 + 44;
@@ -50,10 +55,8 @@ var HusBoard = (function () {
     ];
     sides.forEach((s) => board.appendChild(s));
     board.appendChild(svg('line', { class: 'divider', x1: LEFT - 8, x2: LEFT + W * CELL + 8, y1: TOP + 140, y2: TOP + 140 }));
-    const names = [
-      svg('text', { class: 'name', id: 'name-0', x: LEFT + (W * CELL) / 2, y: TOP + 306 }),
-      svg('text', { class: 'name', id: 'name-1', x: LEFT + (W * CELL) / 2, y: TOP - 14 }),
-    ];
+    const names = [0, 1].map((p) => svg('text', Object.assign(
+      { class: 'name', x: LEFT + (W * CELL) / 2, y: p === 0 ? TOP + 306 : TOP - 14 }, ids ? { id: 'name-' + p } : {})));
     names.forEach((n) => board.appendChild(n));
     // pits[player][pit] = { group, count }
     const pits = [[], []];
@@ -61,18 +64,18 @@ var HusBoard = (function () {
       for (const front of player === 1 ? [false, true] : [true, false]) {
         const y = rowsY[player + (front ? 'front' : 'back')];
         const row = front ? 'front' : 'back';
-        board.appendChild(svg('text', { class: 'rowlabel', x: LEFT - 14, y: y }, rows[player] + ' ' + row));
+        if (labels) board.appendChild(svg('text', { class: 'rowlabel', x: LEFT - 14, y: y }, rows[player] + ' ' + row));
         for (let col = 0; col < W; col++) {
           const pit = pitAt(player, front, col);
           const x = LEFT + col * CELL + CELL / 2;
-          const group = svg('g', { class: 'pit', id: 'pit-' + player + '-' + pit });
+          const group = svg('g', ids ? { class: 'pit', id: 'pit-' + player + '-' + pit } : { class: 'pit' });
           group.appendChild(svg('circle', { cx: x, cy: y, r: R }));
           const count = svg('text', {
             class: 'count', x: x, y: y - 3,
             'data-player': player, 'data-pit': pit, 'data-row': row, 'data-col': col,
           });
           group.appendChild(count);
-          group.appendChild(svg('text', { class: 'num', x: x, y: y + 20 }, String(pit)));
+          if (labels) group.appendChild(svg('text', { class: 'num', x: x, y: y + 20 }, String(pit)));
           board.appendChild(group);
           pits[player][pit] = { group: group, count: count };
         }

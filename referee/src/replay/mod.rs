@@ -21,7 +21,6 @@ pub(crate) mod text;
 pub(crate) mod verify;
 mod watch;
 
-use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;
@@ -304,7 +303,8 @@ impl<O: Observer> Observer for Stoppable<'_, O> {
 /// it give up at the next record with an error: the log is read record by record, so
 /// a page nobody waits for any more stops costing CPU at once.
 pub fn viewer_page(path: &Path, max_moves: u64, stop: &AtomicBool) -> Result<String> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file = crate::logfile::open_log(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
     let mut src = Source::new(file, None);
     let mut v = Verifier::new();
     let mut collector = html::Collector::new(None, max_moves);
