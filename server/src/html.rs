@@ -470,9 +470,6 @@ pub fn workers_main(workers: &[WorkerRow], stuck: Option<&str>) -> Markup {
     }
 }
 
-/// The normal quantile of the standings' 95% intervals, for the history's bands.
-const Z95: f64 = 1.959_963_984_540_054;
-
 /// A chart with its legend: the SVG (numbers only, `charts::line_chart`), then the
 /// series' names as escaped text, each with its colour's swatch; a sentence instead
 /// when there is nothing to draw yet.
@@ -503,7 +500,8 @@ fn history_series(history: &[RatingPoint], bot: &str) -> Series {
     for p in history {
         if let Some((_, value, se)) = p.ratings.iter().find(|(b, _, _)| b == bot) {
             s.points.push((p.number as f64, *value));
-            s.band.push((value - Z95 * se, value + Z95 * se));
+            s.band
+                .push((value - crate::web::Z95 * se, value + crate::web::Z95 * se));
         }
     }
     s

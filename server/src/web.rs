@@ -542,8 +542,8 @@ async fn set_log(
 }
 
 /// The normal quantile of the standings' 95% intervals (`ratings::FitOptions`'
-/// default confidence), for the history's bands.
-const Z95: f64 = 1.959_963_984_540_054;
+/// default confidence), for the rating history's bands (the API and the pages' charts).
+pub(crate) const Z95: f64 = 1.959_963_984_540_054;
 
 /// The rating history (docs/api.md): per point, the number of the last set counted,
 /// the first-move advantage and each rated bot's rating, each with its standard error

@@ -111,6 +111,22 @@ impl Server {
         }
     }
 
+    /// Pauses the league (`auth`: the admin's `Authorization` value) and waits until no
+    /// set of this server runs: the figures then stay still. Returns `/api/status` then.
+    fn pause_until_idle(&self, auth: &str) -> Value {
+        let (status, _, body) = request(
+            self.addr,
+            "POST",
+            "/api/admin/pause",
+            &[("Authorization", auth)],
+            b"",
+        );
+        assert_eq!(status, 200, "{body}");
+        self.wait_for("the running sets' end", Duration::from_secs(300), |s| {
+            s["running"].as_array().is_some_and(|r| r.is_empty())
+        })
+    }
+
     /// Waits until the server's stderr holds `text` (bounded: `deadline`); `what` says
     /// what failed to happen.
     fn wait_for_stderr(&self, text: &str, deadline: Instant, what: &str) {
@@ -1679,17 +1695,7 @@ fn serve_reads_pages_of_sets_from_the_store_as_the_snapshot_lists_them() {
     server.wait_for("eight finished sets", Duration::from_secs(300), |s| {
         s["sets_done"].as_u64().unwrap_or(0) >= 8
     });
-    let (status, _, body) = request(
-        server.addr,
-        "POST",
-        "/api/admin/pause",
-        &[("Authorization", auth.as_str())],
-        b"",
-    );
-    assert_eq!(status, 200, "{body}");
-    let status = server.wait_for("the running sets' end", Duration::from_secs(300), |s| {
-        s["running"].as_array().is_some_and(|r| r.is_empty())
-    });
+    let status = server.pause_until_idle(&auth);
     let done = status["sets_done"].as_u64().expect("sets_done");
     let full = server.json("/api/sets?limit=500");
     assert_eq!(full["total"].as_u64(), Some(done), "{full}");
@@ -2003,17 +2009,7 @@ fn serve_keeps_the_logs_it_is_told_to_and_every_result() {
     server.wait_for("six finished sets", Duration::from_secs(300), |s| {
         s["sets_done"].as_u64().unwrap_or(0) >= 6
     });
-    let (status, _, body) = request(
-        server.addr,
-        "POST",
-        "/api/admin/pause",
-        &[("Authorization", auth.as_str())],
-        b"",
-    );
-    assert_eq!(status, 200, "{body}");
-    let status = server.wait_for("the running sets' end", Duration::from_secs(300), |s| {
-        s["running"].as_array().is_some_and(|r| r.is_empty())
-    });
+    let status = server.pause_until_idle(&auth);
     let done = status["sets_done"].as_u64().expect("sets_done");
     let list = server.json("/api/sets?limit=500")["sets"]
         .as_array()
@@ -2073,17 +2069,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     server.wait_for("six sets", Duration::from_secs(240), |s| {
         s["sets_done"].as_u64().unwrap_or(0) >= 6
     });
-    let (status, _, body) = request(
-        server.addr,
-        "POST",
-        "/api/admin/pause",
-        &[("Authorization", auth.as_str())],
-        b"",
-    );
-    assert_eq!(status, 200, "{body}");
-    server.wait_for("no running set", Duration::from_secs(120), |s| {
-        s["running"] == serde_json::json!([])
-    });
+    server.pause_until_idle(&auth);
     let st = server.json("/api/standings");
     let bots = st["bots"].as_array().expect("bots");
     assert_eq!(bots.len(), 3, "{st}");

@@ -257,6 +257,30 @@ pub fn history_stride(number: u64) -> u64 {
     number.div_ceil(HISTORY_POINTS).max(1).next_power_of_two()
 }
 
+/// What the rating history does with a point after the set numbered `number`, its last
+/// point being after the set numbered `last` (`None`: it is empty): the one rule both
+/// stores run their SQL around.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HistoryStep {
+    /// Not kept: its bucket has a point already (or it is not newer than the last).
+    Skip,
+    /// Kept.
+    Keep,
+    /// Kept, after thinning the older points to the first of each bucket of this
+    /// stride (the stride grew).
+    ThinAndKeep(u64),
+}
+
+pub(crate) fn history_step(last: Option<u64>, number: u64) -> HistoryStep {
+    let stride = history_stride(number);
+    match last {
+        None => HistoryStep::Keep,
+        Some(last) if last >= number || last / stride == number / stride => HistoryStep::Skip,
+        Some(last) if history_stride(last) != stride => HistoryStep::ThinAndKeep(stride),
+        Some(_) => HistoryStep::Keep,
+    }
+}
+
 /// One point of the rating history: after the set numbered `number`, each rated bot's
 /// rating with its standard error, and the first-move advantage (its series' name is
 /// the empty string).

@@ -16,9 +16,9 @@ use super::rows::{
     Param,
 };
 use super::{
-    history_stride, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow,
-    Progress, RatingPoint, Requeued, RunningSet, SetId, SetOutcome, SetStatus, Store, StoreError,
-    SyncReport,
+    history_step, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow,
+    HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetId, SetOutcome, SetStatus, Store,
+    StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -689,13 +689,11 @@ impl Store for SqliteStore {
             let last: Option<i64> =
                 tx.query_row("SELECT MAX(number) FROM rating_history", [], |r| r.get(0))?;
             let n = point.number;
-            let stride = history_stride(n);
-            if let Some(last) = last.map(|l| l.max(0) as u64) {
-                if last >= n || last / stride == n / stride {
-                    return Ok(false);
-                }
-                if history_stride(last) != stride {
-                    // Each bucket of the new stride keeps its first point.
+            match history_step(last.map(|l| l.max(0) as u64), n) {
+                HistoryStep::Skip => return Ok(false),
+                HistoryStep::Keep => {}
+                // Each bucket of the new stride keeps its first point.
+                HistoryStep::ThinAndKeep(stride) => {
                     tx.execute(
                         "DELETE FROM rating_history WHERE number NOT IN
                              (SELECT MIN(number) FROM rating_history GROUP BY number / ?1)",
