@@ -107,6 +107,7 @@ pub struct StandingsArgs {
 
 /// The raw arguments of `hus prune`.
 #[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").required(true).multiple(true).args(["keep_logs", "archive"]))]
 pub struct PruneArgs {
     /// The league's directory (where its league.sqlite and logs/ are). No league or
     /// server may be running on it.
@@ -115,7 +116,12 @@ pub struct PruneArgs {
     /// Keep the logs of this many most recently finished sets; delete the older ones'
     /// logs and stderr files. Every result stays in the store and the standings.
     #[arg(long, value_name = "N")]
-    pub keep_logs: u64,
+    pub keep_logs: Option<u64>,
+    /// Archive the finished sets' logs 64 sets to a file
+    /// (`logs/archive/sets-FROM-TO.tar.zst`), as `hus serve` does: every whole range of
+    /// 64 finished sets not archived yet (after --keep-logs, when both are given).
+    #[arg(long)]
+    pub archive: bool,
 }
 
 /// The raw arguments of `hus worker`.

@@ -27,6 +27,7 @@
 
 #![deny(missing_docs)]
 
+mod archive;
 mod args;
 mod error;
 mod file;
@@ -42,6 +43,10 @@ mod store;
 mod tally;
 mod worker;
 
+pub use archive::{
+    archive_logs, archive_path, archive_range, delete_archives_up_to, find_log, ArchiveReport,
+    LogPlace, ARCHIVE_DIR, ARCHIVE_SETS,
+};
 pub use args::{
     ExportArgs, LeagueArgs, PruneArgs, StandingsArgs, StoreArg, WorkerArgs, WorkersArgs,
     WorkersFormat,

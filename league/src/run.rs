@@ -131,9 +131,10 @@ pub fn run_standings(args: &StandingsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `hus prune DIR --keep-logs N`: deletes the logs (and stderr files) of every
-/// finished set but the N most recent, once no league or server holds the directory;
-/// the store keeps every result and marks those logs pruned.
+/// `hus prune DIR [--keep-logs N] [--archive]`, once no league or server holds the
+/// directory: deletes the logs (and stderr files, and archives) of every finished set
+/// but the N most recent, the store keeping every result and marking those logs
+/// pruned; then archives the logs of every whole range of 64 finished sets.
 pub fn run_prune(args: &PruneArgs) -> Result<ExitCode> {
     let dir = &args.dir;
     let path = dir.join(STORE_FILE);
@@ -144,19 +145,37 @@ pub fn run_prune(args: &PruneArgs) -> Result<ExitCode> {
     let mut store = SqliteStore::open(&path, false)?;
     let p = store.progress()?;
     let finished = p.done + p.done_elsewhere;
-    let up_to = finished.saturating_sub(args.keep_logs);
-    let logs = store.prune_logs(up_to)?;
-    let (mut files, mut bytes) = (0, 0);
-    for log in &logs {
-        let (deleted, size) = delete_set_files(&dir.join(LOGS_DIR), log);
-        files += deleted.len();
+    let logs_dir = dir.join(LOGS_DIR);
+    if let Some(keep) = args.keep_logs {
+        let up_to = finished.saturating_sub(keep);
+        let logs = store.prune_logs(up_to)?;
+        let (mut files, mut bytes) = (0, 0);
+        for log in &logs {
+            let (deleted, size) = delete_set_files(&logs_dir, log);
+            files += deleted.len();
+            bytes += size;
+        }
+        let (archives, size) = crate::archive::delete_archives_up_to(&logs_dir, up_to);
+        files += archives.len();
         bytes += size;
+        println!(
+            "hus prune: {} of {finished} finished sets had their logs deleted now ({files} files, {bytes} bytes); the logs of the last {} are kept; every result stays",
+            logs.len(),
+            keep.min(finished)
+        );
     }
-    println!(
-        "hus prune: {} of {finished} finished sets had their logs deleted now ({files} files, {bytes} bytes); the logs of the last {} are kept; every result stays",
-        logs.len(),
-        args.keep_logs.min(finished)
-    );
+    if args.archive {
+        let report = crate::archive::archive_logs(&mut store, &logs_dir, finished)?;
+        println!(
+            "hus prune: {} logs archived in {} files under {}/{} ({} log files deleted); the last {} finished sets' logs wait for a whole 64",
+            report.logs,
+            report.archives,
+            LOGS_DIR,
+            crate::archive::ARCHIVE_DIR,
+            report.deleted,
+            finished % crate::archive::ARCHIVE_SETS
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

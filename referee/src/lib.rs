@@ -31,6 +31,7 @@
 
 #![deny(missing_docs)]
 
+pub mod archive;
 mod bot;
 mod cli;
 mod config;

@@ -36,6 +36,8 @@ pub enum LogReader {
     Plain(Sniffed),
     /// A gzip log, unpacked (every member, as `zcat` does).
     Gzip(Box<flate2::read::MultiGzDecoder<BufReader<Sniffed>>>),
+    /// A log read whole, from an archive ([`crate::archive`]).
+    Memory(Cursor<Vec<u8>>),
 }
 
 impl Read for LogReader {
@@ -43,6 +45,7 @@ impl Read for LogReader {
         match self {
             LogReader::Plain(r) => r.read(buf),
             LogReader::Gzip(r) => r.read(buf),
+            LogReader::Memory(r) => r.read(buf),
         }
     }
 }

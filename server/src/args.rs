@@ -40,6 +40,11 @@ pub struct ServeArgs {
     /// keep every log.
     #[arg(long, value_name = "N")]
     pub keep_logs: Option<u64>,
+    /// Keep every finished set's log as a file of its own (`logs/STEM.jsonl.gz`)
+    /// instead of archiving them 64 sets to a file (`logs/archive/sets-FROM-TO.tar.zst`,
+    /// about 0.5 KB a set against 5 KB; docs/server.md "Disk").
+    #[arg(long)]
+    pub no_archive: bool,
     /// Most HTTP connections open at once (live pages hold one each); more are closed
     /// at once.
     #[arg(long, default_value_t = 1024, value_name = "N")]

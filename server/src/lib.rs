@@ -185,6 +185,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         // From here on the store is the runner's, on a thread of its own.
         let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet).await?;
         runner.keep_logs = args.keep_logs;
+        runner.archive_logs = !args.no_archive;
         let sync = runner.sync_bots().await?;
         league::announce_sync(&sync, &args.file, &mut |line| say(line));
         let snapshot = runner.snapshot().await?;

@@ -88,8 +88,14 @@ pub struct Runner {
     pub rounds: BTreeMap<Pair, u32>,
     /// Quiet: no progress lines on stderr.
     pub quiet: bool,
+    /// The sets numbered up to this one have been through `archive` (a range is
+    /// archived once its last set is read).
+    archived: u64,
     /// Logs kept (`--keep-logs`): those of the most recent finished sets; `None`: all.
     pub keep_logs: Option<u64>,
+    /// Archive the finished logs 64 sets to a file (`league::archive_logs`; not with
+    /// `--no-archive`).
+    pub archive_logs: bool,
     /// The remote bots' registry (when the bot port is open): a remote bot plays only
     /// while it has a connection waiting.
     pub registry: Option<Arc<remote::Registry>>,
@@ -148,7 +154,9 @@ impl Runner {
             recent,
             rounds,
             quiet,
+            archived: 0,
             keep_logs: None,
+            archive_logs: false,
             registry: None,
             held: HashMap::new(),
             retry: Vec::new(),
@@ -255,8 +263,28 @@ impl Runner {
         }
         if any {
             self.prune().await?;
+            self.archive().await?;
         }
         Ok(any)
+    }
+
+    /// Archives the logs of each whole range of 64 finished sets (`league::archive_logs`):
+    /// a failure (a full disk) leaves the logs as they are, says so, and is tried again
+    /// after the next result.
+    async fn archive(&mut self) -> league::Result<()> {
+        if !self.archive_logs || self.seen < self.archived + league::ARCHIVE_SETS {
+            return Ok(());
+        }
+        let (logs, done) = (self.dir.join(league::LOGS_DIR), self.seen);
+        let archived = self
+            .store
+            .call(move |s| league::archive_logs(s.as_mut(), &logs, done))
+            .await;
+        match archived {
+            Ok(_) => self.archived = done - done % league::ARCHIVE_SETS,
+            Err(e) => tracing::warn!("{e}; the logs stay files of their own for now"),
+        }
+        Ok(())
     }
 
     /// With `--keep-logs N`: deletes the logs of the finished sets older than the last
@@ -282,6 +310,10 @@ impl Runner {
         })
         .await
         .map_err(|e| league::Error::Runtime(format!("cannot delete pruned logs: {e}")))?;
+        let logs = self.dir.join(league::LOGS_DIR);
+        tokio::task::spawn_blocking(move || league::delete_archives_up_to(&logs, up_to))
+            .await
+            .map_err(|e| league::Error::Runtime(format!("cannot delete pruned archives: {e}")))?;
         // The latest sets the pages hold: a pruned one says so.
         for view in self.recent.iter_mut().take_while(|v| v.number <= up_to) {
             if !view.pruned {

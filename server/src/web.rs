@@ -433,6 +433,8 @@ fn logs_dir(app: &AppState) -> PathBuf {
 enum LogSource {
     File(PathBuf),
     Stored(league::SetId),
+    /// In the archive of its number's range (`league::archive_logs`).
+    Archived(PathBuf),
 }
 
 /// A set's log: the finished set's, or a running set's; and whether the set is finished.
@@ -464,9 +466,45 @@ async fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), 
         Some(v) => v.log.rsplit('/').next().unwrap_or_default().to_string(),
         None => format!("{set}.jsonl"),
     };
-    confined(&logs_dir(app), &name)
-        .map(|path| (LogSource::File(path), finished))
-        .ok_or_else(|| not_found_error(format!("the log of {set:?} is missing")))
+    if let Some(path) = confined(&logs_dir(app), &name) {
+        return Ok((LogSource::File(path), finished));
+    }
+    // Its file gone: archived with the sets of its number's range.
+    match view.map(|v| league::archive_path(&logs_dir(app), v.number)) {
+        Some(archive) if archive.is_file() => Ok((LogSource::Archived(archive), finished)),
+        _ => Err(not_found_error(format!("the log of {set:?} is missing"))),
+    }
+}
+
+/// The log of `set` read from `archive` into a file of a new private directory
+/// (removed when the directory is dropped), named as the set's log.
+async fn archived_copy(
+    set: &str,
+    archive: PathBuf,
+) -> Result<(PathBuf, tempfile::TempDir), ApiError> {
+    let stem = set.to_string();
+    let text = tokio::task::spawn_blocking(move || referee::archive::read_log(&archive, &stem))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot read the archived log of {set:?}: {e}"),
+            )
+        })?
+        .ok_or_else(|| not_found_error(format!("the log of {set:?} is missing")))?;
+    let copy = || -> std::io::Result<(PathBuf, tempfile::TempDir)> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join(format!("{set}.jsonl"));
+        std::fs::write(&path, &text)?;
+        Ok((path, dir))
+    };
+    copy().map_err(|e| {
+        ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot copy the log of {set:?}: {e}"),
+        )
+    })
 }
 
 /// A log the store keeps, as it keeps it (gzip).
@@ -496,6 +534,12 @@ async fn download_source(
     };
     match source {
         LogSource::File(path) => download_file(path, ticket, Some(&format!("{set}.jsonl"))).await,
+        LogSource::Archived(archive) => {
+            // The copy is opened before its directory goes: the download reads the
+            // open file.
+            let (path, _copy) = archived_copy(set, archive).await?;
+            download_file(path, ticket, Some(&format!("{set}.jsonl"))).await
+        }
         LogSource::Stored(id) => {
             let log = stored_log(app, set, id).await?;
             Ok(download::packed_download(
@@ -664,6 +708,8 @@ async fn replay(
 enum ReplayLog {
     File(PathBuf),
     Packed(league::PackedLog),
+    /// A private copy of an archived log, removed with its directory.
+    Copy(PathBuf, tempfile::TempDir),
 }
 
 /// Builds a set's page on a blocking thread, which gives up when `ticket` says nobody
@@ -677,11 +723,16 @@ async fn build_replay(
     let log = match source {
         LogSource::File(path) => ReplayLog::File(path),
         LogSource::Stored(id) => ReplayLog::Packed(stored_log(&app, &set, id).await?),
+        LogSource::Archived(archive) => {
+            let (path, dir) = archived_copy(&set, archive).await?;
+            ReplayLog::Copy(path, dir)
+        }
     };
     tokio::task::spawn_blocking(move || {
         // A log the store keeps is read from a private copy, named as the set's log.
         let (path, _copy) = match log {
             ReplayLog::File(path) => (path, None),
+            ReplayLog::Copy(path, dir) => (path, Some(dir)),
             ReplayLog::Packed(packed) => {
                 let (path, copy) = unpacked_copy(&set, &packed).map_err(|e| {
                     ApiError(

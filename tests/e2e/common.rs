@@ -128,13 +128,14 @@ pub fn dechunk_bytes(mut body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A log's name: `*.jsonl`, or a finished set's compressed log `*.jsonl.gz`.
+/// A log's name: `*.jsonl`, a finished set's compressed log `*.jsonl.gz`, or an
+/// archive of finished logs `*.tar.zst` (`hus replay` verifies each of its logs).
 fn is_log_name(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")
+    name.ends_with(".jsonl") || name.ends_with(".jsonl.gz") || name.ends_with(".tar.zst")
 }
 
 /// A league's set log as text, whether kept plain (`logs/STEM.jsonl`) or compressed

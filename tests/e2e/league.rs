@@ -1440,3 +1440,136 @@ fn prune_deletes_old_logs_and_keeps_every_result() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(standings(&dir)["games_played"], before["games_played"]);
 }
+
+/// `hus prune DIR --archive` puts the logs of each whole 64 finished sets into one
+/// archive (`logs/archive/sets-000000001-000000064.tar.zst`) and deletes their files;
+/// the archive gives back every log byte for byte (`hus replay ARCHIVE --unpack`),
+/// verifies log by log (`hus replay ARCHIVE`), reads one set (`--set`), and goes with
+/// its sets' logs when they are pruned. The standings never change.
+#[test]
+fn prune_archives_logs_that_unpack_to_the_same_bytes() {
+    let tmp = LogDir::new();
+    let bots = [
+        ("a", hus_random(1)),
+        ("b", hus_random(2)),
+        ("c", hus_random(3)),
+    ];
+    // 22 rounds of the three pairs: 66 sets, one archive of 64 and two left over.
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 2\nrounds = 22\nmove_time = \"5s\"\nconcurrency = 2",
+            &bots,
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let before = standings(&dir);
+    let originals: std::collections::BTreeMap<String, String> = complete_logs(&dir)
+        .iter()
+        .map(|p| {
+            let name = p.file_name().expect("name").to_string_lossy();
+            let stem = name.trim_end_matches(".jsonl.gz").to_string();
+            (stem, read_set_log(&p.with_extension("")))
+        })
+        .collect();
+    assert_eq!(originals.len(), 66);
+    let d = dir.display().to_string();
+    let out = hus(&["prune", &d, "--archive"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim_end(),
+        "hus prune: 64 logs archived in 1 files under logs/archive (64 log files deleted); \
+         the last 2 finished sets' logs wait for a whole 64"
+    );
+    let archive = dir.join("logs/archive/sets-000000001-000000064.tar.zst");
+    assert!(archive.is_file());
+    assert_eq!(complete_logs(&dir).len(), 2);
+    assert_eq!(standings(&dir), before);
+    // Every log back, byte for byte.
+    let unpacked = tmp.path().join("unpacked");
+    std::fs::create_dir(&unpacked).expect("mkdir");
+    let a = archive.display().to_string();
+    let out = hus(&["replay", &a, "--unpack", &unpacked.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 64, "{lines:?}");
+    let mut archived = 0;
+    for (stem, original) in &originals {
+        let path = unpacked.join(format!("{stem}.jsonl"));
+        if path.exists() {
+            archived += 1;
+            assert_eq!(
+                &std::fs::read_to_string(&path).expect("read"),
+                original,
+                "{stem}"
+            );
+            assert!(
+                lines.contains(&format!("{stem}: verified: 2 games, {} moves", {
+                    original.matches(r#""type":"move""#).count()
+                })),
+                "{stem}: {lines:?}"
+            );
+            assert!(!dir.join(format!("logs/{stem}.jsonl.gz")).exists());
+        } else {
+            assert!(dir.join(format!("logs/{stem}.jsonl.gz")).exists(), "{stem}");
+        }
+    }
+    assert_eq!(archived, 64);
+    // One set of it, as a log would be read; a set it does not hold.
+    let (stem, original) = originals
+        .iter()
+        .find(|(s, _)| unpacked.join(format!("{s}.jsonl")).exists())
+        .expect("an archived set");
+    let out = hus(&["replay", &a, "--set", stem, "--game", "2", "--ply", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let start = original
+        .lines()
+        .filter(|l| l.contains(r#""type":"game-start""#))
+        .nth(1)
+        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        .expect("game 2's start");
+    assert!(
+        text(&out.stdout).contains(start["position"].as_str().expect("position")),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = hus(&["replay", &a, "--set", "r99-x-vs-y"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("holds no log of a set \"r99-x-vs-y\""),
+        "{}",
+        text(&out.stderr)
+    );
+    // An archive cut short: an error, never a panic.
+    let bytes = std::fs::read(&archive).expect("read");
+    let cut = tmp.broken("cut.tar.zst");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).expect("write");
+    let out = hus(&["replay", &cut.display().to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("cannot read"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Again: nothing more to archive.
+    let out = hus(&["prune", &d, "--archive"]);
+    assert!(
+        text(&out.stdout).starts_with("hus prune: 0 logs archived in 0 files"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Pruned past the archive's last set: the archive goes with its logs.
+    let out = hus(&["prune", &d, "--keep-logs", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .starts_with("hus prune: 65 of 66 finished sets had their logs deleted now (2 files, "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!archive.exists());
+    assert_eq!(complete_logs(&dir).len(), 1);
+    assert_eq!(standings(&dir), before);
+}

@@ -2340,3 +2340,95 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }
+
+/// `hus serve` archives each whole 64 finished sets' logs into one file
+/// (`logs/archive/sets-000000001-000000064.tar.zst`) and deletes their own files; it
+/// still serves each such set's log (the same text the archive unpacks to) and its
+/// replay page, and its standings count every set.
+#[test]
+fn serve_archives_logs_and_serves_them_from_the_archive() {
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("65 finished sets", Duration::from_secs(600), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 65
+    });
+    let status = server.pause_until_idle(&auth);
+    let done = status["sets_done"].as_u64().expect("sets_done");
+    let archive = dir.join("logs/archive/sets-000000001-000000064.tar.zst");
+    // The archive is written after the result that completes its 64 is read.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !archive.is_file() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(archive.is_file(), "no archive after {done} sets");
+    let unpacked = tmp.path().join("unpacked");
+    std::fs::create_dir(&unpacked).expect("mkdir");
+    let out = hus(&[
+        "replay",
+        &archive.display().to_string(),
+        "--unpack",
+        &unpacked.display().to_string(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut list = Vec::new();
+    let mut before = None;
+    loop {
+        let page = match before {
+            None => server.json("/api/sets?limit=50"),
+            Some(n) => server.json(&format!("/api/sets?limit=50&before={n}")),
+        };
+        let sets = page["sets"].as_array().expect("sets").clone();
+        let Some(last) = sets.last() else { break };
+        before = last["number"].as_u64();
+        list.extend(sets);
+    }
+    assert_eq!(list.len() as u64, done);
+    let mut from_archive = 0;
+    for set in &list {
+        let number = set["number"].as_u64().expect("number");
+        let name = set["set"].as_str().expect("set");
+        let own = dir.join("logs").join(format!("{name}.jsonl.gz"));
+        let copy = unpacked.join(format!("{name}.jsonl"));
+        assert_eq!(own.exists(), number > 64, "{}", own.display());
+        assert_eq!(copy.exists(), number <= 64, "{}", copy.display());
+        let (code, body) = server.get(&format!("/api/sets/{name}/log"));
+        assert_eq!(code, 200, "{name}: {body}");
+        if number <= 64 {
+            from_archive += 1;
+            assert_eq!(
+                body,
+                std::fs::read_to_string(&copy).expect("read"),
+                "{name}"
+            );
+        } else {
+            assert_eq!(
+                body,
+                read_set_log(&dir.join("logs").join(format!("{name}.jsonl")))
+            );
+        }
+    }
+    assert_eq!(from_archive, 64);
+    let first = list.iter().find(|s| s["number"] == 1).expect("set 1");
+    let (code, page) = server.get(&format!(
+        "/sets/{}/replay",
+        first["set"].as_str().expect("set")
+    ));
+    assert_eq!(code, 200, "{page}");
+    assert!(page.contains("<script>"), "{page}");
+    let served = server.json("/api/standings");
+    assert_eq!(served["games_played"].as_u64(), Some(done * 2));
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    let out = hus(&["standings", &dir.display().to_string(), "--format", "json"]);
+    let read: Value = serde_json::from_slice(&out.stdout).expect("standings json");
+    assert_same_bots(&read, &served);
+}

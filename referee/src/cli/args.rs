@@ -23,8 +23,20 @@ pub struct ReplayArgs {
     /// disagrees with the rules or with itself (the first such line is named); 2 it cannot
     /// be read, is not a hus log, or has an unknown log_version; 3 it was cut short, and
     /// what it holds is consistent.
+    ///
+    /// An archive of logs (`logs/archive/sets-FROM-TO.tar.zst`, as `hus serve` keeps
+    /// finished sets) is verified log by log, a line each; with --set, one of its logs
+    /// is read as a log file would be.
     #[arg(value_name = "LOG")]
     pub log: std::path::PathBuf,
+    /// LOG is an archive: read the log of this set (its stem, as `hus replay ARCHIVE`
+    /// lists it) with every other option.
+    #[arg(long, value_name = "STEM")]
+    pub set: Option<String>,
+    /// LOG is an archive: write each of its logs into this directory as `STEM.jsonl`,
+    /// exactly as it was written (a file already there is not overwritten).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["set", "game", "html", "follow"])]
+    pub unpack: Option<std::path::PathBuf>,
     /// Show this game move by move (games count from 1); with --html, the page holds
     /// only this game.
     #[arg(long, value_name = "N")]

@@ -104,6 +104,89 @@ fn announce(verdict: &Verdict, v: &Verifier, out: &mut dyn Write, summary: bool)
     Ok(())
 }
 
+/// `hus replay ARCHIVE`: verifies each log of an archive, a line each (`STEM:
+/// verified: ...`, or what is wrong), and with `unpack` also writes it to that
+/// directory. The exit status is the worst log's: 1 if one disagrees, else 3 if one was
+/// cut short, else 0.
+fn archive_run(path: &Path, unpack: Option<&Path>) -> Result<ExitCode> {
+    let mut worst = 0u8;
+    let mut logs = 0usize;
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    crate::archive::each_log(path, |stem, log| {
+        logs += 1;
+        if let Some(dir) = unpack {
+            let file = dir.join(format!("{stem}.jsonl"));
+            let mut created = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&file)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
+            created.write_all(&log)?;
+        }
+        let mut src = Source::new(
+            crate::logfile::LogReader::Memory(io::Cursor::new(log)),
+            None,
+        );
+        let mut v = Verifier::new();
+        let name = text::clean(stem, 300);
+        let (code, said) = match drive(&mut src, &mut v, &mut Quiet) {
+            Err(e) => (
+                2,
+                format!("UNREADABLE: {}", text::clean(&format!("{e:#}"), 400)),
+            ),
+            Ok(Verdict::Complete) => (0, tally(&v)),
+            Ok(Verdict::Aborted(reason)) => (
+                0,
+                format!(
+                    "{}; the set was aborted ({})",
+                    tally(&v),
+                    text::clean(&reason, 200)
+                ),
+            ),
+            Ok(Verdict::Incomplete { .. }) => (
+                3,
+                format!(
+                    "INCOMPLETE: it ends without set-end or aborted; {}",
+                    tally(&v)
+                ),
+            ),
+            Ok(Verdict::Corrupt(c)) => (
+                1,
+                format!("CORRUPT: line {}: {}", c.line, text::clean(&c.message, 400)),
+            ),
+        };
+        worst = match (worst, code) {
+            (1, _) | (_, 1) => 1,
+            (2, _) | (_, 2) => 1,
+            (3, _) | (_, 3) => 3,
+            _ => 0,
+        };
+        writeln!(out, "{name}: {said}")?;
+        Ok(true)
+    })
+    .with_context(|| format!("cannot read {}", path.display()))?;
+    out.flush()?;
+    if logs == 0 {
+        bail!("{} is an archive without any log", path.display());
+    }
+    Ok(ExitCode::from(worst))
+}
+
+/// Sees nothing: the verdict is all `hus replay ARCHIVE` prints of each log.
+struct Quiet;
+
+impl crate::replay::Observer for Quiet {
+    fn observe(
+        &mut self,
+        _: &Verifier,
+        _: &crate::records::Record,
+        _: &crate::replay::verify::Checked,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// `hus replay`: verifies a log, shows its games, follows it, or writes the viewer.
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let style = style(args)?;
@@ -123,8 +206,38 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         (None, None) => None,
     };
     let path = &args.log;
-    let file = crate::logfile::open_log(path)
+    let archive = crate::archive::is_archive_file(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
+    let file = match (archive, &args.set) {
+        (true, None) if args.follow || args.game.is_some() || args.html.is_some() => bail!(
+            "{} is an archive of logs: name one with --set STEM (hus replay {} lists them)",
+            path.display(),
+            path.display()
+        ),
+        (true, None) => return archive_run(path, args.unpack.as_deref()),
+        (true, Some(_)) if args.follow => {
+            bail!("--follow is for a log being written; an archive holds finished logs")
+        }
+        (true, Some(stem)) => {
+            let text = crate::archive::read_log(path, stem)
+                .with_context(|| format!("cannot read {}", path.display()))?
+                .with_context(|| {
+                    format!(
+                        "{} holds no log of a set {:?} (hus replay {} lists them)",
+                        path.display(),
+                        text::clean(stem, 200),
+                        path.display()
+                    )
+                })?;
+            crate::logfile::LogReader::Memory(io::Cursor::new(text))
+        }
+        (false, _) if args.set.is_some() || args.unpack.is_some() => bail!(
+            "--set and --unpack are for an archive of logs; {} is a log",
+            path.display()
+        ),
+        (false, _) => crate::logfile::open_log(path)
+            .with_context(|| format!("cannot open {}", path.display()))?,
+    };
     let idle_limit = match args.idle_limit.as_deref() {
         Some(text) => Some(crate::config::check_positive(
             crate::config::parse_duration(text).context("invalid --idle-limit")?,

@@ -1,0 +1,197 @@
+//! A server's finished logs, archived 64 sets to a file (`logs/archive/sets-FROM-TO.tar.zst`,
+//! `referee::archive`): one file per set costs at least a disk block, 4 KiB, and an
+//! archive of short logs costs about 0.5 KB a set.
+//!
+//! Sets are archived by their numbers (the order results were recorded, `done_seq`):
+//! the archive of sets `FROM` to `TO` is written once all of them are finished, which
+//! numbers given in order make a simple test (the last number read is at least `TO`).
+//! Its name follows from a set's number alone ([`archive_path`]), so a reader finds a
+//! set's log without asking anyone: the file `logs/STEM.jsonl.gz` while it is there,
+//! else the archive of its number.
+//!
+//! The steps, each safe to be cut off: the archive is written under a temporary name,
+//! synced and renamed; then the logs it holds are deleted; then the store's setting
+//! `logs_archived_up_to` says so. Cut off before the rename: nothing changed. After it:
+//! the next run finds the archive, deletes the logs it holds (and only those) and sets
+//! the mark. What is not archived (a log the store keeps, a pruned one, one over
+//! `referee::archive::MAX_ARCHIVED_LOG`) stays as it is.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use referee::archive::{self, ARCHIVE_SUFFIX};
+
+use crate::error::{Error, Result};
+use crate::set_files::LOGS_DIR;
+use crate::store::{FinishedQuery, Store};
+
+/// The archives' directory in the logs directory.
+pub const ARCHIVE_DIR: &str = "archive";
+
+/// Sets per archive.
+pub const ARCHIVE_SETS: u64 = 64;
+
+/// The store's setting: the number of the last set whose log was archived (or passed
+/// over).
+const ARCHIVED_SETTING: &str = "logs_archived_up_to";
+
+/// The first and last numbers of the archive that holds set `number` (from 1).
+pub fn archive_range(number: u64) -> (u64, u64) {
+    let first = number.saturating_sub(1) / ARCHIVE_SETS * ARCHIVE_SETS + 1;
+    (first, first + ARCHIVE_SETS - 1)
+}
+
+/// The archive in the logs directory `logs` that holds (or would hold) the log of the
+/// set numbered `number`: `archive/sets-000000001-000000064.tar.zst`.
+pub fn archive_path(logs: &Path, number: u64) -> PathBuf {
+    let (first, last) = archive_range(number);
+    logs.join(ARCHIVE_DIR)
+        .join(format!("sets-{first:09}-{last:09}{ARCHIVE_SUFFIX}"))
+}
+
+/// The last set number of an archive named `name`, if it is an archive's name.
+fn archive_last(name: &str) -> Option<u64> {
+    let range = name.strip_prefix("sets-")?.strip_suffix(ARCHIVE_SUFFIX)?;
+    let (first, last) = range.split_once('-')?;
+    let (first, last) = (first.parse::<u64>().ok()?, last.parse::<u64>().ok()?);
+    (archive_range(first) == (first, last)).then_some(last)
+}
+
+/// What [`archive_logs`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArchiveReport {
+    /// Archives written.
+    pub archives: usize,
+    /// Logs put in them.
+    pub logs: usize,
+    /// Log files deleted once archived.
+    pub deleted: usize,
+}
+
+/// Archives the logs of every whole range of [`ARCHIVE_SETS`] finished sets numbered up
+/// to `done` that is not archived yet, in the logs directory `logs`.
+pub fn archive_logs(store: &mut dyn Store, logs: &Path, done: u64) -> Result<ArchiveReport> {
+    let mut report = ArchiveReport::default();
+    let mut after: u64 = store
+        .settings()?
+        .get(ARCHIVED_SETTING)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    while after + ARCHIVE_SETS <= done {
+        let (first, last) = archive_range(after + 1);
+        let sets = store.finished_sets(&FinishedQuery::After {
+            after: first - 1,
+            limit: ARCHIVE_SETS as usize,
+        })?;
+        // The sets whose log is a file here: (stem, file).
+        let files: Vec<(String, PathBuf)> = sets
+            .iter()
+            .filter(|(n, set)| *n <= last && !set.pruned)
+            .filter_map(|(_, set)| {
+                let name = set.outcome.log.strip_prefix(&format!("{LOGS_DIR}/"))?;
+                let stem = name
+                    .strip_suffix(".jsonl.gz")
+                    .or_else(|| name.strip_suffix(".jsonl"))?;
+                let path = logs.join(name);
+                path.is_file().then(|| (stem.to_string(), path))
+            })
+            .collect();
+        let dest = archive_path(logs, first);
+        let held = if dest.is_file() {
+            // Written by a run cut off before it could delete the logs.
+            archive::stems(&dest).map_err(|e| archive_error(&dest, e))?
+        } else if files.is_empty() {
+            Vec::new()
+        } else {
+            std::fs::create_dir_all(logs.join(ARCHIVE_DIR))
+                .map_err(|e| archive_error(&logs.join(ARCHIVE_DIR), e))?;
+            let members: Vec<(String, &Path)> = files
+                .iter()
+                .map(|(stem, path)| (stem.clone(), path.as_path()))
+                .collect();
+            let archived =
+                archive::write_archive(&dest, &members).map_err(|e| archive_error(&dest, e))?;
+            report.archives += 1;
+            report.logs += archived.stems.len();
+            archived.stems
+        };
+        for (stem, path) in &files {
+            if held.contains(stem) && std::fs::remove_file(path).is_ok() {
+                report.deleted += 1;
+            }
+        }
+        store.save_settings(&BTreeMap::from([(
+            ARCHIVED_SETTING.to_string(),
+            last.to_string(),
+        )]))?;
+        after = last;
+    }
+    Ok(report)
+}
+
+fn archive_error(path: &Path, e: std::io::Error) -> Error {
+    Error::Runtime(format!("cannot archive logs in {}: {e}", path.display()))
+}
+
+/// Deletes the archives of the logs directory `logs` whose every set is numbered up to
+/// `up_to` (their sets' logs were pruned). Returns the files deleted and their bytes.
+pub fn delete_archives_up_to(logs: &Path, up_to: u64) -> (Vec<PathBuf>, u64) {
+    let mut deleted = Vec::new();
+    let mut bytes = 0;
+    let Ok(entries) = std::fs::read_dir(logs.join(ARCHIVE_DIR)) else {
+        return (deleted, bytes);
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if archive_last(&name).is_some_and(|last| last <= up_to) {
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            if std::fs::remove_file(entry.path()).is_ok() {
+                bytes += size;
+                deleted.push(entry.path());
+            }
+        }
+    }
+    (deleted, bytes)
+}
+
+/// Where the log of the finished set `stem`, numbered `number`, is in the logs
+/// directory `logs`: its own file `name` (as the store names it, `STEM.jsonl.gz`) while
+/// that is there, else the archive of its number, if there is one.
+pub fn find_log(logs: &Path, name: &str, number: u64) -> Option<LogPlace> {
+    let file = logs.join(name);
+    if file.is_file() {
+        return Some(LogPlace::File(file));
+    }
+    let archive = archive_path(logs, number);
+    archive.is_file().then_some(LogPlace::Archive(archive))
+}
+
+/// Where a finished set's log is ([`find_log`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogPlace {
+    /// A file of its own.
+    File(PathBuf),
+    /// The archive that holds its number's range (read the log with
+    /// `referee::archive::read_log`).
+    Archive(PathBuf),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_number_names_its_archive() {
+        assert_eq!(archive_range(1), (1, 64));
+        assert_eq!(archive_range(64), (1, 64));
+        assert_eq!(archive_range(65), (65, 128));
+        assert_eq!(
+            archive_path(Path::new("logs"), 130),
+            Path::new("logs/archive/sets-000000129-000000192.tar.zst")
+        );
+        assert_eq!(archive_last("sets-000000129-000000192.tar.zst"), Some(192));
+        assert_eq!(archive_last("sets-000000129-000000191.tar.zst"), None);
+        assert_eq!(archive_last("sets-000000129-000000192.tar.zst.tmp"), None);
+        assert_eq!(archive_last("notes.txt"), None);
+    }
+}
