@@ -167,9 +167,9 @@ pub fn run_prune(args: &PruneArgs) -> Result<ExitCode> {
     if args.archive {
         let report = crate::archive::archive_logs(&mut store, &logs_dir, finished)?;
         println!(
-            "hus prune: {} logs archived in {} files under {}/{} ({} log files deleted); the last {} finished sets' logs wait for a whole 64",
+            "hus prune: {} logs archived in {} under {}/{} ({} log files deleted); the last {} finished sets' logs wait for a whole 64",
             report.logs,
-            report.archives,
+            if report.archives == 1 { "1 file".to_string() } else { format!("{} files", report.archives) },
             LOGS_DIR,
             crate::archive::ARCHIVE_DIR,
             report.deleted,

@@ -453,6 +453,11 @@ impl Sandbox {
             at.join("leagues/sample.toml"),
         )
         .expect("copy the sample league");
+        std::fs::copy(
+            root().join("leagues/quick.toml"),
+            at.join("leagues/quick.toml"),
+        )
+        .expect("copy the quick league");
         link(&root().join("tests"), "tests");
         let hus = PathBuf::from(env!("CARGO_BIN_EXE_hus"));
         link(&hus, "target/release/hus");

@@ -1480,7 +1480,7 @@ fn prune_archives_logs_that_unpack_to_the_same_bytes() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout).trim_end(),
-        "hus prune: 64 logs archived in 1 files under logs/archive (64 log files deleted); \
+        "hus prune: 64 logs archived in 1 file under logs/archive (64 log files deleted); \
          the last 2 finished sets' logs wait for a whole 64"
     );
     let archive = dir.join("logs/archive/sets-000000001-000000064.tar.zst");
