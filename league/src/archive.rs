@@ -154,28 +154,6 @@ pub fn delete_archives_up_to(logs: &Path, up_to: u64) -> (Vec<PathBuf>, u64) {
     (deleted, bytes)
 }
 
-/// Where the log of the finished set `stem`, numbered `number`, is in the logs
-/// directory `logs`: its own file `name` (as the store names it, `STEM.jsonl.gz`) while
-/// that is there, else the archive of its number, if there is one.
-pub fn find_log(logs: &Path, name: &str, number: u64) -> Option<LogPlace> {
-    let file = logs.join(name);
-    if file.is_file() {
-        return Some(LogPlace::File(file));
-    }
-    let archive = archive_path(logs, number);
-    archive.is_file().then_some(LogPlace::Archive(archive))
-}
-
-/// Where a finished set's log is ([`find_log`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LogPlace {
-    /// A file of its own.
-    File(PathBuf),
-    /// The archive that holds its number's range (read the log with
-    /// `referee::archive::read_log`).
-    Archive(PathBuf),
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

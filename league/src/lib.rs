@@ -44,8 +44,8 @@ mod tally;
 mod worker;
 
 pub use archive::{
-    archive_logs, archive_path, archive_range, delete_archives_up_to, find_log, ArchiveReport,
-    LogPlace, ARCHIVE_DIR, ARCHIVE_SETS,
+    archive_logs, archive_path, archive_range, delete_archives_up_to, ArchiveReport, ARCHIVE_DIR,
+    ARCHIVE_SETS,
 };
 pub use args::{
     ExportArgs, LeagueArgs, PruneArgs, StandingsArgs, StoreArg, WorkerArgs, WorkersArgs,

@@ -203,8 +203,45 @@ fn replay_all_but(
                 String::from_utf8_lossy(&out.stdout)
             ));
         }
+        if !log.to_string_lossy().ends_with(".tar.zst") {
+            archives_short(log)?;
+        }
     }
     Ok(logs.len())
+}
+
+/// A log the referee wrote goes into an archive in its short form, every whole move
+/// line left short, and comes back byte for byte (LOGS.md, "Archives"): checked on
+/// every log of every test, whatever it holds (faults, teams, remote bots, clocks,
+/// stopped sets).
+fn archives_short(log: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    referee::open_log(log)
+        .and_then(|mut r| r.read_to_end(&mut text))
+        .map_err(|e| format!("cannot read {}: {e}", log.display()))?;
+    let Some(short) = referee::archive::shorten(&text) else {
+        return Err(format!(
+            "{}: its short form would not give it back exactly",
+            log.display()
+        ));
+    };
+    if referee::archive::lengthen(&short).as_deref() != Ok(&text[..]) {
+        return Err(format!("{}: lengthened, it differs", log.display()));
+    }
+    // Complete lines only: a last line cut short stays as it is.
+    let whole = short
+        .split_inclusive(|&b| b == b'\n')
+        .filter(|l| l.starts_with(br#"{"type":"move""#) && l.ends_with(b"\n"))
+        .filter(|l| l.windows(11).any(|w| w == br#""position":"#))
+        .count();
+    if whole > 0 {
+        return Err(format!(
+            "{}: {whole} move lines the archive could not shorten",
+            log.display()
+        ));
+    }
+    Ok(())
 }
 
 pub fn hus(args: &[&str]) -> Output {
