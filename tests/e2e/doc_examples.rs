@@ -376,7 +376,28 @@ fn readme_commands_run() {
                 "README: `{command}` should print {text:?}:\n{stdout}"
             )
         };
+        let archive = "leagues/quick/logs/archive/sets-000000001-000000064.tar.zst";
         match sub {
+            "-p" if command.starts_with("mkdir") => {}
+            "league" if command.contains("quick.toml") => {
+                has("66 of 66 sets played (132 games)");
+            }
+            "prune" if command.contains("--archive") => has(
+                "hus prune: 64 logs archived in 1 file under logs/archive (64 log files deleted); \
+                 the last 2 finished sets' logs wait for a whole 64",
+            ),
+            "replay" if command.contains("--unpack") => {
+                has("r1-ann-vs-bob: verified: 2 games, ");
+                let unpacked = std::fs::read_dir(sandbox.dir.path().join("unpacked"))
+                    .expect("unpacked")
+                    .count();
+                assert_eq!(unpacked, 64);
+            }
+            "replay" if command.ends_with(".tar.zst") => {
+                has("r1-ann-vs-bob: verified: 2 games, ");
+                assert_eq!(stdout.lines().count(), 64, "{stdout}");
+                assert!(sandbox.dir.path().join(archive).is_file());
+            }
             "match" => {
                 has("\nbot ");
                 let path = stdout
