@@ -66,18 +66,31 @@ pub struct ArchiveReport {
     pub logs: usize,
     /// Log files deleted once archived.
     pub deleted: usize,
+    /// The sets numbered up to this one have been through archiving (the store's mark).
+    pub up_to: u64,
 }
 
-/// Archives the logs of every whole range of [`ARCHIVE_SETS`] finished sets numbered up
-/// to `done` that is not archived yet, in the logs directory `logs`.
-pub fn archive_logs(store: &mut dyn Store, logs: &Path, done: u64) -> Result<ArchiveReport> {
+/// Archives the logs of the whole ranges of [`ARCHIVE_SETS`] finished sets numbered up
+/// to `done` that are not archived yet, in the logs directory `logs`: at most `ranges`
+/// of them, oldest first (a server does a few after each result, so that a long
+/// history, a store filled before archives existed, is caught up bit by bit instead of
+/// holding the store for minutes).
+pub fn archive_logs(
+    store: &mut dyn Store,
+    logs: &Path,
+    done: u64,
+    ranges: usize,
+) -> Result<ArchiveReport> {
     let mut report = ArchiveReport::default();
     let mut after: u64 = store
         .settings()?
         .get(ARCHIVED_SETTING)
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    while after + ARCHIVE_SETS <= done {
+    for _ in 0..ranges {
+        if after + ARCHIVE_SETS > done {
+            break;
+        }
         let (first, last) = archive_range(after + 1);
         let sets = store.finished_sets(&FinishedQuery::After {
             after: first - 1,
@@ -126,6 +139,7 @@ pub fn archive_logs(store: &mut dyn Store, logs: &Path, done: u64) -> Result<Arc
         )]))?;
         after = last;
     }
+    report.up_to = after;
     Ok(report)
 }
 

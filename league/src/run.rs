@@ -165,7 +165,7 @@ pub fn run_prune(args: &PruneArgs) -> Result<ExitCode> {
         );
     }
     if args.archive {
-        let report = crate::archive::archive_logs(&mut store, &logs_dir, finished)?;
+        let report = crate::archive::archive_logs(&mut store, &logs_dir, finished, usize::MAX)?;
         println!(
             "hus prune: {} logs archived in {} under {}/{} ({} log files deleted); the last {} finished sets' logs wait for a whole 64",
             report.logs,

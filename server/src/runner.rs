@@ -57,6 +57,10 @@ fn is_outage(problem: &Problem) -> bool {
     problem.set.is_empty() && problem.error.starts_with(OUT_OF_REACH)
 }
 
+/// Ranges of 64 sets archived after a result at most: one in the normal course, more
+/// to catch up with a history from before archives (a store filled by an older hus).
+const ARCHIVE_RANGES: usize = 4;
+
 /// The runner's state.
 pub struct Runner {
     /// The league file as read at start (and again for `AddBot`).
@@ -91,6 +95,8 @@ pub struct Runner {
     /// The sets numbered up to this one have been through `archive` (a range is
     /// archived once its last set is read).
     archived: u64,
+    /// The last failure to archive, said once.
+    archive_error: Option<String>,
     /// Logs kept (`--keep-logs`): those of the most recent finished sets; `None`: all.
     pub keep_logs: Option<u64>,
     /// Archive the finished logs 64 sets to a file (`league::archive_logs`; not with
@@ -155,6 +161,7 @@ impl Runner {
             rounds,
             quiet,
             archived: 0,
+            archive_error: None,
             keep_logs: None,
             archive_logs: false,
             registry: None,
@@ -268,7 +275,8 @@ impl Runner {
         Ok(any)
     }
 
-    /// Archives the logs of each whole range of 64 finished sets (`league::archive_logs`):
+    /// Archives the logs of each whole range of 64 finished sets (`league::archive_logs`),
+    /// at most [`ARCHIVE_RANGES`] ranges after a result:
     /// a failure (a full disk) leaves the logs as they are, says so, and is tried again
     /// after the next result.
     async fn archive(&mut self) -> league::Result<()> {
@@ -278,11 +286,21 @@ impl Runner {
         let (logs, done) = (self.dir.join(league::LOGS_DIR), self.seen);
         let archived = self
             .store
-            .call(move |s| league::archive_logs(s.as_mut(), &logs, done))
+            .call(move |s| league::archive_logs(s.as_mut(), &logs, done, ARCHIVE_RANGES))
             .await;
         match archived {
-            Ok(_) => self.archived = done - done % league::ARCHIVE_SETS,
-            Err(e) => tracing::warn!("{e}; the logs stay files of their own for now"),
+            Ok(report) => {
+                self.archived = report.up_to;
+                self.archive_error = None;
+            }
+            // Said once, not after every result while the cause lasts.
+            Err(e) => {
+                let said = e.to_string();
+                if self.archive_error.as_deref() != Some(said.as_str()) {
+                    tracing::warn!("{said}; the logs stay files of their own for now");
+                    self.archive_error = Some(said);
+                }
+            }
         }
         Ok(())
     }
