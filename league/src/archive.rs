@@ -171,6 +171,109 @@ pub fn delete_archives_up_to(logs: &Path, up_to: u64) -> (Vec<PathBuf>, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::file::Format;
+    use crate::schedule::schedule;
+    use crate::store::{BotEntry, SetOutcome, SqliteStore};
+
+    /// A store of three bots with `n` finished sets, each with its log file in `logs`
+    /// (`logs/STEM.jsonl.gz`, whose text names its set): returns the stems in the order
+    /// they were numbered.
+    fn finished(n: usize, logs: &Path) -> (SqliteStore, Vec<String>) {
+        let mut store = SqliteStore::in_memory().expect("store");
+        let bots: Vec<BotEntry> = ["x", "y", "z"]
+            .iter()
+            .map(|b| BotEntry {
+                name: b.to_string(),
+                command: b.to_string(),
+            })
+            .collect();
+        let names: Vec<String> = bots.iter().map(|b| b.name.clone()).collect();
+        let rounds = u32::try_from(n.div_ceil(3)).expect("rounds");
+        store
+            .sync(&bots, &schedule(&names, &Format::RoundRobin, rounds, 1))
+            .expect("sync");
+        let mut stems = Vec::new();
+        for _ in 0..n {
+            let set = store.claim_next().expect("claim").expect("a set");
+            let stem = set.key.stem();
+            let file = logs.join(format!("{stem}.jsonl.gz"));
+            std::fs::write(&file, format!("the log of {stem}\n")).expect("write");
+            let outcome = SetOutcome {
+                log: format!("{LOGS_DIR}/{stem}.jsonl.gz"),
+                ..Default::default()
+            };
+            store.record(set.id, &outcome).expect("record");
+            stems.push(stem);
+        }
+        (store, stems)
+    }
+
+    #[test]
+    fn whole_ranges_are_archived_a_few_at_a_time_and_a_cut_off_run_is_finished() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let logs = dir.path();
+        let (mut store, stems) = finished(140, logs);
+        // One range a call: 1 to 64, then 65 to 128; 129 to 140 wait for a whole 64.
+        let first = archive_logs(&mut store, logs, 140, 1).expect("archive");
+        assert_eq!(
+            (first.archives, first.logs, first.deleted, first.up_to),
+            (1, 64, 64, 64)
+        );
+        let second = archive_logs(&mut store, logs, 140, 1).expect("archive");
+        assert_eq!(second.up_to, 128);
+        let third = archive_logs(&mut store, logs, 140, 8).expect("archive");
+        assert_eq!(
+            third,
+            ArchiveReport {
+                up_to: 128,
+                ..Default::default()
+            }
+        );
+        for (i, stem) in stems.iter().enumerate() {
+            let number = i as u64 + 1;
+            let own = logs.join(format!("{stem}.jsonl.gz"));
+            assert_eq!(own.exists(), number > 128, "{stem}");
+            if number <= 128 {
+                let text = referee::archive::read_log(&archive_path(logs, number), stem)
+                    .expect("read")
+                    .expect("held");
+                assert_eq!(text, format!("the log of {stem}\n").into_bytes());
+            }
+        }
+        assert_eq!(
+            referee::archive::stems(&archive_path(logs, 65)).expect("stems"),
+            stems[64..128]
+        );
+        // Cut off after the rename, before the logs went and the mark was set: the next
+        // run deletes what the archive holds (and only that), rewriting nothing.
+        let archive = archive_path(logs, 1);
+        let written = std::fs::metadata(&archive)
+            .expect("archive")
+            .modified()
+            .ok();
+        std::fs::write(logs.join(format!("{}.jsonl.gz", stems[0])), "again").expect("write");
+        store
+            .save_settings(&BTreeMap::from([(
+                ARCHIVED_SETTING.to_string(),
+                "0".to_string(),
+            )]))
+            .expect("settings");
+        let again = archive_logs(&mut store, logs, 140, 1).expect("archive");
+        assert_eq!((again.archives, again.deleted, again.up_to), (0, 1, 64));
+        assert!(!logs.join(format!("{}.jsonl.gz", stems[0])).exists());
+        assert_eq!(
+            std::fs::metadata(&archive)
+                .expect("archive")
+                .modified()
+                .ok(),
+            written
+        );
+        // Pruned past the first archive's last set: it goes, the second stays.
+        let (deleted, bytes) = delete_archives_up_to(logs, 100);
+        assert_eq!(deleted, [archive.clone()]);
+        assert!(bytes > 0);
+        assert!(archive_path(logs, 65).is_file());
+    }
 
     #[test]
     fn a_set_number_names_its_archive() {
