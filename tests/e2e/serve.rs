@@ -2418,12 +2418,19 @@ fn serve_archives_logs_and_serves_them_from_the_archive() {
     }
     assert_eq!(from_archive, 64);
     let first = list.iter().find(|s| s["number"] == 1).expect("set 1");
-    let (code, page) = server.get(&format!(
-        "/sets/{}/replay",
-        first["set"].as_str().expect("set")
-    ));
+    // Its replay page is the viewer `hus replay --html` writes of the unpacked log.
+    let name = first["set"].as_str().expect("set");
+    let (code, page) = server.get(&format!("/sets/{name}/replay"));
     assert_eq!(code, 200, "{page}");
-    assert!(page.contains("<script>"), "{page}");
+    let html = tmp.path().join("first.html");
+    let out = hus(&[
+        "replay",
+        &unpacked.join(format!("{name}.jsonl")).display().to_string(),
+        "--html",
+        &html.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(page, std::fs::read_to_string(&html).expect("the viewer"));
     let served = server.json("/api/standings");
     assert_eq!(served["games_played"].as_u64(), Some(done * 2));
     let (code, said) = server.stop();
