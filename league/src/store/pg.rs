@@ -177,6 +177,13 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (number, bot)
     );
     ",
+    // 5: the sets a claim may take, in the order it takes them: a claim reads this
+    // index from its start and stops at the first set it can play, instead of sorting
+    // every pending set of the schedule.
+    "
+    CREATE INDEX sets_claimable ON sets (round, id)
+        WHERE scheduled AND status IN ('pending', 'running');
+    ",
 ];
 
 /// The condition that attempt `$2` of set `$1` still holds it: the one check of every
