@@ -433,8 +433,9 @@ fn logs_dir(app: &AppState) -> PathBuf {
 enum LogSource {
     File(PathBuf),
     Stored(league::SetId),
-    /// In the archive of its number's range (`league::archive_logs`).
-    Archived(PathBuf),
+    /// In the archive of its number's range (`league::archive_logs`), unless the
+    /// archive left it out: then its own file, if it had one.
+    Archived(PathBuf, Option<PathBuf>),
 }
 
 /// A set's log: the finished set's, or a running set's; and whether the set is finished.
@@ -466,22 +467,27 @@ async fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), 
         Some(v) => v.log.rsplit('/').next().unwrap_or_default().to_string(),
         None => format!("{set}.jsonl"),
     };
-    if let Some(path) = confined(&logs_dir(app), &name) {
-        return Ok((LogSource::File(path), finished));
-    }
-    // Its file gone: archived with the sets of its number's range.
+    let file = confined(&logs_dir(app), &name);
+    // Once the archive of its number's range is there, a finished set's log is read
+    // from it (its own file is about to go, or gone); a log the archive left out
+    // (larger than an archive takes) is still its file.
     match view.map(|v| league::archive_path(&logs_dir(app), v.number)) {
-        Some(archive) if archive.is_file() => Ok((LogSource::Archived(archive), finished)),
-        _ => Err(not_found_error(format!("the log of {set:?} is missing"))),
+        Some(archive) if archive.is_file() => Ok((LogSource::Archived(archive, file), finished)),
+        _ => match file {
+            Some(path) => Ok((LogSource::File(path), finished)),
+            None => Err(not_found_error(format!("the log of {set:?} is missing"))),
+        },
     }
 }
 
 /// The log of `set` read from `archive` into a file of a new private directory
-/// (removed when the directory is dropped), named as the set's log.
+/// (removed when the directory is dropped), named as the set's log; or, when the
+/// archive does not hold it, its own `file`.
 async fn archived_copy(
     set: &str,
     archive: PathBuf,
-) -> Result<(PathBuf, tempfile::TempDir), ApiError> {
+    file: Option<PathBuf>,
+) -> Result<(PathBuf, Option<tempfile::TempDir>), ApiError> {
     let stem = set.to_string();
     let text = tokio::task::spawn_blocking(move || referee::archive::read_log(&archive, &stem))
         .await
@@ -491,15 +497,19 @@ async fn archived_copy(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("cannot read the archived log of {set:?}: {e}"),
             )
-        })?
-        .ok_or_else(|| not_found_error(format!("the log of {set:?} is missing")))?;
+        })?;
+    let Some(text) = text else {
+        return file
+            .map(|path| (path, None))
+            .ok_or_else(|| not_found_error(format!("the log of {set:?} is missing")));
+    };
     let copy = || -> std::io::Result<(PathBuf, tempfile::TempDir)> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join(format!("{set}.jsonl"));
         std::fs::write(&path, &text)?;
         Ok((path, dir))
     };
-    copy().map_err(|e| {
+    copy().map(|(path, dir)| (path, Some(dir))).map_err(|e| {
         ApiError(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot copy the log of {set:?}: {e}"),
@@ -534,10 +544,10 @@ async fn download_source(
     };
     match source {
         LogSource::File(path) => download_file(path, ticket, Some(&format!("{set}.jsonl"))).await,
-        LogSource::Archived(archive) => {
+        LogSource::Archived(archive, file) => {
             // The copy is opened before its directory goes: the download reads the
             // open file.
-            let (path, _copy) = archived_copy(set, archive).await?;
+            let (path, _copy) = archived_copy(set, archive, file).await?;
             download_file(path, ticket, Some(&format!("{set}.jsonl"))).await
         }
         LogSource::Stored(id) => {
@@ -723,10 +733,10 @@ async fn build_replay(
     let log = match source {
         LogSource::File(path) => ReplayLog::File(path),
         LogSource::Stored(id) => ReplayLog::Packed(stored_log(&app, &set, id).await?),
-        LogSource::Archived(archive) => {
-            let (path, dir) = archived_copy(&set, archive).await?;
-            ReplayLog::Copy(path, dir)
-        }
+        LogSource::Archived(archive, file) => match archived_copy(&set, archive, file).await? {
+            (path, Some(dir)) => ReplayLog::Copy(path, dir),
+            (path, None) => ReplayLog::File(path),
+        },
     };
     tokio::task::spawn_blocking(move || {
         // A log the store keeps is read from a private copy, named as the set's log.
