@@ -1032,6 +1032,48 @@ mod tests {
         }
     }
 
+    /// An archived set's log is a private copy of the archive's text; a set the
+    /// archive left out is read from its own file; with neither, 404.
+    #[test]
+    fn an_archived_log_is_copied_from_its_archive_or_read_from_its_file() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let dir = tempfile::tempdir().expect("tmp");
+        let held = dir.path().join("r1-a-vs-b.jsonl");
+        std::fs::write(&held, "{\"type\":\"header\"}\n").expect("write");
+        let archive = dir.path().join("sets-000000001-000000064.tar.zst");
+        referee::archive::write_archive(&archive, &[("r1-a-vs-b".to_string(), held.as_path())])
+            .expect("archive");
+        let (path, copy) = runtime
+            .block_on(archived_copy("r1-a-vs-b", archive.clone(), None))
+            .map_err(|e| e.1)
+            .expect("copied");
+        assert!(copy.is_some());
+        assert_eq!(
+            path.file_name().and_then(|n| n.to_str()),
+            Some("r1-a-vs-b.jsonl")
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "{\"type\":\"header\"}\n"
+        );
+        let own = dir.path().join("r2-b-vs-a.jsonl.gz");
+        std::fs::write(&own, "x").expect("write");
+        let (path, copy) = runtime
+            .block_on(archived_copy(
+                "r2-b-vs-a",
+                archive.clone(),
+                Some(own.clone()),
+            ))
+            .map_err(|e| e.1)
+            .expect("its file");
+        assert_eq!((path, copy.is_none()), (own, true));
+        let missing = runtime.block_on(archived_copy("r3-a-vs-b", archive, None));
+        assert_eq!(missing.err().map(|e| e.0), Some(StatusCode::NOT_FOUND));
+    }
+
     #[test]
     fn only_plain_names_of_the_directory_are_served() {
         let dir = tempfile::tempdir().expect("temp dir");
