@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use referee::archive::{self, ARCHIVE_SUFFIX};
 
 use crate::error::{Error, Result};
-use crate::set_files::LOGS_DIR;
+use crate::set_files::log_file;
 use crate::store::{FinishedQuery, Store};
 
 /// The archives' directory in the logs directory.
@@ -101,10 +101,8 @@ pub fn archive_logs(
             .iter()
             .filter(|(n, set)| *n <= last && !set.pruned)
             .filter_map(|(_, set)| {
-                let name = set.outcome.log.strip_prefix(&format!("{LOGS_DIR}/"))?;
-                let stem = name
-                    .strip_suffix(".jsonl.gz")
-                    .or_else(|| name.strip_suffix(".jsonl"))?;
+                // Only a log file's name: `STEM.jsonl.gz` or `STEM.jsonl`.
+                let (name, stem) = log_file(&set.outcome.log).filter(|(n, s)| n != s)?;
                 let path = logs.join(name);
                 path.is_file().then(|| (stem.to_string(), path))
             })
@@ -173,6 +171,7 @@ mod tests {
     use super::*;
     use crate::file::Format;
     use crate::schedule::schedule;
+    use crate::set_files::LOGS_DIR;
     use crate::store::{BotEntry, SetOutcome, SqliteStore};
 
     /// A store of three bots with `n` finished sets, each with its log file in `logs`

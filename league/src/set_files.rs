@@ -16,16 +16,9 @@ pub const LOGS_DIR: &str = "logs";
 /// and their bytes; a file already gone is no error, and a link is never followed
 /// (it is removed as a name, like any other).
 pub fn delete_set_files(logs: &Path, log: &str) -> (Vec<PathBuf>, u64) {
-    let Some(name) = log.strip_prefix(&format!("{LOGS_DIR}/")) else {
+    let Some((_, stem)) = log_file(log) else {
         return (Vec::new(), 0);
     };
-    let stem = name
-        .strip_suffix(".jsonl.gz")
-        .or_else(|| name.strip_suffix(".jsonl"))
-        .unwrap_or(name);
-    if stem.is_empty() || stem.contains('/') {
-        return (Vec::new(), 0);
-    }
     let mut deleted = Vec::new();
     let mut bytes = 0;
     for path in SetFiles::new(logs, stem).existing() {
@@ -36,6 +29,18 @@ pub fn delete_set_files(logs: &Path, log: &str) -> (Vec<PathBuf>, u64) {
         }
     }
     (deleted, bytes)
+}
+
+/// The file name in `logs/` and the set's stem of a log as the store names it
+/// (`logs/STEM.jsonl.gz`, `logs/STEM.jsonl`); `None` for a log the store keeps
+/// (`store:ID`) or a name that is not a file of the logs directory.
+pub(crate) fn log_file(log: &str) -> Option<(&str, &str)> {
+    let name = log.strip_prefix(LOGS_DIR)?.strip_prefix('/')?;
+    let stem = name
+        .strip_suffix(".jsonl.gz")
+        .or_else(|| name.strip_suffix(".jsonl"))
+        .unwrap_or(name);
+    (!stem.is_empty() && !stem.contains('/')).then_some((name, stem))
 }
 
 /// The suffix of a compressed log after `STEM.`.

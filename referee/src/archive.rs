@@ -246,32 +246,20 @@ pub struct Archived {
 pub fn write_archive(dest: &Path, logs: &[(String, &Path)]) -> io::Result<Archived> {
     let mut tmp = dest.as_os_str().to_owned();
     tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    match fs::remove_file(&tmp) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let written = write_members(&tmp, logs).and_then(|archived| {
-        fs::rename(&tmp, dest)?;
-        if let Some(dir) = dest.parent() {
-            // The rename itself on disk (a directory's sync; best effort where a
-            // directory cannot be opened).
-            if let Ok(d) = File::open(dir) {
-                d.sync_all()?;
-            }
+    let mut archived =
+        crate::logfile::write_by_rename(dest, Path::new(&tmp), |file| write_members(file, logs))?;
+    if let Some(dir) = dest.parent() {
+        // The rename itself on disk (a directory's sync; best effort where a directory
+        // cannot be opened).
+        if let Ok(d) = File::open(dir) {
+            d.sync_all()?;
         }
-        Ok(archived)
-    });
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
     }
-    let mut archived = written?;
     archived.archive_bytes = fs::metadata(dest)?.len();
     Ok(archived)
 }
 
-fn write_members(tmp: &Path, logs: &[(String, &Path)]) -> io::Result<Archived> {
-    let file = OpenOptions::new().write(true).create_new(true).open(tmp)?;
+fn write_members(file: File, logs: &[(String, &Path)]) -> io::Result<Archived> {
     let mut zstd = zstd::Encoder::new(BufWriter::new(file), LEVEL)?;
     // An archive's text is about a megabyte: a window and tables of that size compress
     // it as well as the level's own (4 MiB window, 16 MiB tables), in a twentieth of
@@ -341,6 +329,14 @@ fn invalid(archive: &Path, what: impl std::fmt::Display) -> io::Error {
     )
 }
 
+/// The set (stem) whose log the member `name` is, and whether in its short form; `None`
+/// for a member that is not a log.
+fn member_log(name: &str) -> Option<(&str, bool)> {
+    name.strip_suffix(SHORT_MEMBER)
+        .map(|stem| (stem, true))
+        .or_else(|| name.strip_suffix(PLAIN_MEMBER).map(|stem| (stem, false)))
+}
+
 /// Calls `each` with every log in the archive at `archive`, in order: its stem and its
 /// text (lengthened if it was short). Members that are not logs are passed over. A
 /// damaged archive is an error when the reading reaches the damage (after the logs
@@ -354,14 +350,10 @@ pub fn each_log(
     for entry in tar.entries()? {
         let mut entry = entry?;
         let name = entry.path()?.to_string_lossy().into_owned();
-        let (stem, short) = if let Some(stem) = name.strip_suffix(SHORT_MEMBER) {
-            (stem.to_string(), true)
-        } else if let Some(stem) = name.strip_suffix(PLAIN_MEMBER) {
-            (stem.to_string(), false)
-        } else {
+        let Some((stem, short)) = member_log(&name) else {
             continue;
         };
-        if check_stem(&stem).is_err() {
+        if check_stem(stem).is_err() {
             return Err(invalid(archive, format!("a member named {name:?}")));
         }
         if entry.size() > MAX_ARCHIVED_LOG {
@@ -377,7 +369,7 @@ pub fn each_log(
         } else {
             body
         };
-        if !each(&stem, text)? {
+        if !each(stem, text)? {
             break;
         }
     }
@@ -393,10 +385,7 @@ pub fn stems(archive: &Path) -> io::Result<Vec<String>> {
     for entry in tar.entries()? {
         let entry = entry?;
         let name = entry.path()?.to_string_lossy().into_owned();
-        if let Some(stem) = name
-            .strip_suffix(SHORT_MEMBER)
-            .or_else(|| name.strip_suffix(PLAIN_MEMBER))
-        {
+        if let Some((stem, _)) = member_log(&name) {
             stems.push(stem.to_string());
         }
     }
@@ -423,17 +412,23 @@ pub fn read_log(archive: &Path, stem: &str) -> io::Result<Option<Vec<u8>>> {
 pub fn unpack(archive: &Path, dir: &Path) -> io::Result<Vec<String>> {
     let mut written = Vec::new();
     each_log(archive, |stem, text| {
-        let path = dir.join(format!("{stem}{PLAIN_MEMBER}"));
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        file.write_all(&text)?;
+        write_log(dir, stem, &text)?;
         written.push(stem.to_string());
         Ok(true)
     })?;
     Ok(written)
+}
+
+/// Writes the log `text` of set `stem` into `dir` as `STEM.jsonl`; a file already
+/// there is not overwritten (an error naming it).
+pub fn write_log(dir: &Path, stem: &str, text: &[u8]) -> io::Result<()> {
+    let path = dir.join(format!("{stem}{PLAIN_MEMBER}"));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    file.write_all(text)
 }
 
 #[cfg(test)]

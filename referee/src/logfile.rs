@@ -80,25 +80,38 @@ pub fn compress_log(plain: &Path) -> io::Result<PathBuf> {
     let gz = gzip_path(plain);
     let mut tmp = plain.as_os_str().to_owned();
     tmp.push(".gz.tmp");
-    let tmp = PathBuf::from(tmp);
-    let written = write_gzip(plain, &tmp).and_then(|()| fs::rename(&tmp, &gz));
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
+    write_by_rename(&gz, Path::new(&tmp), |out| write_gzip(plain, out))?;
     fs::remove_file(plain)?;
     Ok(gz)
 }
 
-fn write_gzip(plain: &Path, tmp: &Path) -> io::Result<()> {
-    let mut input = File::open(plain)?;
-    // A leftover of a crash is replaced; a link there is not followed (`create_new`
-    // refuses any existing name once it is gone).
+/// Writes `dest` whole or not at all: `write` fills the new file `tmp` (and syncs it),
+/// which is then renamed over `dest`; on an error `tmp` is removed and `dest` is as it
+/// was. A leftover `tmp` of a crash is replaced; a link there is not followed
+/// (`create_new` refuses any existing name once it is gone).
+pub(crate) fn write_by_rename<T>(
+    dest: &Path,
+    tmp: &Path,
+    write: impl FnOnce(File) -> io::Result<T>,
+) -> io::Result<T> {
     match fs::remove_file(tmp) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    let out = OpenOptions::new().write(true).create_new(true).open(tmp)?;
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+        .and_then(write)
+        .and_then(|value| fs::rename(tmp, dest).map(|()| value));
+    if written.is_err() {
+        let _ = fs::remove_file(tmp);
+    }
+    written
+}
+
+fn write_gzip(plain: &Path, out: File) -> io::Result<()> {
+    let mut input = File::open(plain)?;
     let mut gz = flate2::write::GzEncoder::new(BufWriter::new(out), flate2::Compression::best());
     io::copy(&mut input, &mut gz)?;
     let out = gz.finish()?.into_inner().map_err(|e| e.into_error())?;

@@ -503,18 +503,14 @@ async fn archived_copy(
             .map(|path| (path, None))
             .ok_or_else(|| not_found_error(format!("the log of {set:?} is missing")));
     };
-    let copy = || -> std::io::Result<(PathBuf, tempfile::TempDir)> {
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join(format!("{set}.jsonl"));
-        std::fs::write(&path, &text)?;
-        Ok((path, dir))
-    };
-    copy().map(|(path, dir)| (path, Some(dir))).map_err(|e| {
-        ApiError(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot copy the log of {set:?}: {e}"),
-        )
-    })
+    private_copy(set, text.as_slice())
+        .map(|(path, dir)| (path, Some(dir)))
+        .map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot copy the log of {set:?}: {e}"),
+            )
+        })
 }
 
 /// A log the store keeps, as it keeps it (gzip).
@@ -744,7 +740,7 @@ async fn build_replay(
             ReplayLog::File(path) => (path, None),
             ReplayLog::Copy(path, dir) => (path, Some(dir)),
             ReplayLog::Packed(packed) => {
-                let (path, copy) = unpacked_copy(&set, &packed).map_err(|e| {
+                let (path, copy) = private_copy(&set, packed.reader()).map_err(|e| {
                     ApiError(
                         StatusCode::INTERNAL_SERVER_ERROR,
                         format!("cannot copy the log of {set:?}: {e}"),
@@ -762,16 +758,17 @@ async fn build_replay(
     .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }
 
-/// The store's log of `set` unpacked into a file of a new private directory (removed
-/// when the directory is dropped), named as the set's log.
-fn unpacked_copy(
+/// The log `text` of `set` written into a file of a new private directory (removed
+/// when the directory is dropped), named as the set's log: for a log that is not a file
+/// of its own (the store's copy, an archive's member).
+fn private_copy(
     set: &str,
-    packed: &league::PackedLog,
+    mut text: impl std::io::Read,
 ) -> std::io::Result<(PathBuf, tempfile::TempDir)> {
     let copy = tempfile::tempdir()?;
     let path = copy.path().join(format!("{set}.jsonl"));
     let mut file = std::fs::File::create(&path)?;
-    std::io::copy(&mut packed.reader(), &mut file)?;
+    std::io::copy(&mut text, &mut file)?;
     Ok((path, copy))
 }
 

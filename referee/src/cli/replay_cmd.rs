@@ -116,13 +116,7 @@ fn archive_run(path: &Path, unpack: Option<&Path>) -> Result<ExitCode> {
     crate::archive::each_log(path, |stem, log| {
         logs += 1;
         if let Some(dir) = unpack {
-            let file = dir.join(format!("{stem}.jsonl"));
-            let mut created = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&file)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
-            created.write_all(&log)?;
+            crate::archive::write_log(dir, stem, &log)?;
         }
         let mut src = Source::new(
             crate::logfile::LogReader::Memory(io::Cursor::new(log)),
@@ -131,8 +125,9 @@ fn archive_run(path: &Path, unpack: Option<&Path>) -> Result<ExitCode> {
         let mut v = Verifier::new();
         let name = text::clean(stem, 300);
         let (code, said) = match drive(&mut src, &mut v, &mut Quiet) {
+            // A log of an archive that cannot be read is a log that disagrees.
             Err(e) => (
-                2,
+                1,
                 format!("UNREADABLE: {}", text::clean(&format!("{e:#}"), 400)),
             ),
             Ok(Verdict::Complete) => (0, tally(&v)),
@@ -156,11 +151,11 @@ fn archive_run(path: &Path, unpack: Option<&Path>) -> Result<ExitCode> {
                 format!("CORRUPT: line {}: {}", c.line, text::clean(&c.message, 400)),
             ),
         };
-        worst = match (worst, code) {
-            (1, _) | (_, 1) => 1,
-            (2, _) | (_, 2) => 1,
-            (3, _) | (_, 3) => 3,
-            _ => 0,
+        // 1 outranks 3, which outranks 0.
+        worst = if worst == 1 || code == 1 {
+            1
+        } else {
+            worst.max(code)
         };
         writeln!(out, "{name}: {said}")?;
         Ok(true)
