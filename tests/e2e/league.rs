@@ -711,9 +711,21 @@ fn a_second_runner_on_the_same_directory_is_refused() {
     while !std::fs::read_to_string(&lock)
         .is_ok_and(|t| t.contains(&format!("pid {} ", second.id())))
     {
+        // Gone without taking the lock: say why, rather than wait out the deadline.
+        if let Ok(Some(status)) = second.try_wait() {
+            let mut said = String::new();
+            if let Some(mut err) = second.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut err, &mut said);
+            }
+            panic!(
+                "the second league ended ({status}) without the lock ({}): {said}",
+                std::fs::read_to_string(&lock).unwrap_or_default()
+            );
+        }
         assert!(
             Instant::now() < deadline,
-            "the second league never took the lock"
+            "the second league never took the lock: {}",
+            std::fs::read_to_string(&lock).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
