@@ -907,10 +907,12 @@ fn every_thread_of_the_league_runs_at_its_priority_and_the_bots_at_theirs() {
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
             .filter(|p| parent_of(&PathBuf::from(format!("/proc/{p}/stat"))) == Some(pid))
-            // The referee's other child, its guardian (lifetime.rs), is no bot.
+            // The bots once they run their program (python3): not the referee's other
+            // child, its guardian (lifetime.rs), nor a bot between fork and exec, which
+            // still has the referee's priority until its own is set just before exec.
             .filter(|p| {
                 std::fs::read_to_string(format!("/proc/{p}/comm"))
-                    .is_ok_and(|c| c.trim() != "hus-guardian")
+                    .is_ok_and(|c| c.starts_with("python3"))
             })
             .collect();
         if found.len() == 2 {
