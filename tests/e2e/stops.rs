@@ -164,9 +164,15 @@ fn a_match_stopped_mid_game_keeps_the_moves_so_far() {
         &log,
         "no game was finished; the log LOG holds the first game up to the stop",
         |records| {
+            // One move when the stop comes before B's answer to A's first, else two.
             let moves = of_type(records, "move").len();
+            let counted = if moves == 1 {
+                "1 move".to_string()
+            } else {
+                format!("{moves} moves")
+            };
             format!(
-                "verified: 0 games, {moves} moves; game 1 has no game-end ({moves} of its moves \
+                "verified: 0 games, {counted}; game 1 has no game-end ({moves} of its moves \
                  verified); the set was aborted (stopped by SIGTERM)"
             )
         },
