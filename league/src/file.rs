@@ -85,6 +85,7 @@ struct RawBot {
     sandbox_ro: Vec<Spanned<String>>,
     sandbox_processes: Option<Spanned<u32>>,
     sandbox_tmp: Option<Spanned<String>>,
+    sandbox_memory: Option<Spanned<String>>,
     sandbox_user: Option<Spanned<String>>,
 }
 
@@ -763,6 +764,7 @@ fn check_remote_bot(file: &FileText, bot: &RawBot, span: Range<usize>) -> Result
         (!bot.sandbox_ro.is_empty(), "sandbox_ro"),
         (bot.sandbox_processes.is_some(), "sandbox_processes"),
         (bot.sandbox_tmp.is_some(), "sandbox_tmp"),
+        (bot.sandbox_memory.is_some(), "sandbox_memory"),
         (bot.sandbox_user.is_some(), "sandbox_user"),
     ];
     if let Some((_, key)) = process_keys.iter().find(|(set, _)| *set) {
@@ -839,6 +841,7 @@ fn check_sandbox(
             (!bot.sandbox_ro.is_empty(), "sandbox_ro"),
             (bot.sandbox_processes.is_some(), "sandbox_processes"),
             (bot.sandbox_tmp.is_some(), "sandbox_tmp"),
+            (bot.sandbox_memory.is_some(), "sandbox_memory"),
             (bot.sandbox_user.is_some(), "sandbox_user"),
         ];
         if let Some((_, key)) = stray.iter().find(|(set, _)| *set) {
@@ -878,6 +881,15 @@ fn check_sandbox(
         })?),
         None => None,
     };
+    let memory = match &bot.sandbox_memory {
+        Some(size) => Some(parse_bytes(size.get_ref()).map_err(|e| {
+            file.error(
+                Some(size.span()),
+                format!("bot {name:?}: sandbox_memory: {e:#}"),
+            )
+        })?),
+        None => None,
+    };
     let options = referee::SandboxOptions {
         writable: bot.sandbox_writable,
         read_only: bot
@@ -887,6 +899,7 @@ fn check_sandbox(
             .collect(),
         max_processes: bot.sandbox_processes.as_ref().map(|n| *n.get_ref()),
         tmp_size,
+        memory,
         user: bot.sandbox_user.as_ref().map(|u| u.get_ref().clone()),
     };
     let dir = bot.dir.as_ref().map(|_| cwd.clone());
@@ -905,6 +918,10 @@ fn check_sandbox(
                 O::TmpSize => (
                     "sandbox_tmp",
                     span(bot.sandbox_tmp.as_ref().map(|t| t.span())),
+                ),
+                O::Memory => (
+                    "sandbox_memory",
+                    span(bot.sandbox_memory.as_ref().map(|t| t.span())),
                 ),
                 O::User => (
                     "sandbox_user",

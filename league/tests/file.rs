@@ -153,7 +153,7 @@ fn unknown_key_is_named_with_its_line() {
         d.error(&format!("{TWO_BOTS}colour = \"red\"\n")),
         "L.toml line 9: unknown field `colour`, expected one of `name`, `command`, `remote`, `token_sha256`, `dir`, \
          `env`, `clean_env`, `memory`, `cpu`, `files`, `sandbox`, `sandbox_writable`, \
-         `sandbox_ro`, `sandbox_processes`, `sandbox_tmp`, `sandbox_user`"
+         `sandbox_ro`, `sandbox_processes`, `sandbox_tmp`, `sandbox_memory`, `sandbox_user`"
     );
 }
 

@@ -35,7 +35,7 @@ use crate::lifetime::{self, Marks, Stray};
 use crate::limits::Limits;
 use crate::link::{Link, RttProbe};
 use crate::records::StoppedBy;
-use crate::sandbox::PidsCgroup;
+use crate::sandbox::{BotCgroup, MemoryEvents};
 use crate::stderr::{Drain, Tail};
 /// Lines buffered between the stdout reader and the referee.
 const OUTPUT_QUEUE: usize = 16;
@@ -108,9 +108,9 @@ pub struct BotProcess {
     pipe_inodes: Vec<u64>,
     /// What tells the processes the bot started from the others'.
     marks: Marks,
-    /// The bot's pids cgroup, removed once the bot is gone (fields drop after
-    /// `Drop::drop` has killed the group).
-    cgroup: Option<PidsCgroup>,
+    /// The bot's cgroups (pids, memory), removed once the bot is gone (fields drop
+    /// after `Drop::drop` has killed the group).
+    cgroup: Option<BotCgroup>,
     /// For a link: where the bot is and how its round-trip time is measured.
     link: Option<LinkState>,
 }
@@ -276,6 +276,12 @@ impl BotProcess {
             cgroup: prepared.cgroup,
             link: None,
         })
+    }
+
+    /// What its sandbox's memory cgroup counted (`None`: not sandboxed, or no memory
+    /// cgroup): whether it went over its memory budget.
+    pub fn memory_events(&self) -> Option<MemoryEvents> {
+        self.cgroup.as_ref().and_then(|c| c.memory_events())
     }
 
     /// When the process was started.

@@ -83,8 +83,9 @@ pub use replay::text::{draw_board, draw_board_from, plural, report_words, Marks,
 pub use replay::{verify_records, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{
-    Sandbox, SandboxError, SandboxOption, SandboxOptionError, SandboxOptions, SandboxUser,
-    DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_USER, DEFAULT_TMP_SIZE,
+    MemoryEvents, Sandbox, SandboxError, SandboxOption, SandboxOptionError, SandboxOptions,
+    SandboxUser, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_MEMORY, DEFAULT_SANDBOX_USER,
+    DEFAULT_TMP_SIZE,
 };
 pub use set::{
     play_set, team_orders, Entrant, Lineup, Member, RecordSink, SetError, Team, WriteError,

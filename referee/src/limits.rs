@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use crate::config::{program_path, BotSpec};
 use crate::lifetime;
 use crate::sandbox::{
-    find_bwrap, seccomp_filter, PidsCgroup, ProcessBound, Sandbox, SandboxError, SandboxUser,
+    find_bwrap, seccomp_filter, BotCgroup, ProcessBound, Sandbox, SandboxError, SandboxUser,
 };
 
 /// Limits for one bot process. `None` leaves the referee's own value.
@@ -119,7 +119,7 @@ impl Limits {
         let (cgroup, seccomp, user) = parts;
         self.set_pre_exec(
             &mut command,
-            cgroup.as_ref().map(|c| c.procs_fd()),
+            cgroup.as_ref().map(|c| c.procs_fds()).unwrap_or_default(),
             seccomp.as_ref().map(|f| f.as_raw_fd()),
             user,
         );
@@ -180,7 +180,7 @@ impl Limits {
     fn set_pre_exec(
         &self,
         command: &mut Command,
-        cgroup_procs: Option<RawFd>,
+        cgroup_procs: Vec<RawFd>,
         seccomp: Option<RawFd>,
         user: Option<SandboxUser>,
     ) {
@@ -233,9 +233,9 @@ impl Limits {
                         return Err(io::Error::last_os_error());
                     }
                 }
-                if let Some(fd) = cgroup_procs {
+                for &fd in &cgroup_procs {
                     // `0` is the writer itself: from here on, it and everything it
-                    // starts count against the cgroup's pids.max.
+                    // starts count against the cgroups' pids.max and memory budget.
                     if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
                         return Err(io::Error::last_os_error());
                     }
@@ -291,8 +291,8 @@ impl Limits {
 /// A command ready to be spawned, and what must live as long as its process.
 pub(crate) struct Prepared {
     pub(crate) command: Command,
-    /// The sandbox's pids cgroup, removed when dropped (after the process is gone).
-    pub(crate) cgroup: Option<PidsCgroup>,
+    /// The sandbox's cgroups, removed when dropped (after the process is gone).
+    pub(crate) cgroup: Option<BotCgroup>,
     /// The pipe bubblewrap reads the seccomp filter from: open until the spawn.
     pub(crate) _seccomp: Option<OwnedFd>,
     /// Whether the command runs the bot in a sandbox (under bubblewrap).

@@ -54,8 +54,14 @@ pub const DEFAULT_MAX_PROCESSES: u32 = 128;
 /// The size of each of the sandbox's memory file systems (`/tmp`, `/dev/shm`) unless
 /// told otherwise: what a bot writes there is held in the machine's memory.
 pub const DEFAULT_TMP_SIZE: u64 = 64 << 20;
+/// The memory a sandbox may hold unless told otherwise (`--sandbox-memory`): everything
+/// its processes make the kernel keep for them, their pages, the files of its `/tmp` and
+/// `/dev/shm`, `memfd` files, pipe buffers. Bounded by a memory cgroup as root.
+pub const DEFAULT_SANDBOX_MEMORY: u64 = 1 << 30;
 /// Smaller file systems than this are refused.
 const MIN_TMP_SIZE: u64 = 1 << 20;
+/// A smaller memory budget than this leaves no room for bubblewrap and an interpreter.
+const MIN_SANDBOX_MEMORY: u64 = 16 << 20;
 /// Fewer than this leaves no room for bubblewrap and an interpreter.
 const MIN_PROCESSES: u32 = 8;
 /// The bot's user and group inside its sandbox (`nobody`), whoever it is outside.
@@ -234,6 +240,9 @@ pub struct SandboxOptions {
     /// Size of its private `/tmp` and of its `/dev/shm`, in bytes (default
     /// [`DEFAULT_TMP_SIZE`]).
     pub tmp_size: Option<u64>,
+    /// The memory the whole sandbox may hold, in bytes (default
+    /// [`DEFAULT_SANDBOX_MEMORY`]).
+    pub memory: Option<u64>,
     /// When hus runs as root, the unprivileged user the bot runs as (default
     /// [`DEFAULT_SANDBOX_USER`]).
     pub user: Option<String>,
@@ -250,6 +259,8 @@ pub enum SandboxOption {
     MaxProcesses,
     /// [`SandboxOptions::tmp_size`].
     TmpSize,
+    /// [`SandboxOptions::memory`].
+    Memory,
     /// [`SandboxOptions::user`].
     User,
 }
@@ -301,6 +312,11 @@ impl SandboxOptions {
                 .tmp_size(bytes)
                 .map_err(fault(SandboxOption::TmpSize))?;
         }
+        if let Some(bytes) = self.memory {
+            sandbox = sandbox
+                .memory(bytes)
+                .map_err(fault(SandboxOption::Memory))?;
+        }
         if let Some(name) = &self.user {
             sandbox = sandbox.user(name).map_err(fault(SandboxOption::User))?;
         }
@@ -332,6 +348,7 @@ pub struct Sandbox {
     read_only: Vec<PathBuf>,
     max_processes: u32,
     tmp_size: u64,
+    memory: u64,
     run_as: RunAs,
 }
 
@@ -502,6 +519,9 @@ pub enum SandboxError {
     /// Too small a `/tmp`.
     #[error("the sandbox's /tmp needs at least 1 MiB, got {0} bytes")]
     TmpTooSmall(u64),
+    /// Too small a memory budget.
+    #[error("the sandbox needs at least 16 MiB of memory, got {0} bytes")]
+    MemoryTooSmall(u64),
     /// Too small a bound on processes.
     #[error("the sandbox needs room for at least {MIN_PROCESSES} processes, got {0}")]
     TooFewProcesses(u32),
@@ -573,6 +593,7 @@ impl Sandbox {
             read_only: Vec::new(),
             max_processes: DEFAULT_MAX_PROCESSES,
             tmp_size: DEFAULT_TMP_SIZE,
+            memory: DEFAULT_SANDBOX_MEMORY,
             run_as: default_run_as(),
         })
     }
@@ -693,6 +714,20 @@ impl Sandbox {
         Ok(self)
     }
 
+    /// The memory the whole sandbox may hold (default [`DEFAULT_SANDBOX_MEMORY`]): every
+    /// page of its processes and everything they make the kernel keep for them, the
+    /// files of its `/tmp` and `/dev/shm` (which count against it as well as against
+    /// their size), `memfd` files, pipe and socket buffers. As root it is the
+    /// `memory.max` of a memory cgroup of its own, without swap; a sandbox that goes
+    /// over it is killed by the kernel, a fault that says so.
+    pub fn memory(mut self, bytes: u64) -> Result<Sandbox, SandboxError> {
+        if bytes < MIN_SANDBOX_MEMORY {
+            return Err(SandboxError::MemoryTooSmall(bytes));
+        }
+        self.memory = bytes;
+        Ok(self)
+    }
+
     /// The bot's directory (canonical): its working directory, and all it sees of the
     /// file system besides the system's files.
     pub fn bot_dir(&self) -> &Path {
@@ -717,6 +752,11 @@ impl Sandbox {
     /// The size of its `/tmp` and of its `/dev/shm`, each, in bytes.
     pub fn tmp_limit(&self) -> u64 {
         self.tmp_size
+    }
+
+    /// The memory the whole sandbox may hold, in bytes.
+    pub fn memory_limit(&self) -> u64 {
+        self.memory
     }
 
     /// What [`Sandbox::probe`] (in limits.rs, as it runs the sandbox under a bot's
@@ -963,7 +1003,7 @@ impl Sandbox {
     /// How this sandbox's processes will be bounded: a fresh pids cgroup, or (not as
     /// root) RLIMIT_NPROC inside the sandbox.
     pub(crate) fn process_bound(&self) -> Result<ProcessBound, SandboxError> {
-        match PidsCgroup::create(Some(self.max_processes)) {
+        match BotCgroup::create(Some(self.max_processes), self.memory) {
             Ok(cgroup) => Ok(ProcessBound::Cgroup(cgroup)),
             Err(_) if !nix::unistd::geteuid().is_root() => Ok(ProcessBound::Rlimit),
             Err(e) => Err(SandboxError::ProcessBound(e.to_string())),
@@ -973,8 +1013,8 @@ impl Sandbox {
 
 /// What bounds a sandbox's processes.
 pub(crate) enum ProcessBound {
-    /// A pids cgroup that the process joins before it runs bubblewrap.
-    Cgroup(PidsCgroup),
+    /// The cgroups that the process joins before it runs bubblewrap.
+    Cgroup(BotCgroup),
     /// RLIMIT_NPROC, set inside the sandbox by `prlimit`.
     Rlimit,
 }
@@ -1281,8 +1321,23 @@ fn parse_version(text: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// A pids cgroup made for one bot process, removed when dropped (once it is empty).
-pub(crate) struct PidsCgroup {
+/// The cgroups made for one sandboxed bot process, removed when dropped (once empty):
+/// a pids cgroup (its processes and threads) and, where one can be made, a memory
+/// cgroup (everything its processes make the kernel hold for them: their pages, the
+/// files of its memory file systems and `memfd`s, pipe and socket buffers, which no
+/// per-process limit sees). On cgroup v2 both are one directory; on v1 each controller
+/// has a hierarchy, and a directory, of its own.
+pub(crate) struct BotCgroup {
+    /// The pids cgroup (on v2 the memory controller's too).
+    pids: CgroupDir,
+    /// The memory cgroup's own directory, on v1.
+    memory_dir: Option<CgroupDir>,
+    /// The memory bound set, `None` when no memory cgroup could be made.
+    memory: Option<MemoryBound>,
+}
+
+/// One cgroup directory made by this referee.
+struct CgroupDir {
     dir: PathBuf,
     /// Its `cgroup.procs`, opened for the child to write itself into before it runs
     /// bubblewrap: joining before the exec, the bot cannot fork its way around the
@@ -1292,32 +1347,92 @@ pub(crate) struct PidsCgroup {
     removed: bool,
 }
 
+/// A sandbox's memory bound: its budget, and where the kernel counts what it did.
+#[derive(Clone, Debug)]
+struct MemoryBound {
+    budget: u64,
+    dir: PathBuf,
+    v2: bool,
+}
+
+/// What the memory cgroup saw of a sandbox that went over its budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryEvents {
+    /// The budget, in bytes.
+    pub budget: u64,
+    /// Times the kernel killed one of its processes for it (the out-of-memory killer).
+    pub oom_kills: u64,
+    /// Times an allocation hit the budget (then reclaimed, failed or killed for).
+    pub hits: u64,
+}
+
+impl MemoryEvents {
+    /// The words a crash's detail adds, when the budget was reached; `None` otherwise.
+    pub fn words(&self) -> Option<String> {
+        let budget = human_bytes(self.budget);
+        if self.oom_kills > 0 {
+            Some(format!(
+                "the kernel killed it: over its sandbox's memory budget of {budget} \
+                 (--sandbox-memory; its processes' memory, /tmp, /dev/shm and memfd files \
+                 and pipe buffers count)"
+            ))
+        } else if self.hits > 0 {
+            Some(format!(
+                "it reached its sandbox's memory budget of {budget} (--sandbox-memory)"
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// `1 GiB`, `128 MiB`, `1536 KiB`, `100 bytes`: exact, in the largest unit that divides.
+fn human_bytes(bytes: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
 /// Numbers this referee's cgroups.
 static CGROUP_SEQ: AtomicU64 = AtomicU64::new(0);
 /// How long a dropped cgroup waits for its last processes to be gone before removal.
 const CGROUP_REMOVE_WAIT: Duration = Duration::from_secs(5);
+/// Whether the referee said it could make no memory cgroup (said once).
+static NO_MEMORY_CGROUP_SAID: std::sync::Once = std::sync::Once::new();
 
-impl PidsCgroup {
-    /// A new cgroup with `max` as its pids.max (`None`: no bound).
-    fn create(max: Option<u32>) -> io::Result<PidsCgroup> {
-        let base = pids_hierarchy()?;
-        sweep_stale(&base);
-        let seq = CGROUP_SEQ.fetch_add(1, Ordering::Relaxed);
-        let dir = base.join(format!("hus-{}-{seq}", std::process::id()));
+impl CgroupDir {
+    /// A new cgroup `name` under `base`, its settings written (`(file, value)`, in order;
+    /// a file that does not exist is skipped when its value is optional), its
+    /// `cgroup.procs` open.
+    fn create(base: &Path, name: &str, settings: &[(&str, String, bool)]) -> io::Result<CgroupDir> {
+        sweep_stale(base);
+        let dir = base.join(name);
         std::fs::create_dir(&dir).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
         })?;
-        let set_up = std::fs::write(
-            dir.join("pids.max"),
-            max.map_or_else(|| "max".to_string(), |m| m.to_string()),
-        )
-        .and_then(|()| {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(dir.join("cgroup.procs"))
-        });
+        let set_up = settings
+            .iter()
+            .try_for_each(|(file, value, optional)| {
+                let path = dir.join(file);
+                match std::fs::write(&path, value) {
+                    Err(e) if *optional && !path.exists() => {
+                        let _ = e;
+                        Ok(())
+                    }
+                    other => other
+                        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+                }
+            })
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(dir.join("cgroup.procs"))
+            });
         match set_up {
-            Ok(procs) => Ok(PidsCgroup {
+            Ok(procs) => Ok(CgroupDir {
                 dir,
                 procs,
                 removed: false,
@@ -1332,19 +1447,8 @@ impl PidsCgroup {
         }
     }
 
-    /// The descriptor of its `cgroup.procs`: writing `0` there moves the writer in.
-    pub(crate) fn procs_fd(&self) -> RawFd {
-        self.procs.as_raw_fd()
-    }
-
-    /// Its `cgroup.procs`, which lists its processes.
-    pub(crate) fn procs_path(&self) -> PathBuf {
-        self.dir.join("cgroup.procs")
-    }
-
-    /// Removes it once its last process is gone, waiting up to `within`; past that,
-    /// dropping it goes on trying in the background.
-    pub(crate) async fn remove(mut self, within: Duration) {
+    /// Removes it once its last process is gone, waiting up to `within`.
+    async fn remove(&mut self, within: Duration) {
         let deadline = tokio::time::Instant::now() + within;
         while std::fs::remove_dir(&self.dir).is_err() {
             if tokio::time::Instant::now() >= deadline {
@@ -1356,7 +1460,7 @@ impl PidsCgroup {
     }
 }
 
-impl Drop for PidsCgroup {
+impl Drop for CgroupDir {
     fn drop(&mut self) {
         // A cgroup can be removed only once its last process is gone, which may be a
         // moment after the bot was reaped (the sandbox's other processes die with its
@@ -1375,12 +1479,174 @@ impl Drop for PidsCgroup {
     }
 }
 
-/// Where new pids cgroups can be made: under the referee's own cgroup of a cgroup v1
-/// hierarchy with the pids controller (so that a bound on the referee, a service's
-/// TasksMax say, binds its bots too), or at the root of the cgroup v2 hierarchy when it
-/// offers pids (enabled there for its children if it is not yet): v2 lets no cgroup
-/// hold both processes and children with controllers, so not under the referee's own.
-fn pids_hierarchy() -> io::Result<PathBuf> {
+impl BotCgroup {
+    /// New cgroups with `max` as their pids.max (`None`: no bound) and `memory` bytes as
+    /// their memory budget, without swap. No pids cgroup is an error; no memory cgroup
+    /// is said once (a warning) and the sandbox runs without one.
+    fn create(max: Option<u32>, memory: u64) -> io::Result<BotCgroup> {
+        let pids_base = hierarchy("pids")?;
+        let seq = CGROUP_SEQ.fetch_add(1, Ordering::Relaxed);
+        let name = format!("hus-{}-{seq}", std::process::id());
+        let memory_base = hierarchy("memory");
+        let shared = matches!(&memory_base, Ok(m) if m.v2 && m.base == pids_base.base);
+        let mut settings = vec![(
+            "pids.max",
+            max.map_or_else(|| "max".to_string(), |m| m.to_string()),
+            false,
+        )];
+        if shared {
+            settings.extend(memory_settings(memory, true));
+        }
+        let pids = CgroupDir::create(&pids_base.base, &name, &settings);
+        let pids = match pids {
+            Err(e) if shared => {
+                // The memory settings may be what failed: the pids bound alone, then.
+                say_no_memory_cgroup(&e);
+                let settings = &settings[..1];
+                return Ok(BotCgroup {
+                    pids: CgroupDir::create(&pids_base.base, &name, settings)?,
+                    memory_dir: None,
+                    memory: None,
+                });
+            }
+            other => other?,
+        };
+        let (memory_dir, bound) = if shared {
+            let bound = MemoryBound {
+                budget: memory,
+                dir: pids.dir.clone(),
+                v2: true,
+            };
+            (None, Some(bound))
+        } else {
+            let made = memory_base.and_then(|m| {
+                let settings = memory_settings(memory, m.v2);
+                CgroupDir::create(&m.base, &name, &settings).map(|dir| (dir, m.v2))
+            });
+            match made {
+                Ok((dir, v2)) => {
+                    let bound = MemoryBound {
+                        budget: memory,
+                        dir: dir.dir.clone(),
+                        v2,
+                    };
+                    (Some(dir), Some(bound))
+                }
+                Err(e) => {
+                    say_no_memory_cgroup(&e);
+                    (None, None)
+                }
+            }
+        };
+        Ok(BotCgroup {
+            pids,
+            memory_dir,
+            memory: bound,
+        })
+    }
+
+    /// The descriptors of its `cgroup.procs` files: writing `0` to each moves the writer
+    /// in.
+    pub(crate) fn procs_fds(&self) -> Vec<RawFd> {
+        std::iter::once(&self.pids)
+            .chain(&self.memory_dir)
+            .map(|d| d.procs.as_raw_fd())
+            .collect()
+    }
+
+    /// Its pids cgroup's `cgroup.procs`, which lists its processes.
+    pub(crate) fn procs_path(&self) -> PathBuf {
+        self.pids.dir.join("cgroup.procs")
+    }
+
+    /// What its memory cgroup counted; `None` without one.
+    pub(crate) fn memory_events(&self) -> Option<MemoryEvents> {
+        let bound = self.memory.as_ref()?;
+        let count = |file: &str, key: &str| -> u64 {
+            std::fs::read_to_string(bound.dir.join(file))
+                .ok()
+                .and_then(|text| {
+                    text.lines().find_map(|line| {
+                        let (k, v) = line.split_once(' ')?;
+                        (k == key).then(|| v.trim().parse().ok()).flatten()
+                    })
+                })
+                .unwrap_or(0)
+        };
+        let (oom_kills, hits) = if bound.v2 {
+            (
+                count("memory.events", "oom_kill"),
+                count("memory.events", "max"),
+            )
+        } else {
+            let failcnt = std::fs::read_to_string(bound.dir.join("memory.failcnt"))
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0);
+            (count("memory.oom_control", "oom_kill"), failcnt)
+        };
+        Some(MemoryEvents {
+            budget: bound.budget,
+            oom_kills,
+            hits,
+        })
+    }
+
+    /// Removes it once its last process is gone, waiting up to `within`; past that,
+    /// dropping it goes on trying in the background.
+    pub(crate) async fn remove(mut self, within: Duration) {
+        self.pids.remove(within).await;
+        if let Some(dir) = self.memory_dir.as_mut() {
+            dir.remove(within).await;
+        }
+    }
+}
+
+/// The files that bound a memory cgroup to `budget` bytes without swap (`optional`
+/// where a kernel may not have them: swap accounting off).
+fn memory_settings(budget: u64, v2: bool) -> Vec<(&'static str, String, bool)> {
+    if v2 {
+        vec![
+            ("memory.max", budget.to_string(), false),
+            ("memory.swap.max", "0".to_string(), true),
+            // Over the budget, the whole sandbox goes: no half-killed bot plays on.
+            ("memory.oom.group", "1".to_string(), true),
+        ]
+    } else {
+        vec![
+            ("memory.limit_in_bytes", budget.to_string(), false),
+            // Memory and swap together: no more than memory alone.
+            ("memory.memsw.limit_in_bytes", budget.to_string(), true),
+            ("memory.swappiness", "0".to_string(), true),
+        ]
+    }
+}
+
+/// Says, once, that sandboxes run without a memory cgroup, and what that leaves.
+fn say_no_memory_cgroup(e: &io::Error) {
+    NO_MEMORY_CGROUP_SAID.call_once(|| {
+        tracing::warn!(
+            target: "referee",
+            "no memory cgroup can be made for sandboxed bots ({e}): a sandbox's memory is \
+             bounded only per process (--bot-memory) and its /tmp and /dev/shm by \
+             --sandbox-tmp; memfd files, pipe and socket buffers are not bounded"
+        );
+    });
+}
+
+/// A cgroup hierarchy where new cgroups of one controller can be made.
+struct Hierarchy {
+    base: PathBuf,
+    v2: bool,
+}
+
+/// Where new cgroups of `controller` (`pids`, `memory`) can be made: under the referee's
+/// own cgroup of a cgroup v1 hierarchy with that controller (so that a bound on the
+/// referee, a service's TasksMax or MemoryMax say, binds its bots too), or at the root
+/// of the cgroup v2 hierarchy when it offers the controller (enabled there for its
+/// children if it is not yet): v2 lets no cgroup hold both processes and children with
+/// controllers, so not under the referee's own.
+fn hierarchy(controller: &str) -> io::Result<Hierarchy> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")?;
     let mut v2 = None;
     for line in mountinfo.lines() {
@@ -1393,9 +1659,12 @@ fn pids_hierarchy() -> io::Result<PathBuf> {
         let mut right = right.split(' ');
         let (fstype, options) = (right.next(), right.nth(1));
         match fstype {
-            Some("cgroup") if options.is_some_and(|o| o.split(',').any(|o| o == "pids")) => {
-                let own = own_v1_cgroup("pids").unwrap_or_default();
-                return Ok(Path::new(mount_point).join(own.trim_start_matches('/')));
+            Some("cgroup") if options.is_some_and(|o| o.split(',').any(|o| o == controller)) => {
+                let own = own_v1_cgroup(controller).unwrap_or_default();
+                return Ok(Hierarchy {
+                    base: Path::new(mount_point).join(own.trim_start_matches('/')),
+                    v2: false,
+                });
             }
             Some("cgroup2") => v2 = Some(PathBuf::from(mount_point)),
             _ => {}
@@ -1404,26 +1673,32 @@ fn pids_hierarchy() -> io::Result<PathBuf> {
     let Some(root) = v2 else {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
-            "no cgroup hierarchy with the pids controller is mounted",
+            format!("no cgroup hierarchy with the {controller} controller is mounted"),
         ));
     };
-    let has_pids = |file: &str| {
+    let has = |file: &str| {
         std::fs::read_to_string(root.join(file))
-            .is_ok_and(|text| text.split_whitespace().any(|c| c == "pids"))
+            .is_ok_and(|text| text.split_whitespace().any(|c| c == controller))
     };
-    if !has_pids("cgroup.controllers") {
+    if !has("cgroup.controllers") {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
             format!(
-                "the cgroup v2 hierarchy {} has no pids controller",
+                "the cgroup v2 hierarchy {} has no {controller} controller",
                 root.display()
             ),
         ));
     }
-    if !has_pids("cgroup.subtree_control") {
-        std::fs::write(root.join("cgroup.subtree_control"), "+pids")?;
+    if !has("cgroup.subtree_control") {
+        std::fs::write(
+            root.join("cgroup.subtree_control"),
+            format!("+{controller}"),
+        )?;
     }
-    Ok(root)
+    Ok(Hierarchy {
+        base: root,
+        v2: true,
+    })
 }
 
 /// This process's cgroup in the v1 hierarchy of `controller`, from `/proc/self/cgroup`
@@ -1592,12 +1867,45 @@ mod tests {
         assert_eq!(args[args.len() - tail.len()..], tail);
     }
 
+    #[test]
+    fn a_sandbox_over_its_memory_budget_is_told_by_what_its_cgroup_counted() {
+        let events = |oom_kills, hits| MemoryEvents {
+            budget: 96 << 20,
+            oom_kills,
+            hits,
+        };
+        assert_eq!(events(0, 0).words(), None);
+        assert_eq!(
+            events(0, 3).words().as_deref(),
+            Some("it reached its sandbox's memory budget of 96 MiB (--sandbox-memory)")
+        );
+        assert_eq!(
+            events(1, 3).words().as_deref(),
+            Some(
+                "the kernel killed it: over its sandbox's memory budget of 96 MiB \
+                 (--sandbox-memory; its processes' memory, /tmp, /dev/shm and memfd files and \
+                 pipe buffers count)"
+            )
+        );
+        assert_eq!(human_bytes(1 << 30), "1 GiB");
+        assert_eq!(human_bytes(1536 << 10), "1536 KiB");
+        assert_eq!(human_bytes(1000), "1000 bytes");
+        assert!(matches!(
+            Sandbox::new(std::env::temp_dir()).and_then(|s| s.memory(1 << 20)),
+            Err(SandboxError::MemoryTooSmall(1048576))
+        ));
+    }
+
     /// A cgroup value that is never created: dropping it removes nothing.
-    fn fake_cgroup() -> PidsCgroup {
-        PidsCgroup {
-            dir: PathBuf::from("/nonexistent/hus-test-cgroup"),
-            procs: File::open("/dev/null").expect("/dev/null"),
-            removed: true,
+    fn fake_cgroup() -> BotCgroup {
+        BotCgroup {
+            pids: CgroupDir {
+                dir: PathBuf::from("/nonexistent/hus-test-cgroup"),
+                procs: File::open("/dev/null").expect("/dev/null"),
+                removed: true,
+            },
+            memory_dir: None,
+            memory: None,
         }
     }
 

@@ -1345,11 +1345,15 @@ async fn output_fault(process: &mut BotProcess, output: Output, since: Instant) 
 /// last line of its stderr.
 async fn crash_fault(process: &mut BotProcess, what: String, partial: Option<&[u8]>) -> FaultInfo {
     let status = process.wait_exit(Duration::from_millis(200)).await;
-    let detail = match status {
+    let mut detail = match status {
         Some(s) => format!("{what} ({})", describe_status(s)),
         None if process.is_link() => what,
         None => format!("{what} (still running)"),
     };
+    // A sandbox over its memory budget: the cause, from its memory cgroup.
+    if let Some(words) = process.memory_events().and_then(|m| m.words()) {
+        detail = format!("{detail}: {words}");
+    }
     FaultInfo {
         kind: FaultKind::Crash,
         detail,

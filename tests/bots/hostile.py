@@ -28,6 +28,9 @@ Modes:
   fork-bomb             fork until refused (at most 10000; each child sleeps 30 s)
   league DB             list the directories above its own, then read DB
   crash-read PATH       read PATH without catching a refusal: it crashes if refused
+  memfd MIB             write MIB MiB into a memfd_create file (memory no address-space
+                        limit sees), reporting each 16 MiB; killed or refused on the way
+                        if its sandbox has a memory budget below that
 """
 import json
 import os
@@ -305,6 +308,21 @@ def fork_bomb():
         report("fork-bomb: %d children, then %s" % (children, failure(e)))
 
 
+def memfd(mib):
+    written = 0
+    try:
+        fd = os.memfd_create("hostile")
+        block = b"m" * (1 << 20)
+        while written < int(mib):
+            os.write(fd, block)
+            written += 1
+            if written % 16 == 0:
+                report("memfd: %d MiB" % written)
+        report("memfd: wrote %d MiB, never refused" % written)
+    except OSError as e:
+        report("memfd: %d MiB, then %s" % (written, failure(e)))
+
+
 def league(db):
     here = os.getcwd()
     for up in (os.path.dirname(here), os.path.dirname(os.path.dirname(here))):
@@ -341,6 +359,8 @@ def attack():
         fork_bomb()
     elif mode == "league":
         league(rest[0])
+    elif mode == "memfd":
+        memfd(rest[0])
     elif mode == "crash-read":
         with open(rest[0], "rb") as f:
             report("crash-read %s: got %d bytes" % (rest[0], len(f.read())))

@@ -450,6 +450,62 @@ pub(crate) fn running_as_root() -> bool {
     std::fs::metadata("/proc/self").expect("/proc/self").uid() == 0
 }
 
+/// The host's shared memory (`Shmem` of /proc/meminfo), in KiB: memfd and tmpfs files.
+fn host_shmem_kib() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
+    text.lines()
+        .find_map(|l| l.strip_prefix("Shmem:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("Shmem in /proc/meminfo")
+}
+
+/// A bot that writes 512 MiB into a memfd file (which no address-space limit sees) is
+/// killed by the kernel at its sandbox's memory budget, as root by a memory cgroup, and
+/// its fault says so; the host's shared memory returns once it is gone.
+#[test]
+fn a_bot_filling_a_memfd_is_stopped_at_its_sandboxs_memory_budget() {
+    let a = arena();
+    let bot = a.hostile("memfd 512", &tag("memfd"));
+    let mut flags = sandbox_flags();
+    if !running_as_root() {
+        // No memory cgroup can be made without root: the bound is the root's case.
+        return;
+    }
+    flags.extend(["--sandbox-memory".into(), "64M".into()]);
+    let before = host_shmem_kib();
+    let (p, lines) = play_hostile(&bot, &random_bot(), &flags);
+    let after = host_shmem_kib();
+    // Each of its two processes (one a game) wrote at most the budget, reporting each
+    // 16 MiB: never 64 of them.
+    assert!(
+        !lines.is_empty()
+            && lines
+                .iter()
+                .all(|l| ["memfd: 16 MiB", "memfd: 32 MiB", "memfd: 48 MiB"].contains(&l.as_str())),
+        "{lines:?}"
+    );
+    let faults = of_type(&p.records, "fault");
+    assert_eq!(faults.len(), 2, "{faults:?}");
+    for f in &faults {
+        assert_eq!(f["kind"], "crash");
+        let detail = f["detail"].as_str().expect("detail");
+        assert!(
+            detail.starts_with(
+                "closed its stdout (killed by signal 9 (SIGKILL)): the kernel killed it: over \
+                 its sandbox's memory budget of 64 MiB (--sandbox-memory; its processes' \
+                 memory, /tmp, /dev/shm and memfd files and pipe buffers count)"
+            ),
+            "{detail}"
+        );
+    }
+    // The memfd went with its sandbox: the host holds no more than it did, give or take
+    // what other tests hold meanwhile (far less than the 512 MiB asked for).
+    assert!(
+        after < before + 64 * 1024,
+        "shared memory {before} KiB before, {after} KiB after"
+    );
+}
+
 #[test]
 fn a_fork_bomb_stops_at_the_sandboxs_bound_and_leaves_nothing_behind() {
     let a = arena();

@@ -146,6 +146,16 @@ pub struct SandboxArgs {
         help_heading = "Sandbox"
     )]
     pub sandbox_tmp: Option<String>,
+    /// Memory each bot's whole sandbox may hold: its processes' pages, its /tmp and
+    /// /dev/shm files, memfd files, pipe and socket buffers (default 1G). As root, a
+    /// memory cgroup without swap; over it, the kernel kills the bot: a crash that says so.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        requires = "sandbox",
+        help_heading = "Sandbox"
+    )]
+    pub sandbox_memory: Option<String>,
     /// When hus runs as root, the unprivileged user the bots run as (default nobody, with
     /// its group); it must be able to reach each bot's directory. Refused if it does not
     /// exist or is root. Without root, bots run as hus's own user.
@@ -168,11 +178,16 @@ impl SandboxArgs {
             Some(size) => Some(parse_bytes(size).context("invalid --sandbox-tmp")?),
             None => None,
         };
+        let memory = match &self.sandbox_memory {
+            Some(size) => Some(parse_bytes(size).context("invalid --sandbox-memory")?),
+            None => None,
+        };
         Ok(Some(SandboxOptions {
             writable: self.sandbox_writable,
             read_only: self.sandbox_ro.clone(),
             max_processes: self.sandbox_processes,
             tmp_size,
+            memory,
             user: self.sandbox_user.clone(),
         }))
     }
@@ -194,6 +209,7 @@ impl SandboxArgs {
                 SandboxOption::ReadOnly => "--sandbox-ro",
                 SandboxOption::MaxProcesses => "--sandbox-processes",
                 SandboxOption::TmpSize => "--sandbox-tmp",
+                SandboxOption::Memory => "--sandbox-memory",
                 SandboxOption::User => "--sandbox-user",
             };
             anyhow::Error::new(e.error).context(format!("invalid {flag}"))
