@@ -76,6 +76,31 @@ pub struct LeagueArgs {
     /// (as `hus worker --lease`; default 30).
     #[arg(long, value_name = "SECONDS")]
     pub lease: Option<f64>,
+    /// The free-space floor.
+    #[command(flatten)]
+    pub min_free: MinFreeArg,
+}
+
+/// `--min-free-space`, of every command that plays sets.
+#[derive(Clone, Debug, Args)]
+pub struct MinFreeArg {
+    /// Start no new set while a directory hus writes (the league's, its logs) has less
+    /// free space than this on its file system: say why, and go on once there is more
+    /// (running sets finish). 0 turns the check off.
+    #[arg(long = "min-free-space", value_name = "BYTES", default_value = "1G")]
+    pub min_free_space: String,
+}
+
+impl MinFreeArg {
+    /// The floor in bytes.
+    pub fn bytes(&self) -> crate::Result<u64> {
+        referee::parse_bytes(&self.min_free_space).map_err(|e| {
+            crate::Error::Usage(format!(
+                "invalid --min-free-space {:?}: {e:#}",
+                self.min_free_space
+            ))
+        })
+    }
 }
 
 impl LeagueArgs {

@@ -29,6 +29,7 @@
 
 mod archive;
 mod args;
+mod disk;
 mod error;
 mod file;
 mod lock;
@@ -48,9 +49,10 @@ pub use archive::{
     ARCHIVE_SETS,
 };
 pub use args::{
-    ExportArgs, LeagueArgs, PruneArgs, StandingsArgs, StoreArg, WorkerArgs, WorkersArgs,
-    WorkersFormat,
+    ExportArgs, LeagueArgs, MinFreeArg, PruneArgs, StandingsArgs, StoreArg, WorkerArgs,
+    WorkersArgs, WorkersFormat,
 };
+pub use disk::{free_space, DiskFloor, FloorChange, LowSpace, DEFAULT_MIN_FREE_SPACE};
 pub use error::{Error, Result};
 pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
 pub use lock::DirLock;

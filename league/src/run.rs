@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::args::{LeagueArgs, PruneArgs, StandingsArgs};
+use crate::disk::{DiskFloor, FloorChange, FLOOR_RECHECK};
 use crate::error::{Error, Result};
 use crate::file::{cores, LeagueConfig};
 use crate::lock::DirLock;
@@ -90,7 +91,10 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
-    let stopped = runtime.block_on(play_pending(&config, &dir, &mut store, nice, args.quiet))?;
+    let floor = DiskFloor::new(vec![dir.clone(), logs.clone()], args.min_free.bytes()?);
+    let stopped = runtime.block_on(play_pending(
+        &config, &dir, &mut store, nice, args.quiet, floor,
+    ))?;
     drop(runtime);
     if let Some(signal) = stopped {
         eprintln!(
@@ -206,6 +210,7 @@ async fn play_pending(
     store: &mut SqliteStore,
     nice: Option<i32>,
     quiet: bool,
+    floor: DiskFloor,
 ) -> Result<Option<&'static str>> {
     let shared = Arc::new(Shared::new(config, dir.join(LOGS_DIR), nice));
     let progress = store.progress()?;
@@ -226,6 +231,7 @@ async fn play_pending(
         &mut pool,
         &mut reporter,
         &mut interrupted,
+        floor,
     )
     .await;
     // Whatever way the loop was left, the sets still running are stopped (their logs
@@ -259,7 +265,8 @@ async fn play_pending(
 /// a time; each finished set is recorded, a stopped or failed one goes to
 /// `interrupted`. Returns the name of the signal that stopped the sets, and the first
 /// set's failure (which stopped the others), once every set has ended; an error of the
-/// store ends it at once.
+/// store ends it at once. Below the free-space `floor`, no set starts: that is said once,
+/// and the sets go on once there is room again.
 async fn fill_pool(
     config: &LeagueConfig,
     shared: &Arc<Shared>,
@@ -267,13 +274,27 @@ async fn fill_pool(
     pool: &mut SetPool,
     reporter: &mut Reporter,
     interrupted: &mut Vec<ClaimedSet>,
+    mut floor: DiskFloor,
 ) -> Result<(Option<&'static str>, Option<Error>)> {
     let signal = referee::stop_signal();
     tokio::pin!(signal);
     let mut stopped: Option<&'static str> = None;
     let mut failure: Option<Error> = None;
     loop {
-        while stopped.is_none() && failure.is_none() && pool.len() < config.concurrency {
+        match floor.update() {
+            FloorChange::Same => {}
+            FloorChange::Low(low) => reporter.note(&format!("hus league: paused: {low}")),
+            FloorChange::Back(free) => reporter.note(&format!(
+                "hus league: {} free again: sets start again",
+                crate::disk::size(free)
+            )),
+        }
+        let waiting_for_space = floor.low().is_some() && stopped.is_none() && failure.is_none();
+        while stopped.is_none()
+            && failure.is_none()
+            && floor.low().is_none()
+            && pool.len() < config.concurrency
+        {
             let Some(set) = store.claim_next()? else {
                 break;
             };
@@ -282,10 +303,12 @@ async fn fill_pool(
             store.set_log(set.id, &format!("{LOGS_DIR}/{}.jsonl", files.stem()))?;
             pool.start(set, shared.clone(), None);
         }
-        if pool.is_empty() {
+        if pool.is_empty() && !waiting_for_space {
             break;
         }
         tokio::select! {
+            // Below the floor: look at the disk again (only then).
+            _ = tokio::time::sleep(FLOOR_RECHECK), if waiting_for_space => {}
             name = &mut signal, if stopped.is_none() => {
                 stopped = Some(name);
                 pool.stop_all(name);

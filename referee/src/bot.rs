@@ -36,7 +36,7 @@ use crate::limits::Limits;
 use crate::link::{Link, RttProbe};
 use crate::records::StoppedBy;
 use crate::sandbox::{BotCgroup, MemoryEvents};
-use crate::stderr::{Drain, Tail};
+use crate::stderr::{Drain, StderrBudget, Tail};
 /// Lines buffered between the stdout reader and the referee.
 const OUTPUT_QUEUE: usize = 16;
 /// After the process exits, how long its pipes may stay open before a descendant that
@@ -202,8 +202,14 @@ impl BotProcess {
     }
 
     /// Starts `spec` under `limits` (sandboxed or not) in a process group of its own,
-    /// stdin/stdout piped, stderr appended to `stderr_path`.
-    pub async fn spawn(spec: &BotSpec, stderr_path: &Path, limits: &Limits) -> io::Result<Self> {
+    /// stdin/stdout piped, stderr appended to `stderr_path` as far as `stderr_budget` (the
+    /// bot's for the set) allows.
+    pub async fn spawn(
+        spec: &BotSpec,
+        stderr_path: &Path,
+        stderr_budget: &StderrBudget,
+        limits: &Limits,
+    ) -> io::Result<Self> {
         let stderr_file = create_file(stderr_path, Create::Append, None).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -254,7 +260,13 @@ impl BotProcess {
 
         let (tx, output) = mpsc::channel(OUTPUT_QUEUE);
         let reader = tokio::spawn(read_stdout(LineReader::new(stdout), tx));
-        let stderr = Drain::start(stderr, stderr_file, stderr_path, stderr_from);
+        let stderr = Drain::start(
+            stderr,
+            stderr_file,
+            stderr_path,
+            stderr_from,
+            stderr_budget.clone(),
+        );
         Ok(BotProcess {
             pgid: Some(pgid),
             stdin: Some(Box::new(stdin)),
@@ -686,9 +698,14 @@ mod tests {
         runtime().block_on(async {
             let dir = tempfile::tempdir().expect("temp dir");
             let spec = BotSpec::parse("sleep 30").expect("spec");
-            let mut bot = BotProcess::spawn(&spec, &dir.path().join("err"), &Limits::default())
-                .await
-                .expect("spawns");
+            let mut bot = BotProcess::spawn(
+                &spec,
+                &dir.path().join("err"),
+                &StderrBudget::default(),
+                &Limits::default(),
+            )
+            .await
+            .expect("spawns");
             let line = format!("{}\n", "x".repeat(1 << 20));
             let asked = Instant::now();
             let result = bot.send(&line, asked + Duration::from_millis(200)).await;

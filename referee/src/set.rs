@@ -23,6 +23,7 @@ use crate::link::Connect;
 use crate::records::{self, GameEndReason, Record, Stage};
 use crate::side::{BySide, Seating, Side};
 use crate::sprt::{sprt_record, SprtTally};
+use crate::stderr::StderrBudget;
 
 /// The set's steps fail only when a record cannot be written.
 type Result<T, E = WriteError> = std::result::Result<T, E>;
@@ -112,7 +113,7 @@ pub enum Entrant {
     Process {
         /// The bot's command.
         spec: BotSpec,
-        /// Where its stderr is kept (the first 1 MiB).
+        /// Where its stderr is kept (the first 1 MiB of the set, all its processes together).
         stderr_path: PathBuf,
         /// The limits its process runs under.
         limits: Limits,
@@ -134,8 +135,13 @@ pub enum Entrant {
 }
 
 impl Entrant {
-    /// Starts the bot's process, or gets a link to it (waiting up to `wait` for it).
-    async fn open(&self, wait: Duration) -> std::result::Result<BotProcess, String> {
+    /// Starts the bot's process (its stderr kept as far as `stderr_budget` allows), or
+    /// gets a link to it (waiting up to `wait` for it).
+    async fn open(
+        &self,
+        wait: Duration,
+        stderr_budget: &StderrBudget,
+    ) -> std::result::Result<BotProcess, String> {
         match self {
             Entrant::Link { connect, .. } => connect
                 .connect(Instant::now() + wait)
@@ -145,7 +151,7 @@ impl Entrant {
                 spec,
                 stderr_path,
                 limits,
-            } => BotProcess::spawn(spec, stderr_path, limits)
+            } => BotProcess::spawn(spec, stderr_path, stderr_budget, limits)
                 .await
                 .map_err(|e| format!("{e}{}", spawn_hint(&e))),
         }
@@ -260,6 +266,8 @@ pub struct Member {
 /// One bot process of a set, with its place: side and, in a team set, member index.
 struct Seat {
     entrant: Entrant,
+    /// Its stderr budget for the set, shared by every process it runs in it.
+    stderr_budget: StderrBudget,
     /// The side it plays.
     side: Side,
     /// Team sets only: its index in its team.
@@ -338,6 +346,7 @@ pub async fn play_set(
             sides[side].push(seats.len());
             seats.push(Seat {
                 entrant,
+                stderr_budget: StderrBudget::default(),
                 side,
                 mate,
                 given,
@@ -400,7 +409,7 @@ impl Runner<'_> {
         for k in 0..self.seats.len() {
             let entrant = &self.seats[k].entrant;
             let process = entrant
-                .open(self.config.ready_time)
+                .open(self.config.ready_time, &self.seats[k].stderr_budget)
                 .await
                 .map_err(|reason| SetError::CannotStart {
                     who: self.who(k),
@@ -647,7 +656,11 @@ impl Runner<'_> {
                 game: game_no,
             }))?;
             let seat = &mut self.seats[k];
-            match seat.entrant.open(self.config.ready_time).await {
+            match seat
+                .entrant
+                .open(self.config.ready_time, &seat.stderr_budget)
+                .await
+            {
                 Ok(p) => {
                     seat.process = Some(p);
                     let r = handshake(seat, self.config.ready_time).await;

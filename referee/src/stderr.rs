@@ -1,6 +1,7 @@
 //! A bot process's stderr: the drain that copies it to the bot's stderr file (at most
-//! [`STDERR_CAP`] bytes per process, the rest read and discarded, so that the bot never
-//! blocks on a full pipe), and [`last_line`], the one reader of what a stderr file
+//! [`STDERR_CAP`] bytes per bot and set, all its processes together: a [`StderrBudget`]
+//! that a restarted bot's processes share; the rest read and discarded, so that the bot
+//! never blocks on a full pipe), and [`last_line`], the one reader of what a stderr file
 //! says last, which fault details quote (LOGS.md, `fault.detail`).
 //!
 //! A bot's file holds all its processes of a set, one after another (restarts append).
@@ -16,6 +17,8 @@
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::excerpt;
@@ -23,8 +26,51 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-/// Most bytes of a bot's stderr kept on disk per process.
+/// Most bytes of a bot's stderr kept on disk per set, all its processes together (a bot
+/// restarted after each fault cannot multiply it). A set keeps at most this much for each
+/// of its bots (each member of a team), plus a note of under 200 bytes per process.
 pub const STDERR_CAP: u64 = 1024 * 1024;
+
+/// What is left of one bot's stderr budget in a set: [`STDERR_CAP`] bytes, shared by all
+/// the processes it runs in the set (clones share it).
+#[derive(Clone, Debug)]
+pub struct StderrBudget {
+    left: Arc<AtomicU64>,
+}
+
+impl Default for StderrBudget {
+    /// A whole budget of [`STDERR_CAP`] bytes.
+    fn default() -> Self {
+        StderrBudget::new(STDERR_CAP)
+    }
+}
+
+impl StderrBudget {
+    /// A budget of `bytes`.
+    pub fn new(bytes: u64) -> StderrBudget {
+        StderrBudget {
+            left: Arc::new(AtomicU64::new(bytes)),
+        }
+    }
+
+    /// Takes up to `wanted` bytes of it; how many it got.
+    pub fn take(&self, wanted: u64) -> u64 {
+        let mut got = 0;
+        let _ = self
+            .left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                got = left.min(wanted);
+                Some(left - got)
+            });
+        got
+    }
+
+    /// What is left.
+    #[cfg(test)]
+    fn left(&self) -> u64 {
+        self.left.load(Ordering::SeqCst)
+    }
+}
 /// Most bytes read from the end of a stderr file to find its last line: a line longer
 /// than this is shown by its end.
 pub const TAIL_BYTES: u64 = 4096;
@@ -36,7 +82,10 @@ const DRAIN_DONE_WAIT: Duration = Duration::from_secs(5);
 
 /// The note that marks where a process's part of the file was cut.
 pub fn cut_note() -> String {
-    format!("\n[hus: stderr cut here after {STDERR_CAP} bytes; the rest was read and discarded]\n")
+    format!(
+        "\n[hus: stderr cut here: the bot's {STDERR_CAP} bytes of stderr for the set are used \
+         up; the rest was read and discarded]\n"
+    )
 }
 
 /// The note that ends a cut process's part: `total` bytes, its own process's.
@@ -51,7 +100,7 @@ pub struct Drained {
     pub total: u64,
     /// Bytes of them written to the file.
     pub kept: u64,
-    /// The file was cut at [`STDERR_CAP`] (or a write failed).
+    /// The file was cut: the bot's [`StderrBudget`] ran out (or a write failed).
     pub cut: bool,
     /// The pipe reached its end of file (everything that held it closed it).
     pub eof: bool,
@@ -66,7 +115,8 @@ pub struct Tail {
     pub path: PathBuf,
     /// Its last non-blank line, escaped and bounded by [`last_line`].
     pub line: String,
-    /// The process's part was cut at [`STDERR_CAP`]: this is the last line kept.
+    /// The process's part was cut (the bot's [`StderrBudget`] ran out): this is the last
+    /// line kept, empty when nothing of this process's was kept.
     pub cut: bool,
 }
 
@@ -75,9 +125,15 @@ impl Tail {
     /// bot's text comes last, so that nothing after it can be taken for its own.
     pub fn words(&self) -> String {
         let path = excerpt(self.path.as_os_str().as_encoded_bytes(), 2 * TAIL_CHARS);
-        if self.cut {
+        if self.cut && self.line.is_empty() {
             format!(
-                "last line kept of its stderr ({path}, cut after {STDERR_CAP} bytes): {}",
+                "nothing of its stderr kept ({path}): the bot's {STDERR_CAP} bytes for the set \
+                 were used up"
+            )
+        } else if self.cut {
+            format!(
+                "last line kept of its stderr ({path}, cut at the bot's {STDERR_CAP} bytes for \
+                 the set): {}",
                 self.line
             )
         } else {
@@ -98,18 +154,20 @@ pub struct Drain {
 
 impl Drain {
     /// Starts draining `stderr` into `file` (opened for appending at `path`, `from`
-    /// bytes long).
+    /// bytes long), keeping what `budget` (the bot's for the set) allows.
     pub fn start(
         stderr: tokio::process::ChildStderr,
         file: std::fs::File,
         path: &Path,
         from: u64,
+        budget: StderrBudget,
     ) -> Drain {
         let (state_tx, state) = watch::channel(Drained::default());
         let (stop, stopped) = oneshot::channel();
         let handle = tokio::spawn(drain(
             stderr,
             tokio::fs::File::from_std(file),
+            budget,
             state_tx,
             stopped,
         ));
@@ -156,13 +214,14 @@ impl Drain {
             self.wait_for(DRAIN_DONE_WAIT, |d| d.done).await;
         }
         let d = self.drained();
-        let end = if d.done {
-            self.from + d.kept
-        } else {
-            // Still writing: at most the kept part, never the cut note after it.
-            self.from + STDERR_CAP
+        // What was kept, never the cut note after it.
+        let end = self.from + d.kept;
+        let line = match last_line(&self.path, self.from..end).ok().flatten() {
+            Some(line) => line,
+            // Nothing of this process's was kept: its budget was used up before.
+            None if d.cut && d.kept == 0 => String::new(),
+            None => return None,
         };
-        let line = last_line(&self.path, self.from..end).ok().flatten()?;
         Some(Tail {
             path: self.path.clone(),
             line,
@@ -227,6 +286,7 @@ pub fn last_line(path: &Path, range: Range<u64>) -> io::Result<Option<String>> {
 async fn drain(
     mut stderr: tokio::process::ChildStderr,
     mut file: tokio::fs::File,
+    budget: StderrBudget,
     state: watch::Sender<Drained>,
     mut stop: oneshot::Receiver<()>,
 ) {
@@ -246,17 +306,16 @@ async fn drain(
             // Told to stop (or the process's owner is gone): what was read is noted.
             _ = &mut stop => break,
         };
-        let room = STDERR_CAP.saturating_sub(d.total);
         d.total += n as u64;
-        if room > 0 {
-            let keep = (n as u64).min(room) as usize;
-            if file.write_all(&buf[..keep]).await.is_ok() {
-                d.kept += keep as u64;
+        let keep = if d.cut { 0 } else { budget.take(n as u64) };
+        if keep > 0 {
+            if file.write_all(&buf[..keep as usize]).await.is_ok() {
+                d.kept += keep;
             } else {
                 d.cut = true;
             }
         }
-        if d.total > STDERR_CAP && !d.cut {
+        if keep < n as u64 && !d.cut {
             d.cut = true;
             noted_cut = true;
             let _ = file.write_all(cut_note().as_bytes()).await;
@@ -411,7 +470,7 @@ mod tests {
                 .spawn()
                 .expect("sh runs");
             let stderr = child.stderr.take().expect("stderr");
-            let mut drain = Drain::start(stderr, file, &path, from);
+            let mut drain = Drain::start(stderr, file, &path, from, StderrBudget::default());
             // Not a verdict on time: the wait ends when everything has been read.
             let mut state = drain.state.clone();
             state
@@ -444,6 +503,52 @@ mod tests {
         });
     }
 
+    /// The processes of one bot in a set share its budget: the second keeps only what
+    /// the first left, the third nothing, and each notes its own count.
+    #[test]
+    fn a_bots_processes_share_one_budget_for_the_set() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("bot.a.stderr");
+            let budget = StderrBudget::new(1000);
+            let mut expected = Vec::new();
+            for (bytes, kept) in [(600u64, 600u64), (700, 400), (50, 0)] {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .expect("open");
+                let from = file.metadata().expect("metadata").len();
+                let mut child = tokio::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(format!("head -c {bytes} /dev/zero | tr '\\0' e >&2"))
+                    .stderr(std::process::Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .expect("sh runs");
+                let stderr = child.stderr.take().expect("stderr");
+                let mut drain = Drain::start(stderr, file, &path, from, budget.clone());
+                let _ = child.wait().await;
+                assert!(drain.wait_eof(Duration::from_secs(60)).await, "end of file");
+                let d = drain.finish().await;
+                assert_eq!((d.total, d.kept, d.cut), (bytes, kept, kept < bytes));
+                expected.extend(std::iter::repeat_n(b'e', kept as usize));
+                if kept < bytes {
+                    expected.extend(cut_note().bytes());
+                    expected.extend(total_note(bytes).bytes());
+                }
+                let tail = drain.tail().await.expect("a tail");
+                assert_eq!(tail.line.is_empty(), kept == 0);
+            }
+            assert_eq!(budget.left(), 0);
+            assert!(std::fs::read(&path).expect("read") == expected);
+        });
+    }
+
     #[test]
     fn the_words_name_the_file_and_end_with_the_line() {
         let tail = Tail {
@@ -458,7 +563,17 @@ mod tests {
         let cut = Tail { cut: true, ..tail };
         assert_eq!(
             cut.words(),
-            "last line kept of its stderr (hus-logs/x.a.stderr, cut after 1048576 bytes): boom"
+            "last line kept of its stderr (hus-logs/x.a.stderr, cut at the bot's 1048576 bytes \
+             for the set): boom"
+        );
+        let nothing = Tail {
+            line: String::new(),
+            ..cut
+        };
+        assert_eq!(
+            nothing.words(),
+            "nothing of its stderr kept (hus-logs/x.a.stderr): the bot's 1048576 bytes for the \
+             set were used up"
         );
     }
 }

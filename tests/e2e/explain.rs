@@ -168,11 +168,11 @@ fn hus_match_shows_why_a_bot_crashed_on_the_console_and_in_the_log() {
     );
 }
 
-/// The cut note of a restarted bot's processes: each process writes a different known
-/// amount past the cap, and its part of the file is its first MiB, the cut note and a
-/// total of exactly its own bytes.
+/// A restarted bot's processes share one MiB of stderr for the set: the first keeps its
+/// first MiB, the later ones nothing; each notes the cut and a total of exactly its own
+/// bytes, so the file cannot grow with the restarts.
 #[test]
-fn each_process_of_a_restarted_bot_has_its_own_exact_cut_note() {
+fn a_restarted_bots_processes_share_one_mib_of_stderr_for_the_set() {
     const CAP: usize = 1 << 20;
     let base = CAP + 5000;
     let set = play(
@@ -188,10 +188,13 @@ fn each_process_of_a_restarted_bot_has_its_own_exact_cut_note() {
     let mut expected = Vec::new();
     for game in 1..=3 {
         let bytes = base + 1000 * game;
-        expected.extend(std::iter::repeat_n(b'e', CAP));
+        if game == 1 {
+            expected.extend(std::iter::repeat_n(b'e', CAP));
+        }
         expected.extend(
             format!(
-                "\n[hus: stderr cut here after {CAP} bytes; the rest was read and discarded]\n\
+                "\n[hus: stderr cut here: the bot's {CAP} bytes of stderr for the set are used up; \
+                 the rest was read and discarded]\n\
                  [hus: {bytes} bytes of stderr in all]\n"
             )
             .bytes(),
@@ -212,14 +215,21 @@ fn each_process_of_a_restarted_bot_has_its_own_exact_cut_note() {
         .collect();
     let want: Vec<(u64, bool)> = (1..=3).map(|g| ((base + 1000 * g) as u64, true)).collect();
     assert_eq!(counts, want);
-    // Each crash quotes the last line kept of its own process's part (a line of 'e's
-    // without its start: the window read is the last 4 KiB of the kept MiB).
-    let words = format!(
-        "last line kept of its stderr ({}, cut after {CAP} bytes): …{}… (4096 bytes in all)",
+    // The first crash quotes the last line kept of its own process's part (a line of
+    // 'e's without its start: the window read is the last 4 KiB of the kept MiB); the
+    // later ones say that nothing of theirs was kept.
+    let first = format!(
+        "last line kept of its stderr ({}, cut at the bot's {CAP} bytes for the set): …{}… \
+         (4096 bytes in all)",
         path.display(),
         "e".repeat(200)
     );
-    for f in faults {
+    let later = format!(
+        "nothing of its stderr kept ({}): the bot's {CAP} bytes for the set were used up",
+        path.display()
+    );
+    for (i, f) in faults.iter().enumerate() {
+        let words = if i == 0 { &first } else { &later };
         assert_eq!(
             f["detail"],
             format!("closed its stdout (exit status 1); {words}")

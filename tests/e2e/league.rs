@@ -1587,3 +1587,115 @@ fn prune_archives_logs_that_unpack_to_the_same_bytes() {
     assert_eq!(complete_logs(&dir).len(), 1);
     assert_eq!(standings(&dir), before);
 }
+
+/// A small memory file system of its own (tmpfs), unmounted when dropped: a disk that a
+/// test can fill and empty. Root only.
+pub(crate) struct SmallDisk {
+    pub(crate) path: PathBuf,
+    _dir: LogDir,
+}
+
+impl SmallDisk {
+    /// A tmpfs of `mib` MiB.
+    pub(crate) fn new(mib: u32) -> SmallDisk {
+        let dir = LogDir::new();
+        let path = dir.path().join("disk");
+        std::fs::create_dir(&path).expect("mkdir");
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(&path)
+            .status()
+            .expect("mount runs");
+        assert!(status.success(), "mount -t tmpfs failed");
+        SmallDisk { path, _dir: dir }
+    }
+
+    /// Fills it with a file of `mib` MiB.
+    pub(crate) fn fill(&self, mib: usize) -> PathBuf {
+        let filler = self.path.join("filler");
+        std::fs::write(&filler, vec![0u8; mib << 20]).expect("write the filler");
+        filler
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
+    }
+}
+
+/// Below its free-space floor a league starts no set and says why, once; once there is
+/// room again it says so and plays every set.
+#[test]
+fn a_league_below_its_free_space_floor_waits_and_goes_on_once_there_is_room() {
+    if !crate::sandbox::running_as_root() {
+        // Mounting a small file system to fill takes root.
+        return;
+    }
+    let disk = SmallDisk::new(48);
+    let filler = disk.fill(40);
+    let bots = [
+        ("a", hus_random(1)),
+        ("b", hus_random(2)),
+        ("c", hus_random(3)),
+    ];
+    let file = write_league(
+        &disk.path,
+        &league_text(
+            "games = 2\nmove_time = \"5s\"\nconcurrency = 1\nseed = 7",
+            &bots,
+        ),
+    );
+    let dir = disk.path.join("league");
+    let mut child = Command::new(hus_bin())
+        .args(["league", &file.display().to_string(), "--dir"])
+        .arg(&dir)
+        .args(["--quiet", "--min-free-space", "16M"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus league starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Not a verdict on time: the wait ends at the line (a minute only if it never comes).
+    let paused = lines
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the league says it is paused");
+    let prefix = "hus league: paused: only ";
+    let suffix = format!(
+        " free on the file system of {}, below the floor of 16 MiB (--min-free-space): no new \
+         set starts until there is more",
+        dir.display()
+    );
+    assert!(
+        paused.starts_with(prefix) && paused.ends_with(&suffix),
+        "{paused}"
+    );
+    // Paused before its first set: nothing played, nothing running.
+    let s = standings(&dir);
+    assert_eq!(s["progress"]["sets_done"], 0, "{s}");
+    assert_eq!(s["progress"]["sets_running"], 0, "{s}");
+    std::fs::remove_file(&filler).expect("remove the filler");
+    let status = child.wait().expect("hus league ends");
+    let rest: Vec<String> = lines.try_iter().collect();
+    assert_eq!(status.code(), Some(0), "{rest:?}");
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert!(
+        rest[0].starts_with("hus league: ") && rest[0].ends_with(" free again: sets start again"),
+        "{rest:?}"
+    );
+    let s = standings(&dir);
+    assert_eq!(s["progress"]["sets_done"], 3, "{s}");
+    assert_eq!(s["progress"]["sets_pending"], 0, "{s}");
+}

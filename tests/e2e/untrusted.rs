@@ -154,7 +154,7 @@ fn a_flood_on_stderr_is_capped() {
     assert!(kept < 1024 * 1024 + 1024, "stderr file has {kept} bytes");
     let text = std::fs::read_to_string(&stderr_file).expect("read");
     assert!(
-        text.contains("[hus: stderr cut here after 1048576 bytes"),
+        text.contains("[hus: stderr cut here: the bot's 1048576 bytes of stderr for the set"),
         "no cut note"
     );
     assert!(rss_kib(&p) < 64 * 1024, "referee used {} KiB", rss_kib(&p));
