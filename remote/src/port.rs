@@ -143,10 +143,7 @@ impl BotPort {
                 Arc::new(Pending::new(config.max_pending_per_address)),
                 Arc::new(Pending::new(config.max_pending_per_network)),
             ),
-            failures: (
-                Limiter::new(config.failures_allowed, config.failure_window),
-                Limiter::new(config.network_failures_allowed, config.failure_window),
-            ),
+            failures: limiters(&config),
             refusals: QuietLog::new(),
             config,
             registry,
@@ -242,6 +239,14 @@ impl fmt::Display for Network {
             IpAddr::V6(a) => write!(f, "{a}/64"),
         }
     }
+}
+
+/// The failed logins' limiters of a port: per address, per network.
+fn limiters(config: &PortConfig) -> (Limiter<Address>, Limiter<Network>) {
+    (
+        Limiter::new(config.failures_allowed, config.failure_window),
+        Limiter::new(config.network_failures_allowed, config.failure_window),
+    )
 }
 
 struct Shared {
@@ -1052,5 +1057,132 @@ mod tests {
         );
         let welcome = login("127.0.1.1", addr, &token).await;
         assert_eq!(welcome, "{\"type\":\"welcome\",\"bot\":\"alice\"}");
+    }
+
+    /// One login attempt of `from` that fails, as the port sees it: refused at the door
+    /// (the bucket that refuses it) or counted as a failure of its address and network.
+    fn failed_login(
+        failures: &(Limiter<Address>, Limiter<Network>),
+        from: IpAddr,
+    ) -> Result<(), Bucket> {
+        let (address, network) = (Address::of(from), Network::of(from));
+        if let Some((_, bucket)) = failures.0.blocked(address) {
+            return Err(bucket);
+        }
+        if let Some((_, bucket)) = failures.1.blocked(network) {
+            return Err(bucket);
+        }
+        failures.0.fail(address);
+        failures.1.fail(network);
+        Ok(())
+    }
+
+    /// The `n`th of 20,000 /24s: 10.0.0.0/24, 10.0.1.0/24, ... 10.78.31.0/24.
+    fn nth_network(n: u32) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::from(0x0a00_0001 + (n << 8)))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_limiter_after_20000_networks_still_refuses_the_sixth_failure_of_an_address() {
+        let failures = limiters(&PortConfig::default());
+        // A failed login from each of 20,000 /24s, at once: more than a table holds.
+        // The first 16,384 networks fill the table; the other 3,616 are counted under
+        // their /16s (10.64.0.0/16 to 10.78.0.0/16, 15 of them), each refused as a
+        // whole at its 30th failure.
+        let refused = (0..20_000)
+            .filter(|&n| failed_login(&failures, nth_network(n)).is_err())
+            .count();
+        assert_eq!(refused, 20_000 - TABLE_ENTRIES - 15 * 30);
+        for tiers in [&failures.0.tiers, &failures.1.tiers] {
+            let tiers = tiers.lock().expect("lock");
+            assert_eq!(tiers.own_buckets().len(), TABLE_ENTRIES);
+        }
+        assert_eq!(
+            failed_login(&failures, ip("10.70.9.9")),
+            Err(Bucket::prefix(ip("10.70.0.0"), 16))
+        );
+        // One address: five failures, then refused, with its /24 (where the full table
+        // of addresses counts it) named, not let through as a key not counted.
+        let one = ip("192.0.2.7");
+        for _ in 0..5 {
+            assert_eq!(failed_login(&failures, one), Ok(()));
+        }
+        let its_24 = Bucket::prefix(ip("192.0.2.0"), 24);
+        assert_eq!(failed_login(&failures, one), Err(its_24));
+        for _ in 0..3_000 {
+            assert_eq!(failed_login(&failures, one), Err(its_24));
+        }
+        // Another address of that /24 is refused with it (stricter than the 30 of a
+        // network of its own, never looser).
+        assert_eq!(failed_login(&failures, ip("192.0.2.8")), Err(its_24));
+        // The network limiter alone: a new /24 counted under its /16 is refused at its
+        // 31st failure, as a network of its own would be.
+        let network = Network::of(ip("198.51.100.1"));
+        for n in 1..=30 {
+            assert_eq!(failures.1.blocked(network), None, "failure {n}");
+            failures.1.fail(network);
+        }
+        assert_eq!(
+            failures.1.blocked(network).map(|(_, b)| b),
+            Some(Bucket::prefix(ip("198.51.0.0"), 16))
+        );
+        // A minute on, every window is over: a newcomer has a bucket of its own again,
+        // and the fifth failure of an address refuses it alone.
+        tokio::time::advance(Duration::from_secs(60)).await;
+        let later = ip("203.0.113.5");
+        for _ in 0..5 {
+            assert_eq!(failed_login(&failures, later), Ok(()));
+        }
+        assert_eq!(
+            failed_login(&failures, later),
+            Err(Bucket::prefix(later, 32))
+        );
+        assert_eq!(failed_login(&failures, ip("203.0.113.6")), Ok(()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_64s_of_one_48_cannot_escape_the_network_limit_by_filling_the_table() {
+        let failures = limiters(&PortConfig::default());
+        // 20,000 /64s of 2001:db8:7::/48, one failure each.
+        let sixty_four = |n: u128| IpAddr::V6(Ipv6Addr::from(0x2001_0db8_0007_u128 << 80 | n << 64 | 1));
+        // The /64s past the table are counted together under the /48: from its 30th
+        // failure on, the rest of the site's 65,536 /64s are refused as one network.
+        let site = Bucket::prefix(ip("2001:db8:7::"), 48);
+        let answers: Vec<_> = (0..20_000)
+            .map(|n| failed_login(&failures, sixty_four(n)))
+            .collect();
+        let served = TABLE_ENTRIES + 30;
+        assert!(answers[..served].iter().all(Result::is_ok));
+        assert!(answers[served..].iter().all(|a| *a == Err(site)));
+        assert_eq!(failed_login(&failures, sixty_four(40_000)), Err(site));
+        assert_eq!(failed_login(&failures, sixty_four(65_535)), Err(site));
+        // Another site is counted apart.
+        assert_eq!(failed_login(&failures, ip("2001:db8:8::1")), Ok(()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_quiet_log_writes_one_line_per_bucket_for_20000_networks_then_one_address() {
+        let log = QuietLog::new();
+        let mut lines = 0;
+        for n in 0..20_000 {
+            lines += usize::from(log.note(Network::of(nth_network(n))).is_some());
+        }
+        // One line for each of the 16,384 networks of the table, and one for each /16
+        // the other 3,616 are counted under (10.64.0.0/16 to 10.78.0.0/16).
+        assert_eq!(lines, TABLE_ENTRIES + 15);
+        // One address refused 3,000 times: one line.
+        let one = Network::of(ip("192.0.2.7"));
+        let noted: Vec<_> = (0..3_000).filter_map(|_| log.note(one)).collect();
+        assert_eq!(noted, [(Bucket::prefix(ip("192.0.0.0"), 16), 0)]);
+        // A minute on, its next refusal is logged with the 2,999 left out.
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(
+            log.note(one),
+            Some((Bucket::prefix(ip("192.0.2.0"), 24), 0)),
+            "the table has room again: the network is counted on its own"
+        );
+        let tiers = log.tiers.lock().expect("lock");
+        assert_eq!(tiers.own_buckets().len(), TABLE_ENTRIES);
+        assert_eq!(tiers.coarse_buckets().len(), 16);
     }
 }
