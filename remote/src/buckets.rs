@@ -25,6 +25,10 @@ use std::time::Duration;
 use hashlink::LinkedHashMap;
 use tokio::time::Instant;
 
+/// Buckets in each table of a [`Tiers`] as the bot port uses them (its limiters and
+/// its quiet log): 16,384 keys of their own, as many coarser buckets, and the overflow.
+pub(crate) const TABLE_ENTRIES: usize = 16_384;
+
 /// What a count is kept under: a network prefix (an address is its own prefix: /32,
 /// /128), or the one bucket of everything past the tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -146,8 +150,7 @@ impl Tiers {
             };
         }
         let coarse = key.coarser();
-        if let Some((count, previous)) = count_in(&mut self.coarse, coarse, now, capacity, window)
-        {
+        if let Some((count, previous)) = count_in(&mut self.coarse, coarse, now, capacity, window) {
             return Noted {
                 bucket: coarse,
                 count,
@@ -235,7 +238,62 @@ fn count_in(
 
 #[cfg(test)]
 mod tests {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
     use super::*;
+
+    thread_local! {
+        /// Bytes allocated and not freed by this thread (a test's own, whatever the
+        /// tests running beside it allocate).
+        static HELD: Cell<isize> = const { Cell::new(0) };
+    }
+
+    /// The system's allocator, counting each thread's bytes: the tables' memory is
+    /// measured exactly, not guessed from the sizes of types.
+    struct Counting;
+
+    // SAFETY: every call is passed to the system's allocator unchanged; the counting
+    // touches only a thread-local `Cell` (const-initialised: no allocation, no destructor).
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: the caller's contract, passed on.
+            let p = unsafe { System.alloc(layout) };
+            if !p.is_null() {
+                let _ = HELD.try_with(|h| h.set(h.get() + layout.size() as isize));
+            }
+            p
+        }
+
+        unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { System.dealloc(p, layout) };
+            let _ = HELD.try_with(|h| h.set(h.get() - layout.size() as isize));
+        }
+    }
+
+    #[global_allocator]
+    static COUNTING: Counting = Counting;
+
+    /// The figure of docs/security.md: `cargo test -p remote --lib full_tiers -- --nocapture`.
+    #[test]
+    fn full_tiers_hold_at_most_3_mib() {
+        let before = HELD.with(Cell::get);
+        let mut tiers = Tiers::new(TABLE_ENTRIES, Duration::from_secs(60));
+        let now = Instant::now();
+        // Every host in a /24 of its own: both tables fill, the rest overflows.
+        for n in 0..(2 * TABLE_ENTRIES as u32 + 1_000) {
+            tiers.note(Host(Ipv4Addr::from(n << 8)), now);
+        }
+        let held = HELD.with(Cell::get) - before;
+        assert_eq!(tiers.own_buckets().len(), TABLE_ENTRIES);
+        assert_eq!(tiers.coarse_buckets().len(), TABLE_ENTRIES);
+        println!(
+            "full tiers ({TABLE_ENTRIES} + {TABLE_ENTRIES} buckets and the overflow): {held} bytes"
+        );
+        assert!(held > 0 && held <= 3 << 20, "{held} bytes");
+        drop(tiers);
+    }
 
     /// A test key: an IPv4 address whose coarser bucket is its /24.
     #[derive(Clone, Copy)]
@@ -268,7 +326,10 @@ mod tests {
             prefix("2001:db8:1:2:3:4:5:6", 64).to_string(),
             "2001:db8:1:2::/64"
         );
-        assert_eq!(prefix("2001:db8:1:2:3:4:5:6", 48).to_string(), "2001:db8:1::/48");
+        assert_eq!(
+            prefix("2001:db8:1:2:3:4:5:6", 48).to_string(),
+            "2001:db8:1::/48"
+        );
         assert_eq!(prefix("2001:db8::6", 128).to_string(), "2001:db8::6");
         assert_eq!(prefix("10.1.2.3", 24), prefix("10.1.2.200", 24));
         assert_ne!(prefix("10.1.2.3", 24), prefix("10.1.3.3", 24));
@@ -338,11 +399,17 @@ mod tests {
         );
         for (n, who) in ["10.0.3.1", "192.0.2.1", "10.0.3.1"].iter().enumerate() {
             let noted = tiers.note(host(who), now);
-            assert_eq!((noted.bucket, noted.count), (Bucket::Overflow, n as u64 + 1));
+            assert_eq!(
+                (noted.bucket, noted.count),
+                (Bucket::Overflow, n as u64 + 1)
+            );
         }
         // A key answers to its own window, its coarser bucket's and the overflow's.
         let windows = tiers.windows(host("10.0.1.77"), now);
-        let counts: Vec<_> = windows.iter().map(|w| w.map(|(b, w)| (b, w.count))).collect();
+        let counts: Vec<_> = windows
+            .iter()
+            .map(|w| w.map(|(b, w)| (b, w.count)))
+            .collect();
         assert_eq!(
             counts,
             [
@@ -356,6 +423,9 @@ mod tests {
         let later = now + Duration::from_secs(60);
         assert_eq!(tiers.windows(host("10.0.1.77"), later), [None, None, None]);
         assert_eq!(tiers.note(host("10.0.0.1"), later).previous, Some(1));
-        assert_eq!(tiers.note(host("10.0.0.9"), later).bucket, prefix("10.0.0.9", 32));
+        assert_eq!(
+            tiers.note(host("10.0.0.9"), later).bucket,
+            prefix("10.0.0.9", 32)
+        );
     }
 }

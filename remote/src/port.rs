@@ -27,7 +27,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::buckets::{Bucket, Tiered, Tiers};
+use crate::buckets::{Bucket, Tiered, Tiers, TABLE_ENTRIES};
 use crate::registry::{tcp_rtt, Registry, Waiting};
 use crate::token::{token_hash, token_matches};
 
@@ -386,7 +386,11 @@ struct TooMany {
 impl fmt::Display for TooMany {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.bucket == self.own {
-            write!(f, "login refused: too many failed logins from this {}", self.whom)
+            write!(
+                f,
+                "login refused: too many failed logins from this {}",
+                self.whom
+            )
         } else {
             write!(
                 f,
@@ -396,10 +400,6 @@ impl fmt::Display for TooMany {
         }
     }
 }
-
-/// Buckets in each table of a [`Limiter`] and of the [`QuietLog`] (each has a table of
-/// keys of their own and one of coarser buckets, and one overflow bucket: [`Tiers`]).
-const TABLE_ENTRIES: usize = 16_384;
 
 /// Warnings that a stranger can cause as fast as it can connect, written at most once
 /// a minute per network: the next one says how many were left out meanwhile. The
@@ -840,7 +840,11 @@ mod tests {
             Some(this_24),
             "the fifth failure blocks"
         );
-        assert_eq!(limiter.fail(net("127.0.0.77")), None, "only the fifth says so");
+        assert_eq!(
+            limiter.fail(net("127.0.0.77")),
+            None,
+            "only the fifth says so"
+        );
         assert_eq!(limiter.failures(net("127.0.0.250")), 6);
         let (left, bucket) = limiter
             .blocked(net("127.0.0.1"))
@@ -1144,7 +1148,8 @@ mod tests {
     async fn the_64s_of_one_48_cannot_escape_the_network_limit_by_filling_the_table() {
         let failures = limiters(&PortConfig::default());
         // 20,000 /64s of 2001:db8:7::/48, one failure each.
-        let sixty_four = |n: u128| IpAddr::V6(Ipv6Addr::from(0x2001_0db8_0007_u128 << 80 | n << 64 | 1));
+        let sixty_four =
+            |n: u128| IpAddr::V6(Ipv6Addr::from(0x2001_0db8_0007_u128 << 80 | n << 64 | 1));
         // The /64s past the table are counted together under the /48: from its 30th
         // failure on, the rest of the site's 65,536 /64s are refused as one network.
         let site = Bucket::prefix(ip("2001:db8:7::"), 48);
