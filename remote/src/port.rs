@@ -7,9 +7,12 @@
 //! passes). Every connection that ends without a login is a failed login, whatever
 //! ended it (a wrong token, a bad or missing line, the deadline, a reset, end of file).
 //! The limits count networks, not addresses ([`Network`]: a /24 for IPv4, a /64 for
-//! IPv6), because one machine commonly has many addresses of one such network. Failed
-//! logins are logged (`tracing`, target `remote`) with the address and the bot's name,
-//! never the token.
+//! IPv6), because one machine commonly has many addresses of one such network. The
+//! tables that count failed logins and refusals are bounded ([`Tiers`]): past their
+//! figure, a new address or network is counted with its neighbours (its network, its
+//! /16 or /48, then everything past the tables), so the limits get stricter, never
+//! looser. Failed logins are logged (`tracing`, target `remote`) with the address and
+//! the bot's name, never the token.
 
 use std::collections::HashMap;
 use std::fmt;
