@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod buckets;
 mod connect;
 mod port;
 mod registry;

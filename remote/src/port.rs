@@ -7,13 +7,17 @@
 //! passes). Every connection that ends without a login is a failed login, whatever
 //! ended it (a wrong token, a bad or missing line, the deadline, a reset, end of file).
 //! The limits count networks, not addresses ([`Network`]: a /24 for IPv4, a /64 for
-//! IPv6), because one machine commonly has many addresses of one such network. Failed
-//! logins are logged (`tracing`, target `remote`) with the address and the bot's name,
-//! never the token.
+//! IPv6), because one machine commonly has many addresses of one such network. The
+//! tables that count failed logins and refusals are bounded ([`Tiers`]): past their
+//! figure, a new address or network is counted with its neighbours (its network, its
+//! /16 or /48, then everything past the tables), so the limits get stricter, never
+//! looser. Failed logins are logged (`tracing`, target `remote`) with the address and
+//! the bot's name, never the token.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
+use std::marker::PhantomData;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
@@ -26,6 +30,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::buckets::{Bucket, Tiered, Tiers, TABLE_ENTRIES};
 use crate::registry::{tcp_rtt, Registry, Waiting};
 use crate::token::{token_hash, token_matches};
 
@@ -141,10 +146,7 @@ impl BotPort {
                 Arc::new(Pending::new(config.max_pending_per_address)),
                 Arc::new(Pending::new(config.max_pending_per_network)),
             ),
-            failures: (
-                Limiter::new(config.failures_allowed, config.failure_window),
-                Limiter::new(config.network_failures_allowed, config.failure_window),
-            ),
+            failures: limiters(&config),
             refusals: QuietLog::new(),
             config,
             registry,
@@ -242,6 +244,14 @@ impl fmt::Display for Network {
     }
 }
 
+/// The failed logins' limiters of a port: per address, per network.
+fn limiters(config: &PortConfig) -> (Limiter<Address>, Limiter<Network>) {
+    (
+        Limiter::new(config.failures_allowed, config.failure_window),
+        Limiter::new(config.network_failures_allowed, config.failure_window),
+    )
+}
+
 struct Shared {
     config: PortConfig,
     slots: Arc<Semaphore>,
@@ -277,13 +287,11 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             let login = admit(stream, peer, permit, &shared).await;
             drop(pending);
             if let Login::Failed = login {
-                let now_blocked = shared.failures.0.fail(address);
+                let address_blocked = shared.failures.0.fail(address);
                 let network_blocked = shared.failures.1.fail(network);
-                if now_blocked {
-                    tracing::warn!(%address, "bot port: {address} is refused for a while: too many failed logins");
-                }
-                if network_blocked {
-                    tracing::warn!(%network, "bot port: {network} is refused for a while: too many failed logins");
+                // Once per bucket and window: at most as many lines as the tables hold.
+                for refused in [address_blocked, network_blocked].into_iter().flatten() {
+                    tracing::warn!(%refused, "bot port: {refused} is refused for a while: too many failed logins");
                 }
             }
         });
@@ -305,7 +313,7 @@ fn take_places(stream: &TcpStream, peer: SocketAddr, shared: &Shared) -> Option<
     let address = Address::of(peer.ip());
     let network = Network::of(peer.ip());
     let config = &shared.config;
-    let too_many_failures = |whom: &dyn fmt::Display, wait: Duration| AuthReply::Refused {
+    let too_many_failures = |whom: Bucket, wait: Duration| AuthReply::Refused {
         reason: format!(
             "too many failed logins from {whom}; try again in {} s",
             wait.as_secs() + 1
@@ -316,34 +324,42 @@ fn take_places(stream: &TcpStream, peer: SocketAddr, shared: &Shared) -> Option<
         reason: format!("{whom} already has {limit} connections logging in; try again later"),
         retry_ms: Some(config.auth_timeout.as_millis() as u64),
     };
-    let refused = |reply: AuthReply, log: &'static str| {
+    let refused = |reply: AuthReply, log: &dyn fmt::Display| {
         shared.refusals.warn(network, peer, log);
         // Best effort, without waiting: the refused must not hold anything.
         let _ = stream.try_write(reply.to_line().as_bytes());
         None
     };
-    if let Some(wait) = shared.failures.0.blocked(address) {
+    if let Some((wait, bucket)) = shared.failures.0.blocked(address) {
         return refused(
-            too_many_failures(&address, wait),
-            "login refused: too many failed logins from this address",
+            too_many_failures(bucket, wait),
+            &TooMany {
+                whom: "address",
+                own: address.bucket(),
+                bucket,
+            },
         );
     }
-    if let Some(wait) = shared.failures.1.blocked(network) {
+    if let Some((wait, bucket)) = shared.failures.1.blocked(network) {
         return refused(
-            too_many_failures(&network, wait),
-            "login refused: too many failed logins from this network",
+            too_many_failures(bucket, wait),
+            &TooMany {
+                whom: "network",
+                own: network.bucket(),
+                bucket,
+            },
         );
     }
     let Some(by_address) = Pending::enter(&shared.pending.0, address) else {
         return refused(
             logging_in(&address, config.max_pending_per_address),
-            "connection refused: too many connections from this address logging in",
+            &"connection refused: too many connections from this address logging in",
         );
     };
     let Some(by_network) = Pending::enter(&shared.pending.1, network) else {
         return refused(
             logging_in(&network, config.max_pending_per_network),
-            "connection refused: too many connections from this network logging in",
+            &"connection refused: too many connections from this network logging in",
         );
     };
     let Ok(permit) = Arc::clone(&shared.slots).try_acquire_owned() else {
@@ -355,16 +371,46 @@ fn take_places(stream: &TcpStream, peer: SocketAddr, shared: &Shared) -> Option<
                 ),
                 retry_ms: Some(5000),
             },
-            "connection refused: too many connections",
+            &"connection refused: too many connections",
         );
     };
     Some((permit, (by_address, by_network)))
 }
 
+/// The log line of a refusal for too many failed logins: `this address` when its own
+/// bucket is refused, else the bucket it answers to (its network, its network's
+/// coarser one, or the overflow, when the tables are full).
+struct TooMany {
+    whom: &'static str,
+    own: Bucket,
+    bucket: Bucket,
+}
+
+impl fmt::Display for TooMany {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.bucket == self.own {
+            write!(
+                f,
+                "login refused: too many failed logins from this {}",
+                self.whom
+            )
+        } else {
+            write!(
+                f,
+                "login refused: too many failed logins from {}, where this {} is counted",
+                self.bucket, self.whom
+            )
+        }
+    }
+}
+
 /// Warnings that a stranger can cause as fast as it can connect, written at most once
-/// a minute per network: the next one says how many were left out meanwhile.
+/// a minute per network: the next one says how many were left out meanwhile. The
+/// networks are counted in bounded [`Tiers`]: when its table is full, a new network is
+/// counted (and its refusals logged) with its /16 or /48, then with every other network
+/// past the tables, so a flood of networks writes at most one line per bucket a minute.
 struct QuietLog {
-    last: Mutex<HashMap<Network, (Instant, u64)>>,
+    tiers: Mutex<Tiers>,
 }
 
 /// How long a network's refusals stay quiet after one is logged.
@@ -373,41 +419,35 @@ const QUIET_FOR: Duration = Duration::from_secs(60);
 impl QuietLog {
     fn new() -> Self {
         QuietLog {
-            last: Mutex::new(HashMap::new()),
+            tiers: Mutex::new(Tiers::new(TABLE_ENTRIES, QUIET_FOR)),
         }
     }
 
-    /// Counts one more refusal of `network`: `Some(n)` when it is to be logged, `n`
-    /// the refusals left out since its last line.
-    fn note(&self, network: Network) -> Option<u64> {
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        if last.len() >= LIMITER_NETWORKS {
-            last.retain(|_, (since, _)| now.duration_since(*since) < QUIET_FOR);
-        }
-        match last.get_mut(&network) {
-            Some((since, count)) if now.duration_since(*since) < QUIET_FOR => {
-                *count += 1;
-                None
-            }
-            Some(entry) => Some(std::mem::replace(entry, (now, 0)).1),
-            None => {
-                if last.len() < LIMITER_NETWORKS {
-                    last.insert(network, (now, 0));
-                }
-                Some(0)
-            }
-        }
+    /// Counts one more refusal of `network`: `Some((bucket, n))` when it is to be
+    /// logged, `bucket` what it was counted in, `n` the refusals of that bucket left out
+    /// since its last line.
+    fn note(&self, network: Network) -> Option<(Bucket, u64)> {
+        let mut tiers = self.tiers.lock().unwrap_or_else(|e| e.into_inner());
+        let noted = tiers.note(network, Instant::now());
+        (noted.count == 1).then(|| {
+            let left_out = noted.previous.map_or(0, |n| n.saturating_sub(1));
+            (noted.bucket, left_out)
+        })
     }
 
-    fn warn(&self, network: Network, peer: SocketAddr, what: &'static str) {
-        let Some(left_out) = self.note(network) else {
+    fn warn(&self, network: Network, peer: SocketAddr, what: &dyn fmt::Display) {
+        let Some((bucket, left_out)) = self.note(network) else {
             return;
         };
-        if left_out > 0 {
-            tracing::warn!(%peer, "{what} (and {left_out} more refusals of {network} since the last such line)");
+        let shared = if bucket == network.bucket() {
+            String::new()
         } else {
-            tracing::warn!(%peer, "{what}");
+            format!(" (logged as {bucket}: the table of networks is full)")
+        };
+        if left_out > 0 {
+            tracing::warn!(%peer, "{what}{shared} (and {left_out} more refusals of {bucket} since the last such line)");
+        } else {
+            tracing::warn!(%peer, "{what}{shared}");
         }
     }
 }
@@ -609,9 +649,42 @@ pub(crate) async fn read_line<R: AsyncReadExt + Unpin>(
 }
 
 /// What the limits count by: an [`Address`] or a [`Network`].
-trait Key: Copy + Eq + std::hash::Hash {}
+trait Key: Copy + Eq + std::hash::Hash + Tiered {}
 impl Key for Address {}
 impl Key for Network {}
+
+impl Tiered for Address {
+    /// The address itself.
+    fn bucket(self) -> Bucket {
+        match self.0 {
+            IpAddr::V4(_) => Bucket::prefix(self.0, 32),
+            IpAddr::V6(_) => Bucket::prefix(self.0, 128),
+        }
+    }
+
+    /// Its [`Network`].
+    fn coarser(self) -> Bucket {
+        Network::of(self.0).bucket()
+    }
+}
+
+impl Tiered for Network {
+    /// The /24 or the /64.
+    fn bucket(self) -> Bucket {
+        match self.0 {
+            IpAddr::V4(_) => Bucket::prefix(self.0, 24),
+            IpAddr::V6(_) => Bucket::prefix(self.0, 64),
+        }
+    }
+
+    /// The /16 or the /48 (one IPv6 site holds 65,536 /64s).
+    fn coarser(self) -> Bucket {
+        match self.0 {
+            IpAddr::V4(_) => Bucket::prefix(self.0, 16),
+            IpAddr::V6(_) => Bucket::prefix(self.0, 48),
+        }
+    }
+}
 
 /// The connections of each address (or network) that have not logged in yet. Every
 /// entry has at least one such connection alive, so the table holds at most
@@ -675,60 +748,57 @@ impl<K: Key> Drop for PendingPlace<K> {
 
 /// Failed logins per address (or network), in fixed windows: a window starts with the
 /// key's first failure and lasts `window`; at `allowed` failures within it, the key
-/// is refused until it ends.
+/// is refused until it ends. The keys are counted in bounded [`Tiers`]: when the table
+/// of keys is full of running windows, a new key is counted under its coarser bucket
+/// (an address under its network; a /24 under its /16, a /64 under its /48), then
+/// under one overflow bucket, each refused at the same `allowed`; and a key is refused
+/// when any bucket it answers to is. A full table makes the limit stricter, never looser.
 struct Limiter<K> {
-    failures: Mutex<HashMap<K, (u32, Instant)>>,
+    tiers: Mutex<Tiers>,
     allowed: u32,
-    window: Duration,
+    key: PhantomData<fn(K)>,
 }
-
-/// Addresses (or networks) remembered at most by one table: past this, expired
-/// windows are forgotten first.
-const LIMITER_NETWORKS: usize = 10_000;
 
 impl<K: Key> Limiter<K> {
     fn new(allowed: u32, window: Duration) -> Self {
         Limiter {
-            failures: Mutex::new(HashMap::new()),
+            tiers: Mutex::new(Tiers::new(TABLE_ENTRIES, window)),
             allowed,
-            window,
+            key: PhantomData,
         }
     }
 
-    /// How long `key` is still refused, if it is.
-    fn blocked(&self, key: K) -> Option<Duration> {
-        let map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let &(count, since) = map.get(&key)?;
-        let left = self.window.checked_sub(since.elapsed())?;
-        (count >= self.allowed).then_some(left)
-    }
-
-    /// Counts a failure of `key`; whether that failure made it refused.
-    fn fail(&self, key: K) -> bool {
-        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+    /// How long `key` is still refused, if it is, and the bucket that refuses it (the
+    /// one whose window ends last).
+    fn blocked(&self, key: K) -> Option<(Duration, Bucket)> {
+        let tiers = self.tiers.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        if map.len() >= LIMITER_NETWORKS {
-            let window = self.window;
-            map.retain(|_, (_, since)| now.duration_since(*since) < window);
-        }
-        if map.len() >= LIMITER_NETWORKS && !map.contains_key(&key) {
-            return false;
-        }
-        let entry = map.entry(key).or_insert((0, now));
-        if now.duration_since(entry.1) >= self.window {
-            *entry = (0, now);
-        }
-        entry.0 = entry.0.saturating_add(1);
-        entry.0 == self.allowed
+        tiers
+            .windows(key, now)
+            .into_iter()
+            .flatten()
+            .filter(|(_, w)| w.count >= u64::from(self.allowed))
+            .map(|(bucket, w)| {
+                let left = tiers
+                    .window()
+                    .saturating_sub(now.saturating_duration_since(w.since));
+                (left, bucket)
+            })
+            .max_by_key(|&(left, _)| left)
     }
 
-    /// The failures counted against `key` in its current window.
+    /// Counts a failure of `key`; the bucket that failure made refused, if it did.
+    fn fail(&self, key: K) -> Option<Bucket> {
+        let mut tiers = self.tiers.lock().unwrap_or_else(|e| e.into_inner());
+        let noted = tiers.note(key, Instant::now());
+        (noted.count == u64::from(self.allowed)).then_some(noted.bucket)
+    }
+
+    /// The failures counted in `key`'s own bucket in its current window.
     #[cfg(test)]
-    fn failures(&self, key: K) -> u32 {
-        let map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&key)
-            .filter(|(_, since)| since.elapsed() < self.window)
-            .map_or(0, |&(count, _)| count)
+    fn failures(&self, key: K) -> u64 {
+        let tiers = self.tiers.lock().unwrap_or_else(|e| e.into_inner());
+        tiers.windows(key, Instant::now())[0].map_or(0, |(_, w)| w.count)
     }
 }
 
@@ -762,17 +832,27 @@ mod tests {
         let limiter = Limiter::new(5, Duration::from_secs(60));
         let net = |text: &str| Network::of(ip(text));
         for address in ["127.0.0.1", "127.0.0.77", "127.0.0.1", "::ffff:127.0.0.200"] {
-            assert!(!limiter.fail(net(address)));
+            assert_eq!(limiter.fail(net(address)), None);
         }
         assert_eq!(limiter.failures(net("127.0.0.1")), 4);
         assert_eq!(limiter.failures(net("127.0.0.77")), 4);
         assert_eq!(limiter.blocked(net("127.0.0.3")), None);
-        assert!(limiter.fail(net("127.0.0.77")), "the fifth failure blocks");
-        assert!(!limiter.fail(net("127.0.0.77")), "only the fifth says so");
+        let this_24 = Bucket::prefix(ip("127.0.0.0"), 24);
+        assert_eq!(
+            limiter.fail(net("127.0.0.77")),
+            Some(this_24),
+            "the fifth failure blocks"
+        );
+        assert_eq!(
+            limiter.fail(net("127.0.0.77")),
+            None,
+            "only the fifth says so"
+        );
         assert_eq!(limiter.failures(net("127.0.0.250")), 6);
-        let left = limiter
+        let (left, bucket) = limiter
             .blocked(net("127.0.0.1"))
             .expect("blocked at 5 failures");
+        assert_eq!(bucket, this_24);
         assert!(left <= Duration::from_secs(60) && left > Duration::from_secs(50));
         // The next network, and the same last byte elsewhere, are untouched.
         assert_eq!(limiter.failures(net("127.0.1.1")), 0);
@@ -791,17 +871,18 @@ mod tests {
         let log = QuietLog::new();
         let a = Network::of(ip("192.0.2.1"));
         let b = Network::of(ip("198.51.100.1"));
-        assert_eq!(log.note(a), Some(0));
-        assert_eq!(log.note(b), Some(0));
+        let left_out = |network| log.note(network).map(|(_, n)| n);
+        assert_eq!(left_out(a), Some(0));
+        assert_eq!(left_out(b), Some(0));
         for _ in 0..41 {
-            assert_eq!(log.note(a), None);
+            assert_eq!(left_out(a), None);
         }
         tokio::time::advance(Duration::from_secs(59)).await;
-        assert_eq!(log.note(a), None);
+        assert_eq!(left_out(a), None);
         tokio::time::advance(Duration::from_secs(1)).await;
-        assert_eq!(log.note(a), Some(42));
-        assert_eq!(log.note(a), None);
-        assert_eq!(log.note(b), Some(0));
+        assert_eq!(log.note(a), Some((Bucket::prefix(ip("192.0.2.0"), 24), 42)));
+        assert_eq!(left_out(a), None);
+        assert_eq!(left_out(b), Some(0));
     }
 
     #[test]
@@ -983,5 +1064,133 @@ mod tests {
         );
         let welcome = login("127.0.1.1", addr, &token).await;
         assert_eq!(welcome, "{\"type\":\"welcome\",\"bot\":\"alice\"}");
+    }
+
+    /// One login attempt of `from` that fails, as the port sees it: refused at the door
+    /// (the bucket that refuses it) or counted as a failure of its address and network.
+    fn failed_login(
+        failures: &(Limiter<Address>, Limiter<Network>),
+        from: IpAddr,
+    ) -> Result<(), Bucket> {
+        let (address, network) = (Address::of(from), Network::of(from));
+        if let Some((_, bucket)) = failures.0.blocked(address) {
+            return Err(bucket);
+        }
+        if let Some((_, bucket)) = failures.1.blocked(network) {
+            return Err(bucket);
+        }
+        failures.0.fail(address);
+        failures.1.fail(network);
+        Ok(())
+    }
+
+    /// The `n`th of 20,000 /24s: 10.0.0.0/24, 10.0.1.0/24, ... 10.78.31.0/24.
+    fn nth_network(n: u32) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::from(0x0a00_0001 + (n << 8)))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_limiter_after_20000_networks_still_refuses_the_sixth_failure_of_an_address() {
+        let failures = limiters(&PortConfig::default());
+        // A failed login from each of 20,000 /24s, at once: more than a table holds.
+        // The first 16,384 networks fill the table; the other 3,616 are counted under
+        // their /16s (10.64.0.0/16 to 10.78.0.0/16, 15 of them), each refused as a
+        // whole at its 30th failure.
+        let refused = (0..20_000)
+            .filter(|&n| failed_login(&failures, nth_network(n)).is_err())
+            .count();
+        assert_eq!(refused, 20_000 - TABLE_ENTRIES - 15 * 30);
+        for tiers in [&failures.0.tiers, &failures.1.tiers] {
+            let tiers = tiers.lock().expect("lock");
+            assert_eq!(tiers.own_buckets().len(), TABLE_ENTRIES);
+        }
+        assert_eq!(
+            failed_login(&failures, ip("10.70.9.9")),
+            Err(Bucket::prefix(ip("10.70.0.0"), 16))
+        );
+        // One address: five failures, then refused, with its /24 (where the full table
+        // of addresses counts it) named, not let through as a key not counted.
+        let one = ip("192.0.2.7");
+        for _ in 0..5 {
+            assert_eq!(failed_login(&failures, one), Ok(()));
+        }
+        let its_24 = Bucket::prefix(ip("192.0.2.0"), 24);
+        assert_eq!(failed_login(&failures, one), Err(its_24));
+        for _ in 0..3_000 {
+            assert_eq!(failed_login(&failures, one), Err(its_24));
+        }
+        // Another address of that /24 is refused with it (stricter than the 30 of a
+        // network of its own, never looser).
+        assert_eq!(failed_login(&failures, ip("192.0.2.8")), Err(its_24));
+        // The network limiter alone: a new /24 counted under its /16 is refused at its
+        // 31st failure, as a network of its own would be.
+        let network = Network::of(ip("198.51.100.1"));
+        for n in 1..=30 {
+            assert_eq!(failures.1.blocked(network), None, "failure {n}");
+            failures.1.fail(network);
+        }
+        assert_eq!(
+            failures.1.blocked(network).map(|(_, b)| b),
+            Some(Bucket::prefix(ip("198.51.0.0"), 16))
+        );
+        // A minute on, every window is over: a newcomer has a bucket of its own again,
+        // and the fifth failure of an address refuses it alone.
+        tokio::time::advance(Duration::from_secs(60)).await;
+        let later = ip("203.0.113.5");
+        for _ in 0..5 {
+            assert_eq!(failed_login(&failures, later), Ok(()));
+        }
+        assert_eq!(
+            failed_login(&failures, later),
+            Err(Bucket::prefix(later, 32))
+        );
+        assert_eq!(failed_login(&failures, ip("203.0.113.6")), Ok(()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_64s_of_one_48_cannot_escape_the_network_limit_by_filling_the_table() {
+        let failures = limiters(&PortConfig::default());
+        // 20,000 /64s of 2001:db8:7::/48, one failure each.
+        let sixty_four =
+            |n: u128| IpAddr::V6(Ipv6Addr::from(0x2001_0db8_0007_u128 << 80 | n << 64 | 1));
+        // The /64s past the table are counted together under the /48: from its 30th
+        // failure on, the rest of the site's 65,536 /64s are refused as one network.
+        let site = Bucket::prefix(ip("2001:db8:7::"), 48);
+        let answers: Vec<_> = (0..20_000)
+            .map(|n| failed_login(&failures, sixty_four(n)))
+            .collect();
+        let served = TABLE_ENTRIES + 30;
+        assert!(answers[..served].iter().all(Result::is_ok));
+        assert!(answers[served..].iter().all(|a| *a == Err(site)));
+        assert_eq!(failed_login(&failures, sixty_four(40_000)), Err(site));
+        assert_eq!(failed_login(&failures, sixty_four(65_535)), Err(site));
+        // Another site is counted apart.
+        assert_eq!(failed_login(&failures, ip("2001:db8:8::1")), Ok(()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_quiet_log_writes_one_line_per_bucket_for_20000_networks_then_one_address() {
+        let log = QuietLog::new();
+        let mut lines = 0;
+        for n in 0..20_000 {
+            lines += usize::from(log.note(Network::of(nth_network(n))).is_some());
+        }
+        // One line for each of the 16,384 networks of the table, and one for each /16
+        // the other 3,616 are counted under (10.64.0.0/16 to 10.78.0.0/16).
+        assert_eq!(lines, TABLE_ENTRIES + 15);
+        // One address refused 3,000 times: one line.
+        let one = Network::of(ip("192.0.2.7"));
+        let noted: Vec<_> = (0..3_000).filter_map(|_| log.note(one)).collect();
+        assert_eq!(noted, [(Bucket::prefix(ip("192.0.0.0"), 16), 0)]);
+        // A minute on, its next refusal is logged with the 2,999 left out.
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(
+            log.note(one),
+            Some((Bucket::prefix(ip("192.0.2.0"), 24), 0)),
+            "the table has room again: the network is counted on its own"
+        );
+        let tiers = log.tiers.lock().expect("lock");
+        assert_eq!(tiers.own_buckets().len(), TABLE_ENTRIES);
+        assert_eq!(tiers.coarse_buckets().len(), 16);
     }
 }
