@@ -29,7 +29,7 @@
 
 mod archive;
 mod args;
-mod disk;
+pub mod disk;
 mod error;
 mod file;
 mod lock;

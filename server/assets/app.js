@@ -407,7 +407,7 @@ async function refreshStatus() {
   try {
     const s = await api("/api/status");
     document.getElementById("status").textContent =
-      (s.paused ? "paused · " : "") + s.sets_running + " running, " + s.sets_done + " sets played, " + s.watchers + " watching";
+      (s.low_space ? "paused: " + s.low_space + " · " : s.paused ? "paused · " : "") + s.sets_running + " running, " + s.sets_done + " sets played, " + s.watchers + " watching";
   } catch (e) {
     document.getElementById("status").textContent = "the server does not answer";
   }

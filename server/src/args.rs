@@ -45,6 +45,9 @@ pub struct ServeArgs {
     /// about 0.5 KB a set against 5 KB; docs/server.md "Disk").
     #[arg(long)]
     pub no_archive: bool,
+    /// The free-space floor of the server's directory and its logs.
+    #[command(flatten)]
+    pub min_free: league::MinFreeArg,
     /// Most HTTP connections open at once (live pages hold one each); more are closed
     /// at once.
     #[arg(long, default_value_t = 1024, value_name = "N")]

@@ -66,6 +66,8 @@ fn log_href(set: &str) -> String {
 pub struct Status {
     /// No set is started.
     pub paused: bool,
+    /// Below the free-space floor: why no set starts.
+    pub low_space: Option<String>,
     /// The sets this server plays.
     pub running: Vec<String>,
     /// Every set being played (the workers' too, with a PostgreSQL store): the
@@ -82,6 +84,7 @@ impl Status {
         let s = app.snapshot();
         Status {
             paused: s.paused,
+            low_space: s.low_space.clone(),
             running: app.hub.running(),
             sets_running: s.standings.progress.sets_running,
             sets_done: s.standings.progress.sets_done + s.standings.progress.sets_done_elsewhere,
@@ -93,7 +96,11 @@ impl Status {
     fn line(&self) -> String {
         format!(
             "{}{} running, {} sets played, {} watching",
-            if self.paused { "paused · " } else { "" },
+            match (&self.low_space, self.paused) {
+                (Some(low), _) => format!("paused: {low} · "),
+                (None, true) => "paused · ".to_string(),
+                (None, false) => String::new(),
+            },
             self.sets_running,
             self.sets_done,
             self.watchers

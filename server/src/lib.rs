@@ -186,6 +186,10 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let mut runner = runner::Runner::new(config, &dir, store, seed, shared, args.quiet).await?;
         runner.keep_logs = args.keep_logs;
         runner.archive_logs = !args.no_archive;
+        runner.floor = league::DiskFloor::new(
+            vec![dir.clone(), dir.join(league::LOGS_DIR)],
+            args.min_free.bytes()?,
+        );
         let sync = runner.sync_bots().await?;
         league::announce_sync(&sync, &args.file, &mut |line| say(line));
         let snapshot = runner.snapshot().await?;

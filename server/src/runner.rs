@@ -115,6 +115,8 @@ pub struct Runner {
     /// store for the workers.
     schedule: Vec<PlannedSet>,
     paused: bool,
+    /// The free-space floor: below it no set starts (`--min-free-space`).
+    pub floor: league::DiskFloor,
     problems: Vec<Problem>,
     started: u64,
     done: u64,
@@ -169,6 +171,7 @@ impl Runner {
             retry: Vec::new(),
             schedule: Vec::new(),
             paused: false,
+            floor: league::DiskFloor::new(Vec::new(), 0),
             problems: Vec::new(),
             started: 0,
             done: 0,
@@ -392,6 +395,7 @@ impl Runner {
             standings,
             sets: self.recent.clone(),
             paused: self.paused,
+            low_space: self.floor.low().map(|low| low.to_string()),
             removed: self.removed.clone(),
             problems: self.problems.clone(),
             started: self.started,
@@ -558,9 +562,28 @@ impl Runner {
         // on disk; a lease that ran out meanwhile makes the result a duplicate.
         let mut unrecorded: Vec<(ClaimedSet, SetOutcome)> = Vec::new();
         loop {
+            // Below the free-space floor no set starts: said once, on the console and
+            // the pages, and again when there is room (looked at every second).
+            match self.floor.update() {
+                league::FloorChange::Same => {}
+                league::FloorChange::Low(low) => {
+                    eprintln!("hus serve: paused: {low}");
+                    snapshot.low_space = Some(low.to_string());
+                    app.publish(snapshot.clone());
+                }
+                league::FloorChange::Back(free) => {
+                    eprintln!(
+                        "hus serve: {} free again: sets start again",
+                        league::disk::size(free)
+                    );
+                    snapshot.low_space = None;
+                    app.publish(snapshot.clone());
+                }
+            }
             let mut started = 0;
             while stopping.is_none()
                 && !self.paused
+                && self.floor.low().is_none()
                 && !store_down
                 && pool.len() < self.config.concurrency
             {

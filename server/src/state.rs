@@ -158,6 +158,8 @@ pub struct Snapshot {
     pub sets: VecDeque<Arc<SetView>>,
     /// New sets are not started (running ones go on).
     pub paused: bool,
+    /// Below the free-space floor (`--min-free-space`): why no set starts, in a sentence.
+    pub low_space: Option<String>,
     /// Bots the admin removed while the server runs.
     pub removed: Vec<String>,
     /// The latest problems, newest last (at most 20).

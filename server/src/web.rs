@@ -189,6 +189,7 @@ async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
     let s = app.snapshot();
     Json(json!({
         "paused": s.paused,
+        "low_space": s.low_space,
         "concurrency": app.concurrency,
         "running": app.hub.running(),
         "sets_running": s.standings.progress.sets_running,

@@ -1498,7 +1498,7 @@ fn serve_plays_a_set_that_found_the_disk_full_again_as_the_same_set() {
     let script = r#"
 mount -t tmpfs -o size=256k tmpfs "$1/logs" || exit 97
 dd if=/dev/zero of="$1/logs/filler" bs=4k 2>/dev/null
-"$2" serve "$3" --dir "$1" --listen 127.0.0.1:0 &
+"$2" serve "$3" --dir "$1" --listen 127.0.0.1:0 --min-free-space 0 &
 pid=$!
 trap 'rm -f "$1/logs/filler"' USR1
 trap 'kill -TERM $pid' TERM
@@ -2454,4 +2454,58 @@ fn serve_archives_logs_and_serves_them_from_the_archive() {
     let out = hus(&["standings", &dir.display().to_string(), "--format", "json"]);
     let read: Value = serde_json::from_slice(&out.stdout).expect("standings json");
     assert_same_bots(&read, &served);
+}
+
+/// Below its free-space floor the server starts no set, says why on the console, in
+/// `/api/status` and on the dashboard, and goes on once there is room.
+#[test]
+fn serve_pauses_below_its_free_space_floor_and_goes_on_once_there_is_room() {
+    if !crate::sandbox::running_as_root() {
+        // Mounting a small file system to fill takes root.
+        return;
+    }
+    let disk = crate::league::SmallDisk::new(48);
+    let filler = disk.fill(40);
+    let file = league_file(
+        &disk.path,
+        "games = 1\nmove_time = \"10s\"\nready_time = \"30s\"\nseed = 7\nconcurrency = 1",
+        &[("a", instant(1)), ("b", instant(2))],
+    );
+    let dir = disk.path.join("league");
+    let server = Server::start(&file, &dir, &["--min-free-space", "16M"]);
+    server.wait_for_stderr(
+        "hus serve: paused: only ",
+        Instant::now() + Duration::from_secs(60),
+        "the pause",
+    );
+    let status = server.json("/api/status");
+    let low = status["low_space"].as_str().expect("low_space").to_string();
+    assert!(
+        low.starts_with("only ")
+            && low.contains(&format!("free on the file system of {}", dir.display()))
+            && low.ends_with(
+                "below the floor of 16 MiB (--min-free-space): no new set starts until there \
+                 is more"
+            ),
+        "{status}"
+    );
+    assert_eq!(status["sets_done"], 0, "{status}");
+    assert_eq!(status["sets_running"], 0, "{status}");
+    let (code, page) = server.get("/");
+    assert_eq!(code, 200);
+    assert!(
+        page.contains(&format!("paused: {low} · 0 running")),
+        "{page}"
+    );
+    std::fs::remove_file(&filler).expect("remove the filler");
+    let status = server.wait_for(
+        "sets after the room came back",
+        Duration::from_secs(120),
+        |s| s["sets_done"].as_u64().is_some_and(|n| n >= 2),
+    );
+    assert_eq!(status["low_space"], Value::Null, "{status}");
+    let (code, text) = server.stop();
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(text.matches("hus serve: paused: ").count(), 1, "{text}");
+    assert!(text.contains(" free again: sets start again"), "{text}");
 }
