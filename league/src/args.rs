@@ -94,6 +94,9 @@ pub struct MinFreeArg {
 impl MinFreeArg {
     /// The floor in bytes.
     pub fn bytes(&self) -> crate::Result<u64> {
+        if self.min_free_space.trim() == "0" {
+            return Ok(0);
+        }
         referee::parse_bytes(&self.min_free_space).map_err(|e| {
             crate::Error::Usage(format!(
                 "invalid --min-free-space {:?}: {e:#}",
@@ -171,6 +174,9 @@ pub struct WorkerArgs {
     /// played; a worker silent for longer loses the set to another.
     #[arg(long, default_value = "30", value_name = "SECONDS")]
     pub lease: f64,
+    /// The free-space floor of the worker's scratch directory.
+    #[command(flatten)]
+    pub min_free: MinFreeArg,
     /// Exit when the league has no set left to play or being played (default: wait
     /// for new sets).
     #[arg(long)]

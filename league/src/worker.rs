@@ -57,6 +57,8 @@ struct Plan {
     quiet: bool,
     /// `hus worker` or `hus league`, for messages.
     who: &'static str,
+    /// The free-space floor of the scratch directory, in bytes (0: none).
+    min_free: u64,
 }
 
 fn lease_of(seconds: f64) -> Result<Duration> {
@@ -117,6 +119,7 @@ pub(crate) fn run_league_on_store(
         until_done: true,
         quiet: args.quiet,
         who: "hus league",
+        min_free: args.min_free.bytes()?,
     };
     if let Some(code) = work(store, Some(config.clone()), plan)? {
         return Ok(code);
@@ -158,6 +161,7 @@ pub fn run_worker(args: &WorkerArgs) -> Result<ExitCode> {
         until_done: args.until_done,
         quiet: args.quiet,
         who: "hus worker",
+        min_free: args.min_free.bytes()?,
     };
     Ok(work(store, None, plan)?.unwrap_or(ExitCode::SUCCESS))
 }
@@ -426,6 +430,7 @@ async fn work_loop(
         next_renewal: Instant::now(),
         idle_poll,
         idle: IDLE_MIN.min(idle_poll),
+        floor: crate::disk::DiskFloor::new(vec![scratch.to_path_buf()], plan.min_free),
         plan,
     };
     let worked = worker.work(&mut pool).await;
@@ -459,6 +464,8 @@ struct Worker<'a> {
     next_renewal: Instant,
     idle_poll: Duration,
     idle: Duration,
+    /// The free-space floor of the scratch directory: below it, nothing is claimed.
+    floor: crate::disk::DiskFloor,
 }
 
 impl Worker<'_> {
@@ -545,6 +552,26 @@ impl Worker<'_> {
     /// Claims sets up to the concurrency and starts them; true when the store had
     /// none to give.
     async fn claim(&mut self, pool: &mut SetPool) -> Result<bool> {
+        // Below the free-space floor nothing is claimed (said once, and in `hus
+        // workers` as this worker's problem); claiming goes on once there is room.
+        match self.floor.update() {
+            crate::disk::FloorChange::Same => {}
+            crate::disk::FloorChange::Low(low) => {
+                eprintln!("{}: paused: {low}", self.plan.who);
+                self.problem = Some(format!("paused: {low}"));
+            }
+            crate::disk::FloorChange::Back(free) => {
+                eprintln!(
+                    "{}: {} free again: sets are claimed again",
+                    self.plan.who,
+                    crate::disk::size(free)
+                );
+                self.problem = None;
+            }
+        }
+        if self.floor.low().is_some() {
+            return Ok(true);
+        }
         while self.stopped.is_none() && self.held.len() < self.plan.concurrency {
             let (lease, skip) = (self.plan.lease, self.skip.clone());
             let got = self
