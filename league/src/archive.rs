@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use referee::archive::{self, ARCHIVE_SUFFIX};
 
 use crate::error::{Error, Result};
-use crate::set_files::log_file;
+use crate::set_files::{log_file, SetFiles};
 use crate::store::{FinishedQuery, Store};
 
 /// The archives' directory in the logs directory.
@@ -107,12 +107,19 @@ pub fn archive_logs(
                 path.is_file().then(|| (stem.to_string(), path))
             })
             .collect();
+        // Their bots' stderr files, plain or compressed: (member name, file).
+        let stderr: Vec<(String, PathBuf)> = files
+            .iter()
+            .flat_map(|(stem, _)| SetFiles::new(logs, stem).stderr_files())
+            .collect();
         let dest = archive_path(logs, first);
-        let held = if dest.is_file() {
+        let (held, held_stderr) = if dest.is_file() {
             // Written by a run cut off before it could delete the logs.
-            archive::stems(&dest).map_err(|e| archive_error(&dest, e))?
+            let stems = archive::stems(&dest).map_err(|e| archive_error(&dest, e))?;
+            let names = archive::stderr_names(&dest).map_err(|e| archive_error(&dest, e))?;
+            (stems, names)
         } else if files.is_empty() {
-            Vec::new()
+            (Vec::new(), Vec::new())
         } else {
             std::fs::create_dir_all(logs.join(ARCHIVE_DIR))
                 .map_err(|e| archive_error(&logs.join(ARCHIVE_DIR), e))?;
@@ -120,14 +127,23 @@ pub fn archive_logs(
                 .iter()
                 .map(|(stem, path)| (stem.clone(), path.as_path()))
                 .collect();
-            let archived =
-                archive::write_archive(&dest, &members).map_err(|e| archive_error(&dest, e))?;
+            let stderr_members: Vec<(String, &Path)> = stderr
+                .iter()
+                .map(|(name, path)| (name.clone(), path.as_path()))
+                .collect();
+            let archived = archive::write_archive(&dest, &members, &stderr_members)
+                .map_err(|e| archive_error(&dest, e))?;
             report.archives += 1;
             report.logs += archived.stems.len();
-            archived.stems
+            (archived.stems, archived.stderr)
         };
         for (stem, path) in &files {
             if held.contains(stem) && std::fs::remove_file(path).is_ok() {
+                report.deleted += 1;
+            }
+        }
+        for (name, path) in &stderr {
+            if held_stderr.contains(name) && std::fs::remove_file(path).is_ok() {
                 report.deleted += 1;
             }
         }
@@ -212,12 +228,35 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let logs = dir.path();
         let (mut store, stems) = finished(140, logs);
+        // The bots of set 2 wrote on stderr (one file compressed, as a finished set
+        // leaves it), and so did set 130's.
+        std::fs::write(logs.join(format!("{}.a.stderr", stems[1])), "oops\n").expect("write");
+        std::fs::write(logs.join(format!("{}.b.stderr", stems[1])), "b said\n").expect("write");
+        referee::compress_log(&logs.join(format!("{}.b.stderr", stems[1]))).expect("gzip");
+        std::fs::write(logs.join(format!("{}.a.stderr", stems[129])), "later\n").expect("write");
         // One range a call: 1 to 64, then 65 to 128; 129 to 140 wait for a whole 64.
         let first = archive_logs(&mut store, logs, 140, 1).expect("archive");
         assert_eq!(
             (first.archives, first.logs, first.deleted, first.up_to),
-            (1, 64, 64, 64)
+            (1, 64, 66, 64)
         );
+        // Set 2's stderr files went into the archive, plain, and left the directory.
+        let archive = archive_path(logs, 1);
+        assert_eq!(
+            referee::archive::stderr_names(&archive).expect("names"),
+            [
+                format!("{}.a.stderr", stems[1]),
+                format!("{}.b.stderr", stems[1])
+            ]
+        );
+        assert_eq!(
+            referee::archive::read_stderr(&archive, &format!("{}.b.stderr", stems[1]))
+                .expect("read"),
+            Some(b"b said\n".to_vec())
+        );
+        assert!(!logs.join(format!("{}.a.stderr", stems[1])).exists());
+        assert!(!logs.join(format!("{}.b.stderr.gz", stems[1])).exists());
+        assert!(logs.join(format!("{}.a.stderr", stems[129])).exists());
         let second = archive_logs(&mut store, logs, 140, 1).expect("archive");
         assert_eq!(second.up_to, 128);
         let third = archive_logs(&mut store, logs, 140, 8).expect("archive");

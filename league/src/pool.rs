@@ -402,6 +402,8 @@ pub async fn play_claimed(
                         outcome.log = format!("{LOGS_DIR}/{}", name.to_string_lossy());
                     }
                 }
+                // The bots' stderr too (at most 1 MiB a bot, mostly text).
+                files.compress_stderr();
             }
             outcome.points = end.points.into();
             outcome.winner = end.winner.map(side_seat);

@@ -145,22 +145,63 @@ impl SetFiles {
     fn present_suffixes(&self) -> Vec<String> {
         let there = |suffix: &str| self.path(suffix).symlink_metadata().is_ok();
         let mut present = Vec::new();
-        for suffix in ["jsonl", GZ, "a.stderr", "b.stderr"] {
+        for suffix in ["jsonl", GZ] {
             if there(suffix) {
                 present.push(suffix.to_string());
             }
         }
+        present.extend(self.stderr_suffixes());
+        present
+    }
+
+    /// The suffixes of the stderr files that are there: each seat's `a.stderr`, or once
+    /// compressed `a.stderr.gz` (both, if a compression was cut off), then the team
+    /// members' from the first on to the first one missing.
+    fn stderr_suffixes(&self) -> Vec<String> {
+        let there = |suffix: &str| self.path(suffix).symlink_metadata().is_ok();
+        let forms = |base: String| [format!("{base}.gz"), base];
+        let mut present = Vec::new();
+        for base in ["a.stderr", "b.stderr"] {
+            present.extend(forms(base.to_string()).into_iter().filter(|s| there(s)));
+        }
         for side in Side::BOTH {
             let letter = side.lower();
             for i in 1.. {
-                let suffix = format!("{letter}{i}.stderr");
-                if !there(&suffix) {
+                let found: Vec<String> = forms(format!("{letter}{i}.stderr"))
+                    .into_iter()
+                    .filter(|s| there(s))
+                    .collect();
+                if found.is_empty() {
                     break;
                 }
-                present.push(suffix);
+                present.extend(found);
             }
         }
         present
+    }
+
+    /// The set's stderr files that are there, plain or compressed: each with the name
+    /// of its plain form (`STEM.a.stderr`), as an archive keeps it.
+    pub fn stderr_files(&self) -> Vec<(String, PathBuf)> {
+        self.stderr_suffixes()
+            .into_iter()
+            .map(|suffix| {
+                let plain = suffix.strip_suffix(".gz").unwrap_or(&suffix);
+                (format!("{}.{plain}", self.stem), self.path(&suffix))
+            })
+            .collect()
+    }
+
+    /// After a finished set: compresses each of its plain stderr files with gzip
+    /// (`STEM.a.stderr.gz`: written under a temporary name, synced and renamed, then
+    /// the plain file removed), as its log is. A file that cannot be compressed (a full
+    /// disk) stays plain. Returns the compressed files.
+    pub fn compress_stderr(&self) -> Vec<PathBuf> {
+        self.stderr_suffixes()
+            .iter()
+            .filter(|s| !s.ends_with(".gz"))
+            .filter_map(|s| referee::compress_log(&self.path(s)).ok())
+            .collect()
     }
 
     /// The attempt's files that are there, the log first.
@@ -279,6 +320,51 @@ mod tests {
             files.remove_empty_stderr(),
             [1, 2, 3].map(|i| logs.join(format!("r1-x-vs-y.b{i}.stderr")))
         );
+    }
+
+    /// A finished set's stderr files are compressed, still found (under their plain
+    /// names, as an archive keeps them), and deleted with the set's log.
+    #[test]
+    fn a_finished_sets_stderr_is_compressed_found_and_deleted_with_its_log() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let logs = dir.path();
+        let files = SetFiles::new(logs, "r1-x-vs-y");
+        std::fs::write(files.log(), "log").expect("write");
+        std::fs::write(files.stderr(Side::A, None), "a said\n").expect("write");
+        std::fs::write(files.stderr(Side::B, Some(0)), "b1 said\n").expect("write");
+        let compressed = files.compress_stderr();
+        assert_eq!(
+            compressed,
+            [
+                logs.join("r1-x-vs-y.a.stderr.gz"),
+                logs.join("r1-x-vs-y.b1.stderr.gz")
+            ]
+        );
+        assert_eq!(
+            names(logs),
+            [
+                "r1-x-vs-y.a.stderr.gz",
+                "r1-x-vs-y.b1.stderr.gz",
+                "r1-x-vs-y.jsonl"
+            ]
+        );
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut referee::open_log(&compressed[0]).expect("open"),
+            &mut text,
+        )
+        .expect("read");
+        assert_eq!(text, "a said\n");
+        assert_eq!(
+            files.stderr_files(),
+            [
+                ("r1-x-vs-y.a.stderr".to_string(), compressed[0].clone()),
+                ("r1-x-vs-y.b1.stderr".to_string(), compressed[1].clone())
+            ]
+        );
+        let (deleted, _) = delete_set_files(logs, "logs/r1-x-vs-y.jsonl");
+        assert_eq!(deleted.len(), 3);
+        assert!(names(logs).is_empty());
     }
 
     #[test]

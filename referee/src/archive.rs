@@ -13,6 +13,10 @@
 //! archived), and any other log (one the engine disagrees with, a line the records do
 //! not write back the same) goes in as it is, member `STEM.jsonl`.
 //!
+//! The sets' stderr files go in beside their logs, as they are (member `STEM.a.stderr`,
+//! its text uncompressed: zstd compresses the whole), so that a set's files leave the
+//! logs directory together.
+//!
 //! tar and zstd are the `tar` and `zstd` crates: any `tar --zstd` lists and unpacks an
 //! archive, and `hus replay` and `hus unpack` read it whole.
 
@@ -36,6 +40,8 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const SHORT_MEMBER: &str = ".short.jsonl";
 /// The member of a log kept as it is.
 const PLAIN_MEMBER: &str = ".jsonl";
+/// The end of a stderr file's member (`STEM.a.stderr`, `STEM.b2.stderr`).
+const STDERR_MEMBER: &str = ".stderr";
 
 /// The largest log (its text) that goes into an archive; a larger one stays a file of
 /// its own. It bounds what reading one set's log from an archive holds in memory.
@@ -237,17 +243,27 @@ pub struct Archived {
     /// The sets whose logs are larger than [`MAX_ARCHIVED_LOG`]: not in the archive,
     /// they stay files of their own.
     pub left_out: Vec<String>,
+    /// The stderr files it holds (their members' names, `STEM.a.stderr`); one larger
+    /// than [`MAX_ARCHIVED_LOG`] stays a file of its own.
+    pub stderr: Vec<String>,
 }
 
-/// Writes the logs `logs` (each a set's stem and its log file, plain or gzip) into a
-/// new archive at `dest`: under a temporary name beside it, synced, then renamed, so
-/// that `dest` is always a whole archive or absent. A log larger than
-/// [`MAX_ARCHIVED_LOG`] is left out (listed in [`Archived::left_out`]).
-pub fn write_archive(dest: &Path, logs: &[(String, &Path)]) -> io::Result<Archived> {
+/// Writes the logs `logs` (each a set's stem and its log file, plain or gzip) and the
+/// stderr files `stderr` (each its member's name, `STEM.a.stderr`, and its file, plain
+/// or gzip) into a new archive at `dest`: under a temporary name beside it, synced,
+/// then renamed, so that `dest` is always a whole archive or absent. A log larger than
+/// [`MAX_ARCHIVED_LOG`] is left out (listed in [`Archived::left_out`]), and so is such a
+/// stderr file.
+pub fn write_archive(
+    dest: &Path,
+    logs: &[(String, &Path)],
+    stderr: &[(String, &Path)],
+) -> io::Result<Archived> {
     let mut tmp = dest.as_os_str().to_owned();
     tmp.push(".tmp");
-    let mut archived =
-        crate::logfile::write_by_rename(dest, Path::new(&tmp), |file| write_members(file, logs))?;
+    let mut archived = crate::logfile::write_by_rename(dest, Path::new(&tmp), |file| {
+        write_members(file, logs, stderr)
+    })?;
     if let Some(dir) = dest.parent() {
         // The rename itself on disk (a directory's sync; best effort where a directory
         // cannot be opened).
@@ -259,7 +275,11 @@ pub fn write_archive(dest: &Path, logs: &[(String, &Path)]) -> io::Result<Archiv
     Ok(archived)
 }
 
-fn write_members(file: File, logs: &[(String, &Path)]) -> io::Result<Archived> {
+fn write_members(
+    file: File,
+    logs: &[(String, &Path)],
+    stderr: &[(String, &Path)],
+) -> io::Result<Archived> {
     let mut zstd = zstd::Encoder::new(BufWriter::new(file), LEVEL)?;
     // An archive's text is about a megabyte: a window and tables of that size compress
     // it as well as the level's own (4 MiB window, 16 MiB tables), in a twentieth of
@@ -283,11 +303,7 @@ fn write_members(file: File, logs: &[(String, &Path)]) -> io::Result<Archived> {
             archived.left_out.push(stem.clone());
             continue;
         }
-        let mtime = fs::metadata(path)
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(now, |d| d.as_secs());
+        let mtime = mtime_of(path, now);
         let (name, body) = match shorten(&text) {
             Some(short) => {
                 archived.short += 1;
@@ -304,11 +320,52 @@ fn write_members(file: File, logs: &[(String, &Path)]) -> io::Result<Archived> {
         archived.stems.push(stem.clone());
         archived.log_bytes += text.len() as u64;
     }
+    for (name, path) in stderr {
+        if member_stderr(name).is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{name:?} is not the name of a set's stderr file"),
+            ));
+        }
+        let mut text = Vec::new();
+        crate::logfile::open_log(path)?
+            .take(MAX_ARCHIVED_LOG + 1)
+            .read_to_end(&mut text)?;
+        if text.len() as u64 > MAX_ARCHIVED_LOG {
+            continue;
+        }
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_mtime(mtime_of(path, now));
+        header.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut header, name, text.as_slice())?;
+        archived.stderr.push(name.clone());
+    }
     let zstd = tar.into_inner()?;
     let out = zstd.finish()?;
     let file = out.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
     Ok(archived)
+}
+
+/// The file's modification time in seconds since the epoch, or `now`.
+fn mtime_of(path: &Path, now: u64) -> u64 {
+    fs::metadata(path)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(now, |d| d.as_secs())
+}
+
+/// The set (stem) whose stderr file the member `name` is (`STEM.a.stderr`,
+/// `STEM.b2.stderr`); `None` for any other member.
+fn member_stderr(name: &str) -> Option<&str> {
+    let (stem, seat) = name.strip_suffix(STDERR_MEMBER)?.rsplit_once('.')?;
+    let mut chars = seat.chars();
+    let side_ok = matches!(chars.next(), Some('a' | 'b'));
+    let member_ok = chars.all(|c| c.is_ascii_digit());
+    (side_ok && member_ok && check_stem(stem).is_ok()).then_some(stem)
 }
 
 /// A stem fit to be a file name of its own in a logs directory.
@@ -406,14 +463,75 @@ pub fn read_log(archive: &Path, stem: &str) -> io::Result<Option<Vec<u8>>> {
     Ok(found)
 }
 
+/// Calls `each` with every stderr file in the archive at `archive`, in order: its
+/// member's name (`STEM.a.stderr`) and its text. Other members are passed over.
+pub fn each_stderr(
+    archive: &Path,
+    mut each: impl FnMut(&str, Vec<u8>) -> io::Result<bool>,
+) -> io::Result<()> {
+    let decoder = zstd::Decoder::new(File::open(archive)?)?;
+    let mut tar = tar::Archive::new(decoder);
+    for entry in tar.entries()? {
+        let mut entry = entry?;
+        let name = entry.path()?.to_string_lossy().into_owned();
+        if member_stderr(&name).is_none() {
+            continue;
+        }
+        if entry.size() > MAX_ARCHIVED_LOG {
+            return Err(invalid(
+                archive,
+                format!("{name} is over {MAX_ARCHIVED_LOG} bytes"),
+            ));
+        }
+        let mut body = Vec::new();
+        entry.read_to_end(&mut body)?;
+        if !each(&name, body)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The text of the stderr file `name` (`STEM.a.stderr`) in the archive at `archive`,
+/// or `None` if it holds no such file.
+pub fn read_stderr(archive: &Path, name: &str) -> io::Result<Option<Vec<u8>>> {
+    let mut found = None;
+    each_stderr(archive, |n, text| {
+        if n == name {
+            found = Some(text);
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    Ok(found)
+}
+
+/// The names of the stderr files (`STEM.a.stderr`) the archive at `archive` holds.
+pub fn stderr_names(archive: &Path) -> io::Result<Vec<String>> {
+    let decoder = zstd::Decoder::new(File::open(archive)?)?;
+    let mut tar = tar::Archive::new(decoder);
+    let mut names = Vec::new();
+    for entry in tar.entries()? {
+        let name = entry?.path()?.to_string_lossy().into_owned();
+        if member_stderr(&name).is_some() {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
 /// Writes every log of the archive at `archive` into `dir` as `STEM.jsonl`, exactly as
-/// it was before it was archived; a file already there is not overwritten (an error).
-/// Returns the stems written.
+/// it was before it was archived, and every stderr file as `STEM.a.stderr`; a file
+/// already there is not overwritten (an error). Returns the stems of the logs written.
 pub fn unpack(archive: &Path, dir: &Path) -> io::Result<Vec<String>> {
     let mut written = Vec::new();
     each_log(archive, |stem, text| {
         write_log(dir, stem, &text)?;
         written.push(stem.to_string());
+        Ok(true)
+    })?;
+    each_stderr(archive, |name, text| {
+        write_new(&dir.join(name), &text)?;
         Ok(true)
     })?;
     Ok(written)
@@ -422,11 +540,16 @@ pub fn unpack(archive: &Path, dir: &Path) -> io::Result<Vec<String>> {
 /// Writes the log `text` of set `stem` into `dir` as `STEM.jsonl`; a file already
 /// there is not overwritten (an error naming it).
 pub fn write_log(dir: &Path, stem: &str, text: &[u8]) -> io::Result<()> {
-    let path = dir.join(format!("{stem}{PLAIN_MEMBER}"));
+    write_new(&dir.join(format!("{stem}{PLAIN_MEMBER}")), text)
+}
+
+/// Writes `text` into a new file at `path`; a file already there is not overwritten
+/// (an error naming it).
+fn write_new(path: &Path, text: &[u8]) -> io::Result<()> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&path)
+        .open(path)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     file.write_all(text)
 }
@@ -627,6 +750,19 @@ mod tests {
         fs::write(&c, log(&[11])).unwrap();
         let c = crate::compress_log(&c).unwrap_or(c);
         let dest = dir.path().join(format!("sets-1-3{ARCHIVE_SUFFIX}"));
+        // Stderr files beside them: one plain, one compressed; a name that is not a
+        // set's stderr file is refused.
+        let err_a = dir.path().join("set-a.a.stderr");
+        fs::write(&err_a, "Traceback...\nValueError: x\n").unwrap();
+        let err_c = dir.path().join("set-c.b2.stderr");
+        fs::write(&err_c, "warming up\n").unwrap();
+        let err_c = crate::compress_log(&err_c).unwrap();
+        let bad = write_archive(
+            &dir.path().join(format!("bad{ARCHIVE_SUFFIX}")),
+            &[],
+            &[("set-a.c.stderr".to_string(), err_a.as_path())],
+        );
+        assert_eq!(bad.unwrap_err().kind(), io::ErrorKind::InvalidInput);
         let archived = write_archive(
             &dest,
             &[
@@ -634,8 +770,22 @@ mod tests {
                 ("set-b".to_string(), b.as_path()),
                 ("set-c".to_string(), c.as_path()),
             ],
+            &[
+                ("set-a.a.stderr".to_string(), err_a.as_path()),
+                ("set-c.b2.stderr".to_string(), err_c.as_path()),
+            ],
         )
         .unwrap();
+        assert_eq!(archived.stderr, ["set-a.a.stderr", "set-c.b2.stderr"]);
+        assert_eq!(
+            stderr_names(&dest).unwrap(),
+            ["set-a.a.stderr", "set-c.b2.stderr"]
+        );
+        assert_eq!(
+            read_stderr(&dest, "set-c.b2.stderr").unwrap().unwrap(),
+            b"warming up\n"
+        );
+        assert_eq!(read_stderr(&dest, "set-b.a.stderr").unwrap(), None);
         assert_eq!(archived.stems, ["set-a", "set-b", "set-c"]);
         assert_eq!(stems(&dest).unwrap(), ["set-a", "set-b", "set-c"]);
         assert_eq!(archived.short, 2);
@@ -654,6 +804,14 @@ mod tests {
         assert_eq!(
             fs::read(out.join("set-a.jsonl")).unwrap(),
             log(&[11, 12, 6])
+        );
+        assert_eq!(
+            fs::read(out.join("set-a.a.stderr")).unwrap(),
+            b"Traceback...\nValueError: x\n"
+        );
+        assert_eq!(
+            fs::read(out.join("set-c.b2.stderr")).unwrap(),
+            b"warming up\n"
         );
         // Never over a file that is there.
         assert_eq!(

@@ -312,8 +312,7 @@ pub(crate) async fn faulted_sets(app: &Arc<AppState>, bot: &str) -> Result<Vec<V
                     .map(|(v, _)| v)
                     .collect();
                 let letter = if seat == 0 { 'a' } else { 'b' };
-                let stderr = confined(&logs, &format!("{}.{letter}.stderr", view.set))
-                    .and_then(|path| stderr_tail(&path).ok());
+                let stderr = stderr_tail(&logs, number, &format!("{}.{letter}.stderr", view.set));
                 json!({ "set": view.set, "number": number, "faults": faults, "stderr": stderr })
             })
             .collect::<Vec<Value>>()
@@ -323,23 +322,50 @@ pub(crate) async fn faulted_sets(app: &Arc<AppState>, bot: &str) -> Result<Vec<V
     Ok(out)
 }
 
-/// The last `STDERR_LINES` lines of a stderr file (read from its last `STDERR_TAIL`
-/// bytes; invalid UTF-8 replaced): bot-supplied text, for pages to show as text.
-fn stderr_tail(path: &FsPath) -> std::io::Result<Vec<String>> {
+/// The last `STDERR_LINES` lines of the stderr file `name` (`STEM.a.stderr`) of the set
+/// numbered `number`, wherever it is kept: its own file while the set plays, its gzip
+/// form once the set is finished, or the archive of its number. `None` when there is
+/// none (a quiet bot's, a pruned set's).
+fn stderr_tail(logs: &FsPath, number: u64, name: &str) -> Option<Vec<String>> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(STDERR_TAIL)))?;
-    let mut bytes = Vec::new();
-    file.take(STDERR_TAIL).read_to_end(&mut bytes)?;
-    let text = String::from_utf8_lossy(&bytes);
+    if let Some(path) = confined(logs, name) {
+        let mut file = std::fs::File::open(path).ok()?;
+        let len = file.metadata().ok()?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(STDERR_TAIL)))
+            .ok()?;
+        let mut bytes = Vec::new();
+        file.take(STDERR_TAIL).read_to_end(&mut bytes).ok()?;
+        return Some(last_lines(&bytes, len > STDERR_TAIL));
+    }
+    let text = match confined(logs, &format!("{name}.gz")) {
+        Some(path) => {
+            // At most what an archive would take; a bot keeps 1 MiB a set.
+            let mut text = Vec::new();
+            referee::open_log(&path)
+                .ok()?
+                .take(referee::archive::MAX_ARCHIVED_LOG)
+                .read_to_end(&mut text)
+                .ok()?;
+            text
+        }
+        None => referee::archive::read_stderr(&league::archive_path(logs, number), name).ok()??,
+    };
+    let from = text.len().saturating_sub(STDERR_TAIL as usize);
+    Some(last_lines(&text[from..], from > 0))
+}
+
+/// The last `STDERR_LINES` lines of `bytes`, the end of a stderr file (`cut`: not its
+/// start, so its first line is not shown whole); invalid UTF-8 replaced: bot-supplied
+/// text, for pages to show as text.
+fn last_lines(bytes: &[u8], cut: bool) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
     let mut lines: Vec<&str> = text.lines().collect();
     // A cut first line is not shown.
-    if len > STDERR_TAIL && !lines.is_empty() {
+    if cut && !lines.is_empty() {
         lines.remove(0);
     }
     let from = lines.len().saturating_sub(STDERR_LINES);
-    Ok(lines[from..].iter().map(|l| l.to_string()).collect())
+    lines[from..].iter().map(|l| l.to_string()).collect()
 }
 
 /// A page of finished sets from the store, newest first: of `bot` or all, numbered
@@ -1042,8 +1068,12 @@ mod tests {
         let held = dir.path().join("r1-a-vs-b.jsonl");
         std::fs::write(&held, "{\"type\":\"header\"}\n").expect("write");
         let archive = dir.path().join("sets-000000001-000000064.tar.zst");
-        referee::archive::write_archive(&archive, &[("r1-a-vs-b".to_string(), held.as_path())])
-            .expect("archive");
+        referee::archive::write_archive(
+            &archive,
+            &[("r1-a-vs-b".to_string(), held.as_path())],
+            &[],
+        )
+        .expect("archive");
         let (path, copy) = runtime
             .block_on(archived_copy("r1-a-vs-b", archive.clone(), None))
             .map_err(|e| e.1)

@@ -1699,3 +1699,65 @@ fn a_league_below_its_free_space_floor_waits_and_goes_on_once_there_is_room() {
     assert_eq!(s["progress"]["sets_done"], 3, "{s}");
     assert_eq!(s["progress"]["sets_pending"], 0, "{s}");
 }
+
+/// A bot that writes 2 MiB on stderr and crashes at every game (restarted each time),
+/// in a league at concurrency 2: each set keeps 1 MiB of its stderr, whatever the
+/// restarts, and keeps it compressed.
+#[test]
+fn a_stderr_flood_restarted_every_game_keeps_one_mib_a_set_compressed() {
+    const CAP: usize = 1 << 20;
+    let tmp = LogDir::new();
+    let flood = format!(
+        "python3 {} stderr-exit {}",
+        root().join("tests/bots/misbehave.py").display(),
+        2 * CAP
+    );
+    let bots = [
+        ("flood", flood),
+        ("r1", hus_random(1)),
+        ("r2", hus_random(2)),
+    ];
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 7\nmove_time = \"10s\"\nready_time = \"30s\"\nconcurrency = 2\nseed = 3",
+            &bots,
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let logs = dir.join("logs");
+    let mut floods = 0;
+    for entry in std::fs::read_dir(&logs).expect("logs").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".stderr"), "left plain: {name}");
+        if !name.ends_with(".stderr.gz") {
+            continue;
+        }
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(
+            &mut referee::open_log(&entry.path()).expect("open"),
+            &mut text,
+        )
+        .expect("gunzip");
+        // The flood's 1 MiB of 'e's, then its processes' notes (two lines each).
+        assert!(text.len() > CAP, "{name}: {} bytes", text.len());
+        assert!(text[..CAP].iter().all(|&b| b == b'e'), "{name}");
+        let notes = &text[CAP..];
+        assert!(notes.starts_with(b"\n[hus: stderr cut here"), "{name}");
+        let cuts = String::from_utf8_lossy(notes)
+            .matches("[hus: stderr cut here")
+            .count();
+        assert!((1..=7).contains(&cuts), "{name}: {cuts} cut notes");
+        assert!(
+            notes.len() <= 7 * 200,
+            "{name}: {} bytes of notes",
+            notes.len()
+        );
+        assert!(entry.metadata().expect("size").len() < 64 * 1024, "{name}");
+        floods += 1;
+    }
+    // The flood plays two sets of the three, its stderr compressed in each.
+    assert_eq!(floods, 2);
+}
