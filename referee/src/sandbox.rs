@@ -1389,7 +1389,7 @@ impl MemoryEvents {
 /// `1 GiB`, `128 MiB`, `1536 KiB`, `100 bytes`: exact, in the largest unit that divides.
 fn human_bytes(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{} {unit}", bytes >> shift);
         }
     }

@@ -1244,6 +1244,7 @@ mod tests {
     fn a_page_loads_nothing_from_elsewhere_and_holds_no_inline_script_or_style() {
         let status = Status {
             paused: true,
+            low_space: None,
             running: vec!["r2-x-vs-y".into()],
             sets_running: 2,
             sets_done: 3,
@@ -1268,6 +1269,15 @@ mod tests {
             assert!(!html.contains(word), "{word:?} in {html}");
         }
         assert!(html.contains("<p id=\"status\" role=\"status\">paused · 2 running, 3 sets played, 1 watching</p>"), "{html}");
+        // Below the free-space floor the line says why.
+        let low = Status {
+            low_space: Some("only 3 MiB free on the file system of /l/logs".into()),
+            ..status.clone()
+        };
+        assert_eq!(
+            low.line(),
+            "paused: only 3 MiB free on the file system of /l/logs · 2 running, 3 sets played, 1 watching"
+        );
         assert!(html.contains("<p id=\"live-empty\" hidden>"), "{html}");
         assert!(
             html.contains(
