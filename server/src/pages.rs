@@ -335,6 +335,58 @@ mod tests {
         });
     }
 
+    /// A build that fails with `status`, counting its starts.
+    fn failing(
+        status: StatusCode,
+        started: Arc<AtomicUsize>,
+    ) -> impl FnOnce(Ticket) -> BoxFuture<'static, Result<Page, ApiError>> {
+        move |_ticket| {
+            started.fetch_add(1, Ordering::SeqCst);
+            async move { Err(ApiError::new(status, "no page")) }.boxed()
+        }
+    }
+
+    #[test]
+    fn a_refused_page_costs_one_build_and_an_error_of_the_moment_is_not_kept() {
+        let rt = runtime();
+        rt.block_on(async {
+            let pages = ReplayPages::new(2, 1000);
+            let started = Arc::new(AtomicUsize::new(0));
+            for _ in 0..5 {
+                let refused = pages
+                    .get(
+                        "s1",
+                        true,
+                        failing(StatusCode::UNPROCESSABLE_ENTITY, started.clone()),
+                    )
+                    .await
+                    .expect_err("refused");
+                assert_eq!(
+                    (refused.status(), refused.what()),
+                    (StatusCode::UNPROCESSABLE_ENTITY, "no page")
+                );
+            }
+            assert_eq!(started.load(Ordering::SeqCst), 1);
+            assert_eq!(pages.kept(), ("no page".len() + REFUSAL_BYTES, 1));
+            // A running set's refusal is not kept (its log grows), nor a store out of
+            // reach.
+            for (set, finished, status) in [
+                ("s2", false, StatusCode::UNPROCESSABLE_ENTITY),
+                ("s3", true, StatusCode::SERVICE_UNAVAILABLE),
+            ] {
+                for _ in 0..2 {
+                    let error = pages
+                        .get(set, finished, failing(status, started.clone()))
+                        .await
+                        .expect_err("failed");
+                    assert_eq!(error.status(), status);
+                }
+            }
+            assert_eq!(started.load(Ordering::SeqCst), 5);
+            assert_eq!(pages.kept().1, 1);
+        });
+    }
+
     #[test]
     fn a_build_nobody_waits_for_is_stopped_and_frees_its_place() {
         let rt = runtime();

@@ -559,3 +559,34 @@ pub fn store_sets(dir: &Path) -> Vec<(i64, u32, String, String, String, u32)> {
     );
     serde_json::from_slice(&out.stdout).expect("the rows as JSON")
 }
+
+thread_local! {
+    /// Each thread's runtime for binding and connecting sockets.
+    static CONNECTING: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .expect("a runtime");
+}
+
+/// A connection to `addr` from the loopback address `from` (bound before connecting),
+/// with a receive buffer (`SO_RCVBUF`) of `recv_buffer` bytes if given, as a client
+/// that means to hold the server's buffers would set it.
+pub fn connect_from_with(
+    from: std::net::IpAddr,
+    addr: std::net::SocketAddr,
+    recv_buffer: Option<u32>,
+) -> std::io::Result<std::net::TcpStream> {
+    let stream = CONNECTING.with(|runtime| {
+        runtime.block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            if let Some(bytes) = recv_buffer {
+                socket.set_recv_buffer_size(bytes)?;
+            }
+            socket.bind(std::net::SocketAddr::new(from, 0))?;
+            socket.connect(addr).await
+        })
+    })?;
+    let stream = stream.into_std()?;
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
