@@ -151,3 +151,37 @@ pub struct TokenArgs {
     #[arg(long, value_name = "DIR", requires = "admin")]
     pub dir: Option<PathBuf>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    /// The download places in all and per address that `options` give.
+    fn places(options: &[&str]) -> Result<(usize, usize), String> {
+        let cli = Cli::try_parse_from(["hus", "L.toml"].iter().chain(options))
+            .map_err(|e| e.to_string())?;
+        let limits = cli.serve.download_limits().map_err(|e| e.to_string())?;
+        Ok((limits.max, limits.per_address))
+    }
+
+    #[test]
+    fn download_places_per_address_default_to_four_and_never_exceed_the_whole() {
+        assert_eq!(places(&[]), Ok((16, 4)));
+        assert_eq!(places(&["--max-downloads", "2"]), Ok((2, 2)));
+        assert_eq!(places(&["--max-downloads-per-address", "16"]), Ok((16, 16)));
+        assert_eq!(
+            places(&["--max-downloads-per-address", "17"]),
+            Err(
+                "--max-downloads-per-address 17: give a number from 1 to --max-downloads (16)"
+                    .to_string()
+            )
+        );
+    }
+}
