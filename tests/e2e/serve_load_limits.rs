@@ -1,12 +1,14 @@
 //! `hus serve` under load (issue 21, "bounded downloads and pages"), on one real set of
 //! more than 100,000 moves (a 32 MB log) between random movers: downloads streamed from
 //! the file, counted (503 with Retry-After past the bound) and timed (a slow reader is
-//! cut at `--download-time`); replay pages built once, shared by concurrent requests,
-//! and stopped when their clients go. The server's own peak memory (VmHWM) and CPU time
+//! cut at `--download-time`; one address holds at most its share, and a trickling
+//! reader is cut by the stall limit); replay pages built once, shared by concurrent
+//! requests, and stopped when their clients go; pages over `--max-page-moves` refused
+//! without reading the log, and one address's refusals limited (issue 33). The server's own peak memory (VmHWM) and CPU time
 //! (utime + stime) are read from /proc.
 //!
 //! Playing the set takes the most time (about 20 s in a debug build): it is played once,
-//! and every check runs against the one server.
+//! and every check runs against the one server (the refused pages against a second).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};

@@ -1,6 +1,7 @@
 //! `hus serve`'s capacity shared among client addresses (connections and live streams in
-//! all and per address, half-sent heads, idle connections), its `Host` check, and the
-//! summed-up log of refused admin requests. Clients on other loopback addresses
+//! all and per address, half-sent heads, idle connections), the kernel's TCP memory of
+//! live watchers that do not read, its `Host` check, and the summed-up log of refused
+//! admin requests. Clients on other loopback addresses
 //! (127.0.0.2 and up) bind their socket before connecting.
 
 use std::io::{ErrorKind, Read, Write};
