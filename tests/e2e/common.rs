@@ -590,3 +590,14 @@ pub fn connect_from_with(
     stream.set_nonblocking(false)?;
     Ok(stream)
 }
+
+/// Held by the tests that fill the kernel's TCP buffers by the hundred megabytes (clients
+/// that never read a 32 MB log) and by the test that measures the kernel's TCP memory,
+/// which is the whole machine's (`/proc/net/sockstat`): never both at once in this
+/// binary.
+pub static TCP_MEMORY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`TCP_MEMORY`] (a test that failed while holding it leaves it usable).
+pub fn tcp_memory_lock() -> std::sync::MutexGuard<'static, ()> {
+    TCP_MEMORY.lock().unwrap_or_else(|e| e.into_inner())
+}

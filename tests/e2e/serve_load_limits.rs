@@ -528,6 +528,9 @@ fn pages_over_the_move_bound_are_refused_without_reading_the_log(
 
 #[test]
 fn serve_streams_logs_within_bounds_and_builds_each_replay_page_once() {
+    // Its clients that never read hold hundreds of MB of the kernel's TCP buffers for a
+    // while: not while another test measures them.
+    let _tcp = tcp_memory_lock();
     let tmp = LogDir::new();
     let t = Instant::now();
     let (file, league) = league_with_one_long_set(tmp.path());
