@@ -57,11 +57,22 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = crate::download::MAX_DOWNLOADS, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_downloads: u32,
+    /// Most log downloads of one client address (an IPv4 address, or an IPv6 /64) sent
+    /// at once; one more is answered 503 with Retry-After. Default: 4, or
+    /// --max-downloads if lower. Behind a reverse proxy every client has the proxy's
+    /// address: raise it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_downloads_per_address: Option<u32>,
     /// Time one log download may take, from its answer to its last byte (5m is a 30 MB
     /// log at 100 kB/s); past it the download is cut.
     #[arg(long, default_value = "5m", value_name = "DURATION",
           value_parser = positive_duration)]
     pub download_time: Duration,
+    /// Most moves a set's replay page (/sets/SET/replay) may hold; a set of more is
+    /// answered 422 (its log can still be downloaded), decided by the move count the
+    /// store keeps, before the log is read.
+    #[arg(long, default_value_t = crate::web::MAX_PAGE_MOVES, value_name = "N")]
+    pub max_page_moves: u64,
     /// Most HTTP connections one client address (an IPv4 address, or an IPv6 /64) holds
     /// at once; more are closed at once. Default: 64, or --max-connections if lower.
     /// Behind a reverse proxy every client has the proxy's address: raise it.
@@ -95,12 +106,24 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The bounds on log downloads.
-    pub fn download_limits(&self) -> crate::download::DownloadLimits {
-        crate::download::DownloadLimits {
-            max: self.max_downloads as usize,
-            time: self.download_time,
+    /// The bounds on log downloads, checked: per address 4 by default (or all, if
+    /// fewer), never more than all.
+    pub fn download_limits(&self) -> anyhow::Result<crate::download::DownloadLimits> {
+        let max = self.max_downloads;
+        let per_address = self
+            .max_downloads_per_address
+            .unwrap_or(crate::download::MAX_DOWNLOADS_PER_ADDRESS.min(max));
+        if per_address > max {
+            anyhow::bail!(
+                "--max-downloads-per-address {per_address}: give a number from 1 to \
+                 --max-downloads ({max})"
+            );
         }
+        Ok(crate::download::DownloadLimits {
+            max: max as usize,
+            per_address: per_address as usize,
+            time: self.download_time,
+        })
     }
 }
 
@@ -130,4 +153,38 @@ pub struct TokenArgs {
     /// With --admin: the league's directory, if not the default.
     #[arg(long, value_name = "DIR", requires = "admin")]
     pub dir: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    /// The download places in all and per address that `options` give.
+    fn places(options: &[&str]) -> Result<(usize, usize), String> {
+        let cli = Cli::try_parse_from(["hus", "L.toml"].iter().chain(options))
+            .map_err(|e| e.to_string())?;
+        let limits = cli.serve.download_limits().map_err(|e| e.to_string())?;
+        Ok((limits.max, limits.per_address))
+    }
+
+    #[test]
+    fn download_places_per_address_default_to_four_and_never_exceed_the_whole() {
+        assert_eq!(places(&[]), Ok((16, 4)));
+        assert_eq!(places(&["--max-downloads", "2"]), Ok((2, 2)));
+        assert_eq!(places(&["--max-downloads-per-address", "16"]), Ok((16, 16)));
+        assert_eq!(
+            places(&["--max-downloads-per-address", "17"]),
+            Err(
+                "--max-downloads-per-address 17: give a number from 1 to --max-downloads (16)"
+                    .to_string()
+            )
+        );
+    }
 }

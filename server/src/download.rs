@@ -1,17 +1,19 @@
 //! Log downloads (`/api/logs/FILE`, `/api/sets/SET/log`), streamed and bounded: a log
 //! is sent in chunks of `CHUNK` bytes straight from its open file (or, a log the shared
 //! store keeps, unpacked from its gzip chunk by chunk), never read whole into memory;
-//! at most `DownloadLimits::max` downloads run at once (one more is answered 503 with
-//! `Retry-After`); and each must end within `DownloadLimits::time` (past it the body
-//! fails and the connection is closed). A client that reads nothing at all is cut by
-//! the connection's write-stall limit (`http::WRITE_STALL`, 30 s): hyper polls a body
-//! only when the socket takes more, so a body nobody reads could not see a deadline of
-//! its own pass.
+//! at most `DownloadLimits::max` downloads run at once, and `DownloadLimits::per_address`
+//! for one client address (one more is answered 503 with `Retry-After` and the bound it
+//! met), so that one address holding its downloads leaves the others theirs; and each
+//! must end within `DownloadLimits::time` (past it the body fails and the connection is
+//! closed). A client that reads too little is cut by the connection's stall limit
+//! (`http::STALL`: 64 KiB within 10 s of waiting writes): hyper polls a body only when
+//! the socket takes more, so a body nobody reads could not see a deadline of its own
+//! pass.
 
 use std::io::{self, Read};
+use std::net::IpAddr;
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -22,12 +24,17 @@ use axum::Json;
 use futures_util::{FutureExt, Stream, StreamExt};
 use serde_json::json;
 use tokio::io::AsyncReadExt;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 use tokio_util::io::ReaderStream;
 
+use crate::capacity::{Capacity, Client, Full, Slot};
+
 /// Downloads at once, by default (`hus serve --max-downloads`).
 pub const MAX_DOWNLOADS: u32 = 16;
+/// Downloads one client address may have under way at once, by default (`hus serve
+/// --max-downloads-per-address`): a quarter of the whole, so that four addresses are
+/// needed to take every place.
+pub const MAX_DOWNLOADS_PER_ADDRESS: u32 = 4;
 /// Time one download may take, by default (`hus serve --download-time`): a 30 MB log
 /// at 100 kB/s.
 pub const DOWNLOAD_TIME: Duration = Duration::from_secs(300);
@@ -41,6 +48,8 @@ pub const CHUNK: usize = 64 * 1024;
 pub struct DownloadLimits {
     /// Downloads at once.
     pub max: usize,
+    /// Downloads of one client address at once.
+    pub per_address: usize,
     /// Time one download may take, from its answer to its last byte.
     pub time: Duration,
 }
@@ -49,59 +58,73 @@ impl Default for DownloadLimits {
     fn default() -> Self {
         DownloadLimits {
             max: MAX_DOWNLOADS as usize,
+            per_address: MAX_DOWNLOADS_PER_ADDRESS as usize,
             time: DOWNLOAD_TIME,
         }
     }
 }
 
-/// The downloads under way: one permit each, held by its body until its last byte is
-/// sent or the body is dropped (the client went, the deadline passed).
+/// The downloads under way: one slot each (in all and per client), held by its body
+/// until its last byte is sent or the body is dropped (the client went, the deadline
+/// passed).
 pub struct Downloads {
-    permits: Arc<Semaphore>,
+    slots: std::sync::Arc<Capacity>,
     limits: DownloadLimits,
 }
 
 impl Downloads {
-    /// Room for `limits.max` downloads at once.
+    /// Room for `limits.max` downloads at once, `limits.per_address` of one client.
     pub fn new(limits: DownloadLimits) -> Downloads {
         Downloads {
-            permits: Arc::new(Semaphore::new(limits.max)),
+            slots: Capacity::new(limits.max, limits.per_address),
             limits,
         }
     }
 
-    /// A free download, or the answer for a client that must come back later.
-    pub fn start(&self) -> Result<Ticket, Busy> {
-        match self.permits.clone().try_acquire_owned() {
-            Ok(permit) => Ok(Ticket {
-                permit,
+    /// A free download for the client of `ip`, or the answer for a client that must
+    /// come back later.
+    pub fn start(&self, ip: IpAddr) -> Result<Ticket, Busy> {
+        match self.slots.try_take(ip) {
+            Ok(slot) => Ok(Ticket {
+                slot,
                 time: self.limits.time,
             }),
-            Err(_) => Err(Busy {
-                max: self.limits.max,
+            Err(full) => Err(Busy {
+                full,
+                client: Client::of(ip),
+                limits: self.limits,
             }),
         }
     }
 }
 
-/// Every download is taken: answered 503 with `Retry-After`.
+/// Every download is taken, or every download one client may have: answered 503 with
+/// `Retry-After` and the bound.
 #[derive(Debug)]
 pub struct Busy {
-    max: usize,
+    full: Full,
+    client: Client,
+    limits: DownloadLimits,
 }
 
 impl IntoResponse for Busy {
     fn into_response(self) -> Response {
-        let max = self.max;
+        let error = match self.full {
+            Full::Total => format!(
+                "{} downloads are under way, the most this server sends at once: \
+                 try again in {RETRY_AFTER_S} s",
+                self.limits.max
+            ),
+            Full::Client => format!(
+                "{} has {} downloads under way, the most one address may: \
+                 try again in {RETRY_AFTER_S} s",
+                self.client, self.limits.per_address
+            ),
+        };
         (
             StatusCode::SERVICE_UNAVAILABLE,
             [(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S))],
-            Json(json!({
-                "error": format!(
-                    "{max} downloads are under way, the most this server sends at once: \
-                     try again in {RETRY_AFTER_S} s"
-                )
-            })),
+            Json(json!({ "error": error })),
         )
             .into_response()
     }
@@ -109,7 +132,7 @@ impl IntoResponse for Busy {
 
 /// One download's right to run, and its time limit.
 pub struct Ticket {
-    permit: OwnedSemaphorePermit,
+    slot: Slot,
     time: Duration,
 }
 
@@ -280,7 +303,7 @@ struct Bounded {
     deadline: Pin<Box<Sleep>>,
     time: Duration,
     /// `None` once the body ended: the download's place is free again.
-    ticket: Option<OwnedSemaphorePermit>,
+    ticket: Option<Slot>,
 }
 
 impl Bounded {
@@ -289,7 +312,7 @@ impl Bounded {
             chunks,
             deadline: Box::pin(tokio::time::sleep(ticket.time)),
             time: ticket.time,
-            ticket: Some(ticket.permit),
+            ticket: Some(ticket.slot),
         }
     }
 }
@@ -329,28 +352,66 @@ mod tests {
             .expect("runtime")
     }
 
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, last])
+    }
+
+    /// The 503's `Retry-After` and sentence.
+    async fn refusal(busy: Busy) -> (String, String) {
+        let response = busy.into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let retry = response.headers()[header::RETRY_AFTER]
+            .to_str()
+            .expect("text")
+            .to_string();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .expect("the body");
+        let body: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+        (
+            retry,
+            body["error"].as_str().expect("a sentence").to_string(),
+        )
+    }
+
     #[test]
-    fn downloads_past_the_bound_are_told_to_come_back() {
+    fn downloads_past_the_bounds_are_told_to_come_back_and_one_address_leaves_the_others_theirs() {
         let rt = runtime();
         rt.block_on(async {
             let downloads = Downloads::new(DownloadLimits {
-                max: 2,
+                max: 3,
+                per_address: 2,
                 time: DOWNLOAD_TIME,
             });
-            let one = downloads.start().expect("first");
-            let _two = downloads.start().expect("second");
-            let refused = downloads
-                .start()
-                .err()
-                .expect("third refused")
-                .into_response();
-            assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
-            assert_eq!(refused.headers()[header::RETRY_AFTER], "10");
+            let one = downloads.start(ip(1)).expect("first");
+            let _two = downloads.start(ip(1)).expect("second");
+            // 127.0.0.1 holds its two: its third is refused, another address's is not.
+            let refused = downloads.start(ip(1)).err().expect("third refused");
+            assert_eq!(
+                refusal(refused).await,
+                (
+                    "10".to_string(),
+                    "127.0.0.1 has 2 downloads under way, the most one address may: try \
+                     again in 10 s"
+                        .to_string()
+                )
+            );
+            let _other = downloads.start(ip(2)).expect("another address");
+            let refused = downloads.start(ip(3)).err().expect("all taken");
+            assert_eq!(
+                refusal(refused).await,
+                (
+                    "10".to_string(),
+                    "3 downloads are under way, the most this server sends at once: try \
+                     again in 10 s"
+                        .to_string()
+                )
+            );
             // A finished body frees its place.
             let mut body = Bounded::new(futures_util::stream::empty().boxed(), one);
             assert!(body.next().await.is_none());
             drop(body);
-            assert!(downloads.start().is_ok());
+            assert!(downloads.start(ip(1)).is_ok());
         });
     }
 
@@ -359,8 +420,12 @@ mod tests {
         let rt = runtime();
         rt.block_on(async {
             let time = Duration::from_secs(300);
-            let downloads = Downloads::new(DownloadLimits { max: 1, time });
-            let ticket = downloads.start().expect("a place");
+            let downloads = Downloads::new(DownloadLimits {
+                max: 1,
+                per_address: 1,
+                time,
+            });
+            let ticket = downloads.start(ip(1)).expect("a place");
             // A client that takes one chunk a minute: the fifth comes in time, the sixth
             // (at 360 s) is past the deadline.
             let minutes = futures_util::stream::unfold(0u32, |n| async move {
@@ -372,13 +437,13 @@ mod tests {
             for _ in 0..4 {
                 assert_eq!(body.next().await.expect("a chunk").expect("ok").len(), 10);
             }
-            assert!(downloads.start().is_err(), "the place is still taken");
+            assert!(downloads.start(ip(2)).is_err(), "the place is still taken");
             let err = body.next().await.expect("an item").expect_err("cut");
             assert_eq!(err.kind(), io::ErrorKind::TimedOut);
             assert_eq!(err.to_string(), "the download took longer than 300 s");
             assert_eq!(start.elapsed(), time);
             assert!(body.next().await.is_none());
-            assert!(downloads.start().is_ok(), "the place is free again");
+            assert!(downloads.start(ip(2)).is_ok(), "the place is free again");
         });
     }
 

@@ -10,8 +10,9 @@
 //! - [`web`]: routes, security headers, the `Host` check, request limits; [`http`]: the
 //!   listener (connections in all and per address, header size and time, stalled
 //!   writes); [`capacity`]: slots counted in all and per client address.
-//! - [`download`]: log downloads, streamed, counted and timed; [`pages`]: replay
-//!   pages, built once per finished set, by a bounded number of builders.
+//! - [`download`]: log downloads, streamed, counted (in all and per address) and timed;
+//!   [`pages`]: replay pages, built once per finished set (refusals too), by a bounded
+//!   number of builders; [`refused`]: refused pages counted per address a minute.
 //! - [`admin`]: the admin token (its SHA-256 only is stored; constant-time check).
 //!
 //! [`run_token`] is `hus token`: bots' tokens and the admin token, one code path;
@@ -31,6 +32,7 @@ pub mod live;
 pub mod pages;
 pub mod pairing;
 pub mod reader;
+pub mod refused;
 pub mod runner;
 pub mod state;
 pub mod web;
@@ -114,6 +116,7 @@ fn write_private(path: &std::path::Path, token: &str) -> anyhow::Result<()> {
 /// exit 0 then (the same command carries on).
 pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let limits = http::Limits::from_args(args)?;
+    let download_limits = args.download_limits()?;
     // Checked before anything starts; the listening port is filled in once bound.
     referee::web_host::AllowedHosts::new(args.listen, &args.allowed_host)?;
     let mut config = LeagueConfig::load(&args.file)?;
@@ -244,8 +247,10 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             hosts: referee::web_host::AllowedHosts::new(addr, &args.allowed_host)?,
             live_slots: capacity::Capacity::new(limits.live, limits.live_per_address),
             refusals: Arc::new(admin::RefusalLog::default()),
-            downloads: download::Downloads::new(args.download_limits()),
+            downloads: download::Downloads::new(download_limits),
             pages: pages::ReplayPages::new(pages::BUILDERS, pages::KEPT_BYTES),
+            page_refusals: refused::PageRefusals::default(),
+            max_page_moves: args.max_page_moves,
         });
         let refusal_log = tokio::spawn(app.refusals.clone().run(shutdown_rx.clone()));
         let signals = {

@@ -52,6 +52,8 @@ struct Running {
     game: u32,
     time: Option<Value>,
     records: Vec<(Record, f64)>,
+    /// Moves of the whole set so far: what its replay page would hold.
+    moves: u64,
 }
 
 /// The live state and the channel.
@@ -155,6 +157,11 @@ impl Hub {
             .collect()
     }
 
+    /// The moves a running set has made so far, or `None` if it is not running here.
+    pub fn moves(&self, set: &str) -> Option<u64> {
+        self.with_sets(|sets| sets.get(set).map(|r| r.moves))
+    }
+
     /// The stems of the running sets.
     pub fn running(&self) -> Vec<String> {
         self.with_sets(|sets| sets.keys().cloned().collect())
@@ -179,6 +186,7 @@ impl Hub {
                     game: 0,
                     time: None,
                     records: Vec::new(),
+                    moves: 0,
                 },
             )
         });
@@ -212,6 +220,7 @@ impl Hub {
                     live.game = g.game;
                     live.records.clear();
                 }
+                Record::Move(_) => live.moves += 1,
                 _ => {}
             }
             // Keep the current game only (a game has at most a few hundred plies).

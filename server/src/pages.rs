@@ -3,7 +3,8 @@
 //!
 //! - the pages of finished sets are kept, the least recently used dropped first once
 //!   they hold more than `max_kept_bytes` (a running set's page is built for each
-//!   request: its log grows);
+//!   request: its log grows); so are their refusals (422: a log that cannot make a
+//!   page), so that a page that cannot be built costs one build, not one per request;
 //! - requests for a page being built wait for that build instead of starting their own
 //!   (single flight);
 //! - at most `builders` pages are built at once (a semaphore; later builds wait within
@@ -71,10 +72,34 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// Bytes a kept refusal counts for, besides its sentence: the map's entry and key.
+const REFUSAL_BYTES: usize = 256;
+
 struct Kept {
-    page: Arc<Page>,
+    /// The page, or its refusal.
+    built: Built,
     /// When it was last served, on `Inner::clock`.
     used: u64,
+}
+
+impl Kept {
+    /// Bytes it counts for against `max_kept_bytes`.
+    fn size(built: &Built) -> usize {
+        match built {
+            Ok(page) => page.html.len(),
+            Err(refusal) => refusal.what().len() + REFUSAL_BYTES,
+        }
+    }
+}
+
+/// Whether a build's outcome is kept for a finished set: a page, or a refusal of the
+/// log itself (422); never an error of the moment (a store out of reach, a stopped
+/// build).
+fn keepable(built: &Built) -> bool {
+    match built {
+        Ok(_) => true,
+        Err(e) => e.status() == StatusCode::UNPROCESSABLE_ENTITY,
+    }
 }
 
 #[derive(Default)]
@@ -123,7 +148,7 @@ impl ReplayPages {
             if finished {
                 if let Some(kept) = inner.kept.get_mut(set) {
                     kept.used = now;
-                    return Ok(kept.page.clone());
+                    return kept.built.clone();
                 }
             }
             let key = (set.to_string(), finished);
@@ -149,8 +174,8 @@ impl ReplayPages {
             }
         }
         drop(mine);
-        if let (true, Ok(page)) = (finished, &built) {
-            self.keep(&mut inner, set, page);
+        if finished && keepable(&built) {
+            self.keep(&mut inner, set, &built);
         }
         built
     }
@@ -178,10 +203,10 @@ impl ReplayPages {
         .shared()
     }
 
-    /// Keeps a finished set's page, dropping the least recently used ones to make room;
-    /// a page larger than the whole room is not kept.
-    fn keep(&self, inner: &mut Inner, set: &str, page: &Arc<Page>) {
-        let size = page.html.len();
+    /// Keeps a finished set's page or refusal, dropping the least recently used ones to
+    /// make room; a page larger than the whole room is not kept.
+    fn keep(&self, inner: &mut Inner, set: &str, built: &Built) {
+        let size = Kept::size(built);
         if size > self.max_kept_bytes || inner.kept.contains_key(set) {
             return;
         }
@@ -195,7 +220,7 @@ impl ReplayPages {
                 break;
             };
             if let Some(gone) = inner.kept.remove(&oldest) {
-                inner.kept_bytes -= gone.page.html.len();
+                inner.kept_bytes -= Kept::size(&gone.built);
             }
         }
         inner.kept_bytes += size;
@@ -203,13 +228,13 @@ impl ReplayPages {
         inner.kept.insert(
             set.to_string(),
             Kept {
-                page: page.clone(),
+                built: built.clone(),
                 used,
             },
         );
     }
 
-    /// Bytes of the pages kept, and how many.
+    /// Bytes of the pages (and refusals) kept, and how many.
     pub fn kept(&self) -> (usize, usize) {
         let inner = self.lock();
         (inner.kept_bytes, inner.kept.len())
@@ -307,6 +332,58 @@ mod tests {
             }
             assert_eq!(started.load(Ordering::SeqCst), 3);
             assert_eq!(pages.kept(), (2, 1));
+        });
+    }
+
+    /// A build that fails with `status`, counting its starts.
+    fn failing(
+        status: StatusCode,
+        started: Arc<AtomicUsize>,
+    ) -> impl FnOnce(Ticket) -> BoxFuture<'static, Result<Page, ApiError>> {
+        move |_ticket| {
+            started.fetch_add(1, Ordering::SeqCst);
+            async move { Err(ApiError::new(status, "no page")) }.boxed()
+        }
+    }
+
+    #[test]
+    fn a_refused_page_costs_one_build_and_an_error_of_the_moment_is_not_kept() {
+        let rt = runtime();
+        rt.block_on(async {
+            let pages = ReplayPages::new(2, 1000);
+            let started = Arc::new(AtomicUsize::new(0));
+            for _ in 0..5 {
+                let refused = pages
+                    .get(
+                        "s1",
+                        true,
+                        failing(StatusCode::UNPROCESSABLE_ENTITY, started.clone()),
+                    )
+                    .await
+                    .expect_err("refused");
+                assert_eq!(
+                    (refused.status(), refused.what()),
+                    (StatusCode::UNPROCESSABLE_ENTITY, "no page")
+                );
+            }
+            assert_eq!(started.load(Ordering::SeqCst), 1);
+            assert_eq!(pages.kept(), ("no page".len() + REFUSAL_BYTES, 1));
+            // A running set's refusal is not kept (its log grows), nor a store out of
+            // reach.
+            for (set, finished, status) in [
+                ("s2", false, StatusCode::UNPROCESSABLE_ENTITY),
+                ("s3", true, StatusCode::SERVICE_UNAVAILABLE),
+            ] {
+                for _ in 0..2 {
+                    let error = pages
+                        .get(set, finished, failing(status, started.clone()))
+                        .await
+                        .expect_err("failed");
+                    assert_eq!(error.status(), status);
+                }
+            }
+            assert_eq!(started.load(Ordering::SeqCst), 5);
+            assert_eq!(pages.kept().1, 1);
         });
     }
 

@@ -209,6 +209,10 @@ pub struct AppState {
     pub downloads: crate::download::Downloads,
     /// The replay pages: finished sets' pages kept, builds shared and bounded.
     pub pages: crate::pages::ReplayPages,
+    /// Replay pages refused, per client this minute.
+    pub page_refusals: crate::refused::PageRefusals,
+    /// Moves a replay page may hold (`--max-page-moves`).
+    pub max_page_moves: u64,
     /// The `Host` values the pages are served for (no DNS rebinding).
     pub hosts: referee::web_host::AllowedHosts,
     /// The live streams' slots, in all and per client (`--max-live`,

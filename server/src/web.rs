@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Component, Path as FsPath, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use base64::Engine as _;
 use futures_util::{FutureExt, StreamExt as _};
 use serde::Deserialize;
@@ -26,6 +27,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::capacity::{Client, Full};
+use crate::http::LiveSocket;
 use crate::state::{AppState, Command, SetView};
 use crate::{admin, download, html, pages};
 
@@ -33,8 +35,8 @@ use crate::{admin, download, html, pages};
 pub const MAX_BODY: usize = 16 * 1024;
 /// Time a request other than the live stream may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// Moves a replay page may hold.
-const MAX_PAGE_MOVES: u64 = 200_000;
+/// Moves a replay page may hold, by default (`hus serve --max-page-moves`).
+pub const MAX_PAGE_MOVES: u64 = 200_000;
 /// Sets one list returns at most.
 const MAX_LIST: usize = 500;
 
@@ -120,6 +122,11 @@ impl ApiError {
     /// What it says.
     pub fn what(&self) -> &str {
         &self.1
+    }
+
+    /// Its status.
+    pub fn status(&self) -> StatusCode {
+        self.0
     }
 }
 
@@ -465,15 +472,32 @@ enum LogSource {
     Archived(PathBuf, Option<PathBuf>),
 }
 
-/// A set's log: the finished set's, or a running set's; and whether the set is finished.
-async fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), ApiError> {
+/// A set's log, found: where it is, whether the set is finished, and the moves it
+/// holds (known before the log is read: from the store for a finished set, from the
+/// live hub for a running one).
+struct FoundLog {
+    source: LogSource,
+    finished: bool,
+    moves: u64,
+}
+
+/// A set's log: the finished set's, or a running set's.
+async fn set_log_source(app: &AppState, set: &str) -> Result<FoundLog, ApiError> {
     let view = finished_set(app, set).await?;
     let view = view.as_deref();
     let finished = view.is_some();
-    let known = finished || app.hub.running().iter().any(|l| *l == set);
-    if !known {
-        return Err(not_found_error(format!("no set named {set:?}")));
-    }
+    let moves = match view {
+        Some(v) => v.moves[0] + v.moves[1],
+        None => match app.hub.moves(set) {
+            Some(moves) => moves,
+            None => return Err(not_found_error(format!("no set named {set:?}"))),
+        },
+    };
+    let found = |source| FoundLog {
+        source,
+        finished,
+        moves,
+    };
     if view.is_some_and(|v| v.pruned) {
         return Err(ApiError(
             StatusCode::GONE,
@@ -486,7 +510,7 @@ async fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), 
         .and_then(|v| v.log.strip_prefix("store:"))
         .and_then(|id| id.parse().ok())
     {
-        return Ok((LogSource::Stored(id), finished));
+        return Ok(found(LogSource::Stored(id)));
     }
     // A finished set's log is the file the store names (`STEM.jsonl.gz` once
     // compressed); a running set's is being written, `STEM.jsonl`.
@@ -499,9 +523,9 @@ async fn set_log_source(app: &AppState, set: &str) -> Result<(LogSource, bool), 
     // from it (its own file is about to go, or gone); a log the archive left out
     // (larger than an archive takes) is still its file.
     match view.map(|v| league::archive_path(&logs_dir(app), v.number)) {
-        Some(archive) if archive.is_file() => Ok((LogSource::Archived(archive, file), finished)),
+        Some(archive) if archive.is_file() => Ok(found(LogSource::Archived(archive, file))),
         _ => match file {
-            Some(path) => Ok((LogSource::File(path), finished)),
+            Some(path) => Ok(found(LogSource::File(path))),
             None => Err(not_found_error(format!("the log of {set:?} is missing"))),
         },
     }
@@ -558,10 +582,11 @@ async fn stored_log(
 /// A set's log as a download, streamed (`download.rs`), if a download's place is free.
 async fn download_source(
     app: &AppState,
+    peer: SocketAddr,
     set: &str,
     source: LogSource,
 ) -> Result<Response, ApiError> {
-    let ticket = match app.downloads.start() {
+    let ticket = match app.downloads.start(peer.ip()) {
         Ok(ticket) => ticket,
         Err(busy) => return Ok(busy.into_response()),
     };
@@ -612,10 +637,11 @@ async fn download_file(
 
 async fn set_log(
     State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(set): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (source, _) = set_log_source(&app, &set).await?;
-    download_source(&app, &set, source).await
+    let found = set_log_source(&app, &set).await?;
+    download_source(&app, peer, &set, found.source).await
 }
 
 /// The normal quantile of the standings' 95% intervals (`ratings::FitOptions`'
@@ -673,10 +699,11 @@ async fn workers(State(app): State<Arc<AppState>>) -> Result<Json<Value>, ApiErr
 
 async fn log_file(
     State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(file): Path<String>,
 ) -> Result<Response, ApiError> {
     match confined(&logs_dir(&app), &file) {
-        Some(path) => match app.downloads.start() {
+        Some(path) => match app.downloads.start(peer.ip()) {
             Ok(ticket) => download_file(path, ticket, None).await,
             Err(busy) => Ok(busy.into_response()),
         },
@@ -714,16 +741,50 @@ fn inline_elements<'p>(page: &'p str, tag: &str) -> Vec<&'p str> {
 /// The replay viewer of `hus replay --html` for a set. Its script and style are
 /// inline: the page's policy allows exactly those, by their SHA-256. A finished set's
 /// page is built once and kept; builds are shared and bounded (`pages.rs`).
+///
+/// A page that cannot be built costs less than a build: a set of more moves than a
+/// page may hold (the store's count, or the live hub's) is refused before its log is
+/// read; a log that fails to make a page is refused once and the refusal kept like a
+/// page; and an address that was refused `refused::PER_CLIENT` pages in a minute is
+/// answered 429 before anything is looked up.
 async fn replay(
     State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(set): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (source, finished) = set_log_source(&app, &set).await?;
-    let build = {
-        let (app, set) = (app.clone(), set.clone());
-        move |ticket| build_replay(app, set, source, ticket).boxed()
+    let client = Client::of(peer.ip());
+    if let Err(wait) = app.page_refusals.check(client) {
+        let mut response = ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "{client} asked for {} replay pages that cannot be built this minute, the \
+                 most one address may: try again in {} s",
+                app.page_refusals.per_client(),
+                wait.as_secs().max(1)
+            ),
+        )
+        .into_response();
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(wait.as_secs().max(1)),
+        );
+        return Ok(response);
+    }
+    let found = set_log_source(&app, &set).await?;
+    let page = if found.moves > app.max_page_moves {
+        Err(too_many_moves(&set, found.moves, app.max_page_moves))
+    } else {
+        let build = {
+            let (app, set, source) = (app.clone(), set.clone(), found.source);
+            move |ticket| build_replay(app, set, source, ticket).boxed()
+        };
+        app.pages.get(&set, found.finished, build).await
     };
-    let page = app.pages.get(&set, finished, build).await?;
+    let page = page.inspect_err(|e| {
+        if e.0 == StatusCode::UNPROCESSABLE_ENTITY {
+            app.page_refusals.note(client);
+        }
+    })?;
     Ok((
         [
             (
@@ -735,6 +796,17 @@ async fn replay(
         page.html.clone(),
     )
         .into_response())
+}
+
+/// The refusal of a page of `moves` moves, over `max`.
+fn too_many_moves(set: &str, moves: u64, max: u64) -> ApiError {
+    ApiError(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        format!(
+            "the page of {set} would hold {moves} moves, more than {max}: download its log \
+             instead (/api/sets/{set}/log)"
+        ),
+    )
 }
 
 /// A log to build a page from: a file, or the store's packed copy.
@@ -776,8 +848,17 @@ async fn build_replay(
                 (path, Some(copy))
             }
         };
-        let html = referee::viewer_page(&path, MAX_PAGE_MOVES, ticket.stop())
-            .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}")))?;
+        let html = referee::viewer_page(&path, app.max_page_moves, ticket.stop()).map_err(|e| {
+            // A build nobody waits for any more is not a refusal of the page.
+            if ticket.stop().load(Ordering::Relaxed) {
+                ApiError(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the build was stopped".into(),
+                )
+            } else {
+                ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}"))
+            }
+        })?;
         drop(ticket);
         with_policy(html)
     })
@@ -892,10 +973,12 @@ fn push_lagged(out: &mut String, lost: u64) {
 /// alone, as soon as it is sent.
 ///
 /// Each stream holds a slot of `app.live_slots` (in all and per client) while it is
-/// open; past either bound the answer is 503 with `Retry-After`.
+/// open; past either bound the answer is 503 with `Retry-After`. Its connection is
+/// marked live (`http::LiveSocket`): a small send buffer, a short stall limit.
 async fn events(
     State(live): State<LiveState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    socket: Option<Extension<LiveSocket>>,
 ) -> Response {
     let slots = &live.app.live_slots;
     let slot = match slots.try_take(peer.ip()) {
@@ -920,6 +1003,12 @@ async fn events(
             return response;
         }
     };
+    // From its next write the connection has a live stream's small send buffer and
+    // short stall limit (`http.rs`): a watcher that does not read costs the kernel
+    // little, for a few seconds.
+    if let Some(Extension(socket)) = socket {
+        socket.mark();
+    }
     let receiver = live.app.hub.subscribe();
     // A comment at once: the answer's head goes out now, not with the first event.
     let opening = futures_util::stream::once(std::future::ready(Ok::<_, Infallible>(

@@ -559,3 +559,45 @@ pub fn store_sets(dir: &Path) -> Vec<(i64, u32, String, String, String, u32)> {
     );
     serde_json::from_slice(&out.stdout).expect("the rows as JSON")
 }
+
+thread_local! {
+    /// Each thread's runtime for binding and connecting sockets.
+    static CONNECTING: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .expect("a runtime");
+}
+
+/// A connection to `addr` from the loopback address `from` (bound before connecting),
+/// with a receive buffer (`SO_RCVBUF`) of `recv_buffer` bytes if given, as a client
+/// that means to hold the server's buffers would set it.
+pub fn connect_from_with(
+    from: std::net::IpAddr,
+    addr: std::net::SocketAddr,
+    recv_buffer: Option<u32>,
+) -> std::io::Result<std::net::TcpStream> {
+    let stream = CONNECTING.with(|runtime| {
+        runtime.block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            if let Some(bytes) = recv_buffer {
+                socket.set_recv_buffer_size(bytes)?;
+            }
+            socket.bind(std::net::SocketAddr::new(from, 0))?;
+            socket.connect(addr).await
+        })
+    })?;
+    let stream = stream.into_std()?;
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
+
+/// Held by the tests that fill the kernel's TCP buffers by the hundred megabytes (clients
+/// that never read a 32 MB log) and by the test that measures the kernel's TCP memory,
+/// which is the whole machine's (`/proc/net/sockstat`): never both at once in this
+/// binary.
+pub static TCP_MEMORY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`TCP_MEMORY`] (a test that failed while holding it leaves it usable).
+pub fn tcp_memory_lock() -> std::sync::MutexGuard<'static, ()> {
+    TCP_MEMORY.lock().unwrap_or_else(|e| e.into_inner())
+}

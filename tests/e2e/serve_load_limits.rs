@@ -1,15 +1,17 @@
 //! `hus serve` under load (issue 21, "bounded downloads and pages"), on one real set of
 //! more than 100,000 moves (a 32 MB log) between random movers: downloads streamed from
 //! the file, counted (503 with Retry-After past the bound) and timed (a slow reader is
-//! cut at `--download-time`); replay pages built once, shared by concurrent requests,
-//! and stopped when their clients go. The server's own peak memory (VmHWM) and CPU time
+//! cut at `--download-time`; one address holds at most its share, and a trickling
+//! reader is cut by the stall limit); replay pages built once, shared by concurrent
+//! requests, and stopped when their clients go; pages over `--max-page-moves` refused
+//! without reading the log, and one address's refusals limited (issue 33). The server's own peak memory (VmHWM) and CPU time
 //! (utime + stime) are read from /proc.
 //!
 //! Playing the set takes the most time (about 20 s in a debug build): it is played once,
-//! and every check runs against the one server.
+//! and every check runs against the one server (the refused pages against a second).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,6 +28,8 @@ const SET: &str = "r1-a-vs-b";
 const DOWNLOAD_TIME: Duration = Duration::from_secs(5);
 /// The server's default `--max-downloads`.
 const MAX_DOWNLOADS: usize = 16;
+/// The server's default `--max-downloads-per-address`.
+const MAX_DOWNLOADS_PER_ADDRESS: usize = 4;
 
 /// A running `hus serve`, stopped by SIGTERM (then SIGKILL) when dropped.
 struct Served {
@@ -107,7 +111,18 @@ impl Served {
 
     /// A request for `path` on a new connection, of which nothing is read yet.
     fn send(&self, path: &str) -> BufReader<TcpStream> {
-        let mut stream = TcpStream::connect(self.addr).expect("connect");
+        self.send_from(loopback(1), None, path)
+    }
+
+    /// The same from the loopback address `from`, with a receive buffer of
+    /// `recv_buffer` bytes if given.
+    fn send_from(
+        &self,
+        from: IpAddr,
+        recv_buffer: Option<u32>,
+        path: &str,
+    ) -> BufReader<TcpStream> {
+        let mut stream = connect_from_with(from, self.addr, recv_buffer).expect("connect");
         stream
             .set_read_timeout(Some(Duration::from_secs(60)))
             .expect("timeout");
@@ -146,6 +161,21 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+fn loopback(last: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 0, last))
+}
+
+/// A response's JSON body of `length` bytes: its `error` sentence.
+fn error_of(stream: &mut BufReader<TcpStream>, head: &str) -> String {
+    let n: usize = header(head, "content-length")
+        .and_then(|n| n.parse().ok())
+        .expect("a length");
+    let mut body = vec![0; n];
+    stream.read_exact(&mut body).expect("the body");
+    let body: Value = serde_json::from_slice(&body).expect("JSON");
+    body["error"].as_str().expect("an error").to_string()
 }
 
 /// A response's status line and headers (lowercase), read up to the blank line.
@@ -259,12 +289,15 @@ fn downloads_are_streamed_whole_and_a_slow_one_is_cut(server: &Served, log: &[u8
     assert!(body == gz, "{file}: not the file's bytes");
 }
 
-/// 50 clients that never read a 32 MB log: the server sends to `MAX_DOWNLOADS` of them
-/// and tells the others to come back, and its memory stays under 100 MB; when they go,
-/// the places are free again.
+/// 50 clients that never read a 32 MB log, two from each of 25 addresses (within the
+/// bound per address): the server sends to `MAX_DOWNLOADS` of them and tells the others
+/// to come back, and its memory stays under 100 MB; when they go, the places are free
+/// again.
 fn fifty_clients_that_never_read_cost_little_memory(server: &Served, log: &[u8]) {
     let path = format!("/api/sets/{SET}/log");
-    let mut clients: Vec<BufReader<TcpStream>> = (0..50).map(|_| server.send(&path)).collect();
+    let mut clients: Vec<BufReader<TcpStream>> = (0..50u8)
+        .map(|n| server.send_from(loopback(10 + n / 2), None, &path))
+        .collect();
     // Time for the server to fill every socket it can.
     std::thread::sleep(Duration::from_secs(3));
     let peak = server.peak_memory();
@@ -277,14 +310,8 @@ fn fifty_clients_that_never_read_cost_little_memory(server: &Served, log: &[u8])
             200 => sending += 1,
             503 => {
                 assert_eq!(header(&head, "retry-after"), Some("10"), "{head}");
-                let n: usize = header(&head, "content-length")
-                    .and_then(|n| n.parse().ok())
-                    .expect("a length");
-                let mut body = vec![0; n];
-                client.read_exact(&mut body).expect("the body");
-                let body: Value = serde_json::from_slice(&body).expect("JSON");
                 assert_eq!(
-                    body["error"],
+                    error_of(client, &head),
                     format!(
                         "{MAX_DOWNLOADS} downloads are under way, the most this server sends \
                          at once: try again in 10 s"
@@ -312,11 +339,86 @@ fn fifty_clients_that_never_read_cost_little_memory(server: &Served, log: &[u8])
     }
 }
 
+/// Issue 33, part 6: 127.0.0.1 asks for the log 20 times and reads 12 bytes every 2 s
+/// of each answer it gets, with a 4 KiB receive buffer, as the attack did: it gets
+/// `MAX_DOWNLOADS_PER_ADDRESS` downloads, and 503 naming the bound for the rest;
+/// meanwhile 127.0.0.2 downloads the whole log. The trickling downloads take far less
+/// than 64 KiB in 10 s of waiting writes: they are cut, and 127.0.0.1 gets a download
+/// again while its trickling clients are all still open.
+fn one_address_holding_its_downloads_leaves_the_others_theirs(server: &Served, log: &[u8]) {
+    let path = format!("/api/sets/{SET}/log");
+    let mut answered = 0;
+    let mut trickling = Vec::new();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for _ in 0..20 {
+        let mut client = server.send_from(loopback(1), Some(4096), &path);
+        let (status, head) = read_head(&mut client);
+        match status {
+            200 => {
+                answered += 1;
+                let stop = stop.clone();
+                trickling.push(std::thread::spawn(move || {
+                    let mut bytes = [0u8; 12];
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        if client.read_exact(&mut bytes).is_err() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_secs(2));
+                    }
+                    client
+                }));
+            }
+            503 => {
+                assert_eq!(header(&head, "retry-after"), Some("10"), "{head}");
+                assert_eq!(
+                    error_of(&mut client, &head),
+                    format!(
+                        "127.0.0.1 has {MAX_DOWNLOADS_PER_ADDRESS} downloads under way, the most \
+                         one address may: try again in 10 s"
+                    )
+                );
+            }
+            other => panic!("status {other}: {head}"),
+        }
+    }
+    assert_eq!(answered, MAX_DOWNLOADS_PER_ADDRESS);
+    let mut other = server.send_from(loopback(2), None, &path);
+    let (status, head) = read_head(&mut other);
+    assert_eq!(
+        status, 200,
+        "127.0.0.2 while 127.0.0.1 holds its downloads: {head}"
+    );
+    let mut body = Vec::new();
+    other.read_to_end(&mut body).expect("the body");
+    assert_eq!(dechunk_bytes(&body).len(), log.len());
+    // The trickles are cut by the stall limit (10 s of waiting writes, once the
+    // kernel's buffers are full): 127.0.0.1 is served again, its clients still open.
+    let started = Instant::now();
+    loop {
+        let mut again = server.send_from(loopback(1), None, &path);
+        let (status, head) = read_head(&mut again);
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503, "{head}");
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "127.0.0.1's trickling downloads were not cut"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    eprintln!("trickling downloads cut within {:?}", started.elapsed());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in trickling {
+        drop(t.join().expect("a trickling client"));
+    }
+}
+
 /// 40 concurrent requests for the set's page, whose clients go before it is built: the
 /// build stops, and the server is idle within 2 s. 40 more that wait: one build for all,
 /// every page the same, memory under 150 MB, idle again after. One more: the page was
 /// kept (a fraction of a build's CPU).
-fn replay_pages_are_built_once_and_stopped_when_nobody_waits(server: &Served) {
+fn replay_pages_are_built_once_and_stopped_when_nobody_waits(server: &Served) -> Duration {
     let path = format!("/sets/{SET}/replay");
     let before = server.cpu();
     let leaving: Vec<_> = (0..40).map(|_| server.send(&path)).collect();
@@ -376,10 +478,59 @@ fn replay_pages_are_built_once_and_stopped_when_nobody_waits(server: &Served) {
         kept * 4 < build,
         "serving the kept page took {kept:?}, building it {build:?}"
     );
+    build
+}
+
+/// Issue 33, part 5: a server whose pages hold at most `max` moves, fewer than the
+/// set's `moves`. 10 requests from 127.0.0.1 and one from each of 30 other addresses
+/// are refused (422) from the store's move count, without reading the log: all of them
+/// together cost less than a quarter of the CPU of one build (`build`). 127.0.0.1's
+/// 11th is answered 429: its refusals this minute are spent.
+fn pages_over_the_move_bound_are_refused_without_reading_the_log(
+    server: &Served,
+    moves: u64,
+    max: u64,
+    build: Duration,
+) {
+    let path = format!("/sets/{SET}/replay");
+    let refusal = format!(
+        "the page of {SET} would hold {moves} moves, more than {max}: download its log \
+         instead (/api/sets/{SET}/log)"
+    );
+    let before = server.cpu();
+    for from in std::iter::repeat_n(1, 10).chain(40..70) {
+        let mut client = server.send_from(loopback(from), None, &path);
+        let (status, head) = read_head(&mut client);
+        assert_eq!(status, 422, "from 127.0.0.{from}: {head}");
+        assert_eq!(error_of(&mut client, &head), refusal);
+    }
+    let refused = server.cpu() - before;
+    eprintln!("40 refused pages: CPU {refused:?} (one build: {build:?})");
+    assert!(
+        refused * 4 < build,
+        "40 refused pages took {refused:?}, one build {build:?}"
+    );
+    let mut client = server.send_from(loopback(1), None, &path);
+    let (status, head) = read_head(&mut client);
+    assert_eq!(status, 429, "{head}");
+    let wait: u64 = header(&head, "retry-after")
+        .and_then(|s| s.parse().ok())
+        .expect("a Retry-After");
+    assert!((1..=60).contains(&wait), "{head}");
+    assert_eq!(
+        error_of(&mut client, &head),
+        format!(
+            "127.0.0.1 asked for 10 replay pages that cannot be built this minute, the most \
+             one address may: try again in {wait} s"
+        )
+    );
 }
 
 #[test]
 fn serve_streams_logs_within_bounds_and_builds_each_replay_page_once() {
+    // Its clients that never read hold hundreds of MB of the kernel's TCP buffers for a
+    // while: not while another test measures them.
+    let _tcp = tcp_memory_lock();
     let tmp = LogDir::new();
     let t = Instant::now();
     let (file, league) = league_with_one_long_set(tmp.path());
@@ -411,6 +562,18 @@ fn serve_streams_logs_within_bounds_and_builds_each_replay_page_once() {
     fifty_clients_that_never_read_cost_little_memory(&server, &log);
     eprintln!("50 clients: {:?}", t.elapsed());
     let t = Instant::now();
-    replay_pages_are_built_once_and_stopped_when_nobody_waits(&server);
+    one_address_holding_its_downloads_leaves_the_others_theirs(&server, &log);
+    eprintln!("downloads per address: {:?}", t.elapsed());
+    let t = Instant::now();
+    let build = replay_pages_are_built_once_and_stopped_when_nobody_waits(&server);
     eprintln!("replays: {:?}", t.elapsed());
+    drop(server);
+    // The same set on a server whose pages hold half its moves.
+    let max = moves / 2;
+    let server = Served::start(
+        &file,
+        &league,
+        &["--concurrency", "0", "--max-page-moves", &max.to_string()],
+    );
+    pages_over_the_move_bound_are_refused_without_reading_the_log(&server, moves, max, build);
 }

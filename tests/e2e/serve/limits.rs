@@ -1,6 +1,7 @@
 //! `hus serve`'s capacity shared among client addresses (connections and live streams in
-//! all and per address, half-sent heads, idle connections), its `Host` check, and the
-//! summed-up log of refused admin requests. Clients on other loopback addresses
+//! all and per address, half-sent heads, idle connections), the kernel's TCP memory of
+//! live watchers that do not read, its `Host` check, and the summed-up log of refused
+//! admin requests. Clients on other loopback addresses
 //! (127.0.0.2 and up) bind their socket before connecting.
 
 use std::io::{ErrorKind, Read, Write};
@@ -22,26 +23,9 @@ fn loopback(last: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(127, 0, 0, last))
 }
 
-thread_local! {
-    /// Each thread's runtime for binding and connecting sockets.
-    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()
-        .expect("a runtime");
-}
-
 /// A connection to `addr` from the loopback address `from` (bound before connecting).
 fn connect_from(from: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream> {
-    let stream = RUNTIME.with(|runtime| {
-        runtime.block_on(async {
-            let socket = tokio::net::TcpSocket::new_v4()?;
-            socket.bind(SocketAddr::new(from, 0))?;
-            socket.connect(addr).await
-        })
-    })?;
-    let stream = stream.into_std()?;
-    stream.set_nonblocking(false)?;
-    Ok(stream)
+    crate::common::connect_from_with(from, addr, None)
 }
 
 /// The status line's code of the answer on `stream`, read a byte at a time (the rest
@@ -99,6 +83,10 @@ fn serve_answers_other_addresses_within_a_second_while_one_holds_thousands_of_co
     let addr = server.addr;
     let live = format!("GET /api/live/events HTTP/1.1\r\nHost: {addr}\r\n\r\n");
     let half = format!("GET /api/status HTTP/1.1\r\nHost: {addr}\r\n");
+    // The league is paused first: with no events to send, a watcher that does not read
+    // is never behind, and holds its slot throughout (one that is behind by its buffers
+    // is dropped after 5 s: `serve_kernel_tcp_memory_...` below).
+    server.pause_until_idle(&format!("Bearer {token}"));
 
     // 127.0.0.1 takes its share: 16 live watchers that never read past the status line,
     // and 48 half-sent heads.
@@ -386,6 +374,148 @@ fn serve_gives_a_half_sent_head_two_seconds_instead_of_ten_when_crowded() {
     calm[5].write_all(b"\r\n").expect("write");
     assert_eq!(status_line(&mut calm[5]), 200);
     drop(calm);
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
+
+/// Live watchers that do not read, from [`WATCHER_ADDRESSES`] addresses.
+const WATCHERS: usize = 500;
+/// The addresses they come from (127.0.0.10 and up), `WATCHERS / WATCHER_ADDRESSES` each.
+const WATCHER_ADDRESSES: usize = 10;
+/// The watchers' receive buffer (`SO_RCVBUF`), as small as the attack's.
+const WATCHER_RECV_BUFFER: u32 = 4096;
+/// The server's send buffer of a live stream (`server::http::LIVE_SEND_BUFFER`).
+const LIVE_SEND_BUFFER: u64 = 16 * 1024;
+
+/// The kernel's TCP memory, in bytes: `mem` of /proc/net/sockstat's TCP line (pages; the
+/// whole machine's, not this test's alone).
+fn tcp_memory() -> u64 {
+    let text = std::fs::read_to_string("/proc/net/sockstat").expect("/proc/net/sockstat");
+    let pages: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("TCP:"))
+        .and_then(|l| l.split_whitespace().skip_while(|w| *w != "mem").nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no TCP mem in {text}"));
+    // SAFETY: sysconf only reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+    pages * page
+}
+
+/// Issue 33, part 7: 500 live watchers that read nothing after the status line, with
+/// 4 KiB receive buffers, while two sets are played: the kernel's TCP memory grows by
+/// less than 500 x (the server's send buffer, doubled by the kernel, + the watcher's
+/// receive buffer, doubled) x 2 for the kernel's own overhead, about 39 MiB (without
+/// the bound each socket's send buffer grew towards 4 MB: 64 watchers took 241 MiB).
+/// A watcher that reads meanwhile gets the events. The non-reading ones are dropped
+/// (their send buffers reset, so the kernel frees them) long before the 30 s the old
+/// stall limit took; what stays while they are open is their own receive buffers.
+#[test]
+fn serve_kernel_tcp_memory_of_500_non_reading_watchers_stays_bounded() {
+    // The machine's TCP memory is measured: no test of this binary that fills it by the
+    // hundred megabytes runs meanwhile.
+    let _tcp = crate::common::tcp_memory_lock();
+    raise_nofile(4096);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = league_file(tmp.path(), HEAD, &[("a", instant(1)), ("b", instant(2))]);
+    let dir = tmp.path().join("league");
+    let per_address = WATCHERS / WATCHER_ADDRESSES;
+    let server = Server::start(
+        &file,
+        &dir,
+        &["--max-live-per-address", &per_address.to_string()],
+    );
+    let addr = server.addr;
+    let live = format!("GET /api/live/events HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let before = tcp_memory();
+
+    // One watcher that reads everything, on a thread: the bytes of events it got.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (stop, live) = (stop.clone(), live.clone());
+        std::thread::spawn(move || {
+            let mut watcher = connect_from(loopback(3), addr).expect("connect");
+            watcher.write_all(live.as_bytes()).expect("write");
+            assert_eq!(status_line(&mut watcher), 200);
+            watcher
+                .set_read_timeout(Some(Duration::from_secs(1)))
+                .expect("timeout");
+            let mut events = 0usize;
+            let mut chunk = [0u8; 16 * 1024];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match watcher.read(&mut chunk) {
+                    Ok(0) => panic!("a reading watcher was dropped"),
+                    Ok(n) => events += chunk[..n].windows(6).filter(|w| w == b"data: ").count(),
+                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                    Err(e) => panic!("a reading watcher: {e}"),
+                }
+            }
+            events
+        })
+    };
+
+    let opened = Instant::now();
+    let mut watchers = Vec::new();
+    for n in 0..WATCHERS {
+        let from = loopback(10 + (n / per_address) as u8);
+        let mut watcher = crate::common::connect_from_with(from, addr, Some(WATCHER_RECV_BUFFER))
+            .expect("connect");
+        watcher.write_all(live.as_bytes()).expect("write");
+        assert_eq!(status_line(&mut watcher), 200, "watcher {n}");
+        watchers.push(watcher);
+    }
+    eprintln!("{WATCHERS} watchers open in {:?}", opened.elapsed());
+
+    // Until the server dropped them all (the live streams open: the reader's alone),
+    // the kernel's TCP memory, read every 100 ms.
+    let bound = WATCHERS as u64 * (2 * LIVE_SEND_BUFFER + 2 * u64::from(WATCHER_RECV_BUFFER)) * 2;
+    let mut peak = before;
+    let status_head =
+        format!("GET /api/status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    loop {
+        peak = peak.max(tcp_memory());
+        assert!(
+            peak <= before + bound,
+            "TCP memory grew by {} KiB in {:?}, more than {} KiB",
+            (peak - before) >> 10,
+            opened.elapsed(),
+            bound >> 10
+        );
+        let stream = connect_from(loopback(2), addr).expect("connect");
+        let (status, _, body) = exchange(stream, &status_head, b"");
+        assert_eq!(status, 200, "{body}");
+        let status: serde_json::Value = serde_json::from_str(&body).expect("json");
+        if status["watchers"] == 1 {
+            break;
+        }
+        assert!(
+            opened.elapsed() < Duration::from_secs(25),
+            "the non-reading watchers were not dropped within 25 s: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let dropped = opened.elapsed();
+    let after = tcp_memory();
+    eprintln!(
+        "TCP memory: {} KiB before, peak {} KiB (bound {} KiB above), {} KiB once the \
+         watchers were dropped ({dropped:?} after they opened)",
+        before >> 10,
+        peak >> 10,
+        bound >> 10,
+        after >> 10
+    );
+    // What is left: the watchers' own receive buffers, until they close.
+    let left = WATCHERS as u64 * 2 * u64::from(WATCHER_RECV_BUFFER) * 2;
+    assert!(
+        after <= before + left,
+        "TCP memory {} KiB above what it was once the watchers were dropped, more than {} KiB",
+        after.saturating_sub(before) >> 10,
+        left >> 10
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let events = reader.join().expect("the reading watcher");
+    assert!(events > 0, "the reading watcher got no event");
+    drop(watchers);
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");
 }
