@@ -303,7 +303,7 @@ fn fill(store: &mut dyn Store, model: &Model) -> Result<u64, league::StoreError>
     let mut written = 0u64;
     while let Some(set) = store.claim_next()? {
         let outcome = model.outcome(set.seed, &set.key.a, &set.key.b);
-        store.record(set.id, &outcome)?;
+        store.record(set.claim(), &outcome)?;
         written += 1;
     }
     Ok(written)

@@ -217,7 +217,7 @@ mod tests {
                 log: format!("{LOGS_DIR}/{stem}.jsonl.gz"),
                 ..Default::default()
             };
-            store.record(set.id, &outcome).expect("record");
+            store.record(set.claim(), &outcome).expect("record");
             stems.push(stem);
         }
         (store, stems)

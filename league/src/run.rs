@@ -241,8 +241,8 @@ async fn play_pending(
     let (stopped, failure) = played?;
     reporter.finish();
     if !interrupted.is_empty() {
-        let ids: Vec<_> = interrupted.iter().map(|s| s.id).collect();
-        store.requeue(&ids)?;
+        let claims: Vec<_> = interrupted.iter().map(|s| s.claim()).collect();
+        store.requeue(&claims)?;
         for set in &interrupted {
             if let Some(log) = set_aside(&shared.logs, &set.key.stem())?.first() {
                 if !quiet {
@@ -300,7 +300,7 @@ async fn fill_pool(
             };
             let files = SetFiles::new(&shared.logs, &set.key.stem());
             files.set_aside()?;
-            store.set_log(set.id, &format!("{LOGS_DIR}/{}.jsonl", files.stem()))?;
+            store.set_log(set.claim(), &format!("{LOGS_DIR}/{}.jsonl", files.stem()))?;
             pool.start(set, shared.clone(), None);
         }
         if pool.is_empty() && !waiting_for_space {
@@ -317,7 +317,14 @@ async fn fill_pool(
             Some((set, ending)) = pool.next_ended() => {
                 let error = match ending {
                     Ending::Finished(outcome) => {
-                        store.record(set.id, &outcome)?;
+                        if !store.record(set.claim(), &outcome)? {
+                            // One runner holds the directory's lock: a claim cannot go
+                            // stale under it.
+                            return Err(Error::Runtime(format!(
+                                "{}: the store no longer holds its claim; its result is not recorded",
+                                set.key
+                            )));
+                        }
                         reporter.finished(&set.key, &outcome);
                         continue;
                     }

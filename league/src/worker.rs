@@ -652,6 +652,10 @@ impl Worker<'_> {
     }
 
     /// Stopped by a signal: every set in play is stopped and given back at once.
+    /// Stopped by a signal: every set in play is stopped, and the loop goes on until
+    /// each has ended: a set that finished before the stop reached it is recorded (its
+    /// result queued for the store like any), and only a set that was really stopped is
+    /// given back ([`Worker::ended`]). Nothing played is thrown away.
     async fn give_back(&mut self, pool: &mut SetPool, name: &'static str) -> Result<()> {
         self.stopped = Some(name);
         self.say(format!(
@@ -659,13 +663,6 @@ impl Worker<'_> {
             self.plan.who
         ));
         pool.stop_all(GAVE_UP);
-        for (id, set) in std::mem::take(&mut self.held) {
-            let attempt = set.attempts;
-            let _ = self
-                .link
-                .run("giving a set back", move |s| s.release(id, attempt))
-                .await?;
-        }
         Ok(())
     }
 
@@ -739,7 +736,15 @@ impl Worker<'_> {
                 // Said at once, not at the next heartbeat: `hus workers` shows it.
                 self.heartbeat().await?;
             }
-            Ending::Stopped => {}
+            Ending::Stopped => {
+                // Stopped while this worker held it (a signal): given back at once, for
+                // another worker to play.
+                let (id, attempt) = (set.id, set.attempts);
+                let _ = self
+                    .link
+                    .run("giving a set back", move |s| s.release(id, attempt))
+                    .await?;
+            }
             Ending::Failed(e) => {
                 let (id, attempt) = (set.id, set.attempts);
                 let _ = self

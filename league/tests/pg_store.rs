@@ -274,8 +274,12 @@ fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
     // Two results, the second set's first: finished in the order (second, first).
     let first = store.claim_next().expect("claim").expect("a set");
     let second = store.claim_next().expect("claim").expect("a set");
-    store.record(second.id, &outcome(1, "l2")).expect("record");
-    store.record(first.id, &outcome(1, "l1")).expect("record");
+    assert!(store
+        .record(second.claim(), &outcome(1, "l2"))
+        .expect("record"));
+    assert!(store
+        .record(first.claim(), &outcome(1, "l1"))
+        .expect("record"));
     drop(store);
     // Back to schema 2, as an older hus left it: no numbers, no counter, no history,
     // and the finish times in the order (second, first).
@@ -316,7 +320,9 @@ fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
     };
     assert_eq!(numbered(&store), [(1, second.id), (2, first.id)]);
     let third = store.claim_next().expect("claim").expect("the third set");
-    store.record(third.id, &outcome(1, "l3")).expect("record");
+    assert!(store
+        .record(third.claim(), &outcome(1, "l3"))
+        .expect("record"));
     let all = store
         .finished_sets(&FinishedQuery::After {
             after: 2,

@@ -94,32 +94,56 @@ fn sync_claim_record_and_read_back() {
         let p = store.progress().expect("progress");
         assert_eq!((p.running, p.pending), (2, 4), "{name}");
 
-        store.set_log(first.id, "logs/one.jsonl").expect("log");
+        assert!(store.set_log(first.claim(), "logs/one.jsonl").expect("log"));
         let o = outcome(3, "logs/one.jsonl");
-        store.record(first.id, &o).expect("record");
+        assert!(store.record(first.claim(), &o).expect("record"), "{name}");
         let finished = store.finished().expect("finished");
         assert_eq!(finished.len(), 1, "{name}");
         assert_eq!(finished[0].key, first.key, "{name}");
         assert_eq!(finished[0].seed, first.seed, "{name}");
         assert_eq!(finished[0].outcome, o, "{name}");
 
-        // A result is never recorded twice.
-        let again = store.record(first.id, &o).map_err(|e| e.to_string());
+        // A result is never recorded twice: the claim is stale once the set is done,
+        // and changes nothing.
+        assert!(!store.record(first.claim(), &o).expect("record"), "{name}");
         assert!(
-            again.as_ref().err().is_some_and(|e| e.ends_with(&format!(
-                "set {} is done, not running: its result is not recorded twice",
-                first.id
-            ))),
-            "{name}: {again:?}"
+            !store.set_log(first.claim(), "logs/two.jsonl").expect("log"),
+            "{name}"
+        );
+        assert_eq!(
+            store.requeue(&[first.claim()]).expect("requeue"),
+            0,
+            "{name}"
         );
         assert_eq!(store.finished().expect("finished").len(), 1, "{name}");
 
         // Stopped part-way: back to pending, claimed again later with a second attempt.
-        store.requeue(&[second.id]).expect("requeue");
+        assert_eq!(
+            store.requeue(&[second.claim()]).expect("requeue"),
+            1,
+            "{name}"
+        );
         let p = store.progress().expect("progress");
         assert_eq!((p.done, p.running, p.pending), (1, 0, 5), "{name}");
         let again = store.claim_next().expect("claim").expect("a set");
         assert_eq!((again.id, again.attempts), (second.id, 2), "{name}");
+        // The first attempt's claim is stale now: it can neither record the set, nor
+        // note its log, nor put it back; the second attempt's can.
+        let stale = second.claim();
+        assert!(!store.record(stale, &o).expect("record"), "{name}");
+        assert!(
+            !store.set_log(stale, "logs/stale.jsonl").expect("log"),
+            "{name}"
+        );
+        assert_eq!(store.requeue(&[stale]).expect("requeue"), 0, "{name}");
+        let p = store.progress().expect("progress");
+        assert_eq!((p.done, p.running, p.pending), (1, 1, 4), "{name}");
+        assert!(
+            store
+                .set_log(again.claim(), "logs/again.jsonl")
+                .expect("log"),
+            "{name}"
+        );
 
         // Killed: a running set is found and put back at the next start.
         let requeued = store.requeue_running().expect("requeue running");
@@ -130,7 +154,7 @@ fn sync_claim_record_and_read_back() {
         // Play everything.
         let mut played = 1;
         while let Some(set) = store.claim_next().expect("claim") {
-            store.record(set.id, &outcome(2, "l")).expect("record");
+            assert!(store.record(set.claim(), &outcome(2, "l")).expect("record"));
             played += 1;
         }
         assert_eq!(played, 6, "{name}");
@@ -154,7 +178,7 @@ fn a_removed_bot_plays_no_more_and_keeps_its_results_and_a_new_one_is_scheduled(
         assert_eq!(report.added_bots, ["x", "y", "z"], "{name}");
         // Play the first set (x-y... whichever comes first) only.
         let set = store.claim_next().expect("claim").expect("set");
-        store.record(set.id, &outcome(1, "l")).expect("record");
+        assert!(store.record(set.claim(), &outcome(1, "l")).expect("record"));
         let played_key = set.key.clone();
 
         // z leaves; w joins.
@@ -172,7 +196,7 @@ fn a_removed_bot_plays_no_more_and_keeps_its_results_and_a_new_one_is_scheduled(
         let mut claimed: Vec<SetKey> = Vec::new();
         while let Some(set) = store.claim_next().expect("claim") {
             assert!(set.key.a != "z" && set.key.b != "z", "{name}: {}", set.key);
-            store.record(set.id, &outcome(1, "l")).expect("record");
+            assert!(store.record(set.claim(), &outcome(1, "l")).expect("record"));
             claimed.push(set.key);
         }
         let mut expected: Vec<SetKey> = plan
@@ -297,12 +321,13 @@ fn finished_sets_are_numbered_in_the_order_recorded_and_read_by_pages() {
         // Recorded last to first, with 1 to 6 games: the numbers follow the recording.
         for (i, set) in claimed.iter().rev().enumerate() {
             let games = i as u32 + 1;
-            store
+            let counted = store
                 .record(
-                    set.id,
+                    set.claim(),
                     &outcome(games, &format!("logs/{}.jsonl", set.key.stem())),
                 )
                 .expect("record");
+            assert!(counted, "{name}");
         }
         let keys_of = |sets: &[(u64, league::FinishedSet)]| -> Vec<(u64, SetKey, usize)> {
             sets.iter()
@@ -513,7 +538,9 @@ fn the_migration_numbers_an_old_stores_finished_sets_in_their_order() {
     assert_eq!(numbered(&store), [(1, 3), (2, 1)]);
     let set = store.claim_next().expect("claim").expect("set 2");
     assert_eq!(set.key.round, 2);
-    store.record(set.id, &outcome(1, "l2")).expect("record");
+    assert!(store
+        .record(set.claim(), &outcome(1, "l2"))
+        .expect("record"));
     assert_eq!(numbered(&store), [(1, 3), (2, 1), (3, 2)]);
 }
 
@@ -594,7 +621,9 @@ fn pruned_logs_are_named_once_and_every_result_stays() {
         let mut logs = Vec::new();
         while let Some(set) = store.claim_next().expect("claim") {
             let log = format!("logs/{}.jsonl.gz", set.key.stem());
-            store.record(set.id, &outcome(2, &log)).expect("record");
+            assert!(store
+                .record(set.claim(), &outcome(2, &log))
+                .expect("record"));
             logs.push(log);
         }
         let before = league::read_standings(&*store).expect("standings");
@@ -622,5 +651,37 @@ fn pruned_logs_are_named_once_and_every_result_stays() {
         assert_eq!(pruned, [true, true, true, true, true, false], "{name}");
         let after = league::read_standings(&*store).expect("standings");
         assert_eq!(after, before, "{name}");
+    }
+}
+
+/// A claim can pass over held pairs (either seating): the sets behind them are claimed,
+/// and the held pair's set waits, pending, with no attempt counted.
+#[test]
+fn a_claim_passes_over_held_pairs_without_counting_an_attempt() {
+    for (name, mut store, _dir) in stores() {
+        let entries = bots(&["x", "y", "z"]);
+        let plan = schedule(&names(&entries), &Format::RoundRobin, 1, 5);
+        store.sync(&entries, &plan).expect("sync");
+        let head = &plan[0].key;
+        // The head of the queue, named in the other seating.
+        let held = vec![(head.b.clone(), head.a.clone())];
+        let next = store
+            .claim_next_except(&held)
+            .expect("claim")
+            .expect("a set");
+        assert_eq!(next.key, plan[1].key, "{name}");
+        let other = store
+            .claim_next_except(&held)
+            .expect("claim")
+            .expect("a set");
+        assert_eq!(other.key, plan[2].key, "{name}");
+        assert_eq!(
+            store.claim_next_except(&held).expect("claim"),
+            None,
+            "{name}"
+        );
+        // Once the hold is over, the head is claimed with its first attempt.
+        let head_set = store.claim_next().expect("claim").expect("a set");
+        assert_eq!((&head_set.key, head_set.attempts), (head, 1), "{name}");
     }
 }

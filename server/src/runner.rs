@@ -51,6 +51,8 @@ const PROBLEMS: usize = 20;
 /// How an outage of a shared store begins among the problems (`set` empty); it leaves
 /// them when the store answers again.
 const OUT_OF_REACH: &str = "the store is out of reach";
+/// Why a set whose lease another took over is stopped here (its log says so).
+const LEASE_LOST: &str = "its lease ran out and another took the set over";
 
 /// Whether `problem` is an outage of the store (cleared once the store is back).
 fn is_outage(problem: &Problem) -> bool {
@@ -240,14 +242,29 @@ impl Runner {
     /// With a shared store: renews the leases of the sets this server plays, and reads
     /// what finished since the last read (the workers' sets too). True when anything
     /// did.
-    async fn refresh(&mut self, pool: &SetPool) -> league::Result<bool> {
-        let held: Vec<(SetId, u32)> = pool.sets().map(|s| (s.id, s.attempts)).collect();
-        self.store
+    async fn refresh(&mut self, pool: &mut SetPool) -> league::Result<bool> {
+        let sets: Vec<ClaimedSet> = pool.sets().cloned().collect();
+        let held: Vec<(SetId, u32)> = sets.iter().map(|s| (s.id, s.attempts)).collect();
+        let renewed = self
+            .store
             .call(move |s| {
                 s.reconnect_if_lost()?;
-                s.renew_claims(&held).map(|_| ())
+                s.renew_claims(&held)
             })
             .await?;
+        // A set whose lease a worker took over (this server was out of reach past it)
+        // is stopped here: it is the worker's now, and playing it on is work thrown
+        // away (its result would not count, its claim being stale).
+        for (set, kept) in sets.iter().zip(renewed) {
+            if !kept {
+                pool.stop(set, LEASE_LOST);
+                self.problem(
+                    &set.key.stem(),
+                    "this server's lease ran out and another took the set over: stopped here"
+                        .into(),
+                );
+            }
+        }
         self.read_new().await
     }
 
@@ -449,19 +466,15 @@ impl Runner {
         input.held = self.held.keys().cloned().collect();
         // A shared store's pending sets (the file's schedule, for the workers too) go
         // first; the pairing chooses only when none is left.
+        // A pair held back (its set just failed here) is passed over, left to the
+        // workers for now: it holds up no set behind it and counts no attempt.
         let waiting = if self.shared_store {
-            self.store.call(|s| s.claim_next()).await?
+            let held: Vec<Pair> = input.held.iter().cloned().collect();
+            self.store.call(move |s| s.claim_next_except(&held)).await?
         } else {
             None
         };
         let set = match waiting {
-            // A pair held back (its set just failed here) is left to the workers for
-            // now, rather than failing again at once.
-            Some(set) if input.held.contains(&pair(&set.key.a, &set.key.b)) => {
-                let id = set.id;
-                self.store.call(move |s| s.requeue(&[id])).await?;
-                return Ok(false);
-            }
             Some(set) => set,
             None => {
                 let Some(mut key) = pairing::choose(&self.config.format, &input) else {
@@ -495,8 +508,15 @@ impl Runner {
         self.retry.retain(|k| *k != set.key);
         let stem = set.key.stem();
         SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside()?;
-        let (id, log) = (set.id, format!("{}/{stem}.jsonl", league::LOGS_DIR));
-        self.store.call(move |s| s.set_log(id, &log)).await?;
+        let (claim, log) = (set.claim(), format!("{}/{stem}.jsonl", league::LOGS_DIR));
+        if !self.store.call(move |s| s.set_log(claim, &log)).await? {
+            // Taken over between the claim and now (a lease that ran out): not ours.
+            self.say(&format!(
+                "{}: claimed again elsewhere before it started here",
+                set.key
+            ));
+            return Ok(false);
+        }
         let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
         *r = (*r).max(set.key.round);
         self.started += 1;
@@ -853,8 +873,16 @@ impl Runner {
         if sets.is_empty() {
             return Ok(());
         }
-        let ids: Vec<SetId> = sets.iter().map(|s| s.id).collect();
-        self.store.call(move |s| s.requeue(&ids)).await?;
+        let claims: Vec<league::Claim> = sets.iter().map(|s| s.claim()).collect();
+        let put_back = self.store.call(move |s| s.requeue(&claims)).await?;
+        if put_back < sets.len() {
+            // Claimed again elsewhere since (a worker, after this server's lease ran
+            // out): theirs now, left as they are.
+            self.say(&format!(
+                "{} of the sets stopped here had been claimed again elsewhere: left to whoever holds them",
+                sets.len() - put_back
+            ));
+        }
         let logs = self.dir.join(league::LOGS_DIR);
         for set in sets.drain(..) {
             if let Some(kept) = league::set_aside(&logs, &set.key.stem())?.first() {

@@ -89,6 +89,18 @@ pub struct SyncReport {
     pub added_sets: usize,
 }
 
+/// A claim on a set: the set and the attempt that holds it. Every change to a claimed
+/// set takes one (noting its log, recording its result, putting it back): a stale claim,
+/// one whose set was claimed again since (another runner took it over once its lease ran
+/// out) or is done, changes nothing in either store, and the call says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Claim {
+    /// The store's number for the set.
+    pub id: SetId,
+    /// The attempt that holds it (from 1).
+    pub attempt: u32,
+}
+
 /// A set claimed to be played.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClaimedSet {
@@ -100,6 +112,16 @@ pub struct ClaimedSet {
     pub seed: u64,
     /// How many times it has been started, this time included.
     pub attempts: u32,
+}
+
+impl ClaimedSet {
+    /// The claim this attempt holds.
+    pub fn claim(&self) -> Claim {
+        Claim {
+            id: self.id,
+            attempt: self.attempts,
+        }
+    }
 }
 
 /// A set that was interrupted (its runner was killed or stopped) and put back.
@@ -426,20 +448,34 @@ pub trait Store {
     /// is one whose runner died). One transaction; returns the sets.
     fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError>;
 
-    /// Puts these sets back to `pending` (they were stopped part-way). One transaction.
-    fn requeue(&mut self, ids: &[SetId]) -> Result<(), StoreError>;
+    /// Puts these sets back to `pending` (they were stopped part-way), each only if its
+    /// claim still holds it; returns how many were put back (a stale claim changes
+    /// nothing). One transaction.
+    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError>;
 
     /// Takes the next pending set of the current schedule whose bots are both active,
     /// marks it `running` and counts the attempt; `None` when there is none.
-    fn claim_next(&mut self) -> Result<Option<ClaimedSet>, StoreError>;
+    fn claim_next(&mut self) -> Result<Option<ClaimedSet>, StoreError> {
+        self.claim_next_except(&[])
+    }
+
+    /// As [`Store::claim_next`], passing over the sets of these pairs (either seating):
+    /// a pair held back after a failure waits without holding up the sets behind it,
+    /// and without a claim (an attempt) counted against it.
+    fn claim_next_except(
+        &mut self,
+        pairs: &[(String, String)],
+    ) -> Result<Option<ClaimedSet>, StoreError>;
 
     /// Notes where the running set's log is written (relative to the league's
-    /// directory).
-    fn set_log(&mut self, id: SetId, log: &str) -> Result<(), StoreError>;
+    /// directory), if `claim` still holds it; false (nothing changed) otherwise.
+    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError>;
 
     /// Records a finished set: its games, faults and move times, and marks it `done`,
-    /// all in one transaction. A set that is not `running` is refused.
-    fn record(&mut self, id: SetId, outcome: &SetOutcome) -> Result<(), StoreError>;
+    /// all in one transaction, if `claim` still holds it (the set is `running` under
+    /// that attempt); false, with nothing changed, for a stale claim: a set done
+    /// already, or claimed again since.
+    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError>;
 
     /// Every bot ever in the league.
     fn bots(&self) -> Result<Vec<BotRow>, StoreError>;
@@ -523,7 +559,7 @@ pub trait Store {
         log: &[u8],
     ) -> Result<bool, StoreError> {
         let _ = log;
-        self.record(set.id, outcome).map(|()| true)
+        self.record(set.claim(), outcome)
     }
 
     /// Whether other processes (`hus worker`) play this store's sets too: then its

@@ -38,9 +38,9 @@ use super::rows::{
     Param,
 };
 use super::{
-    history_step, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow,
-    HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetId, SetOutcome, Store, StoreError,
-    SyncReport,
+    history_step, BotEntry, BotRow, Claim, ClaimedSet, FaultRow, FinishedQuery, FinishedSet,
+    GameRow, HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetId, SetOutcome, Store,
+    StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -551,6 +551,19 @@ impl PgStore {
         lease: Duration,
         skip: &[String],
     ) -> Result<Option<ClaimedSet>, StoreError> {
+        self.claim_except(lease, skip, &[])
+    }
+
+    /// As [`PgStore::claim`], passing over the sets of the pairs `pairs` too (either
+    /// seating): a pair held back after a failure holds up no other set.
+    pub fn claim_except(
+        &mut self,
+        lease: Duration,
+        skip: &[String],
+        pairs: &[(String, String)],
+    ) -> Result<Option<ClaimedSet>, StoreError> {
+        let (xs, ys): (Vec<&str>, Vec<&str>) =
+            pairs.iter().map(|(x, y)| (x.as_str(), y.as_str())).unzip();
         let name = self.name.clone();
         let place = self.place.clone();
         let mut client = self.c();
@@ -566,10 +579,13 @@ impl PgStore {
                  WHERE s.scheduled AND a.active AND b.active
                    AND (s.status = 'pending' OR (s.status = 'running' AND s.lease_until < now()))
                    AND NOT (s.bot_a = ANY($1)) AND NOT (s.bot_b = ANY($1))
+                   AND NOT EXISTS (
+                       SELECT 1 FROM unnest($2::text[], $3::text[]) AS h(x, y)
+                       WHERE (h.x = s.bot_a AND h.y = s.bot_b) OR (h.x = s.bot_b AND h.y = s.bot_a))
                  ORDER BY s.round, s.id
                  LIMIT 1
                  FOR UPDATE OF s SKIP LOCKED",
-                &[&skip],
+                &[&skip, &xs, &ys],
             )
             .map_err(|e| backend(&place, "cannot look for a set to play", e))?;
         let Some(row) = row else {
@@ -1108,25 +1124,36 @@ impl Store for PgStore {
         Ok(found.into_iter().map(|(_, r)| r).collect())
     }
 
-    fn requeue(&mut self, ids: &[SetId]) -> Result<(), StoreError> {
+    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
         let place = self.place.clone();
         let mut client = self.c();
         let mut tx = client
             .transaction()
             .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        tx.execute(
-            "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
-                 log = NULL, started = NULL
-             WHERE id = ANY($1) AND status = 'running'",
-            &[&ids],
-        )
-        .map_err(|e| backend(&place, "cannot put stopped sets back", e))?;
+        let mut put_back = 0;
+        for claim in claims {
+            put_back += tx
+                .execute(
+                    &format!(
+                        "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+                             log = NULL, started = NULL
+                         WHERE {HOLDS}"
+                    ),
+                    &[&claim.id, &to_i32(claim.attempt)],
+                )
+                .map_err(|e| backend(&place, "cannot put stopped sets back", e))?
+                as usize;
+        }
         tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))
+            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))?;
+        Ok(put_back)
     }
 
-    fn claim_next(&mut self) -> Result<Option<ClaimedSet>, StoreError> {
-        self.claim(DEFAULT_LEASE, &[])
+    fn claim_next_except(
+        &mut self,
+        pairs: &[(String, String)],
+    ) -> Result<Option<ClaimedSet>, StoreError> {
+        self.claim_except(DEFAULT_LEASE, &[], pairs)
     }
 
     fn is_shared(&self) -> bool {
@@ -1168,39 +1195,39 @@ impl Store for PgStore {
         self.packed_log(id)
     }
 
-    fn set_log(&mut self, id: SetId, log: &str) -> Result<(), StoreError> {
+    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
         let place = self.place.clone();
         self.c()
             .execute(
-                "UPDATE sets SET log = $2 WHERE id = $1 AND status = 'running'",
-                &[&id, &log],
+                &format!("UPDATE sets SET log = $3 WHERE {HOLDS}"),
+                &[&claim.id, &to_i32(claim.attempt), &log],
             )
-            .map(|_| ())
+            .map(|changed| changed == 1)
             .map_err(|e| backend(&place, "cannot note a set's log", e))
     }
 
-    fn record(&mut self, id: SetId, outcome: &SetOutcome) -> Result<(), StoreError> {
+    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
         let place = self.place.clone();
+        let id = claim.id;
         let mut client = self.c();
         let mut tx = client
             .transaction()
             .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let status: Option<String> = tx
-            .query_opt("SELECT status FROM sets WHERE id = $1 FOR UPDATE", &[&id])
+        let holds = tx
+            .query_opt(
+                &format!("SELECT id FROM sets WHERE {HOLDS} FOR UPDATE"),
+                &[&id, &to_i32(claim.attempt)],
+            )
             .map_err(|e| backend(&place, "cannot read a set", e))?
-            .map(|r| r.get(0));
-        if status.as_deref() != Some("running") {
-            return Err(invalid(
-                &place,
-                format!(
-                    "set {id} is {}, not running: its result is not recorded twice",
-                    status.as_deref().unwrap_or("missing")
-                ),
-            ));
+            .is_some();
+        // Done already, or claimed again since: a stale claim records nothing.
+        if !holds {
+            return Ok(false);
         }
         write_outcome(&mut tx, &place, id, outcome)?;
         tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a set's result", e))
+            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
+        Ok(true)
     }
 
     fn bots(&self) -> Result<Vec<BotRow>, StoreError> {

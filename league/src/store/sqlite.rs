@@ -16,9 +16,9 @@ use super::rows::{
     Param,
 };
 use super::{
-    history_step, BotEntry, BotRow, ClaimedSet, FaultRow, FinishedQuery, FinishedSet, GameRow,
-    HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetId, SetOutcome, SetStatus, Store,
-    StoreError, SyncReport,
+    history_step, BotEntry, BotRow, Claim, ClaimedSet, FaultRow, FinishedQuery, FinishedSet,
+    GameRow, HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetOutcome, SetStatus,
+    Store, StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -409,39 +409,56 @@ impl Store for SqliteStore {
         Ok(found)
     }
 
-    fn requeue(&mut self, ids: &[SetId]) -> Result<(), StoreError> {
+    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
         let place = self.place.clone();
         let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<()> {
+        let work = || -> rusqlite::Result<usize> {
             let mut stmt = tx.prepare(
                 "UPDATE sets SET status = 'pending', log = NULL, started = NULL
-                 WHERE id = ?1 AND status = 'running'",
+                 WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
             )?;
-            for id in ids {
-                stmt.execute(params![id])?;
+            let mut put_back = 0;
+            for claim in claims {
+                put_back += stmt.execute(params![claim.id, claim.attempt])?;
             }
-            Ok(())
+            Ok(put_back)
         };
-        work().map_err(|e| backend(&place, "cannot put stopped sets back", e))?;
+        let put_back = work().map_err(|e| backend(&place, "cannot put stopped sets back", e))?;
         tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))
+            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))?;
+        Ok(put_back)
     }
 
-    fn claim_next(&mut self) -> Result<Option<ClaimedSet>, StoreError> {
+    fn claim_next_except(
+        &mut self,
+        pairs: &[(String, String)],
+    ) -> Result<Option<ClaimedSet>, StoreError> {
         let place = self.place.clone();
         let stamp = now();
         let tx = begin(&mut self.conn, &place)?;
+        // Each pair passed over, either seating: its two names are parameters.
+        let except: String = (0..pairs.len())
+            .map(|i| {
+                let (x, y) = (2 * i + 1, 2 * i + 2);
+                format!(
+                    " AND NOT ((s.bot_a = ?{x} AND s.bot_b = ?{y}) OR (s.bot_a = ?{y} AND s.bot_b = ?{x}))"
+                )
+            })
+            .collect();
+        let names: Vec<&String> = pairs.iter().flat_map(|(x, y)| [x, y]).collect();
         let work = || -> rusqlite::Result<Option<ClaimedSet>> {
             let next = tx
                 .query_row(
-                    "SELECT s.id, s.round, s.bot_a, s.bot_b, s.seed, s.attempts
-                     FROM sets s
-                     JOIN bots a ON a.name = s.bot_a
-                     JOIN bots b ON b.name = s.bot_b
-                     WHERE s.status = 'pending' AND s.scheduled = 1 AND a.active = 1 AND b.active = 1
-                     ORDER BY s.round, s.id
-                     LIMIT 1",
-                    [],
+                    &format!(
+                        "SELECT s.id, s.round, s.bot_a, s.bot_b, s.seed, s.attempts
+                         FROM sets s
+                         JOIN bots a ON a.name = s.bot_a
+                         JOIN bots b ON b.name = s.bot_b
+                         WHERE s.status = 'pending' AND s.scheduled = 1 AND a.active = 1 AND b.active = 1{except}
+                         ORDER BY s.round, s.id
+                         LIMIT 1"
+                    ),
+                    rusqlite::params_from_iter(names.iter()),
                     |r| {
                         Ok(ClaimedSet {
                             id: r.get(0)?,
@@ -471,34 +488,33 @@ impl Store for SqliteStore {
         Ok(next)
     }
 
-    fn set_log(&mut self, id: SetId, log: &str) -> Result<(), StoreError> {
+    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
         self.conn
             .execute(
-                "UPDATE sets SET log = ?2 WHERE id = ?1 AND status = 'running'",
-                params![id, log],
+                "UPDATE sets SET log = ?3 WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
+                params![claim.id, claim.attempt, log],
             )
-            .map(|_| ())
+            .map(|changed| changed == 1)
             .map_err(|e| backend(&self.place, "cannot note a set's log", e))
     }
 
-    fn record(&mut self, id: SetId, outcome: &SetOutcome) -> Result<(), StoreError> {
+    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
         let place = self.place.clone();
         let stamp = now();
+        let id = claim.id;
         let tx = begin(&mut self.conn, &place)?;
-        let status: Option<String> = tx
-            .query_row("SELECT status FROM sets WHERE id = ?1", params![id], |r| {
-                r.get(0)
-            })
+        let held: Option<(String, u32)> = tx
+            .query_row(
+                "SELECT status, attempts FROM sets WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .optional()
             .map_err(|e| backend(&place, "cannot read a set", e))?;
-        if status.as_deref() != Some(SetStatus::Running.as_str()) {
-            return Err(StoreError::Invalid {
-                place,
-                what: format!(
-                    "set {id} is {}, not running: its result is not recorded twice",
-                    status.as_deref().unwrap_or("missing")
-                ),
-            });
+        // Done already, or claimed again since: this claim is stale, and its result is
+        // not recorded (never twice, never over a later attempt's).
+        if held != Some((SetStatus::Running.as_str().to_string(), claim.attempt)) {
+            return Ok(false);
         }
         let games = || -> rusqlite::Result<()> {
             let mut stmt = tx.prepare(
@@ -556,7 +572,8 @@ impl Store for SqliteStore {
         .map_err(|e| backend(&place, "cannot mark a set done", e))?;
         self.hook.check(&place, "record-before-commit")?;
         tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a set's result", e))
+            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
+        Ok(true)
     }
 
     fn bots(&self) -> Result<Vec<BotRow>, StoreError> {
@@ -906,7 +923,9 @@ mod tests {
             store.sync(&entries(), &plan()).expect("sync");
             let set = store.claim_next().expect("claim").expect("a set");
             store.fail_at(Some(point));
-            let err = store.record(set.id, &outcome()).map_err(|e| e.to_string());
+            let err = store
+                .record(set.claim(), &outcome())
+                .map_err(|e| e.to_string());
             assert_eq!(
                 err.err(),
                 Some(format!(
@@ -920,7 +939,7 @@ mod tests {
             assert!(store.finished().expect("finished").is_empty(), "{point}");
             // Once the fault is gone the same record goes through whole.
             store.fail_at(None);
-            store.record(set.id, &outcome()).expect("record");
+            store.record(set.claim(), &outcome()).expect("record");
             assert_eq!(count(&store, "games"), 3, "{point}");
             assert_eq!(count(&store, "faults"), 1, "{point}");
             assert_eq!(store.finished().expect("finished")[0].outcome, outcome());

@@ -212,19 +212,25 @@ mod tests {
         let (store, _closed) = noted(&dir);
         let thread = StoreThread::spawn(store).unwrap();
         runtime().block_on(async {
-            // A set that is not running cannot be recorded: the store says so, and the
+            // A failure inside an operation comes back as the store's error, and the
             // thread goes on.
             let refused = thread
-                .call(|s| s.store.record(99, &Default::default()))
+                .call(|s| {
+                    s.store.sync(&entries(), &planned(1))?;
+                    let set = s.store.claim_next()?.expect("a set");
+                    s.store.fail_at(Some("record-after-games"));
+                    let refused = s.store.record(set.claim(), &Default::default());
+                    s.store.fail_at(None);
+                    refused
+                })
                 .await;
             match refused {
-                Err(StoreError::Invalid { what, .. }) => assert_eq!(
-                    what,
-                    "set 99 is missing, not running: its result is not recorded twice"
-                ),
+                Err(StoreError::Invalid { what, .. }) => {
+                    assert_eq!(what, "injected failure at record-after-games")
+                }
                 other => panic!("{other:?}"),
             }
-            assert_eq!(thread.call(|s| s.store.bots()).await.unwrap(), vec![]);
+            assert_eq!(thread.call(|s| s.store.bots()).await.unwrap().len(), 2);
             thread.shutdown().await;
         });
     }
