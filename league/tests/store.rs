@@ -685,3 +685,48 @@ fn a_claim_passes_over_held_pairs_without_counting_an_attempt() {
         assert_eq!((&head_set.key, head_set.attempts), (head, 1), "{name}");
     }
 }
+
+/// A server's pick: the chosen set joins the schedule and is claimed in one step, the
+/// one chosen before leaves it, and a set already running is not claimed twice.
+#[test]
+fn a_chosen_set_is_scheduled_and_claimed_and_the_one_before_leaves_the_schedule() {
+    for (name, mut store, _dir) in stores() {
+        let entries = bots(&["x", "y", "z"]);
+        store.sync(&entries, &[]).expect("sync");
+        let plan = schedule(&names(&entries), &Format::RoundRobin, 1, 5);
+        let first = store
+            .schedule_and_claim(&plan[0], None)
+            .expect("claim")
+            .expect("a set");
+        assert_eq!(
+            (&first.key, first.seed, first.attempts),
+            (&plan[0].key, plan[0].seed, 1),
+            "{name}"
+        );
+        // Running: not claimed again.
+        assert_eq!(
+            store.schedule_and_claim(&plan[0], None).expect("claim"),
+            None,
+            "{name}"
+        );
+        let second = store
+            .schedule_and_claim(&plan[1], Some(&plan[0].key))
+            .expect("claim")
+            .expect("a set");
+        assert_eq!(second.key, plan[1].key, "{name}");
+        let p = store.progress().expect("progress");
+        // The first left the schedule: only the second is scheduled, both run.
+        assert_eq!((p.scheduled, p.running), (1, 2), "{name}");
+        // Put back, the first is claimed again by its key, its second attempt.
+        assert_eq!(
+            store.requeue(&[first.claim()]).expect("requeue"),
+            1,
+            "{name}"
+        );
+        let again = store
+            .schedule_and_claim(&plan[0], Some(&plan[1].key))
+            .expect("claim")
+            .expect("a set");
+        assert_eq!((again.id, again.attempts), (first.id, 2), "{name}");
+    }
+}

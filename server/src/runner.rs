@@ -28,7 +28,7 @@
 //! What `AddBot` reads from the disk (the league file, the sandbox's probe)
 //! runs on tokio's blocking threads.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -116,6 +116,11 @@ pub struct Runner {
     /// With a shared store: the league file's schedule of the active bots, kept in the
     /// store for the workers.
     schedule: Vec<PlannedSet>,
+    /// The keys of `schedule`, to tell at each pick whether the set chosen before is the
+    /// file's (it stays in the schedule) or the pairing's (it leaves it).
+    schedule_keys: HashSet<league::SetKey>,
+    /// The set the pairing chose last.
+    last_chosen: Option<league::SetKey>,
     paused: bool,
     /// The free-space floor: below it no set starts (`--min-free-space`).
     pub floor: league::DiskFloor,
@@ -172,6 +177,8 @@ impl Runner {
             held: HashMap::new(),
             retry: Vec::new(),
             schedule: Vec::new(),
+            schedule_keys: HashSet::new(),
+            last_chosen: None,
             paused: false,
             floor: league::DiskFloor::new(Vec::new(), 0),
             problems: Vec::new(),
@@ -232,6 +239,9 @@ impl Runner {
             self.schedule =
                 league::schedule(&names, &self.config.format, self.config.rounds, self.seed);
         }
+        // The whole schedule, synced: the set chosen last leaves it here.
+        self.schedule_keys = self.schedule.iter().map(|s| s.key.clone()).collect();
+        self.last_chosen = None;
         let schedule = self.schedule.clone();
         Ok(self
             .store
@@ -486,18 +496,19 @@ impl Runner {
                     key = self.retry.remove(i);
                 }
                 let seed = league::set_seed(self.seed, &key);
-                let entries = self.entries();
-                let mut sets = self.schedule.clone();
-                sets.push(PlannedSet {
+                let planned = PlannedSet {
                     key: key.clone(),
                     seed,
-                });
+                };
+                // The set chosen before leaves the schedule unless it is the file's: one
+                // transaction of a few rows, whatever the schedule's size.
+                let replaces = self
+                    .last_chosen
+                    .replace(key)
+                    .filter(|k| !self.schedule_keys.contains(k));
                 let claimed = self
                     .store
-                    .call(move |s| {
-                        s.sync(&entries, &sets)?;
-                        s.claim_next()
-                    })
+                    .call(move |s| s.schedule_and_claim(&planned, replaces.as_ref()))
                     .await?;
                 let Some(set) = claimed else {
                     return Ok(false);

@@ -467,6 +467,18 @@ pub trait Store {
         pairs: &[(String, String)],
     ) -> Result<Option<ClaimedSet>, StoreError>;
 
+    /// Puts `set`, the one a server's pairing chose, in the schedule in place of
+    /// `replaces` (the one it chose before, when that one is not the league file's), and
+    /// claims it if it is pending and its bots are active, as [`Store::claim_next`]
+    /// would; `None` otherwise. One transaction whose cost does not grow with the
+    /// schedule: it is what a [`Store::sync`] of the whole schedule and one set more,
+    /// then a claim, did at every pick.
+    fn schedule_and_claim(
+        &mut self,
+        set: &PlannedSet,
+        replaces: Option<&SetKey>,
+    ) -> Result<Option<ClaimedSet>, StoreError>;
+
     /// Notes where the running set's log is written (relative to the league's
     /// directory), if `claim` still holds it; false (nothing changed) otherwise.
     fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError>;

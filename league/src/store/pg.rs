@@ -1195,6 +1195,62 @@ impl Store for PgStore {
         self.packed_log(id)
     }
 
+    fn schedule_and_claim(
+        &mut self,
+        set: &PlannedSet,
+        replaces: Option<&SetKey>,
+    ) -> Result<Option<ClaimedSet>, StoreError> {
+        let name = self.name.clone();
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let err = |e| backend(&place, "cannot schedule and claim a set", e);
+        if let Some(r) = replaces {
+            tx.execute(
+                "UPDATE sets SET scheduled = false WHERE round = $1 AND bot_a = $2 AND bot_b = $3",
+                &[&to_i32(r.round), &r.a, &r.b],
+            )
+            .map_err(err)?;
+        }
+        let k = &set.key;
+        let round = to_i32(k.round);
+        tx.execute(
+            "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+             VALUES ($1, $2, $3, $4, true, 'pending')
+             ON CONFLICT (round, bot_a, bot_b) DO UPDATE SET scheduled = true",
+            &[&round, &k.a, &k.b, &seed_to_sql(set.seed)],
+        )
+        .map_err(err)?;
+        let row = tx
+            .query_opt(
+                "UPDATE sets s SET status = 'running', attempts = s.attempts + 1, worker = $4,
+                     lease_until = now() + $5 * interval '1 millisecond',
+                     started = now(), log = NULL
+                 FROM bots a, bots b
+                 WHERE s.round = $1 AND s.bot_a = $2 AND s.bot_b = $3 AND s.status = 'pending'
+                   AND a.name = s.bot_a AND b.name = s.bot_b AND a.active AND b.active
+                 RETURNING s.id, s.seed, s.attempts",
+                &[
+                    &round,
+                    &k.a,
+                    &k.b,
+                    &name,
+                    &(DEFAULT_LEASE.as_millis() as f64),
+                ],
+            )
+            .map_err(err)?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
+        Ok(row.map(|row| ClaimedSet {
+            id: row.get(0),
+            key: k.clone(),
+            seed: row.get::<_, i64>(1) as u64,
+            attempts: to_u32(row.get(2)),
+        }))
+    }
+
     fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
         let place = self.place.clone();
         self.c()

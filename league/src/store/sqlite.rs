@@ -488,6 +488,62 @@ impl Store for SqliteStore {
         Ok(next)
     }
 
+    fn schedule_and_claim(
+        &mut self,
+        set: &PlannedSet,
+        replaces: Option<&SetKey>,
+    ) -> Result<Option<ClaimedSet>, StoreError> {
+        let place = self.place.clone();
+        let stamp = now();
+        let tx = begin(&mut self.conn, &place)?;
+        let work = || -> rusqlite::Result<Option<ClaimedSet>> {
+            if let Some(r) = replaces {
+                tx.execute(
+                    "UPDATE sets SET scheduled = 0 WHERE round = ?1 AND bot_a = ?2 AND bot_b = ?3",
+                    params![r.round, r.a, r.b],
+                )?;
+            }
+            let k = &set.key;
+            tx.execute(
+                "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+                 VALUES (?1, ?2, ?3, ?4, 1, 'pending')
+                 ON CONFLICT (round, bot_a, bot_b) DO UPDATE SET scheduled = 1",
+                params![k.round, k.a, k.b, seed_to_sql(set.seed)],
+            )?;
+            let found = tx
+                .query_row(
+                    "SELECT s.id, s.seed, s.attempts
+                     FROM sets s
+                     JOIN bots a ON a.name = s.bot_a
+                     JOIN bots b ON b.name = s.bot_b
+                     WHERE s.round = ?1 AND s.bot_a = ?2 AND s.bot_b = ?3
+                       AND s.status = 'pending' AND a.active = 1 AND b.active = 1",
+                    params![k.round, k.a, k.b],
+                    |r| {
+                        Ok(ClaimedSet {
+                            id: r.get(0)?,
+                            key: k.clone(),
+                            seed: r.get::<_, i64>(1)? as u64,
+                            attempts: r.get::<_, u32>(2)? + 1,
+                        })
+                    },
+                )
+                .optional()?;
+            if let Some(claimed) = &found {
+                tx.execute(
+                    "UPDATE sets SET status = 'running', attempts = attempts + 1, started = ?2, log = NULL
+                     WHERE id = ?1",
+                    params![claimed.id, stamp],
+                )?;
+            }
+            Ok(found)
+        };
+        let claimed = work().map_err(|e| backend(&place, "cannot schedule and claim a set", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
+        Ok(claimed)
+    }
+
     fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
         self.conn
             .execute(
