@@ -96,10 +96,8 @@ class _Episodes:
 
     def game(self, options: Optional[dict], rng: np.random.Generator) -> Game:
         """A new episode's game, from ``reset``'s ``options`` and the environment's own."""
+        # Other keys are ignored, as the libraries expect (PettingZoo's api_test passes one).
         options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown reset option {unknown[0]!r}: the options are {', '.join(RESET_OPTIONS)}")
         openings = self.openings
         if options.get("openings") is not None:
             openings = _resolve_openings(options["openings"], self.preset, self.width)
