@@ -695,15 +695,15 @@ fn games(facts: &Facts) -> Check {
 }
 
 /// The `hus-warning: ` lines of the bot's stderr file (the probe's process and every
-/// process of the set write to it; it holds at most `STDERR_CAP` bytes).
+/// process of the set write to it; it holds at most `STDERR_CAP` bytes a process), each
+/// shown as the referee shows what a bot wrote: escaped and cut (`protocol::excerpt`).
 fn own_warnings(stderr: &Path) -> Check {
     // No file: the bot wrote nothing on its stderr.
-    let text = std::fs::read(stderr).unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
-    let warnings: Vec<String> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix(BOT_WARNING))
-        .map(|w| w.chars().take(WARNING_CHARS).collect())
+    let bytes = std::fs::read(stderr).unwrap_or_default();
+    let warnings: Vec<String> = bytes
+        .split(|&b| b == b'\n')
+        .filter_map(|line| line.strip_prefix(BOT_WARNING.as_bytes()))
+        .map(|warning| protocol::excerpt(warning.trim_ascii(), WARNING_CHARS))
         .collect();
     let Some(first) = warnings.first() else {
         return Check::new(
@@ -835,6 +835,26 @@ fn fix(fault: &Fault) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_bots_warnings_are_counted_escaped_and_cut() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("bot.a.stderr");
+        assert_eq!(own_warnings(&path).mark, Mark::Ok, "no file: no warnings");
+        let mut text = b"[bot] a log line\nhus-warning: first \x1b[31mred\x1b[0m\r\n".to_vec();
+        text.extend(b"  hus-warning: not at the start of the line\nhus-warning: second\n");
+        text.extend(b"hus-warning: third\nhus-warning: ");
+        text.extend(vec![b'x'; 5000]);
+        std::fs::write(&path, &text).expect("write");
+        let check = own_warnings(&path);
+        assert_eq!(check.mark, Mark::Warning);
+        assert_eq!(
+            check.summary,
+            r#"4 lines of its stderr start with "hus-warning:": first \x1b[31mred\x1b[0m"#
+        );
+        assert_eq!(check.details[..2], ["second", "third"]);
+        assert_eq!(check.details[2], "and 1 more");
+    }
+
     use super::*;
 
     #[test]
