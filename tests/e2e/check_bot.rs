@@ -132,7 +132,7 @@ fn printed_path(stdout: &str, prefix: &str) -> PathBuf {
 
 fn assert_all_ok(c: &Checked, bot: &str) {
     assert_eq!(c.code, Some(0), "{bot}: {}{}", c.stdout, c.stderr);
-    assert_eq!(c.marks(), ["ok"; 11], "{bot}:\n{}", c.stdout);
+    assert_eq!(c.marks(), ["ok"; CHECKS.len()], "{bot}:\n{}", c.stdout);
     assert!(
         c.stdout.contains("\nno problems, no warnings.\n"),
         "{}",
