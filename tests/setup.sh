@@ -28,9 +28,12 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # The Python package `hus` (python/, docs/python.md) and what its tests need, from PyPI:
-# maturin builds it, pettingzoo, gymnasium and numpy are its `env` extra. The package is
-# built and installed again only when its sources or the engine's changed since the
-# last install (a hash of them is kept beside the installed package).
+# maturin builds it, pettingzoo, gymnasium and numpy are its `env` extra. maturin builds
+# one abi3 wheel (every CPython from 3.9 on) into target/python-wheel/, and pip installs
+# that wheel: python/tests/test_wheel.py installs the same file in fresh virtual
+# environments where cargo is not on the PATH. Both are done again only when the
+# package's sources or the engine's changed since the last install (a hash of them is
+# kept beside the installed package), or the wheel is gone.
 cd "$(dirname "$0")/.."
 py_need=()
 for module in maturin pettingzoo gymnasium numpy; do
@@ -43,8 +46,11 @@ fi
 py_stamp=$(find python/Cargo.toml python/pyproject.toml python/src python/python engine/Cargo.toml engine/src Cargo.lock \
     -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 py_installed=$(python3 -c 'import hus._hus, pathlib; print((pathlib.Path(hus.__file__).parent / "build-stamp").read_text())' 2>/dev/null || true)
-if [ "$py_installed" != "$py_stamp" ]; then
-    echo "tests/setup.sh: building and installing the Python package hus (python/)" >&2
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-build-isolation ./python
+py_wheels=target/python-wheel
+if [ "$py_installed" != "$py_stamp" ] || ! compgen -G "$py_wheels/hus-*-abi3-*.whl" >/dev/null; then
+    echo "tests/setup.sh: building the Python package hus (python/) into an abi3 wheel and installing it" >&2
+    rm -rf "$py_wheels"
+    python3 -m maturin build --quiet --release --strip -m python/Cargo.toml --out "$py_wheels"
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --force-reinstall --no-deps "$py_wheels"/hus-*-abi3-*.whl
     python3 -c 'import hus, pathlib, sys; (pathlib.Path(hus.__file__).parent / "build-stamp").write_text(sys.argv[1])' "$py_stamp"
 fi

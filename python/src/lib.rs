@@ -8,15 +8,15 @@
 //! the engine's messages.
 
 use engine::{
-    AnyPosition, Board, Capture as EngineCapture, Event, Game as EngineGame, GameEnd as EngineEnd,
-    MoveReport as EngineReport, Moves, PlayError, Player, Position, Preset, Rules, Setup,
-    WidePosition,
+    AnyPosition, Board, Capture as EngineCapture, EndReason, Event, Game as EngineGame,
+    GameEnd as EngineEnd, MoveReport as EngineReport, Moves, PlayError, Player, Position, Preset,
+    Relay as EngineRelay, Rules, Setup, Summary, Taken as EngineTaken, WidePosition,
 };
 use pyo3::create_exception;
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
-use rand::{Rng, SeedableRng};
+use pyo3::types::{PyByteArray, PyTuple};
+use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 create_exception!(
@@ -63,9 +63,52 @@ fn rules_of(preset: &str, width: usize) -> PyResult<Rules> {
     Rules::new(preset, width).map_err(|e| RulesError::new_err(e.to_string()))
 }
 
-fn player_of(player: usize) -> PyResult<Player> {
-    Player::from_index(player)
+/// A player from Python: 0 or 1, anything else (negative included) a ValueError.
+fn player_of(player: i64) -> PyResult<Player> {
+    usize::try_from(player)
+        .ok()
+        .and_then(Player::from_index)
         .ok_or_else(|| PyValueError::new_err(format!("player must be 0 or 1, got {player}")))
+}
+
+/// A pit number from Python for a board of `pits` pits: a negative one is refused here
+/// with the words the engine uses for a pit past the board (the engine's pits are
+/// unsigned, so it never sees one), any other goes to the engine.
+fn pit_of(pit: i64, pits: usize) -> PyResult<usize> {
+    usize::try_from(pit).map_err(|_| {
+        IllegalMoveError::new_err(format!(
+            "pit {pit} does not exist (pits are 0 to {})",
+            pits.saturating_sub(1)
+        ))
+    })
+}
+
+/// A count or depth from Python, `0..=max`; anything else is a HusError naming `what`.
+fn count_of(value: i64, max: u64, what: &str) -> PyResult<u64> {
+    u64::try_from(value)
+        .ok()
+        .filter(|&v| v <= max)
+        .ok_or_else(|| HusError::new_err(format!("{what} must be 0 to {max}, got {value}")))
+}
+
+/// A seed from Python, 0 to 2**64-1, or one drawn from the system when None.
+fn seed_of(seed: Option<i128>) -> PyResult<u64> {
+    match seed {
+        None => Ok(ChaCha8Rng::from_entropy().next_u64()),
+        Some(seed) => u64::try_from(seed)
+            .map_err(|_| HusError::new_err(format!("seed must be 0 to 2**64-1, got {seed}"))),
+    }
+}
+
+/// A position from Python: a Position or its notation.
+fn position_of(value: &Bound<'_, PyAny>) -> PyResult<AnyPosition> {
+    if let Ok(pos) = value.cast::<PyPosition>() {
+        return Ok(pos.get().inner);
+    }
+    let text: String = value
+        .extract()
+        .map_err(|_| PyTypeError::new_err("a position must be a Position or a notation string"))?;
+    Ok(PyPosition::new(&text)?.inner)
 }
 
 /// Seed counts from Python, each checked to fit a pit (0 to 255).
@@ -144,7 +187,7 @@ impl PyPosition {
         width: usize,
         player0: Vec<i64>,
         player1: Vec<i64>,
-        to_move: usize,
+        to_move: i64,
     ) -> PyResult<PyPosition> {
         let setup = Setup {
             rules: rules_of(preset, width)?,
@@ -175,7 +218,7 @@ impl PyPosition {
     }
 
     /// ``player``'s 2W pits in their own numbering.
-    fn pits(&self, player: usize) -> PyResult<Vec<u32>> {
+    fn pits(&self, player: i64) -> PyResult<Vec<u32>> {
         // A list of ints (PyO3 would make a Vec<u8> a bytes object).
         Ok(self
             .inner
@@ -186,20 +229,20 @@ impl PyPosition {
     }
 
     /// The seeds in ``player``'s pit ``pit``.
-    fn seeds(&self, player: usize, pit: usize) -> PyResult<u8> {
+    fn seeds(&self, player: i64, pit: i64) -> PyResult<u8> {
         let player = player_of(player)?;
         let pits = 2 * self.inner.width();
-        if pit >= pits {
-            return Err(PyIndexError::new_err(format!(
+        match usize::try_from(pit) {
+            Ok(pit) if pit < pits => Ok(self.inner.seeds(player, pit)),
+            _ => Err(PyIndexError::new_err(format!(
                 "pit {pit} does not exist (pits are 0 to {})",
                 pits - 1
-            )));
+            ))),
         }
-        Ok(self.inner.seeds(player, pit))
     }
 
     /// The seeds on ``player``'s side.
-    fn seeds_of(&self, player: usize) -> PyResult<u32> {
+    fn seeds_of(&self, player: i64) -> PyResult<u32> {
         Ok(self.inner.seeds_of(player_of(player)?))
     }
 
@@ -215,8 +258,8 @@ impl PyPosition {
     }
 
     /// Whether the player to move may play ``pit``.
-    fn is_legal(&self, pit: usize) -> bool {
-        self.inner.is_legal(pit)
+    fn is_legal(&self, pit: i64) -> bool {
+        usize::try_from(pit).is_ok_and(|pit| self.inner.is_legal(pit))
     }
 
     /// Plays ``pit`` for the player to move: returns the position after it and the
@@ -225,7 +268,8 @@ impl PyPosition {
     /// >>> after, report = hus.Position.start().play(7)
     /// >>> report.sown, [r.pit for r in report.relays]
     /// (11, [9, 12, 15])
-    fn play(&self, pit: usize) -> PyResult<(PyPosition, PyMoveReport)> {
+    fn play(&self, pit: i64) -> PyResult<(PyPosition, PyMoveReport)> {
+        let pit = pit_of(pit, 2 * self.inner.width())?;
         let mut after = self.inner;
         let mover = after.to_move().index();
         let report = after.play(pit).map_err(illegal)?;
@@ -239,7 +283,8 @@ impl PyPosition {
     }
 
     /// The position after ``pit``, without the report: the fast path for searches.
-    fn after(&self, pit: usize) -> PyResult<PyPosition> {
+    fn after(&self, pit: i64) -> PyResult<PyPosition> {
+        let pit = pit_of(pit, 2 * self.inner.width())?;
         let mut after = self.inner;
         after.play_with(pit, &mut ()).map_err(illegal)?;
         Ok(PyPosition { inner: after })
@@ -261,9 +306,9 @@ impl PyPosition {
         *self
     }
 
-    /// Pickles as its notation.
-    fn __getnewargs__(&self) -> (String,) {
-        (self.inner.to_string(),)
+    /// Pickles as its notation, under every pickle protocol.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyAny>, (String,)) {
+        (slf.get_type().into_any(), (slf.get().inner.to_string(),))
     }
 }
 
@@ -281,7 +326,10 @@ fn play_error(e: PlayError) -> PyErr {
 /// Everything that happened in one move: the seeds sown, every relay and capture in
 /// order, and whether the 3000-seed rule stopped it. Events are in the mover's
 /// numbering, but for ``Taken.pit``, which is in the opponent's.
-#[pyclass(frozen, module = "hus", name = "MoveReport")]
+///
+/// Reports compare equal when they report the same move by the same player; they pickle.
+#[pyclass(frozen, eq, skip_from_py_object, module = "hus", name = "MoveReport")]
+#[derive(Clone, PartialEq)]
 struct PyMoveReport {
     inner: EngineReport,
     player: usize,
@@ -357,6 +405,28 @@ impl PyMoveReport {
         self.inner.captures().map(PyCapture::from).collect()
     }
 
+    /// Pickles as its fields and events (`_hus._move_report` builds it back).
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let s = &self.inner.summary;
+        let events = self.events(py)?;
+        let args = (
+            self.player,
+            s.pit,
+            s.sown,
+            s.relays,
+            s.captures,
+            s.captured,
+            s.truncated,
+            events,
+        )
+            .into_pyobject(py)?;
+        let restore = py.import("hus._hus")?.getattr("_move_report")?;
+        Ok((restore, args))
+    }
+
     fn __repr__(&self) -> String {
         let s = &self.inner.summary;
         format!(
@@ -387,6 +457,12 @@ struct PyRelay {
 
 #[pymethods]
 impl PyRelay {
+    /// A relay of ``seeds`` seeds lifted from ``pit``: what ``MoveReport.relays`` holds.
+    #[new]
+    fn new(pit: u8, seeds: u32) -> PyRelay {
+        PyRelay { pit, seeds }
+    }
+
     /// ``"relay"``, as in the logs and ``hus line --json``.
     #[getter]
     fn kind(&self) -> &'static str {
@@ -395,6 +471,11 @@ impl PyRelay {
 
     fn __repr__(&self) -> String {
         format!("Relay(pit={}, seeds={})", self.pit, self.seeds)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyAny>, (u8, u32)) {
+        let r = slf.get();
+        (slf.get_type().into_any(), (r.pit, r.seeds))
     }
 }
 
@@ -412,8 +493,19 @@ struct PyTaken {
 
 #[pymethods]
 impl PyTaken {
+    /// ``seeds`` seeds taken from the opponent's ``pit``.
+    #[new]
+    fn new(pit: u8, seeds: u32) -> PyTaken {
+        PyTaken { pit, seeds }
+    }
+
     fn __repr__(&self) -> String {
         format!("Taken(pit={}, seeds={})", self.pit, self.seeds)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyAny>, (u8, u32)) {
+        let t = slf.get();
+        (slf.get_type().into_any(), (t.pit, t.seeds))
     }
 }
 
@@ -459,6 +551,30 @@ impl From<&EngineCapture> for PyCapture {
 
 #[pymethods]
 impl PyCapture {
+    /// A capture with these fields: what ``MoveReport.captures`` holds.
+    #[new]
+    fn new(
+        landing: u8,
+        taken: Vec<PyRef<'_, PyTaken>>,
+        own: u32,
+        sown: u32,
+        sown_from: u8,
+    ) -> PyCapture {
+        PyCapture {
+            landing,
+            taken: taken
+                .iter()
+                .map(|t| PyTaken {
+                    pit: t.pit,
+                    seeds: t.seeds,
+                })
+                .collect(),
+            own,
+            sown,
+            sown_from,
+        }
+    }
+
     /// ``"capture"``, as in the logs and ``hus line --json``.
     #[getter]
     fn kind(&self) -> &'static str {
@@ -476,17 +592,124 @@ impl PyCapture {
             self.sown_from
         )
     }
+
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (Bound<'py, PyAny>, (u8, Vec<PyTaken>, u32, u32, u8)) {
+        let c = slf.get();
+        (
+            slf.get_type().into_any(),
+            (c.landing, c.taken.clone(), c.own, c.sown, c.sown_from),
+        )
+    }
+}
+
+impl PyCapture {
+    fn to_engine(&self) -> EngineCapture {
+        EngineCapture {
+            landing: self.landing,
+            taken: self
+                .taken
+                .iter()
+                .map(|t| EngineTaken {
+                    pit: t.pit,
+                    seeds: t.seeds,
+                })
+                .collect(),
+            own: self.own,
+            sown: self.sown,
+            sown_from: self.sown_from,
+        }
+    }
+}
+
+/// Builds a MoveReport back from what `MoveReport.__reduce__` gave pickle.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _move_report(
+    player: usize,
+    pit: u8,
+    sown: u32,
+    relays: u32,
+    captures: u32,
+    captured: u32,
+    truncated: bool,
+    events: Vec<Bound<'_, PyAny>>,
+) -> PyResult<PyMoveReport> {
+    let mut inner = EngineReport::default();
+    inner.summary = Summary {
+        pit,
+        sown,
+        relays,
+        captures,
+        captured,
+        truncated,
+    };
+    for event in events {
+        if let Ok(relay) = event.cast::<PyRelay>() {
+            let r = relay.get();
+            inner.events.push(Event::Relay(EngineRelay {
+                pit: r.pit,
+                seeds: r.seeds,
+            }));
+        } else if let Ok(capture) = event.cast::<PyCapture>() {
+            inner.events.push(Event::Capture(capture.get().to_engine()));
+        } else {
+            return Err(PyTypeError::new_err(
+                "a move's events are Relay and Capture objects",
+            ));
+        }
+    }
+    Ok(PyMoveReport { inner, player })
 }
 
 /// How a game ended.
-#[pyclass(frozen, eq, skip_from_py_object, module = "hus", name = "GameEnd")]
-#[derive(Clone, Copy, PartialEq)]
+#[pyclass(
+    frozen,
+    eq,
+    hash,
+    skip_from_py_object,
+    module = "hus",
+    name = "GameEnd"
+)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct PyGameEnd {
     inner: EngineEnd,
 }
 
+/// Every end reason, for names coming back from Python.
+const END_REASONS: [EndReason; 4] = [
+    EndReason::NoMoves,
+    EndReason::Repetition,
+    EndReason::NoCaptureLimit,
+    EndReason::Fault,
+];
+
 #[pymethods]
 impl PyGameEnd {
+    /// An end with these fields, as ``Game.end`` gives them (its ``repr`` builds it back).
+    #[new]
+    #[pyo3(signature = (reason, winner = None, double = false))]
+    fn new(reason: &str, winner: Option<i64>, double: bool) -> PyResult<PyGameEnd> {
+        let reason = END_REASONS
+            .into_iter()
+            .find(|r| r.name() == reason)
+            .ok_or_else(|| {
+                HusError::new_err(format!(
+                    "unknown end reason {reason:?}: expected no-moves, repetition, no-capture-limit or fault"
+                ))
+            })?;
+        let winner = winner.map(player_of).transpose()?;
+        Ok(PyGameEnd {
+            inner: EngineEnd {
+                reason,
+                winner,
+                double,
+            },
+        })
+    }
+
     /// ``no-moves``, ``repetition``, ``no-capture-limit`` or ``fault`` (after ``Game.forfeit``).
     #[getter]
     fn reason(&self) -> &'static str {
@@ -513,6 +736,17 @@ impl PyGameEnd {
             "GameEnd(reason='{}', winner={winner}, double={})",
             self.reason(),
             if self.inner.double { "True" } else { "False" }
+        )
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (Bound<'py, PyAny>, (&'static str, Option<usize>, bool)) {
+        let e = slf.get();
+        (
+            slf.get_type().into_any(),
+            (e.reason(), e.winner(), e.inner.double),
         )
     }
 }
@@ -587,6 +821,70 @@ impl AnyGame {
     fn playout(&mut self, rng: &mut ChaCha8Rng) -> Result<EngineEnd, PlayError> {
         each_game!(self, g => playout(g, rng))
     }
+
+    /// The game along `line`: `line[0]` is its start, and each next position is the one
+    /// a legal move of the position before it leads to (the engine finds the move and
+    /// plays it, so the end rules count every position of the line). Refused when a
+    /// position is not one move from the one before it, or the line goes on past an end.
+    fn along(line: &[AnyPosition]) -> PyResult<AnyGame> {
+        let Some((&first, rest)) = line.split_first() else {
+            return Err(HusError::new_err("a history needs at least one position"));
+        };
+        let mut game = AnyGame::new(first);
+        for (ply, &next) in rest.iter().enumerate() {
+            let from = game.position();
+            if let Some(end) = game.end() {
+                return Err(HusError::new_err(format!(
+                    "the history goes on after the game ended ({}) at position {ply}",
+                    end.reason.name()
+                )));
+            }
+            let pit = from.legal_moves().into_iter().find(|&pit| {
+                let mut after = from;
+                after.play_with(pit, &mut ()).is_ok() && after == next
+            });
+            let Some(pit) = pit else {
+                return Err(HusError::new_err(format!(
+                    "position {} of the history is not one move from the one before it: {from} -> {next}",
+                    ply + 1
+                )));
+            };
+            game.play(pit).map_err(play_error)?;
+        }
+        Ok(game)
+    }
+
+    /// The legal pits of the player to move whose move leads to a position that has
+    /// already occurred in this game.
+    fn repeating_moves(&self) -> Vec<usize> {
+        if self.end().is_some() {
+            return Vec::new();
+        }
+        each_game!(self, g => {
+            let now = *g.position();
+            now.legal_moves()
+                .into_iter()
+                .filter(|&pit| {
+                    let mut after = now;
+                    after.play_with(pit, &mut ()).is_ok() && g.history().any(|p| *p == after)
+                })
+                .collect()
+        })
+    }
+
+    /// The loser of a game ended by `Game.forfeit`, the one end a history cannot replay.
+    fn forfeited_by(&self) -> Option<Player> {
+        self.end()
+            .filter(|end| end.reason == EndReason::Fault)
+            .and_then(|end| end.winner.map(Player::other))
+    }
+}
+
+impl PartialEq for AnyGame {
+    /// The same positions in the same order and the same end.
+    fn eq(&self, other: &AnyGame) -> bool {
+        self.end() == other.end() && self.history() == other.history()
+    }
 }
 
 /// Plays uniformly random legal moves on `game` until it ends.
@@ -615,8 +913,11 @@ fn playout<B: Board>(
 /// >>> report = game.play(7)
 /// >>> game.to_move, game.plies, game.end
 /// (1, 1, None)
-#[pyclass(skip_from_py_object, module = "hus", name = "Game")]
-#[derive(Clone)]
+///
+/// Games compare equal when their histories and ends are the same; they pickle with
+/// their history.
+#[pyclass(eq, skip_from_py_object, module = "hus", name = "Game")]
+#[derive(Clone, PartialEq)]
 struct PyGame {
     inner: AnyGame,
 }
@@ -625,13 +926,19 @@ struct PyGame {
 impl PyGame {
     /// A game from ``start`` (a Position or its notation), or else from the starting
     /// position of ``preset`` and ``width`` (default ``hus`` at 8). The start counts as
-    /// the first occurrence of itself, with no plies before it.
+    /// the first occurrence of itself, with no plies before it, unless ``history`` gives
+    /// the positions played before it, oldest first (a game's ``history[:-1]``): then
+    /// the game is the one along ``history`` and on to ``start``, each position one legal
+    /// move from the one before (the engine finds the moves and plays them), so
+    /// repetition and the 200-ply rule count those plies. Its ``start`` is then
+    /// ``history[0]``. Raises HusError for a history that is not such a line.
     #[new]
-    #[pyo3(signature = (start = None, *, preset = None, width = None))]
+    #[pyo3(signature = (start = None, *, preset = None, width = None, history = None))]
     fn new(
         start: Option<&Bound<'_, PyAny>>,
         preset: Option<&str>,
         width: Option<usize>,
+        history: Option<Vec<Bound<'_, PyAny>>>,
     ) -> PyResult<PyGame> {
         let start = match start {
             Some(start) => {
@@ -640,22 +947,22 @@ impl PyGame {
                         "give either a start position or a preset and width, not both",
                     ));
                 }
-                if let Ok(pos) = start.cast::<PyPosition>() {
-                    pos.get().inner
-                } else {
-                    let text: String = start.extract().map_err(|_| {
-                        pyo3::exceptions::PyTypeError::new_err(
-                            "start must be a Position or a notation string",
-                        )
-                    })?;
-                    PyPosition::new(&text)?.inner
-                }
+                position_of(start)?
             }
             None => AnyPosition::start(rules_of(preset.unwrap_or("hus"), width.unwrap_or(8))?),
         };
-        Ok(PyGame {
-            inner: AnyGame::new(start),
-        })
+        let inner = match history {
+            None => AnyGame::new(start),
+            Some(history) => {
+                let mut line = history
+                    .iter()
+                    .map(position_of)
+                    .collect::<PyResult<Vec<_>>>()?;
+                line.push(start);
+                AnyGame::along(&line)?
+            }
+        };
+        Ok(PyGame { inner })
     }
 
     /// The position the game started from.
@@ -714,6 +1021,13 @@ impl PyGame {
         self.inner.end().is_some()
     }
 
+    /// The legal pits whose move leads back to a position of this game's history (the
+    /// repetition rule would end the game there, unless the player then to move has no
+    /// move); empty once the game is over.
+    fn repeating_moves(&self) -> Vec<usize> {
+        self.inner.repeating_moves()
+    }
+
     /// The points of player 0 and player 1 under the preset's scoring, once the game is
     /// over (None before): ``hus`` 1 for a win, 2 for a double win; ``rulebook`` the
     /// seeds on each side (twice them for a side holding every seed); ``mancala-world``
@@ -733,7 +1047,8 @@ impl PyGame {
 
     /// Plays ``pit`` for the player to move, applies the end rules and returns the
     /// move's report. Raises IllegalMoveError or GameOverError; then nothing changes.
-    fn play(&mut self, pit: usize) -> PyResult<PyMoveReport> {
+    fn play(&mut self, pit: i64) -> PyResult<PyMoveReport> {
+        let pit = pit_of(pit, 2 * self.inner.start().width())?;
         let player = self.to_move();
         self.inner
             .play(pit)
@@ -751,18 +1066,15 @@ impl PyGame {
     /// >>> game.playout(seed=1).reason
     /// 'no-moves'
     #[pyo3(signature = (seed = None))]
-    fn playout(&mut self, seed: Option<u64>) -> PyResult<PyGameEnd> {
-        let mut rng = match seed {
-            Some(seed) => ChaCha8Rng::seed_from_u64(seed),
-            None => ChaCha8Rng::from_entropy(),
-        };
+    fn playout(&mut self, seed: Option<i128>) -> PyResult<PyGameEnd> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed_of(seed)?);
         let inner = self.inner.playout(&mut rng).map_err(play_error)?;
         Ok(PyGameEnd { inner })
     }
 
     /// Ends the game as lost by ``loser`` for a fault (as the referee does for a
     /// time-out or an illegal move). Does nothing if the game is already over.
-    fn forfeit(&mut self, loser: usize) -> PyResult<()> {
+    fn forfeit(&mut self, loser: i64) -> PyResult<()> {
         self.inner.forfeit(player_of(loser)?);
         Ok(())
     }
@@ -780,6 +1092,38 @@ impl PyGame {
         self.clone()
     }
 
+    /// Pickles as its history (and the loser of a forfeit), played again on unpickling.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (
+        Bound<'py, PyAny>,
+        (PyPosition,),
+        (Vec<PyPosition>, Option<usize>),
+    ) {
+        let game = slf.borrow();
+        (
+            slf.get_type().into_any(),
+            (game.start(),),
+            (game.history(), game.inner.forfeited_by().map(Player::index)),
+        )
+    }
+
+    /// Unpickling: the game along the pickled history, forfeited if it was.
+    fn __setstate__(&mut self, state: (Vec<Bound<'_, PyAny>>, Option<i64>)) -> PyResult<()> {
+        let (history, loser) = state;
+        let line = history
+            .iter()
+            .map(position_of)
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut inner = AnyGame::along(&line)?;
+        if let Some(loser) = loser {
+            inner.forfeit(player_of(loser)?);
+        }
+        self.inner = inner;
+        Ok(())
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Game(start='{}', plies={}, position='{}')",
@@ -793,23 +1137,181 @@ impl PyGame {
 /// For each depth 1..``depth``, the number of move sequences of exactly that many plies
 /// from ``position``, a finished game (any end rule, the history along the line
 /// included, ``position`` being a fresh start) having no moves: the tables of RULES.md.
-/// Runs without the GIL. ``depth`` is at most 30 (``MAX_PERFT_DEPTH``), as for
-/// ``hus perft``; 0 gives ``[]``.
+/// Runs without the GIL. ``depth`` is 0 to 30 (``MAX_PERFT_DEPTH``), as for
+/// ``hus perft`` (HusError otherwise); 0 gives ``[]``.
 ///
 /// >>> hus.perft(hus.Position.start("hus", 8), 3)
 /// [12, 144, 1320]
 #[pyfunction]
-fn perft(py: Python<'_>, position: &PyPosition, depth: u32) -> PyResult<Vec<u64>> {
-    if depth > MAX_PERFT_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "depth must be at most {MAX_PERFT_DEPTH}, got {depth}"
-        )));
-    }
+fn perft(py: Python<'_>, position: &PyPosition, depth: i64) -> PyResult<Vec<u64>> {
+    // At most MAX_PERFT_DEPTH, so it fits a u32.
+    let depth = count_of(depth, u64::from(MAX_PERFT_DEPTH), "depth")? as u32;
     let start = position.inner;
     Ok(py.detach(move || match &start {
         AnyPosition::Narrow(p) => engine::perft(p, depth),
         AnyPosition::Wide(p) => engine::perft(p, depth),
     }))
+}
+
+/// The most threads ``playouts`` runs on.
+const MAX_THREADS: u64 = 256;
+
+/// The game a search starts from: a Game as it is (its history counts), or a Position
+/// (or its notation) as a fresh start.
+fn game_of(value: &Bound<'_, PyAny>) -> PyResult<AnyGame> {
+    if let Ok(game) = value.cast::<PyGame>() {
+        return Ok(game.borrow().inner.clone());
+    }
+    Ok(AnyGame::new(position_of(value).map_err(|_| {
+        PyTypeError::new_err("playouts needs a Game, a Position or a notation string")
+    })?))
+}
+
+/// Wins, draws and losses of `n` random playouts from `game` for `mover`; playout `i`
+/// draws its moves from stream `i` of ChaCha8 seeded with `seed`, whichever thread
+/// plays it, so the counts depend on the seed alone.
+fn count_playouts(
+    game: &AnyGame,
+    mover: Player,
+    n: u64,
+    seed: u64,
+    threads: u64,
+) -> Result<[u64; 3], PlayError> {
+    let base = ChaCha8Rng::seed_from_u64(seed);
+    let run = |range: std::ops::Range<u64>| -> Result<[u64; 3], PlayError> {
+        let mut counts = [0u64; 3];
+        for i in range {
+            let mut rng = base.clone();
+            rng.set_stream(i);
+            let end = game.clone().playout(&mut rng)?;
+            let slot = match end.winner {
+                Some(winner) if winner == mover => 0,
+                None => 1,
+                Some(_) => 2,
+            };
+            counts[slot] += 1;
+        }
+        Ok(counts)
+    };
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        return run(0..n);
+    }
+    let chunk = n.div_ceil(threads);
+    let results: Vec<Option<Result<[u64; 3], PlayError>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let range = (t * chunk).min(n)..((t + 1) * chunk).min(n);
+                scope.spawn(move || run(range))
+            })
+            .collect();
+        // A thread that panicked (the engine does not) gives None, said below.
+        handles.into_iter().map(|h| h.join().ok()).collect()
+    });
+    let mut total = [0u64; 3];
+    for result in results {
+        let counts = result.unwrap_or(Err(PlayError::GameOver))?;
+        for (sum, c) in total.iter_mut().zip(counts) {
+            *sum += c;
+        }
+    }
+    Ok(total)
+}
+
+/// Plays ``n`` random playouts from ``start`` (a Game, whose history counts for the end
+/// rules, or a Position or its notation, a fresh start) to the end of the game, each
+/// move drawn uniformly from the legal pits, and returns ``(wins, draws, losses)`` from
+/// the view of the player to move in ``start``. All in Rust, without the GIL, on
+/// ``threads`` threads (1 to 256). Playout ``i`` uses stream ``i`` of the generator
+/// seeded with ``seed``, so the counts depend on ``seed`` alone, not on ``threads``,
+/// and ``playouts(game, 1, seed=s)`` plays the game of ``game.copy().playout(seed=s)``.
+/// Without a seed one is drawn from the system. A game already over counts ``n`` times
+/// its end.
+///
+/// >>> hus.playouts(hus.Game(), 1000, seed=1)
+/// (513, 0, 487)
+#[pyfunction]
+#[pyo3(signature = (start, n, seed = None, threads = 1))]
+fn playouts(
+    py: Python<'_>,
+    start: &Bound<'_, PyAny>,
+    n: i64,
+    seed: Option<i128>,
+    threads: i64,
+) -> PyResult<(u64, u64, u64)> {
+    let game = game_of(start)?;
+    let n = count_of(n, u64::MAX, "n")?;
+    let threads = u64::try_from(threads)
+        .ok()
+        .filter(|t| (1..=MAX_THREADS).contains(t))
+        .ok_or_else(|| {
+            HusError::new_err(format!("threads must be 1 to {MAX_THREADS}, got {threads}"))
+        })?;
+    let seed = seed_of(seed)?;
+    let mover = game.position().to_move();
+    let [wins, draws, losses] = py
+        .detach(move || count_playouts(&game, mover, n, seed, threads))
+        .map_err(play_error)?;
+    Ok((wins, draws, losses))
+}
+
+/// The observation of each of `items` (Games or Positions) as rows of bytes, for
+/// ``hus.observation``: ``(bytes, rows, width)``, each item ``rows`` rows of ``2W``
+/// bytes. Rows 0 and 1: the pits of ``seat`` (default: the player to move) and of the
+/// other player, each in its owner's numbering. With ``counters``, row 2 has a 1 for
+/// each of ``seat``'s pits whose move leads back to a position of the game (zeros when
+/// ``seat`` is not to move), and row 3 the plies in a row without a capture in its
+/// first byte (a Position counts as a game just started from it).
+#[pyfunction]
+#[pyo3(signature = (items, seat = None, counters = false))]
+fn _observation<'py>(
+    py: Python<'py>,
+    items: Vec<Bound<'py, PyAny>>,
+    seat: Option<i64>,
+    counters: bool,
+) -> PyResult<(Bound<'py, PyByteArray>, usize, usize)> {
+    let seat = seat.map(player_of).transpose()?;
+    let rows = if counters { 4 } else { 2 };
+    let mut width = None;
+    let mut out = Vec::new();
+    for item in &items {
+        let (position, game) = match item.cast::<PyGame>() {
+            Ok(game) => {
+                let game = game.borrow();
+                (game.inner.position(), counters.then(|| game.inner.clone()))
+            }
+            Err(_) => {
+                let position = position_of(item).map_err(|_| {
+                    PyTypeError::new_err("observation needs Games, Positions or notation strings")
+                })?;
+                (position, counters.then(|| AnyGame::new(position)))
+            }
+        };
+        let w = position.width();
+        if *width.get_or_insert(w) != w {
+            return Err(HusError::new_err(format!(
+                "observations of one batch need one width, got {} and {w}",
+                width.unwrap_or(w)
+            )));
+        }
+        let me = seat.unwrap_or(position.to_move());
+        for player in [me, me.other()] {
+            out.extend(position.pits(player));
+        }
+        if let Some(game) = game {
+            let mut repeats = vec![0u8; 2 * w];
+            if game.position().to_move() == me {
+                for pit in game.repeating_moves() {
+                    repeats[pit] = 1;
+                }
+            }
+            out.extend(repeats);
+            let mut quiet = vec![0u8; 2 * w];
+            quiet[0] = u8::try_from(game.quiet_plies()).unwrap_or(u8::MAX);
+            out.extend(quiet);
+        }
+    }
+    Ok((PyByteArray::new(py, &out), rows, width.unwrap_or(0)))
 }
 
 /// The deepest perft asked for, as `hus perft --depth` allows: a deeper one would never
@@ -827,6 +1329,10 @@ fn _hus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGameEnd>()?;
     m.add_class::<PyGame>()?;
     m.add_function(wrap_pyfunction!(perft, m)?)?;
+    m.add_function(wrap_pyfunction!(playouts, m)?)?;
+    m.add_function(wrap_pyfunction!(_observation, m)?)?;
+    m.add_function(wrap_pyfunction!(_move_report, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("HusError", py.get_type::<HusError>())?;
     m.add("RulesError", py.get_type::<RulesError>())?;
     m.add("NotationError", py.get_type::<NotationError>())?;

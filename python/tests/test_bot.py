@@ -101,6 +101,45 @@ class ProtocolTest(unittest.TestCase):
                 self.assertIn(move["pit"], TURN["legal"])
             self.assertIn(words, stderr)
 
+    def test_each_fallback_writes_a_warning_line_for_check_bot(self):
+        _, sent, stderr = converse(lambda p: 3, [HELLO, GAME, TURN, dict(TURN, ply=2)], seed=1)
+        warnings = [line for line in stderr.splitlines() if line.startswith(hus.bot.WARNING_PREFIX)]
+        self.assertEqual(
+            warnings,
+            [
+                f"hus-warning: game 1 ply {ply}: choose returned 3, not one of the legal pits "
+                f"[4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]; played the random legal pit {move['pit']} instead"
+                for ply, move in zip((0, 2), sent[1:])
+            ],
+        )
+
+        def broken(position):
+            raise ZeroDivisionError("oops")
+
+        _, sent, stderr = converse(broken, [HELLO, GAME, TURN], seed=1)
+        self.assertIn(
+            f"hus-warning: game 1 ply 0: choose raised ZeroDivisionError: oops; played the random legal pit {sent[1]['pit']} instead\n",
+            stderr,
+        )
+        _, _, stderr = converse(lambda p: 4, [HELLO, GAME, TURN])
+        self.assertNotIn("hus-warning", stderr)
+
+    def test_strict_lets_a_failing_choose_fail_the_bot(self):
+        def broken(position):
+            raise ZeroDivisionError("oops")
+
+        with self.assertRaises(ZeroDivisionError):
+            converse(broken, [HELLO, GAME, TURN], strict=True)
+        for choose, message in (
+            (lambda p: 3, "choose returned 3, not one of the legal pits [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]"),
+            (lambda p: "7", "choose returned '7', not a pit number"),
+        ):
+            with self.assertRaises(hus.IllegalMoveError) as caught:
+                converse(choose, [HELLO, GAME, TURN], strict=True)
+            self.assertEqual(str(caught.exception), message)
+        status, sent, stderr = converse(lambda p: 4, [HELLO, GAME, TURN], strict=True)
+        self.assertEqual((status, sent[-1], stderr), (0, {"type": "move", "pit": 4}, ""))
+
     def test_numpy_style_integers_are_pits(self):
         class Index:
             def __index__(self):
@@ -143,6 +182,7 @@ class FiveLineBotTest(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("\nno problems, no warnings.\n", done.stdout)
         self.assertIn("ok       plays legal pits: every move was one of the legal pits", done.stdout)
+        self.assertIn('ok       writes no warnings: no line of its stderr starts with "hus-warning:"', done.stdout)
 
     def test_the_greedy_example_passes_check_bot_on_a_wide_board(self):
         greedy = REPO / "python" / "examples" / "greedy_bot.py"
@@ -157,6 +197,35 @@ class FiveLineBotTest(unittest.TestCase):
         )
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("\nno problems, no warnings.\n", done.stdout)
+
+    def test_check_bot_warns_about_a_bot_whose_fallback_fired(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bot = f"{tmp}/sloppy_bot.py"
+            with open(bot, "w") as f:
+                # Every third turn, a pit that is never legal (pit 99 does not exist).
+                f.write(
+                    "import hus.bot\n"
+                    "turns = iter(range(10**6))\n"
+                    "def choose(position):\n"
+                    "    return 99 if next(turns) % 3 == 0 else position.legal_moves()[0]\n"
+                    "hus.bot.run(choose, name='sloppy', seed=1)\n"
+                )
+            done = subprocess.run(
+                [hus_bin(), "check-bot", f"{sys.executable} {bot}", "--seed", "7", "--games", "2", *GENEROUS],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("\nno problems, 1 warning.\n", done.stdout)
+        self.assertIn("ok       plays legal pits: every move was one of the legal pits", done.stdout)
+        line = next(line for line in done.stdout.splitlines() if line.startswith("warning  writes no warnings: "))
+        self.assertRegex(
+            line,
+            r'^warning  writes no warnings: \d+ lines of its stderr start with "hus-warning:": game 1 ply 0: '
+            r"choose returned 99, not one of the legal pits \[4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15\]; "
+            r"played the random legal pit \d+ instead$",
+        )
 
     def test_it_plays_a_set_against_the_random_mover(self):
         with tempfile.TemporaryDirectory() as logs:

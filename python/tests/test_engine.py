@@ -54,7 +54,7 @@ class PerftTest(unittest.TestCase):
     def test_perft_refuses_a_depth_past_30(self):
         with self.assertRaises(ValueError) as caught:
             hus.perft(hus.Position.start(), 4_000_000_000)
-        self.assertEqual(str(caught.exception), "depth must be at most 30, got 4000000000")
+        self.assertEqual(str(caught.exception), "depth must be 0 to 30, got 4000000000")
         self.assertEqual(hus.MAX_PERFT_DEPTH, 30)
 
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::common::*;
 
 /// Every check of the report, in order.
-const CHECKS: [&str; 11] = [
+const CHECKS: [&str; 12] = [
     "starts up",
     "flushes stdout",
     "keeps debug output off stdout",
@@ -22,6 +22,7 @@ const CHECKS: [&str; 11] = [
     "exits when told",
     "leaves no processes behind",
     "plays whole games",
+    "writes no warnings",
 ];
 
 const MARKS: [&str; 4] = ["ok", "warning", "problem", "skipped"];
@@ -131,7 +132,7 @@ fn printed_path(stdout: &str, prefix: &str) -> PathBuf {
 
 fn assert_all_ok(c: &Checked, bot: &str) {
     assert_eq!(c.code, Some(0), "{bot}: {}{}", c.stdout, c.stderr);
-    assert_eq!(c.marks(), ["ok"; 11], "{bot}:\n{}", c.stdout);
+    assert_eq!(c.marks(), ["ok"; CHECKS.len()], "{bot}:\n{}", c.stdout);
     assert!(
         c.stdout.contains("\nno problems, no warnings.\n"),
         "{}",

@@ -2,7 +2,7 @@
 `hus`. Pits are numbered in each owner's sowing order: 0..W-1 the front row,
 W..2W-1 the back row; players are 0 and 1."""
 
-from typing import Literal, Optional, Union, final
+from typing import Literal, Optional, Sequence, Union, final
 
 __all__ = [
     "Position",
@@ -13,6 +13,7 @@ __all__ = [
     "GameEnd",
     "Game",
     "perft",
+    "playouts",
     "HusError",
     "RulesError",
     "NotationError",
@@ -26,6 +27,9 @@ __all__ = [
     "MAX_SOWN_PER_MOVE",
     "NO_CAPTURE_LIMIT",
     "MAX_PERFT_DEPTH",
+    "__version__",
+    "_observation",
+    "_move_report",
 ]
 
 PRESETS: tuple[str, str, str]
@@ -35,6 +39,7 @@ MIN_SEEDS_TO_MOVE: int
 MAX_SOWN_PER_MOVE: int
 NO_CAPTURE_LIMIT: int
 MAX_PERFT_DEPTH: int
+__version__: str
 
 class HusError(ValueError):
     """The base of every error of the hus package."""
@@ -98,11 +103,14 @@ class Position:
     def __hash__(self) -> int: ...
     def __copy__(self) -> Position: ...
     def __deepcopy__(self, memo: object) -> Position: ...
-    def __getnewargs__(self) -> tuple[str]: ...
+    def __reduce__(self) -> tuple[type[Position], tuple[str]]: ...
 
 @final
 class Relay:
     """The last seed fell in an occupied pit with no capture; its seeds were lifted."""
+
+    def __new__(cls, pit: int, seeds: int) -> Relay: ...
+    def __eq__(self, other: object, /) -> bool: ...
 
     @property
     def kind(self) -> Literal["relay"]: ...
@@ -117,6 +125,9 @@ class Relay:
 class Taken:
     """One opponent pit emptied by a capture."""
 
+    def __new__(cls, pit: int, seeds: int) -> Taken: ...
+    def __eq__(self, other: object, /) -> bool: ...
+
     @property
     def pit(self) -> int:
         """The pit, in the opponent's numbering."""
@@ -127,6 +138,9 @@ class Taken:
 @final
 class Capture:
     """A capture."""
+
+    def __new__(cls, landing: int, taken: list[Taken], own: int, sown: int, sown_from: int) -> Capture: ...
+    def __eq__(self, other: object, /) -> bool: ...
 
     @property
     def kind(self) -> Literal["capture"]: ...
@@ -149,6 +163,8 @@ class Capture:
 @final
 class MoveReport:
     """Everything that happened in one move."""
+
+    def __eq__(self, other: object, /) -> bool: ...
 
     @property
     def player(self) -> int:
@@ -177,6 +193,9 @@ class MoveReport:
 class GameEnd:
     """How a game ended."""
 
+    def __new__(cls, reason: str, winner: Optional[int] = None, double: bool = False) -> GameEnd: ...
+    def __hash__(self) -> int: ...
+
     @property
     def reason(self) -> str:
         """``no-moves``, ``repetition``, ``no-capture-limit`` or ``fault``."""
@@ -198,7 +217,11 @@ class Game:
         *,
         preset: Optional[str] = None,
         width: Optional[int] = None,
-    ) -> Game: ...
+        history: Optional[Sequence[Union[Position, str]]] = None,
+    ) -> Game:
+        """A game from ``start``; with ``history``, the positions played before it."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __setstate__(self, state: tuple[list[Position], Optional[int]]) -> None: ...
     @property
     def start(self) -> Position: ...
     @property
@@ -222,6 +245,8 @@ class Game:
         """Player 0's and player 1's points once the game is over."""
     def legal_moves(self) -> list[int]:
         """The legal pits; empty once the game is over."""
+    def repeating_moves(self) -> list[int]:
+        """The legal pits whose move leads back to a position of the game."""
     def play(self, pit: int) -> MoveReport:
         """Plays ``pit``; raises IllegalMoveError or GameOverError."""
     def playout(self, seed: Optional[int] = None) -> GameEnd:
@@ -233,4 +258,23 @@ class Game:
     def __deepcopy__(self, memo: object) -> Game: ...
 
 def perft(position: Position, depth: int) -> list[int]:
-    """Move sequences of exactly 1..depth plies from ``position``; depth at most 30."""
+    """Move sequences of exactly 1..depth plies from ``position``; depth 0 to 30."""
+
+def playouts(
+    start: Union[Game, Position, str], n: int, seed: Optional[int] = None, threads: int = 1
+) -> tuple[int, int, int]:
+    """``(wins, draws, losses)`` of ``n`` random playouts for the player to move, in Rust."""
+
+def _observation(
+    items: Sequence[Union[Game, Position, str]], seat: Optional[int] = None, counters: bool = False
+) -> tuple[bytearray, int, int]: ...
+def _move_report(
+    player: int,
+    pit: int,
+    sown: int,
+    relays: int,
+    captures: int,
+    captured: int,
+    truncated: bool,
+    events: Sequence[Union[Relay, Capture]],
+) -> MoveReport: ...

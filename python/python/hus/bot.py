@@ -19,7 +19,11 @@ A whole bot::
 
 Should ``choose`` raise or return a pit that is not legal, the bot says so on stderr
 (with the traceback) and plays a random legal pit instead: a weak move rather than a
-game lost by a fault.
+game lost by a fault. Each time it does, it also writes a line starting with
+``hus-warning: `` (:data:`WARNING_PREFIX`) on stderr, which ``hus check-bot`` reports as
+a warning. With ``strict=True`` there is no fallback: the error (or an
+:class:`hus.IllegalMoveError` for a pit that is not legal) ends :func:`run`, so the bot
+fails where the bug is.
 """
 
 from __future__ import annotations
@@ -32,9 +36,13 @@ import traceback
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Optional, Union
 
-from ._hus import HusError, Position
+from ._hus import HusError, IllegalMoveError, Position
 
-__all__ = ["Turn", "run"]
+__all__ = ["WARNING_PREFIX", "Turn", "run"]
+
+#: The start of a stderr line that ``hus check-bot`` reports as a warning (PROTOCOL.md,
+#: "stderr"): the bot helper writes one each time it plays a fallback move.
+WARNING_PREFIX = "hus-warning: "
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,15 @@ def _log(name: str, *args: Any) -> None:
     print(f"[{name}]", *args, file=sys.stderr, flush=True)
 
 
+def _warn(text: str) -> None:
+    """One line ``hus check-bot`` reports as a warning."""
+    print(WARNING_PREFIX + " ".join(text.split()), file=sys.stderr, flush=True)
+
+
+class _Failed(Exception):
+    """``choose`` failed on a turn: the reason, for the fallback's warning."""
+
+
 def run(
     choose: Choose,
     *,
@@ -74,14 +91,18 @@ def run(
     stdin: Optional[IO[str]] = None,
     stdout: Optional[IO[str]] = None,
     seed: Optional[int] = None,
+    strict: bool = False,
 ) -> int:
     """Plays protocol v1 on ``stdin``/``stdout`` (the process's by default) until
     ``bye`` or the end of stdin, calling ``choose(position)`` for every turn (or
     ``choose(position, turn)`` with ``with_turn=True``, ``turn`` a :class:`Turn`).
 
-    ``name`` is sent in ``ready``. ``seed`` seeds the random fallback move. Returns the
-    exit status for ``sys.exit``: 0, or 1 when the referee's rules are ones the engine
-    does not know (the bot then refuses to play, as PROTOCOL.md asks).
+    ``name`` is sent in ``ready``. ``seed`` seeds the random fallback move, played when
+    ``choose`` raises or returns a pit that is not legal (with a ``hus-warning:`` line on
+    stderr); with ``strict=True`` that error propagates instead (an
+    :class:`hus.IllegalMoveError` for a pit that is not legal). Returns the exit status
+    for ``sys.exit``: 0, or 1 when the referee's rules are ones the engine does not know
+    (the bot then refuses to play, as PROTOCOL.md asks).
     """
     source = sys.stdin if stdin is None else stdin
     sink = sys.stdout if stdout is None else stdout
@@ -123,11 +144,20 @@ def run(
             if not isinstance(legal, list) or not legal:
                 _log(name, "a turn without legal pits:", line[:200])
                 continue
-            pit = _choose(choose, with_turn, message, preset, width, first, name)
-            if pit not in legal:
-                if pit is not None:
-                    _log(name, f"choose returned {pit!r}, not one of the legal pits {legal}")
+            try:
+                pit = _choose(choose, with_turn, message, preset, width, first, name, strict)
+                if pit not in legal:
+                    why = f"choose returned {pit!r}, not one of the legal pits {legal}"
+                    if strict:
+                        raise IllegalMoveError(why)
+                    _log(name, why)
+                    raise _Failed(why)
+            except _Failed as failed:
                 pit = fallback.choice(legal)
+                _warn(
+                    f"game {message.get('game')} ply {message.get('ply')}: {failed}; "
+                    f"played the random legal pit {pit} instead"
+                )
             send({"type": "move", "pit": pit})
         elif kind == "bye":
             break
@@ -142,19 +172,24 @@ def _choose(
     width: Optional[int],
     first: Optional[bool],
     name: str,
-) -> Optional[int]:
-    """The pit ``choose`` picks for this turn, or None (said on stderr) when the turn
-    cannot be read or ``choose`` raises."""
+    strict: bool,
+) -> int:
+    """The pit ``choose`` picks for this turn. When the turn cannot be read or
+    ``choose`` raises, that is said on stderr and raised as :class:`_Failed`, or with
+    ``strict`` the error itself propagates."""
     try:
         position = Position.from_pits(
             str(preset), int(width), message["you"], message["opponent"]  # type: ignore[arg-type]
         )
     except (HusError, KeyError, OverflowError, TypeError, ValueError) as err:
         _log(name, f"cannot read this turn's pits: {err}")
-        return None
+        if strict:
+            raise
+        raise _Failed(f"cannot read this turn's pits: {err}") from None
     legal = message["legal"]
     if legal != position.legal_moves():
         _log(name, "the referee's legal pits differ from the engine's:", legal, position.legal_moves())
+        _warn(f"the referee's legal pits {legal} differ from the engine's {position.legal_moves()}")
     try:
         if with_turn:
             turn = Turn(
@@ -170,14 +205,19 @@ def _choose(
             pit = choose(position, turn)  # type: ignore[call-arg]
         else:
             pit = choose(position)  # type: ignore[call-arg]
-    except Exception:  # the bot's own code: report it and keep playing
+    except Exception as err:  # the bot's own code: report it and keep playing
+        if strict:
+            raise
         _log(name, "choose raised; playing a random legal pit:\n" + traceback.format_exc())
-        return None
+        raise _Failed(f"choose raised {type(err).__name__}: {err}") from None
     # Any integer will do (numpy's too), but True is not a pit.
     try:
         if isinstance(pit, bool):
             raise TypeError
         return operator.index(pit)
     except TypeError:
-        _log(name, f"choose returned {pit!r}, not a pit number")
-        return None
+        why = f"choose returned {pit!r}, not a pit number"
+        if strict:
+            raise IllegalMoveError(why) from None
+        _log(name, why)
+        raise _Failed(why) from None

@@ -5,6 +5,7 @@
 //! of prose (not JSON at all) is debug output, whatever fault it caused.
 
 use std::fmt;
+use std::path::Path;
 
 use engine::{AnyPosition, Board};
 
@@ -92,6 +93,16 @@ const CRASH: &str = "keeps running";
 const EXITS: &str = "exits when told";
 const LEAKS: &str = "leaves no processes behind";
 const GAMES: &str = "plays whole games";
+const OWN_WARNINGS: &str = "writes no warnings";
+
+/// The start of a line of a bot's stderr that check-bot reports as the bot's own
+/// warning (PROTOCOL.md, "stderr"): Python's `hus.bot` writes one whenever it plays a
+/// fallback move for a `choose` that failed. The referee of a match never reads it.
+pub const BOT_WARNING: &str = "hus-warning: ";
+/// The bot's warnings shown under the check, the first one in its summary.
+const WARNINGS_SHOWN: usize = 3;
+/// The characters of a warning shown (a stderr line can be a megabyte long).
+const WARNING_CHARS: usize = 300;
 
 /// Above this share of the start-up allowance, a start is slow enough to warn about.
 const SLOW_START: f64 = 0.25;
@@ -242,6 +253,7 @@ pub fn checks(config: &CheckConfig, evidence: &Evidence) -> Vec<Check> {
         exits(probe, &facts),
         leaks(probe, &facts),
         games(&facts),
+        own_warnings(&evidence.stderr),
     ];
     // A line nobody asked for can race with the next turn and be taken as its answer:
     // then the fault it causes there is only a consequence.
@@ -682,6 +694,47 @@ fn games(facts: &Facts) -> Check {
     check
 }
 
+/// The `hus-warning: ` lines of the bot's stderr file (the probe's process and every
+/// process of the set write to it; it holds at most `STDERR_CAP` bytes a process), each
+/// shown as the referee shows what a bot wrote: escaped and cut (`protocol::excerpt`).
+fn own_warnings(stderr: &Path) -> Check {
+    // No file: the bot wrote nothing on its stderr.
+    let bytes = std::fs::read(stderr).unwrap_or_default();
+    let warnings: Vec<String> = bytes
+        .split(|&b| b == b'\n')
+        .filter_map(|line| line.strip_prefix(BOT_WARNING.as_bytes()))
+        .map(|warning| protocol::excerpt(warning.trim_ascii(), WARNING_CHARS))
+        .collect();
+    let Some(first) = warnings.first() else {
+        return Check::new(
+            Mark::Ok,
+            OWN_WARNINGS,
+            format!(
+                "no line of its stderr starts with \"{}\"",
+                BOT_WARNING.trim_end()
+            ),
+        );
+    };
+    let n = warnings.len();
+    let mut check = Check::new(
+        Mark::Warning,
+        OWN_WARNINGS,
+        format!(
+            "{n} line{} of its stderr start{} with \"{}\": {first}",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" },
+            BOT_WARNING.trim_end()
+        ),
+    );
+    for more in warnings.iter().skip(1).take(WARNINGS_SHOWN - 1) {
+        check = check.detail(more.clone());
+    }
+    if n > WARNINGS_SHOWN {
+        check = check.detail(format!("and {} more", n - WARNINGS_SHOWN));
+    }
+    check.detail("the bot says it did not play the move it meant to (Python's hus.bot: choose raised or returned a pit that is not legal, and a random legal pit was played instead); its stderr has the tracebacks")
+}
+
 fn skipped(title: &'static str) -> Check {
     Check::new(Mark::Skipped, title, "no games were played")
 }
@@ -782,6 +835,26 @@ fn fix(fault: &Fault) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_bots_warnings_are_counted_escaped_and_cut() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("bot.a.stderr");
+        assert_eq!(own_warnings(&path).mark, Mark::Ok, "no file: no warnings");
+        let mut text = b"[bot] a log line\nhus-warning: first \x1b[31mred\x1b[0m\r\n".to_vec();
+        text.extend(b"  hus-warning: not at the start of the line\nhus-warning: second\n");
+        text.extend(b"hus-warning: third\nhus-warning: ");
+        text.extend(vec![b'x'; 5000]);
+        std::fs::write(&path, &text).expect("write");
+        let check = own_warnings(&path);
+        assert_eq!(check.mark, Mark::Warning);
+        assert_eq!(
+            check.summary,
+            r#"4 lines of its stderr start with "hus-warning:": first \x1b[31mred\x1b[0m"#
+        );
+        assert_eq!(check.details[..2], ["second", "third"]);
+        assert_eq!(check.details[2], "and 1 more");
+    }
+
     use super::*;
 
     #[test]
