@@ -138,8 +138,9 @@ fn is_log_name(path: &Path) -> bool {
     name.ends_with(".jsonl") || name.ends_with(".jsonl.gz") || name.ends_with(".tar.zst")
 }
 
-/// A league's set log as text, whether kept plain (`logs/STEM.jsonl`) or compressed
-/// once finished (`logs/STEM.jsonl.gz`): `plain` is the plain name.
+/// A league's set log (or a bot's stderr file) as text, whether kept plain
+/// (`logs/STEM.jsonl`, `logs/STEM.a.stderr`) or compressed once finished
+/// (`logs/STEM.jsonl.gz`, `logs/STEM.a.stderr.gz`): `plain` is the plain name.
 pub fn read_set_log(plain: &Path) -> String {
     use std::io::Read;
     let gz = referee::gzip_path(plain);

@@ -995,8 +995,8 @@ fn a_sandboxed_bot_of_a_league_cannot_see_the_league() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = standings(&dir);
     assert_eq!(s["games_played"], 1);
-    let stderr = std::fs::read_to_string(dir.join("logs/r1-hostile-vs-rnd.a.stderr"))
-        .expect("the hostile bot's stderr");
+    // Compressed once the set finished (`.a.stderr.gz`).
+    let stderr = read_set_log(&dir.join("logs/r1-hostile-vs-rnd.a.stderr"));
     let lines: Vec<&str> = stderr
         .lines()
         .filter_map(|l| l.strip_prefix("hostile: "))

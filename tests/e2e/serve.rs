@@ -1993,8 +1993,8 @@ fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
     );
     // The end of the file, exactly.
     let seat = if set.contains("-bad-vs-") { 'a' } else { 'b' };
-    let text =
-        std::fs::read_to_string(dir.join(format!("logs/{set}.{seat}.stderr"))).expect("stderr");
+    // Compressed once the set finished (`.stderr.gz`).
+    let text = read_set_log(&dir.join(format!("logs/{set}.{seat}.stderr")));
     let lines: Vec<&str> = text.lines().collect();
     let tail: Vec<Value> = lines[lines.len().saturating_sub(5)..]
         .iter()

@@ -725,8 +725,10 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
 
     let files = league::SetFiles::new(&logs, &stem);
     let first = files.partial(1);
+    // A finished set's stderr files are compressed (`.stderr.gz`); read_set_log reads
+    // either form.
     let one_line = |path: PathBuf| {
-        let text = said(path.clone());
+        let text = crate::common::read_set_log(&path);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1, "{}: {text:?}", path.display());
         let pid = lines[0].strip_prefix("member started, pid ");
@@ -746,13 +748,10 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
         .collect();
     names.sort();
     let mut expected = Vec::new();
-    // The interrupted attempt's log as it was left, the finished one's compressed.
-    for (attempt, log) in [
-        (format!("{stem}.partial-1"), "jsonl"),
-        (stem.clone(), "jsonl.gz"),
-    ] {
-        for s in ["a1.stderr", "a2.stderr", "b1.stderr", "b2.stderr", log] {
-            expected.push(format!("{attempt}.{s}"));
+    // The interrupted attempt's files as they were left, the finished one's compressed.
+    for (attempt, gz) in [(format!("{stem}.partial-1"), ""), (stem.clone(), ".gz")] {
+        for s in ["a1.stderr", "a2.stderr", "b1.stderr", "b2.stderr", "jsonl"] {
+            expected.push(format!("{attempt}.{s}{gz}"));
         }
     }
     expected.sort();
