@@ -69,7 +69,7 @@ pub use config::{
     first_movers, fresh_seed, lots, parse_bytes, parse_clock, parse_duration, sanitize,
     show_duration, BotSpec, SetConfig, TimeControl,
 };
-pub use files::{create_dir, create_file, refuse_symlink, Create};
+pub use files::{create_dir, create_file, refuse_symlink, symlink_error, Create, Dir};
 pub use limits::{raise_referee_priority, Limits};
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
 pub use listen::ListenError;
