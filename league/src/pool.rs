@@ -19,7 +19,7 @@ use referee::{
 use tokio::sync::{mpsc, watch};
 
 use crate::file::{BotConfig, LeagueConfig};
-use crate::set_files::{SetFiles, LOGS_DIR};
+use crate::set_files::{open_logs, SetFiles, LOGS_DIR};
 use crate::store::side_seat;
 use crate::store::{ClaimedSet, FaultRow, GameRow, SetId, SetOutcome};
 
@@ -329,7 +329,18 @@ pub async fn play_claimed(
     tap: Option<&mut (dyn RecordSink + Send)>,
 ) -> Ending {
     let stem = set.key.stem();
-    let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
+    // The logs' directory, reached from the league's without following a link, and
+    // held open for the set's log and its compression.
+    let logs = match open_logs(&shared.logs) {
+        Ok(logs) => logs,
+        Err(e) => {
+            return Ending::Failed(SetFailure::Log(format!(
+                "cannot open the logs directory {}: {e}",
+                shared.logs.display()
+            )))
+        }
+    };
+    let (log, stem) = match LogWriter::create_in(&logs, &stem) {
         Ok(created) => created,
         Err(e) => return Ending::Failed(SetFailure::Log(format!("{e:#}"))),
     };
@@ -397,7 +408,8 @@ pub async fn play_claimed(
             // full disk costs the space, never the log).
             drop(log);
             if shared.compress_logs {
-                if let Ok(gz) = referee::compress_log(&files.log()) {
+                let plain = PathBuf::from(format!("{stem}.jsonl"));
+                if let Ok(gz) = referee::compress_log_in(&logs, &plain) {
                     if let Some(name) = gz.file_name() {
                         outcome.log = format!("{LOGS_DIR}/{}", name.to_string_lossy());
                     }

@@ -27,6 +27,7 @@ use std::path::Path;
 use engine::{AnyPosition, Board};
 use serde::{Deserialize, Serialize};
 
+use crate::files::Dir;
 use crate::records::{MoveRecord, Record};
 use crate::Side;
 
@@ -250,28 +251,23 @@ pub struct Archived {
 
 /// Writes the logs `logs` (each a set's stem and its log file, plain or gzip) and the
 /// stderr files `stderr` (each its member's name, `STEM.a.stderr`, and its file, plain
-/// or gzip) into a new archive at `dest`: under a temporary name beside it, synced,
-/// then renamed, so that `dest` is always a whole archive or absent. A log larger than
-/// [`MAX_ARCHIVED_LOG`] is left out (listed in [`Archived::left_out`]), and so is such a
-/// stderr file.
+/// or gzip) into a new archive `name` in the directory `dir`: under a temporary name
+/// beside it, synced, then renamed, so that the archive is always whole or absent; no
+/// link is followed there ([`crate::files`]). A log larger than [`MAX_ARCHIVED_LOG`] is
+/// left out (listed in [`Archived::left_out`]), and so is such a stderr file.
 pub fn write_archive(
-    dest: &Path,
+    dir: &Dir,
+    name: &str,
     logs: &[(String, &Path)],
     stderr: &[(String, &Path)],
 ) -> io::Result<Archived> {
-    let mut tmp = dest.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let mut archived = crate::logfile::write_by_rename(dest, Path::new(&tmp), |file| {
+    let (dest, tmp) = (Path::new(name), format!("{name}.tmp"));
+    let mut archived = crate::logfile::write_by_rename(dir, dest, Path::new(&tmp), |file| {
         write_members(file, logs, stderr)
     })?;
-    if let Some(dir) = dest.parent() {
-        // The rename itself on disk (a directory's sync; best effort where a directory
-        // cannot be opened).
-        if let Ok(d) = File::open(dir) {
-            d.sync_all()?;
-        }
-    }
-    archived.archive_bytes = fs::metadata(dest)?.len();
+    // The rename itself on disk.
+    dir.sync()?;
+    archived.archive_bytes = dir.entry(dest)?.len;
     Ok(archived)
 }
 
@@ -758,13 +754,15 @@ mod tests {
         fs::write(&err_c, "warming up\n").unwrap();
         let err_c = crate::compress_log(&err_c).unwrap();
         let bad = write_archive(
-            &dir.path().join(format!("bad{ARCHIVE_SUFFIX}")),
+            &Dir::open(dir.path()).unwrap(),
+            &format!("bad{ARCHIVE_SUFFIX}"),
             &[],
             &[("set-a.c.stderr".to_string(), err_a.as_path())],
         );
         assert_eq!(bad.unwrap_err().kind(), io::ErrorKind::InvalidInput);
         let archived = write_archive(
-            &dest,
+            &Dir::open(dir.path()).unwrap(),
+            &format!("sets-1-3{ARCHIVE_SUFFIX}"),
             &[
                 ("set-a".to_string(), a.as_path()),
                 ("set-b".to_string(), b.as_path()),

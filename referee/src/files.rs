@@ -173,15 +173,44 @@ impl Dir {
         Ok(rustix::fs::unlinkat(dir.fd(), name, AtFlags::REMOVEDIR)?)
     }
 
-    /// Whether `rel` is there (a link counts, not followed); a link on its way is
-    /// refused.
+    /// Whether `rel` is there (a link counts, not followed; a directory missing on the
+    /// way is no error); a link on its way is refused.
     pub fn exists(&self, rel: &Path) -> io::Result<bool> {
-        let (dir, name) = self.parent(rel)?;
+        let (dir, name) = match self.parent(rel) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            other => other?,
+        };
         match rustix::fs::statat(dir.fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(_) => Ok(true),
             Err(Errno::NOENT) => Ok(false),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The names of this directory's entries (`.` and `..` left out), in no order.
+    pub fn names(&self) -> io::Result<Vec<std::ffi::OsString>> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&self.fd)? {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(OsStr::from_bytes(name).to_os_string());
+            }
+        }
+        Ok(names)
+    }
+
+    /// What `rel` itself is (a link's own, not followed); a link on its way is refused.
+    pub fn entry(&self, rel: &Path) -> io::Result<Entry> {
+        let (dir, name) = self.parent(rel)?;
+        let st = rustix::fs::statat(dir.fd(), name, AtFlags::SYMLINK_NOFOLLOW)?;
+        let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+        Ok(Entry {
+            file: kind.is_file(),
+            link: kind.is_symlink(),
+            len: u64::try_from(st.st_size).unwrap_or(0),
+        })
     }
 
     /// Writes the directory's entries to disk (after a rename, so that the rename
@@ -273,6 +302,17 @@ impl Dir {
     }
 }
 
+/// What a name in a directory is ([`Dir::entry`]), a link not followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// A regular file.
+    pub file: bool,
+    /// A symbolic link.
+    pub link: bool,
+    /// Its size in bytes.
+    pub len: u64,
+}
+
 /// The directory that holds a path: the one it is relative to, or one opened on the way.
 enum Parent<'a> {
     This(&'a Dir),
@@ -324,10 +364,10 @@ fn named(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
-/// The directory that holds `path` as the user named it, and `path`'s last
-/// component: for the paths of files named on the command line, or built from a
-/// directory named there (`--log-dir D` gives `D/STEM.jsonl`).
-fn split(path: &Path) -> io::Result<(Dir, &Path)> {
+/// The directory that holds `path`, opened as the user named it ([`Dir::open`]), and
+/// `path`'s last component: for the paths of files named on the command line, or built
+/// from a directory named there (`--log-dir D` gives `D/STEM.jsonl`).
+pub fn open_parent(path: &Path) -> io::Result<(Dir, &Path)> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -346,7 +386,7 @@ fn split(path: &Path) -> io::Result<(Dir, &Path)> {
 /// For a file below a directory the user named, open that directory ([`Dir::open`])
 /// and create the file through it.
 pub fn create_file(path: &Path, how: Create, mode: Option<u32>) -> io::Result<File> {
-    let (dir, name) = split(path)?;
+    let (dir, name) = open_parent(path)?;
     dir.create_file(name, how, mode)
 }
 
@@ -594,6 +634,7 @@ mod tests {
             .and_then(|mut f| f.write_all(b"x"))
             .expect("create");
         assert!(root.exists(Path::new("a/b/c/f")).expect("exists"));
+        assert!(!root.exists(Path::new("a/missing/f")).expect("exists"));
         root.rename(Path::new("a/b/c/f"), Path::new("a/g"))
             .expect("rename");
         assert!(!root.exists(Path::new("a/b/c/f")).expect("exists"));
