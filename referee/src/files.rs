@@ -86,12 +86,6 @@ impl Dir {
         Dir::open(path)
     }
 
-    /// Opens the directory `rel` below the one the user named, `root` (a league's
-    /// `logs/`, say): `root` may be a link, nothing in `rel` may.
-    pub fn open_beneath(root: &Path, rel: &Path) -> io::Result<Dir> {
-        Dir::open(root)?.open_dir(rel)
-    }
-
     /// The path this directory was opened by.
     pub fn path(&self) -> &Path {
         &self.path
@@ -401,7 +395,7 @@ pub fn refuse_symlink(path: &Path) -> io::Result<()> {
 }
 
 /// Creates the directory `path` (and its parents) unless it exists, refusing it if it is
-/// a symbolic link (its parents may be links: the caller named them).
+/// a symbolic link (its parents may be links: the caller named them), and opens it.
 pub fn create_dir(path: &Path) -> io::Result<Dir> {
     let (dir, name) = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => (Dir::create(p)?, path.file_name()),
