@@ -20,14 +20,14 @@
 //! tar and zstd are the `tar` and `zstd` crates: any `tar --zstd` lists and unpacks an
 //! archive, and `hus replay` and `hus unpack` read it whole.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 
 use engine::{AnyPosition, Board};
 use serde::{Deserialize, Serialize};
 
-use crate::files::Dir;
+use crate::files::{Create, Dir};
 use crate::records::{MoveRecord, Record};
 use crate::Side;
 
@@ -521,13 +521,14 @@ pub fn stderr_names(archive: &Path) -> io::Result<Vec<String>> {
 /// already there is not overwritten (an error). Returns the stems of the logs written.
 pub fn unpack(archive: &Path, dir: &Path) -> io::Result<Vec<String>> {
     let mut written = Vec::new();
+    let open = Dir::open(dir)?;
     each_log(archive, |stem, text| {
-        write_log(dir, stem, &text)?;
+        write_new(&open, &format!("{stem}{PLAIN_MEMBER}"), &text)?;
         written.push(stem.to_string());
         Ok(true)
     })?;
     each_stderr(archive, |name, text| {
-        write_new(&dir.join(name), &text)?;
+        write_new(&open, name, &text)?;
         Ok(true)
     })?;
     Ok(written)
@@ -536,17 +537,22 @@ pub fn unpack(archive: &Path, dir: &Path) -> io::Result<Vec<String>> {
 /// Writes the log `text` of set `stem` into `dir` as `STEM.jsonl`; a file already
 /// there is not overwritten (an error naming it).
 pub fn write_log(dir: &Path, stem: &str, text: &[u8]) -> io::Result<()> {
-    write_new(&dir.join(format!("{stem}{PLAIN_MEMBER}")), text)
+    write_new(&Dir::open(dir)?, &format!("{stem}{PLAIN_MEMBER}"), text)
 }
 
-/// Writes `text` into a new file at `path`; a file already there is not overwritten
-/// (an error naming it).
-fn write_new(path: &Path, text: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+/// Writes `text` into a new file `name` in `dir`; a file already there is not
+/// overwritten, and no link is followed (an error naming it).
+fn write_new(dir: &Dir, name: &str, text: &[u8]) -> io::Result<()> {
+    let path = dir.join(name);
+    let mut file = dir
+        .create_file(Path::new(name), Create::New, None)
+        .map_err(|e| match e.kind() {
+            // The only errors `Dir` leaves without the path (a link's names it).
+            io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound => {
+                io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+            }
+            _ => e,
+        })?;
     file.write_all(text)
 }
 
