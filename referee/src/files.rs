@@ -32,6 +32,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -293,6 +294,43 @@ impl Dir {
         } else {
             named(path, e.into())
         }
+    }
+}
+
+/// Where a file goes that is opened later (a bot's stderr file, opened as the bot
+/// starts): a path whose directory is taken as the user named it, or a name below an
+/// open directory (a league's `logs/`), so that no link met on its way between now and
+/// then is followed.
+#[derive(Clone, Debug)]
+pub enum FilePlace {
+    /// A path whose directory the user named (`--log-dir D` gives `D/NAME`): opened by
+    /// [`create_file`].
+    Path(PathBuf),
+    /// A name below an open directory: opened by [`Dir::create_file`].
+    In(Arc<Dir>, PathBuf),
+}
+
+impl FilePlace {
+    /// Its path, for messages.
+    pub fn path(&self) -> PathBuf {
+        match self {
+            FilePlace::Path(path) => path.clone(),
+            FilePlace::In(dir, name) => dir.join(name),
+        }
+    }
+
+    /// Opens it for writing as `how` says, never following a link ([`Dir::create_file`]).
+    pub fn create(&self, how: Create, mode: Option<u32>) -> io::Result<File> {
+        match self {
+            FilePlace::Path(path) => create_file(path, how, mode),
+            FilePlace::In(dir, name) => dir.create_file(name, how, mode),
+        }
+    }
+}
+
+impl From<PathBuf> for FilePlace {
+    fn from(path: PathBuf) -> FilePlace {
+        FilePlace::Path(path)
     }
 }
 
@@ -583,8 +621,9 @@ mod tests {
     }
 
     /// A directory held open is the directory it was: replaced by a link after it was
-    /// opened, what is made through the handle goes to the directory (moved away), never
-    /// where the link points; walked again from the root, the link is refused.
+    /// opened, what is made through the handle (an archive, a bot's stderr file placed
+    /// before the swap) goes to the directory (moved away), never where the link points;
+    /// walked again from the root, the link is refused.
     #[test]
     fn a_directory_replaced_by_a_link_after_it_was_opened_is_not_followed() {
         let tmp = tempfile::tempdir().expect("temp dir");
@@ -600,10 +639,18 @@ mod tests {
         logs.rename(Path::new("a.tmp"), Path::new("a.tar.zst"))
             .expect("rename");
         logs.sync().expect("sync");
+        // A bot's stderr file, placed before the swap and opened after it.
+        let place = FilePlace::In(Arc::new(logs), PathBuf::from("r1.a.stderr"));
+        assert_eq!(place.path(), tmp.path().join("logs/archive/r1.a.stderr"));
+        place.create(Create::Append, None).expect("stderr");
         assert_eq!(names(&outside), Vec::<String>::new());
         assert_eq!(
             std::fs::read_to_string(tmp.path().join("moved/archive/a.tar.zst")).expect("read"),
             "archive"
+        );
+        assert_eq!(
+            names(&tmp.path().join("moved/archive")),
+            ["a.tar.zst", "r1.a.stderr"]
         );
         let e = root
             .create_file(Path::new("logs/archive/b"), Create::New, None)

@@ -71,6 +71,7 @@ pub use config::{
 };
 pub use files::{
     create_dir, create_file, open_parent, refuse_symlink, symlink_error, Create, Dir, Entry,
+    FilePlace,
 };
 pub use limits::{raise_referee_priority, Limits};
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
