@@ -69,11 +69,16 @@ pub use config::{
     first_movers, fresh_seed, lots, parse_bytes, parse_clock, parse_duration, sanitize,
     show_duration, BotSpec, SetConfig, TimeControl,
 };
-pub use files::{create_dir, create_file, refuse_symlink, Create};
+pub use files::{
+    create_dir, create_file, open_parent, refuse_symlink, symlink_error, Create, Dir, Entry,
+    FilePlace,
+};
 pub use limits::{raise_referee_priority, Limits};
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
 pub use listen::ListenError;
-pub use logfile::{compress_log, gzip_path, is_gzip, open_log, LogReader, GZIP_SUFFIX};
+pub use logfile::{
+    compress_log, compress_log_in, gzip_path, is_gzip, open_log, LogReader, GZIP_SUFFIX,
+};
 pub use names::{log_stem, referee_version};
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,

@@ -2357,6 +2357,52 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     assert_eq!(code, 0, "{said}");
 }
 
+/// `hus serve` with `logs/archive` a link to another directory (issue 33: seven archives
+/// were written there without a word): no archive, nor its temporary file, is written
+/// where it points; the server says why once, naming the link, and every finished set
+/// keeps its log as a file of its own.
+#[test]
+fn serve_writes_no_archive_through_a_linked_archive_directory() {
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).expect("mkdir");
+    std::fs::create_dir_all(dir.join("logs")).expect("mkdir");
+    let link = dir.join("logs/archive");
+    std::os::unix::fs::symlink(&outside, &link).expect("symlink");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("65 finished sets", Duration::from_secs(600), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 65
+    });
+    let said = format!(
+        "cannot archive logs in {}: {} is a symbolic link: hus never follows a link where it writes files (remove it); \
+         the logs stay files of their own for now",
+        link.join("sets-000000001-000000064.tar.zst").display(),
+        link.display()
+    );
+    // Tried after the result that completes the 64 is read.
+    server.wait_for_stderr(
+        &said,
+        Instant::now() + Duration::from_secs(60),
+        "hus serve never said why it archives nothing",
+    );
+    let status = server.pause_until_idle(&auth);
+    let done = status["sets_done"].as_u64().expect("sets_done");
+    let (code, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr.matches(&said).count(), 1, "{stderr}");
+    assert_eq!(std::fs::read_dir(&outside).expect("read").count(), 0);
+    let logs = std::fs::read_dir(dir.join("logs"))
+        .expect("read")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl.gz"))
+        .count();
+    assert_eq!(logs as u64, done);
+}
+
 /// `hus serve` archives each whole 64 finished sets' logs into one file
 /// (`logs/archive/sets-000000001-000000064.tar.zst`) and deletes their own files; it
 /// still serves each such set's log (the same text the archive unpacks to) and its
