@@ -190,7 +190,7 @@ mod tests {
     fn the_log_gain_matches_the_integral_far_past_underflow() {
         for (h, b, reference) in [
             // The pair: 1.88 standard errors apart, a set adding 0.033² of V.
-            (1.88, 0.033, -1637.183_414_088_990_8),
+            (1.88, 0.033, -1_637.183_414_088_990_8),
             (1.0, 0.1, -58.591_263_384_976_21),
             (0.1, 0.1, -5.024_819_943_858_03),
             (1e-4, 0.5, -1.913_630_695_572_236_5),

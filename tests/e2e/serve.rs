@@ -1665,9 +1665,8 @@ fn serve_gives_the_pair_in_doubt_what_the_floor_leaves() {
 
     let sets = sets_of(&dir);
     assert!(sets.len() >= 60, "{sets:?}");
-    let is_pair = |(a, b): &(String, String), x: &str, y: &str| {
-        (a == x && b == y) || (a == y && b == x)
-    };
+    let is_pair =
+        |(a, b): &(String, String), x: &str, y: &str| (a == x && b == y) || (a == y && b == x);
     // The first round: every pair once, in the names' order.
     let first: Vec<(&str, &str)> = sets[..3]
         .iter()
