@@ -2,6 +2,7 @@
 //! pairs by (docs/ratings.md, "How surely two bots are ordered").
 
 use std::f64::consts::PI;
+use std::sync::OnceLock;
 
 use crate::fit::{expected_score, C};
 
@@ -82,28 +83,45 @@ pub fn ln_order_gain(difference: f64, variance: f64, information: f64) -> f64 {
         + ln_laguerre_integral(|w| -0.5 * (k + 2.0 * w).ln() - (m + 2.0 * w).ln())
 }
 
-/// ln ∫₀^∞ e^(−w) e^(ln_f(w)) dw for a smooth `ln_f`, by the double-exponential rule
-/// w = exp(t − e^(−t)), dw = w (1 + e^(−t)) dt, with the trapezoid rule in t on [−5, 5]
-/// (w from e^−153 to 148) in steps of 1/32, summed in log space.
-fn ln_laguerre_integral(ln_f: impl Fn(f64) -> f64) -> f64 {
-    const STEPS_PER_UNIT: i32 = 32;
-    const REACH: i32 = 5;
-    let step = 1.0 / f64::from(STEPS_PER_UNIT);
-    let terms: Vec<f64> = (-REACH * STEPS_PER_UNIT..=REACH * STEPS_PER_UNIT)
-        .map(|i| {
+/// Steps of the double-exponential rule per unit of t.
+const STEPS_PER_UNIT: i32 = 32;
+/// The rule's t runs from −REACH to REACH.
+const REACH: i32 = 5;
+/// Its number of nodes.
+const NODES: usize = (2 * REACH * STEPS_PER_UNIT + 1) as usize;
+
+/// The rule's nodes, computed once: w = exp(t − e^(−t)) and ln of the weight
+/// e^(−w) · dw/dt · step, dw/dt = w (1 + e^(−t)).
+fn nodes() -> &'static [(f64, f64); NODES] {
+    static TABLE: OnceLock<[(f64, f64); NODES]> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let step = 1.0 / f64::from(STEPS_PER_UNIT);
+        let mut table = [(0.0, 0.0); NODES];
+        for (node, i) in table.iter_mut().zip(-REACH * STEPS_PER_UNIT..) {
             let t = f64::from(i) * step;
             let e = (-t).exp();
             let ln_w = t - e;
             let w = ln_w.exp();
-            // ln of e^(−w) · f(w) · dw/dt.
-            -w + ln_f(w) + ln_w + e.ln_1p()
-        })
-        .collect();
-    let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            *node = (w, -w + ln_w + e.ln_1p() + step.ln());
+        }
+        table
+    })
+}
+
+/// ln ∫₀^∞ e^(−w) e^(ln_f(w)) dw for a smooth `ln_f`, by the double-exponential rule
+/// w = exp(t − e^(−t)), dw = w (1 + e^(−t)) dt, with the trapezoid rule in t on [−5, 5]
+/// (w from e^−153 to 148) in steps of 1/32, summed in log space.
+fn ln_laguerre_integral(ln_f: impl Fn(f64) -> f64) -> f64 {
+    let mut terms = [0.0; NODES];
+    let mut top = f64::NEG_INFINITY;
+    for (term, &(w, ln_weight)) in terms.iter_mut().zip(nodes()) {
+        *term = ln_weight + ln_f(w);
+        top = top.max(*term);
+    }
     if !top.is_finite() {
         return top;
     }
-    top + terms.iter().map(|x| (x - top).exp()).sum::<f64>().ln() + step.ln()
+    top + terms.iter().map(|x| (x - top).exp()).sum::<f64>().ln()
 }
 
 #[cfg(test)]
