@@ -145,8 +145,13 @@ pub fn archive_logs(
                 .iter()
                 .map(|(stem, _, path)| (stem.clone(), path.as_path()))
                 .collect();
+            // One member a file: where a compression was cut off between its rename and
+            // the plain file's removal, both forms are there (the same text); the
+            // compressed one, listed first, goes in, and both are deleted below.
+            let mut named = std::collections::HashSet::new();
             let stderr_members: Vec<(String, &Path)> = stderr
                 .iter()
+                .filter(|(name, _)| named.insert(name.clone()))
                 .map(|(name, path)| (name.clone(), path.as_path()))
                 .collect();
             let archived = archive::write_archive(&archives, &name, &members, &stderr_members)

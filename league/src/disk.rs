@@ -74,8 +74,19 @@ pub enum FloorChange {
     Same,
     /// Just went below the floor: new sets wait.
     Low(LowSpace),
-    /// Back above it (its free space now): new sets start again.
-    Back(u64),
+    /// Back above it (its free space now, when it can be read): new sets start again.
+    Back(Option<u64>),
+}
+
+impl FloorChange {
+    /// What a runner says when the room is back: `1.5 GiB free again`, or `room again`
+    /// when the free space could not be read.
+    pub fn back_words(free: Option<u64>) -> String {
+        match free {
+            Some(free) => format!("{} free again", size(free)),
+            None => "room again".to_string(),
+        }
+    }
 }
 
 impl DiskFloor {
@@ -109,7 +120,7 @@ impl DiskFloor {
         let now = self.check();
         let change = match (&self.low, &now) {
             (None, Some(low)) => FloorChange::Low(low.clone()),
-            (Some(was), None) => FloorChange::Back(free_space(&was.dir).unwrap_or(0)),
+            (Some(was), None) => FloorChange::Back(free_space(&was.dir)),
             _ => FloorChange::Same,
         };
         self.low = now;

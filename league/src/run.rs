@@ -290,16 +290,13 @@ async fn fill_pool(
             FloorChange::Same => {}
             FloorChange::Low(low) => reporter.note(&format!("hus league: paused: {low}")),
             FloorChange::Back(free) => reporter.note(&format!(
-                "hus league: {} free again: sets start again",
-                crate::disk::size(free)
+                "hus league: {}: sets start again",
+                FloorChange::back_words(free)
             )),
         }
-        let waiting_for_space = floor.low().is_some() && stopped.is_none() && failure.is_none();
-        while stopped.is_none()
-            && failure.is_none()
-            && floor.low().is_none()
-            && pool.len() < config.concurrency
-        {
+        // Below the floor no set starts; the disk is looked at again every FLOOR_RECHECK.
+        let paused = floor.low().is_some() && stopped.is_none() && failure.is_none();
+        while stopped.is_none() && failure.is_none() && !paused && pool.len() < config.concurrency {
             let Some(set) = store.claim_next()? else {
                 break;
             };
@@ -308,12 +305,13 @@ async fn fill_pool(
             store.set_log(set.claim(), &format!("{LOGS_DIR}/{}.jsonl", files.stem()))?;
             pool.start(set, shared.clone(), None);
         }
-        if pool.is_empty() && !waiting_for_space {
+        // Nothing running: the league is over, unless it waits for room with sets still
+        // to play (a league with nothing left to play ends as ever, whatever the disk).
+        if pool.is_empty() && !(paused && store.progress()?.pending > 0) {
             break;
         }
         tokio::select! {
-            // Below the floor: look at the disk again (only then).
-            _ = tokio::time::sleep(FLOOR_RECHECK), if waiting_for_space => {}
+            _ = tokio::time::sleep(FLOOR_RECHECK), if paused => {}
             name = &mut signal, if stopped.is_none() => {
                 stopped = Some(name);
                 pool.stop_all(name);

@@ -431,6 +431,7 @@ async fn work_loop(
         idle_poll,
         idle: IDLE_MIN.min(idle_poll),
         floor: crate::disk::DiskFloor::new(vec![scratch.to_path_buf()], plan.min_free),
+        floor_problem: None,
         plan,
     };
     let worked = worker.work(&mut pool).await;
@@ -466,6 +467,9 @@ struct Worker<'a> {
     idle: Duration,
     /// The free-space floor of the scratch directory: below it, nothing is claimed.
     floor: crate::disk::DiskFloor,
+    /// While paused by the floor: the problem it had before, said again once there is
+    /// room.
+    floor_problem: Option<String>,
 }
 
 impl Worker<'_> {
@@ -499,7 +503,20 @@ impl Worker<'_> {
             }
             let wait = self.wait(claimed_none);
             tokio::select! {
-                name = &mut signal, if self.stopped.is_none() => self.give_back(pool, name).await?,
+                name = &mut signal => {
+                    if self.stopped.is_none() {
+                        self.give_back(pool, name).await?;
+                        // A second signal leaves at once (a store out of reach can hold
+                        // the results of the sets that finished).
+                        signal.set(referee::stop_signal());
+                    } else {
+                        self.say(format!(
+                            "{}: {name} again: leaving now; the sets whose results the store did not take are played again once their leases run out",
+                            self.plan.who
+                        ));
+                        break;
+                    }
+                }
                 Some((set, ending)) = pool.next_ended() => self.ended(set, ending).await?,
                 _ = tokio::time::sleep(wait) => {}
             }
@@ -558,15 +575,16 @@ impl Worker<'_> {
             crate::disk::FloorChange::Same => {}
             crate::disk::FloorChange::Low(low) => {
                 eprintln!("{}: paused: {low}", self.plan.who);
-                self.problem = Some(format!("paused: {low}"));
+                self.floor_problem = self.problem.replace(format!("paused: {low}"));
             }
             crate::disk::FloorChange::Back(free) => {
                 eprintln!(
-                    "{}: {} free again: sets are claimed again",
+                    "{}: {}: sets are claimed again",
                     self.plan.who,
-                    crate::disk::size(free)
+                    crate::disk::FloorChange::back_words(free)
                 );
-                self.problem = None;
+                // The problem it had before the pause, if any, is its problem again.
+                self.problem = self.floor_problem.take();
             }
         }
         if self.floor.low().is_some() {
@@ -809,12 +827,14 @@ pub fn run_workers(args: &WorkersArgs) -> Result<ExitCode> {
                 ));
             }
             for w in &rows {
-                if let Some(problem) = &w.problem {
-                    out.push_str(&format!(
+                match (&w.problem, w.leaves.is_empty()) {
+                    (Some(problem), false) => out.push_str(&format!(
                         "{}: {problem}; it leaves {}'s sets to the other workers\n",
                         w.name,
                         w.leaves.join(" and ")
-                    ));
+                    )),
+                    (Some(problem), true) => out.push_str(&format!("{}: {problem}\n", w.name)),
+                    (None, _) => {}
                 }
             }
             if let Some(stuck) = &stuck {

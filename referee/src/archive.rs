@@ -323,10 +323,15 @@ fn write_members(
                 format!("{name:?} is not the name of a set's stderr file"),
             ));
         }
+        // Told compressed by its name, never by its first bytes: those are the bot's.
+        let file = File::open(path)?;
+        let reader: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
+            Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file)))
+        } else {
+            Box::new(file)
+        };
         let mut text = Vec::new();
-        crate::logfile::open_log(path)?
-            .take(MAX_ARCHIVED_LOG + 1)
-            .read_to_end(&mut text)?;
+        reader.take(MAX_ARCHIVED_LOG + 1).read_to_end(&mut text)?;
         if text.len() as u64 > MAX_ARCHIVED_LOG {
             continue;
         }
@@ -759,6 +764,9 @@ mod tests {
         let err_c = dir.path().join("set-c.b2.stderr");
         fs::write(&err_c, "warming up\n").unwrap();
         let err_c = crate::compress_log(&err_c).unwrap();
+        // A bot's plain stderr that starts as gzip does: kept as it is.
+        let err_b = dir.path().join("set-b.a.stderr");
+        fs::write(&err_b, b"\x1f\x8b not gzip at all\n").unwrap();
         let bad = write_archive(
             &Dir::open(dir.path()).unwrap(),
             &format!("bad{ARCHIVE_SUFFIX}"),
@@ -776,20 +784,28 @@ mod tests {
             ],
             &[
                 ("set-a.a.stderr".to_string(), err_a.as_path()),
+                ("set-b.a.stderr".to_string(), err_b.as_path()),
                 ("set-c.b2.stderr".to_string(), err_c.as_path()),
             ],
         )
         .unwrap();
-        assert_eq!(archived.stderr, ["set-a.a.stderr", "set-c.b2.stderr"]);
+        assert_eq!(
+            archived.stderr,
+            ["set-a.a.stderr", "set-b.a.stderr", "set-c.b2.stderr"]
+        );
         assert_eq!(
             stderr_names(&dest).unwrap(),
-            ["set-a.a.stderr", "set-c.b2.stderr"]
+            ["set-a.a.stderr", "set-b.a.stderr", "set-c.b2.stderr"]
+        );
+        assert_eq!(
+            read_stderr(&dest, "set-b.a.stderr").unwrap().unwrap(),
+            b"\x1f\x8b not gzip at all\n"
         );
         assert_eq!(
             read_stderr(&dest, "set-c.b2.stderr").unwrap().unwrap(),
             b"warming up\n"
         );
-        assert_eq!(read_stderr(&dest, "set-b.a.stderr").unwrap(), None);
+        assert_eq!(read_stderr(&dest, "set-b.b.stderr").unwrap(), None);
         assert_eq!(archived.stems, ["set-a", "set-b", "set-c"]);
         assert_eq!(stems(&dest).unwrap(), ["set-a", "set-b", "set-c"]);
         assert_eq!(archived.short, 2);

@@ -51,6 +51,9 @@ const PROBLEMS: usize = 20;
 /// How an outage of a shared store begins among the problems (`set` empty); it leaves
 /// them when the store answers again.
 const OUT_OF_REACH: &str = "the store is out of reach";
+/// How many sets the pairing may choose in a row that turn out to be taken (running or
+/// done elsewhere) before a start waits for the next look.
+const CHOICE_TRIES: u32 = 4;
 /// Why a set whose lease another took over is stopped here (its log says so).
 const LEASE_LOST: &str = "its lease ran out and another took the set over";
 
@@ -495,33 +498,46 @@ impl Runner {
         let set = match waiting {
             Some(set) => set,
             None => {
-                let Some(mut key) = pairing::choose(&self.config.format, &input) else {
-                    return Ok(false);
-                };
-                // The pair's set that could not be played, if one waits: played again.
-                let chosen = pair(&key.a, &key.b);
-                if let Some(i) = self.retry.iter().position(|k| pair(&k.a, &k.b) == chosen) {
-                    key = self.retry.remove(i);
+                // A chosen set may be taken already (the file's set of that round, played
+                // by a worker): then the pair's next round, a few times at most.
+                let mut tries = 0;
+                loop {
+                    let Some(mut key) = pairing::choose(&self.config.format, &input) else {
+                        return Ok(false);
+                    };
+                    // The pair's set that could not be played, if one waits: played again.
+                    let chosen = pair(&key.a, &key.b);
+                    if let Some(i) = self.retry.iter().position(|k| pair(&k.a, &k.b) == chosen) {
+                        key = self.retry.remove(i);
+                    }
+                    let seed = league::set_seed(self.seed, &key);
+                    let planned = PlannedSet {
+                        key: key.clone(),
+                        seed,
+                    };
+                    // The set chosen before leaves the schedule unless it is the file's:
+                    // one transaction of a few rows, whatever the schedule's size.
+                    let replaces = self
+                        .last_chosen
+                        .clone()
+                        .filter(|k| !self.schedule_keys.contains(k));
+                    let claimed = self
+                        .store
+                        .call(move |s| s.schedule_and_claim(&planned, replaces.as_ref()))
+                        .await?;
+                    // In the schedule now, claimed or not: the next pick replaces it.
+                    self.last_chosen = Some(key.clone());
+                    if let Some(set) = claimed {
+                        break set;
+                    }
+                    let r = self.rounds.entry(chosen).or_insert(0);
+                    *r = (*r).max(key.round);
+                    input.rounds = self.rounds.clone();
+                    tries += 1;
+                    if tries == CHOICE_TRIES {
+                        return Ok(false);
+                    }
                 }
-                let seed = league::set_seed(self.seed, &key);
-                let planned = PlannedSet {
-                    key: key.clone(),
-                    seed,
-                };
-                // The set chosen before leaves the schedule unless it is the file's: one
-                // transaction of a few rows, whatever the schedule's size.
-                let replaces = self
-                    .last_chosen
-                    .replace(key)
-                    .filter(|k| !self.schedule_keys.contains(k));
-                let claimed = self
-                    .store
-                    .call(move |s| s.schedule_and_claim(&planned, replaces.as_ref()))
-                    .await?;
-                let Some(set) = claimed else {
-                    return Ok(false);
-                };
-                set
             }
         };
         self.retry.retain(|k| *k != set.key);
@@ -600,6 +616,11 @@ impl Runner {
         // not take (it was out of reach): recorded as soon as it is back. Their logs are
         // on disk; a lease that ran out meanwhile makes the result a duplicate.
         let mut unrecorded: Vec<(ClaimedSet, SetOutcome)> = Vec::new();
+        // A shared store's look every second: an interval made once, so that sets ending
+        // (or admin requests) less than a second apart never put the leases' renewal
+        // off, as a sleep made again at every turn of the loop would.
+        let mut refresh = tokio::time::interval(Duration::from_secs(1));
+        refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             // Below the free-space floor no set starts: said once, on the console and
             // the pages, and again when there is room (looked at every second).
@@ -612,8 +633,8 @@ impl Runner {
                 }
                 league::FloorChange::Back(free) => {
                     eprintln!(
-                        "hus serve: {} free again: sets start again",
-                        league::disk::size(free)
+                        "hus serve: {}: sets start again",
+                        league::FloorChange::back_words(free)
                     );
                     snapshot.low_space = None;
                     app.publish(snapshot.clone());
@@ -730,7 +751,7 @@ impl Runner {
                 // A shared store: the workers' results, and this server's leases.
                 // The store out of reach (a restart): said once, as a problem, and tried
                 // again every second; the pages keep the last snapshot meanwhile.
-                _ = tokio::time::sleep(Duration::from_secs(1)), if shared && stopping.is_none() => {
+                _ = refresh.tick(), if shared && stopping.is_none() => {
                     let fresh = match self.refresh(pool).await {
                         Ok(changed) => self.catch_up(&mut unrecorded, &mut interrupted, &app).await.map(|caught| changed || caught),
                         Err(e) => Err(e),

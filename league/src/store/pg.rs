@@ -577,7 +577,8 @@ impl PgStore {
                  JOIN bots a ON a.name = s.bot_a
                  JOIN bots b ON b.name = s.bot_b
                  WHERE s.scheduled AND a.active AND b.active
-                   AND (s.status = 'pending' OR (s.status = 'running' AND s.lease_until < now()))
+                   AND (s.status = 'pending' OR (s.status = 'running' AND s.lease_until < now()
+                        AND s.worker IS DISTINCT FROM $4))
                    AND NOT (s.bot_a = ANY($1)) AND NOT (s.bot_b = ANY($1))
                    AND NOT EXISTS (
                        SELECT 1 FROM unnest($2::text[], $3::text[]) AS h(x, y)
@@ -585,7 +586,7 @@ impl PgStore {
                  ORDER BY s.round, s.id
                  LIMIT 1
                  FOR UPDATE OF s SKIP LOCKED",
-                &[&skip, &xs, &ys],
+                &[&skip, &xs, &ys, &name],
             )
             .map_err(|e| backend(&place, "cannot look for a set to play", e))?;
         let Some(row) = row else {

@@ -50,22 +50,18 @@ pub struct MemoryEvents {
 }
 
 impl MemoryEvents {
-    /// The words a crash's detail adds, when the budget was reached; `None` otherwise.
+    /// The words a crash's detail adds when the kernel killed one of its processes for
+    /// the budget; `None` otherwise (reaching the budget alone says nothing of a crash:
+    /// the kernel reclaims the page cache there as a matter of course).
     pub fn words(&self) -> Option<String> {
-        let budget = human_bytes(self.budget);
-        if self.oom_kills > 0 {
-            Some(format!(
-                "the kernel killed it: over its sandbox's memory budget of {budget} \
+        (self.oom_kills > 0).then(|| {
+            format!(
+                "the kernel killed it: over its sandbox's memory budget of {} \
                  (--sandbox-memory; its processes' memory, /tmp, /dev/shm and memfd files \
-                 and pipe buffers count)"
-            ))
-        } else if self.hits > 0 {
-            Some(format!(
-                "it reached its sandbox's memory budget of {budget} (--sandbox-memory)"
-            ))
-        } else {
-            None
-        }
+                 and pipe buffers count)",
+                human_bytes(self.budget)
+            )
+        })
     }
 }
 

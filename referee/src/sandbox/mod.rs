@@ -1276,10 +1276,7 @@ mod tests {
             hits,
         };
         assert_eq!(events(0, 0).words(), None);
-        assert_eq!(
-            events(0, 3).words().as_deref(),
-            Some("it reached its sandbox's memory budget of 96 MiB (--sandbox-memory)")
-        );
+        assert_eq!(events(0, 3).words(), None);
         assert_eq!(
             events(1, 3).words().as_deref(),
             Some(
