@@ -355,10 +355,54 @@ fn stderr_tail(logs: &FsPath, number: u64, name: &str) -> Option<Vec<String>> {
                 .ok()?;
             text
         }
-        None => referee::archive::read_stderr(&league::archive_path(logs, number), name).ok()??,
+        None => return archived_tail(&league::archive_path(logs, number), name),
     };
+    Some(tail_of(&text))
+}
+
+/// The last lines of a whole stderr text.
+fn tail_of(text: &[u8]) -> Vec<String> {
     let from = text.len().saturating_sub(STDERR_TAIL as usize);
-    Some(last_lines(&text[from..], from > 0))
+    last_lines(&text[from..], from > 0)
+}
+
+/// The archives whose stderr tails are kept: an archived set never changes, so each
+/// archive is read once for all its stderr files' tails (at most `STDERR_LINES` lines
+/// of `STDERR_TAIL` bytes each, 128 files an archive: at most about 512 KiB an archive).
+const TAILED_ARCHIVES: usize = 16;
+
+/// An archive's stderr tails, by member name (`STEM.a.stderr`).
+type ArchiveTails = std::collections::HashMap<String, Vec<String>>;
+
+/// The stderr tails of the archives read last, newest last.
+static ARCHIVED_TAILS: std::sync::Mutex<Vec<(PathBuf, ArchiveTails)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The tail of the stderr file `name` in the archive at `archive`. An archive is read
+/// whole to reach a member, so it is read once for every tail it holds, one archive at a
+/// time (the lock is held while reading): a page that lists many archived sets, asked
+/// for again and again by anyone, costs one read of each archive, not one per set and
+/// request.
+fn archived_tail(archive: &FsPath, name: &str) -> Option<Vec<String>> {
+    let mut kept = ARCHIVED_TAILS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = kept.iter().position(|(path, _)| path == archive) {
+        let entry = kept.remove(i);
+        let tail = entry.1.get(name).cloned();
+        kept.push(entry);
+        return tail;
+    }
+    let mut tails = std::collections::HashMap::new();
+    referee::archive::each_stderr(archive, |member, text| {
+        tails.insert(member.to_string(), tail_of(&text));
+        Ok(true)
+    })
+    .ok()?;
+    let tail = tails.get(name).cloned();
+    if kept.len() == TAILED_ARCHIVES {
+        kept.remove(0);
+    }
+    kept.push((archive.to_path_buf(), tails));
+    tail
 }
 
 /// The last `STDERR_LINES` lines of `bytes`, the end of a stderr file (`cut`: not its
@@ -1143,6 +1187,47 @@ mod tests {
         for source in [APP_JS, APP_CSS, referee::viewer_assets::BOARD_JS] {
             assert_eq!(referee::viewer_assets::loads_from_elsewhere(source), None);
         }
+    }
+
+    /// A set's stderr tail is read from its file, its gzip form or its archive; an
+    /// archive is read once for every tail it holds (the second read finds them kept,
+    /// even with the archive gone).
+    #[test]
+    fn stderr_tails_come_from_the_file_its_gzip_or_one_read_of_the_archive() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let logs = dir.path();
+        let lines: String = (1..=8).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(logs.join("r1-x-vs-y.a.stderr"), &lines).expect("write");
+        let want: Vec<String> = (4..=8).map(|i| format!("line {i}")).collect();
+        assert_eq!(
+            stderr_tail(logs, 1, "r1-x-vs-y.a.stderr"),
+            Some(want.clone())
+        );
+        referee::compress_log(&logs.join("r1-x-vs-y.a.stderr")).expect("gzip");
+        assert_eq!(
+            stderr_tail(logs, 1, "r1-x-vs-y.a.stderr"),
+            Some(want.clone())
+        );
+        let archives = logs.join(league::ARCHIVE_DIR);
+        std::fs::create_dir(&archives).expect("mkdir");
+        let log = logs.join("r1-x-vs-y.jsonl");
+        std::fs::write(&log, "{\"type\":\"header\"}\n").expect("write");
+        let gz = logs.join("r1-x-vs-y.a.stderr.gz");
+        referee::archive::write_archive(
+            &referee::Dir::open(&archives).expect("dir"),
+            "sets-000000001-000000064.tar.zst",
+            &[("r1-x-vs-y".to_string(), log.as_path())],
+            &[("r1-x-vs-y.a.stderr".to_string(), gz.as_path())],
+        )
+        .expect("archive");
+        std::fs::remove_file(&gz).expect("remove");
+        assert_eq!(
+            stderr_tail(logs, 1, "r1-x-vs-y.a.stderr"),
+            Some(want.clone())
+        );
+        assert_eq!(stderr_tail(logs, 1, "r1-x-vs-y.b.stderr"), None);
+        std::fs::remove_file(league::archive_path(logs, 1)).expect("remove");
+        assert_eq!(stderr_tail(logs, 1, "r1-x-vs-y.a.stderr"), Some(want));
     }
 
     /// An archived set's log is a private copy of the archive's text; a set the
