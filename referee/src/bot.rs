@@ -226,12 +226,10 @@ impl BotProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = lifetime::spawn(command).await?;
+        let mut leader = lifetime::spawn(command).await?;
         let started = Instant::now();
-        let pgid = child
-            .id()
-            .map(|id| id as i32)
-            .ok_or_else(|| io::Error::other("the bot exited before its pid could be read"))?;
+        let pgid = leader.pid();
+        let child = leader.child();
         let (stdin, stdout, stderr) =
             match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
                 (Some(i), Some(o), Some(e)) => (i, o, e),
@@ -251,9 +249,9 @@ impl BotProcess {
         tokio::spawn(async move {
             // The reaper owns the Child: once it is reaped, the pid is never used again
             // except as a process group id, which Linux does not recycle while any
-            // member of the group lives.
-            let status = child.wait().await.ok();
-            lifetime::reaped(pgid);
+            // member of the group lives. Cancelled (its runtime dropped), the leader
+            // still leaves the table of leaders as it drops.
+            let status = leader.wait().await;
             let _ =
                 exit_tx.send(status.map(|s| if sandboxed { unwrap_bwrap_status(s) } else { s }));
         });
