@@ -43,6 +43,15 @@ const OUTPUT_QUEUE: usize = 16;
 /// still holds them is reported.
 const PIPE_CLOSE_WAIT: Duration = Duration::from_millis(200);
 
+/// How often the referee looks at the clock while it waits for a bot's answer: a
+/// wake-up that comes later than due by [`STALL_MIN`] or more is a stall of the
+/// referee (PROTOCOL.md, "Timing": "A stopped referee").
+pub const STALL_TICK: Duration = Duration::from_millis(100);
+/// The least lateness of a wake-up that counts as a stall of the referee: 15 times the
+/// worst lateness of a time-out measured with both cores kept busy (6.3 ms, PROTOCOL.md,
+/// "Timing"), so that a merely busy machine credits nothing.
+pub const STALL_MIN: Duration = Duration::from_millis(100);
+
 /// Something read from a bot's stdout.
 #[derive(Debug)]
 pub enum Output {
@@ -60,6 +69,19 @@ pub enum Output {
     /// The process exited while its stdout stayed open (a process it started still
     /// holds the pipe) and nothing more came within a moment.
     Exited { status: ExitStatus, at: Instant },
+}
+
+impl Output {
+    /// When it was read (or seen).
+    pub fn at(&self) -> Instant {
+        match self {
+            Output::Line { at, .. }
+            | Output::TooLong { at, .. }
+            | Output::Closed { at, .. }
+            | Output::ReadError { at, .. }
+            | Output::Exited { at, .. } => *at,
+        }
+    }
 }
 
 /// How a process ended, as far as the referee could tell.
@@ -354,6 +376,37 @@ impl BotProcess {
             _ = tokio::time::sleep_until(deadline) => {
                 tokio::task::yield_now().await;
                 self.output.try_recv().ok()
+            }
+        }
+    }
+
+    /// [`next_output`](Self::next_output) with `deadline` moved later by every stall of
+    /// the referee meanwhile; also the total stall, credited to the bot.
+    ///
+    /// A stall is time in which the referee did not run: its process stopped (SIGSTOP,
+    /// a debugger), frozen with its cgroup, swapped out, or its runtime held up. It is
+    /// seen on the referee's own clock, never on the bot's: the wait wakes up every
+    /// [`STALL_TICK`], and a wake-up (or a line read) that comes [`STALL_MIN`] or more
+    /// after it was due is a stall as long as that lateness. A stopped process sees the
+    /// whole gap as it resumes, whatever it was doing. The credit is never more than the
+    /// stall (the process ran until the wake-up was due), and at most `STALL_TICK` less.
+    /// A bot that is merely slow is timed out at its deadline as before: the referee
+    /// that waits for it is awake, and its wake-ups come on time.
+    pub async fn next_output_unstalled(&mut self, deadline: Instant) -> (Option<Output>, Duration) {
+        let mut stalled = Duration::ZERO;
+        let mut due = Instant::now() + STALL_TICK;
+        loop {
+            let wake = due.min(deadline + stalled);
+            let out = self.next_output(wake).await;
+            let seen = out.as_ref().map_or_else(Instant::now, Output::at);
+            let late = seen.saturating_duration_since(wake);
+            if late >= STALL_MIN {
+                stalled += late;
+            }
+            match out {
+                Some(out) => return (Some(out), stalled),
+                None if seen >= deadline + stalled => return (None, stalled),
+                None => due = seen + STALL_TICK,
             }
         }
     }

@@ -86,6 +86,10 @@ mod tests {
         DropAtTurn(usize),
         /// Takes this long over every move.
         Slow(Duration),
+        /// Stalls the referee this long at every move (the paused clock jumps while the
+        /// referee's runtime cannot run, as a stopped process finds on resuming), then
+        /// plays at once.
+        Freeze(Duration),
     }
 
     struct FixedRtt(Duration);
@@ -139,6 +143,7 @@ mod tests {
                     match behaviour {
                         Behaviour::DropAtTurn(n) if turns == n => return,
                         Behaviour::Slow(d) => tokio::time::sleep(d).await,
+                        Behaviour::Freeze(d) => tokio::time::advance(d).await,
                         _ => {}
                     }
                     BotMessage::Move {
@@ -320,6 +325,92 @@ mod tests {
             })
             .collect();
         assert_eq!(peers, ["test:0", "test:1"]);
+    }
+
+    /// Issue 34, part 7: a stall of the referee during a move is not charged to the
+    /// bot. The referee stalls 3 s at each of bot A's moves while A answers at once:
+    /// the 1 s move is in time, its 3000 ms less the 2900 ms stall seen (the stall
+    /// less the wake-up tick it began after) logged as `stall_ms`. A bot that takes
+    /// the same 3 s itself, on an awake referee, is timed out at its deadline.
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_of_the_referee_is_credited_and_a_slow_bot_is_still_timed_out() {
+        let per_move = TimeControl::PerMove(Duration::from_secs(1));
+        let three = Duration::from_secs(3);
+        let fast = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+        let stalls = |records: &[Record]| -> Vec<(usize, f64, Option<f64>)> {
+            records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Move(m) => Some((m.bot.index(), m.ms, m.stall_ms)),
+                    _ => None,
+                })
+                .collect()
+        };
+
+        let frozen = play(
+            &config(2, per_move),
+            plan(vec![Behaviour::Freeze(three)], None, Duration::ZERO),
+            fast(),
+        )
+        .await;
+        assert_eq!(faults(&frozen), []);
+        let moves = stalls(&frozen);
+        assert!(moves.iter().any(|m| m.0 == 0), "{moves:?}");
+        for m in moves {
+            let expected = match m.0 {
+                0 => (0, 3000.0, Some(2900.0)),
+                _ => (1, 0.0, None),
+            };
+            assert_eq!(m, expected);
+        }
+
+        let slow = play(
+            &config(1, per_move),
+            plan(vec![Behaviour::Slow(three)], None, Duration::ZERO),
+            fast(),
+        )
+        .await;
+        let f = faults(&slow);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].1, f[0].2.as_str(), f[0].3.as_str()),
+            (0, "time-out", "no move within 1000 ms")
+        );
+        assert!(stalls(&slow).iter().all(|m| m.2.is_none()));
+    }
+
+    /// On a clock, a stall comes off the time charged: bot A, on a 2 s clock with an
+    /// increment of 100 ms, stalls the referee 3 s at each move and is charged 100 ms
+    /// a move (3000 ms less the 2900 ms stall seen), as much as it gains: in time on
+    /// every move of a whole game. Charged the stalls, its first move would be out of
+    /// time.
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_of_the_referee_comes_off_the_clock() {
+        let clock = TimeControl::Clock {
+            base: Duration::from_secs(2),
+            increment: Duration::from_millis(100),
+        };
+        let fast = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+        let frozen = play(
+            &config(1, clock),
+            plan(
+                vec![Behaviour::Freeze(Duration::from_secs(3))],
+                None,
+                Duration::ZERO,
+            ),
+            fast(),
+        )
+        .await;
+        assert_eq!(faults(&frozen), []);
+        let a_moves: Vec<_> = frozen
+            .iter()
+            .filter_map(|r| match r {
+                Record::Move(m) if m.bot == crate::Side::A => Some((m.ms, m.stall_ms)),
+                _ => None,
+            })
+            .collect();
+        assert!(a_moves.len() >= 3, "{a_moves:?}");
+        assert!(a_moves.iter().all(|&m| m == (3000.0, Some(2900.0))), "{a_moves:?}");
     }
 
     /// A bot that answers 500 ms after the 500 ms per move: in time with a lag

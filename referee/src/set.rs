@@ -999,7 +999,19 @@ impl Runner<'_> {
                 credit.as_micros() as f64 / 1000.0
             ),
         };
-        let out = match process.next_output(deadline).await {
+        // A stall of the referee itself (its process stopped, swapped out) is not the
+        // bot's: it moves the deadline later and is taken off the time charged
+        // (PROTOCOL.md, "Timing").
+        let (out, stalled) = process.next_output_unstalled(deadline).await;
+        let deadline = deadline + stalled;
+        let within = match stalled.is_zero() {
+            true => within,
+            false => format!(
+                "{within} and a stall of the referee of {:.1} ms",
+                stalled.as_micros() as f64 / 1000.0
+            ),
+        };
+        let out = match out {
             Some(out) => out,
             None => {
                 let mut f = FaultInfo::new(FaultKind::TimeOut, format!("no move within {within}"));
@@ -1057,7 +1069,8 @@ impl Runner<'_> {
             }
         };
         if let TimeControl::Clock { increment, .. } = time {
-            clocks[b] = clocks[b].saturating_sub((at - written).saturating_sub(credit)) + increment;
+            let charged = (at - written).saturating_sub(credit + stalled);
+            clocks[b] = clocks[b].saturating_sub(charged) + increment;
         }
         sink.record(&Record::Move(records::MoveRecord {
             game: game_no,
@@ -1071,6 +1084,7 @@ impl Runner<'_> {
                 .and_then(|l| l.rtt)
                 .map(|d| d.as_micros() as f64 / 1000.0),
             lag_ms: lag.map(|l| l.allowance.as_micros() as f64 / 1000.0),
+            stall_ms: (!stalled.is_zero()).then(|| stalled.as_micros() as f64 / 1000.0),
             sown: report.summary.sown,
             events: report.events,
             truncated: report.summary.truncated,
