@@ -381,7 +381,7 @@ impl BotProcess {
     }
 
     /// [`next_output`](Self::next_output) with `deadline` moved later by every stall of
-    /// the referee meanwhile; also the total stall, credited to the bot.
+    /// the referee since `since`; also the total stall, credited to the bot.
     ///
     /// A stall is time in which the referee did not run: its process stopped (SIGSTOP,
     /// a debugger), frozen with its cgroup, swapped out, or its runtime held up. It is
@@ -392,9 +392,15 @@ impl BotProcess {
     /// stall (the process ran until the wake-up was due), and at most `STALL_TICK` less.
     /// A bot that is merely slow is timed out at its deadline as before: the referee
     /// that waits for it is awake, and its wake-ups come on time.
-    pub async fn next_output_unstalled(&mut self, deadline: Instant) -> (Option<Output>, Duration) {
+    pub async fn next_output_unstalled(
+        &mut self,
+        since: Instant,
+        deadline: Instant,
+    ) -> (Option<Output>, Duration) {
         let mut stalled = Duration::ZERO;
-        let mut due = Instant::now() + STALL_TICK;
+        // From `since` (when the turn was written), not from now: a stop between the
+        // two is a late first wake-up like any other.
+        let mut due = since + STALL_TICK;
         loop {
             let wake = due.min(deadline + stalled);
             let out = self.next_output(wake).await;

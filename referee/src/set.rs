@@ -1002,7 +1002,7 @@ impl Runner<'_> {
         // A stall of the referee itself (its process stopped, swapped out) is not the
         // bot's: it moves the deadline later and is taken off the time charged
         // (PROTOCOL.md, "Timing").
-        let (out, stalled) = process.next_output_unstalled(deadline).await;
+        let (out, stalled) = process.next_output_unstalled(written, deadline).await;
         let deadline = deadline + stalled;
         let within = match stalled.is_zero() {
             true => within,
@@ -1253,7 +1253,7 @@ async fn send_hello(
 }
 
 /// Waits for the `ready` that answers `hello`, until the start-up allowance from the
-/// bot's spawn.
+/// bot's spawn (moved later by the referee's own stalls meanwhile).
 async fn await_ready(
     seat: &mut Seat,
     ready_time: Duration,
@@ -1263,12 +1263,22 @@ async fn await_ready(
     };
     let started = process.started();
     let deadline = started + ready_time;
-    match process.next_output(deadline).await {
-        None => Err(FaultInfo::new(
+    // A stall of the referee is not the bot's, as in a turn.
+    let (out, stalled) = process.next_output_unstalled(started, deadline).await;
+    match out {
+        None if stalled.is_zero() => Err(FaultInfo::new(
             FaultKind::StartUp,
             format!(
                 "no ready within the start-up allowance of {} ms",
                 ready_time.as_millis()
+            ),
+        )),
+        None => Err(FaultInfo::new(
+            FaultKind::StartUp,
+            format!(
+                "no ready within the start-up allowance of {} ms and a stall of the referee of {:.1} ms",
+                ready_time.as_millis(),
+                stalled.as_micros() as f64 / 1000.0
             ),
         )),
         Some(Output::Line { bytes, at }) => {
