@@ -796,7 +796,11 @@ mod tests {
             let held = leaders(|l| l.contains(&pid));
             let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
             let status = leader.wait().await;
-            (held, status.and_then(|s| s.signal()), leaders(|l| l.contains(&pid)))
+            (
+                held,
+                status.and_then(|s| s.signal()),
+                leaders(|l| l.contains(&pid)),
+            )
         });
         assert_eq!(running, (true, Some(9), false));
     }

@@ -410,7 +410,10 @@ mod tests {
             })
             .collect();
         assert!(a_moves.len() >= 3, "{a_moves:?}");
-        assert!(a_moves.iter().all(|&m| m == (3000.0, Some(2900.0))), "{a_moves:?}");
+        assert!(
+            a_moves.iter().all(|&m| m == (3000.0, Some(2900.0))),
+            "{a_moves:?}"
+        );
     }
 
     /// A bot that answers 500 ms after the 500 ms per move: in time with a lag

@@ -12,7 +12,12 @@ use super::common::*;
 /// The state letter of `/proc/PID/stat` (`T`: stopped), if the process is there.
 fn state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().next()?.chars().next()
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
 }
 
 /// Bot A, at its third turn, waits 300 ms, stops its referee (its parent) with SIGSTOP
@@ -27,7 +32,10 @@ fn a_referee_stopped_mid_move_longer_than_the_move_time_charges_no_time_out() {
     let dir = LogDir::new();
     let stop = Duration::from_secs(3);
     let mut referee = Command::new(env!("CARGO_BIN_EXE_hus"))
-        .args(["match", &format!("{} --on 3", misbehave("stop-referee 0.3"))])
+        .args([
+            "match",
+            &format!("{} --on 3", misbehave("stop-referee 0.3")),
+        ])
         .arg(hus_random(1))
         .args(["--json", "--games", "1", "--seed", "1", "--move-time", "1s"])
         .args(["--ready-time", "30s", "--log-dir"])
@@ -43,7 +51,10 @@ fn a_referee_stopped_mid_move_longer_than_the_move_time_charges_no_time_out() {
         if let Ok(Some(status)) = referee.try_wait() {
             panic!("hus match ended before its bot stopped it: {status:?}");
         }
-        assert!(Instant::now() < give_up, "the bot never stopped its referee");
+        assert!(
+            Instant::now() < give_up,
+            "the bot never stopped its referee"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(stop);
@@ -73,7 +84,9 @@ fn a_referee_stopped_mid_move_longer_than_the_move_time_charges_no_time_out() {
         .collect();
     let stopped = moves_of_a[2];
     let ms = stopped["ms"].as_f64().expect("ms");
-    let stall = stopped["stall_ms"].as_f64().unwrap_or_else(|| panic!("no stall_ms: {moves_of_a:?}"));
+    let stall = stopped["stall_ms"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no stall_ms: {moves_of_a:?}"));
     let waited = stop.as_secs_f64() * 1000.0;
     assert!(stall >= waited - 100.0, "{stopped}");
     assert!(stall <= ms, "{stopped}");
