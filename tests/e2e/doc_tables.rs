@@ -263,7 +263,12 @@ fn logs_tables_match_the_records_written() {
     let stall_rows = table_rows(section(&logs, "## A stopped referee"), "record");
     let extra: Vec<(String, String)> = stall_rows
         .iter()
-        .map(|r| (backticked(&r.cells[0])[0].clone(), backticked(&r.cells[1])[0].clone()))
+        .map(|r| {
+            (
+                backticked(&r.cells[0])[0].clone(),
+                backticked(&r.cells[1])[0].clone(),
+            )
+        })
         .collect();
     assert_eq!(extra, [("move".to_string(), "stall_ms".to_string())]);
     for name in &names {

@@ -846,8 +846,8 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
             {
                 let bot = rec["bot"].as_u64().expect("bot") as usize;
                 let ms = rec["ms"].as_f64().expect("ms");
-                let credit = rec["lag_ms"].as_f64().unwrap_or(0.0)
-                    + rec["stall_ms"].as_f64().unwrap_or(0.0);
+                let credit =
+                    rec["lag_ms"].as_f64().unwrap_or(0.0) + rec["stall_ms"].as_f64().unwrap_or(0.0);
                 let used = (ms - credit).max(0.0);
                 clocks[bot] = (clocks[bot] - used).max(0.0) + 1000.0;
             }
