@@ -90,6 +90,9 @@ mod tests {
         /// referee's runtime cannot run, as a stopped process finds on resuming), then
         /// plays at once.
         Freeze(Duration),
+        /// Stalls the referee as long as the first at `hello`, then takes as long as
+        /// the second itself before its `ready`; plays at once.
+        FreezeAtHello(Duration, Duration),
     }
 
     struct FixedRtt(Duration);
@@ -135,9 +138,15 @@ mod tests {
         let mut turns = 0;
         while let Ok(Some(line)) = lines.next_line().await {
             let answer = match serde_json::from_str::<RefereeMessage>(&line) {
-                Ok(RefereeMessage::Hello(_)) => BotMessage::Ready {
-                    name: Some("duplex".into()),
-                },
+                Ok(RefereeMessage::Hello(_)) => {
+                    if let Behaviour::FreezeAtHello(stall, own) = behaviour {
+                        tokio::time::advance(stall).await;
+                        tokio::time::sleep(own).await;
+                    }
+                    BotMessage::Ready {
+                        name: Some("duplex".into()),
+                    }
+                }
                 Ok(RefereeMessage::Turn(t)) => {
                     turns += 1;
                     match behaviour {
@@ -377,6 +386,39 @@ mod tests {
             (0, "time-out", "no move within 1000 ms")
         );
         assert!(stalls(&slow).iter().all(|m| m.2.is_none()));
+    }
+
+    /// A stall of the referee while it waits for `ready` moves the start-up allowance
+    /// too: bot A stalls the referee 8 s at `hello` and then takes 3 s of its own, 11 s
+    /// against its 5 s allowance, and is in time (the allowance ends 7.9 s later, at
+    /// 12.9 s); its `ready` record has the whole wait, the stall included (as a move's
+    /// `ms` has). Charged the stall, it would be a start-up fault.
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_of_the_referee_while_it_waits_for_ready_is_no_start_up_fault() {
+        let per_move = TimeControl::PerMove(Duration::from_millis(100));
+        let frozen = play(
+            &config(1, per_move),
+            plan(
+                vec![Behaviour::FreezeAtHello(
+                    Duration::from_secs(8),
+                    Duration::from_secs(3),
+                )],
+                None,
+                Duration::ZERO,
+            ),
+            plan(vec![Behaviour::Healthy], None, Duration::ZERO),
+        )
+        .await;
+        assert_eq!(faults(&frozen), []);
+        let readies: Vec<_> = frozen
+            .iter()
+            .filter_map(|r| match r {
+                Record::Ready(r) => Some((r.bot.index(), r.ms)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(readies.len(), 2, "{readies:?}");
+        assert_eq!(readies[0], (0, 11000.0));
     }
 
     /// On a clock, a stall comes off the time charged: bot A, on a 2 s clock with an

@@ -420,13 +420,19 @@ impl Runner<'_> {
         }
         // `hello` to all, then each one's `ready`: every bot's allowance runs from its
         // own start, and its line is stamped when read, whoever is waited for first.
+        // A stall of the referee seen while it waited for one bot's `ready` also ran on
+        // the allowances of the bots waited for after it.
         let mut answers = Vec::with_capacity(self.seats.len());
         for seat in &mut self.seats {
             answers.push(send_hello(seat, self.config.ready_time).await);
         }
+        let mut stalled = Duration::ZERO;
         for (k, answer) in answers.iter_mut().enumerate() {
             if answer.is_ok() {
-                *answer = await_ready(&mut self.seats[k], self.config.ready_time).await;
+                let seat = &mut self.seats[k];
+                let (ready, stall) = await_ready(seat, self.config.ready_time, stalled).await;
+                *answer = ready;
+                stalled += stall;
             }
         }
         for (k, r) in answers.into_iter().enumerate() {
@@ -1231,7 +1237,7 @@ async fn handshake(
     ready_time: Duration,
 ) -> std::result::Result<(Option<String>, f64), FaultInfo> {
     let answer = match send_hello(seat, ready_time).await {
-        Ok(_) => await_ready(seat, ready_time).await,
+        Ok(_) => await_ready(seat, ready_time, Duration::ZERO).await.0,
         Err(f) => Err(f),
     };
     answer.map_err(|f| f.at_stage(Stage::StartUp))
@@ -1253,19 +1259,29 @@ async fn send_hello(
 }
 
 /// Waits for the `ready` that answers `hello`, until the start-up allowance from the
-/// bot's spawn (moved later by the referee's own stalls meanwhile).
+/// bot's spawn, moved later by `earlier_stalls` (the referee's own, seen while it
+/// waited for other bots) and by the stalls seen in this wait; also those.
 async fn await_ready(
     seat: &mut Seat,
     ready_time: Duration,
-) -> std::result::Result<(Option<String>, f64), FaultInfo> {
+    earlier_stalls: Duration,
+) -> (
+    std::result::Result<(Option<String>, f64), FaultInfo>,
+    Duration,
+) {
     let Some(process) = seat.process.as_mut() else {
-        return Err(FaultInfo::new(FaultKind::StartUp, "not running"));
+        let f = FaultInfo::new(FaultKind::StartUp, "not running");
+        return (Err(f), Duration::ZERO);
     };
     let started = process.started();
-    let deadline = started + ready_time;
-    // A stall of the referee is not the bot's, as in a turn.
-    let (out, stalled) = process.next_output_unstalled(started, deadline).await;
-    match out {
+    let deadline = started + ready_time + earlier_stalls;
+    // A stall of the referee is not the bot's, as in a turn. Counted from now: the
+    // time before was another wait's to see.
+    let (out, stall) = process
+        .next_output_unstalled(Instant::now(), deadline)
+        .await;
+    let stalled = earlier_stalls + stall;
+    let ready = match out {
         None if stalled.is_zero() => Err(FaultInfo::new(
             FaultKind::StartUp,
             format!(
@@ -1300,7 +1316,8 @@ async fn await_ready(
             }
         }
         Some(other) => Err(output_fault(process, other, started).await),
-    }
+    };
+    (ready, stall)
 }
 
 /// The file name of a stderr path, as the log's header gives it.
