@@ -388,10 +388,14 @@ impl BotProcess {
     /// seen on the referee's own clock, never on the bot's: the wait wakes up every
     /// [`STALL_TICK`], and a wake-up (or a line read) that comes [`STALL_MIN`] or more
     /// after it was due is a stall as long as that lateness. A stopped process sees the
-    /// whole gap as it resumes, whatever it was doing. The credit is never more than the
-    /// stall (the process ran until the wake-up was due), and at most `STALL_TICK` less.
-    /// A bot that is merely slow is timed out at its deadline as before: the referee
-    /// that waits for it is awake, and its wake-ups come on time.
+    /// whole gap as it resumes, whatever it was doing. A stall is credited only when it
+    /// runs past the (moved) deadline: the referee could not see then whether the line
+    /// had come in time, and gives the bot the benefit of the doubt. One that ends
+    /// before the deadline is not: the bot was not stopped with the referee and
+    /// computed on, and the referee is awake again at the deadline. The credit is never
+    /// more than the stall (the process ran until the wake-up was due), and at most
+    /// `STALL_TICK` less. A bot that is merely slow is timed out at its deadline as
+    /// before: the referee that waits for it is awake, and its wake-ups come on time.
     pub async fn next_output_unstalled(
         &mut self,
         since: Instant,
@@ -406,7 +410,10 @@ impl BotProcess {
             let out = self.next_output(wake).await;
             let seen = out.as_ref().map_or_else(Instant::now, Output::at);
             let late = seen.saturating_duration_since(wake);
-            if late >= STALL_MIN {
+            // Only a stall that runs past the deadline is credited: during one that ends
+            // before it, the bot computed on, and the referee is awake again to see
+            // whether the line came by the deadline.
+            if late >= STALL_MIN && seen > deadline + stalled {
                 stalled += late;
             }
             match out {

@@ -86,10 +86,10 @@ mod tests {
         DropAtTurn(usize),
         /// Takes this long over every move.
         Slow(Duration),
-        /// Stalls the referee this long at every move (the paused clock jumps while the
-        /// referee's runtime cannot run, as a stopped process finds on resuming), then
-        /// plays at once.
-        Freeze(Duration),
+        /// Stalls the referee as long as the first at every move (the paused clock
+        /// jumps while the referee's runtime cannot run, as a stopped process finds on
+        /// resuming), then takes as long as the second itself before it plays.
+        Freeze(Duration, Duration),
         /// Stalls the referee as long as the first at `hello`, then takes as long as
         /// the second itself before its `ready`; plays at once.
         FreezeAtHello(Duration, Duration),
@@ -152,7 +152,10 @@ mod tests {
                     match behaviour {
                         Behaviour::DropAtTurn(n) if turns == n => return,
                         Behaviour::Slow(d) => tokio::time::sleep(d).await,
-                        Behaviour::Freeze(d) => tokio::time::advance(d).await,
+                        Behaviour::Freeze(stall, own) => {
+                            tokio::time::advance(stall).await;
+                            tokio::time::sleep(own).await;
+                        }
                         _ => {}
                     }
                     BotMessage::Move {
@@ -340,7 +343,9 @@ mod tests {
     /// bot. The referee stalls 3 s at each of bot A's moves while A answers at once:
     /// the 1 s move is in time, its 3000 ms less the 2900 ms stall seen (the stall
     /// less the wake-up tick it began after) logged as `stall_ms`. A bot that takes
-    /// the same 3 s itself, on an awake referee, is timed out at its deadline.
+    /// the same 3 s itself, on an awake referee, is timed out at its deadline, and so
+    /// is one whose referee stalls for 500 ms and then takes 700 ms itself (the stall
+    /// ended before the deadline).
     #[tokio::test(start_paused = true)]
     async fn a_stall_of_the_referee_is_credited_and_a_slow_bot_is_still_timed_out() {
         let per_move = TimeControl::PerMove(Duration::from_secs(1));
@@ -358,7 +363,11 @@ mod tests {
 
         let frozen = play(
             &config(2, per_move),
-            plan(vec![Behaviour::Freeze(three)], None, Duration::ZERO),
+            plan(
+                vec![Behaviour::Freeze(three, Duration::ZERO)],
+                None,
+                Duration::ZERO,
+            ),
             fast(),
         )
         .await;
@@ -386,6 +395,28 @@ mod tests {
             (0, "time-out", "no move within 1000 ms")
         );
         assert!(stalls(&slow).iter().all(|m| m.2.is_none()));
+
+        // A stall that ends before the deadline credits nothing: 500 ms of stall, then
+        // 700 ms of the bot's own, is 1200 ms against 1000, whatever the referee did.
+        let stalled_early = play(
+            &config(1, per_move),
+            plan(
+                vec![Behaviour::Freeze(
+                    Duration::from_millis(500),
+                    Duration::from_millis(700),
+                )],
+                None,
+                Duration::ZERO,
+            ),
+            fast(),
+        )
+        .await;
+        let f = faults(&stalled_early);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].1, f[0].2.as_str(), f[0].3.as_str()),
+            (0, "time-out", "no move within 1000 ms")
+        );
     }
 
     /// A stall of the referee while it waits for `ready` moves the start-up allowance
@@ -436,7 +467,7 @@ mod tests {
         let frozen = play(
             &config(1, clock),
             plan(
-                vec![Behaviour::Freeze(Duration::from_secs(3))],
+                vec![Behaviour::Freeze(Duration::from_secs(3), Duration::ZERO)],
                 None,
                 Duration::ZERO,
             ),
