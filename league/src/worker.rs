@@ -391,17 +391,93 @@ fn url_place(store: &PgStore) -> String {
     store.place().to_string()
 }
 
+/// The start of a worker's scratch directory's name, in the system's temporary
+/// directory: `hus-worker-PID-START-NS-XXXXXX`, with the pid, start time (clock ticks
+/// after boot) and PID namespace (the number of `/proc/self/ns/pid`) of the worker that
+/// made it, so that a later worker can tell whether it is still there.
+const SCRATCH_PREFIX: &str = "hus-worker-";
+
 /// A private scratch directory for the logs and stderr of the sets in play (they go to
-/// the store when finished).
+/// the store when finished), named after this worker (see [`SCRATCH_PREFIX`]). The
+/// scratch directories of dead workers (killed with SIGKILL, which removes nothing)
+/// are removed first.
 fn tempfile_dir() -> Result<tempfile::TempDir> {
+    let parent = std::env::temp_dir();
+    let me = referee::Writer::this_process();
+    let prefix = match &me {
+        Some(me) => {
+            remove_dead_scratch(&parent, me);
+            format!(
+                "{SCRATCH_PREFIX}{}-{}-{}-",
+                me.pid,
+                me.start_time,
+                ns_number(&me.pid_ns)
+            )
+        }
+        None => SCRATCH_PREFIX.to_string(),
+    };
     tempfile::Builder::new()
-        .prefix("hus-worker-")
-        .tempdir()
+        .prefix(&prefix)
+        .tempdir_in(&parent)
         .map_err(|error| Error::Io {
             what: "cannot create a scratch directory in",
-            path: std::env::temp_dir(),
+            path: parent,
             error,
         })
+}
+
+/// `4026531836` of `pid:[4026531836]`.
+fn ns_number(pid_ns: &str) -> &str {
+    pid_ns.trim_start_matches("pid:[").trim_end_matches(']')
+}
+
+/// Removes the scratch directories in `parent` of workers that are gone, as `me` (this
+/// worker) sees them: each `hus-worker-PID-START-NS-...` of this PID namespace whose
+/// process is gone, a zombie, or another process (its pid reused: another start time).
+/// Never a live worker's, nor one of another PID namespace (its pid means nothing
+/// here), nor a directory named otherwise (earlier versions', which name no process),
+/// nor one that is not a plain directory of this user's (the temporary directory is
+/// everyone's). What cannot be removed stays, without a word: the worker's own
+/// directory does not depend on it. How many were removed.
+fn remove_dead_scratch(parent: &Path, me: &referee::Writer) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return 0;
+    };
+    let uid = nix::unistd::geteuid().as_raw();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(SCRATCH_PREFIX)) else {
+            continue;
+        };
+        let mut parts = rest.splitn(4, '-');
+        let (Some(pid), Some(start), Some(ns), Some(_)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (Ok(pid), Ok(start_time)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
+            continue;
+        };
+        if ns != ns_number(&me.pid_ns) {
+            continue;
+        }
+        let owner = referee::Writer {
+            pid,
+            start_time,
+            ..me.clone()
+        };
+        if !matches!(referee::writer_state(&owner), referee::WriterState::Gone(_)) {
+            continue;
+        }
+        let path = entry.path();
+        let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == uid);
+        if ours && std::fs::remove_dir_all(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 async fn work_loop(
@@ -924,4 +1000,57 @@ pub fn run_export(args: &ExportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 34, part 7: a worker removes at its start the scratch directories of dead
+    /// workers (a process that exited, and a pid now another process's), and never a
+    /// live worker's, another PID namespace's, or a directory that names no worker.
+    #[test]
+    fn a_new_worker_removes_the_scratch_of_dead_workers_only() {
+        let parent = tempfile::tempdir().expect("temp dir");
+        let me = referee::Writer::this_process().expect("a Linux /proc");
+        let ns = ns_number(&me.pid_ns).to_string();
+        let mut exited = std::process::Command::new("true")
+            .spawn()
+            .expect("true runs");
+        let dead = exited.id();
+        exited.wait().expect("reaped");
+        let live = format!("hus-worker-{}-{}-{ns}-live00", me.pid, me.start_time);
+        let names = [
+            live.as_str(),
+            &format!("hus-worker-{dead}-1-{ns}-dead00"),
+            &format!("hus-worker-{}-{}-{ns}-reused", me.pid, me.start_time + 1),
+            &format!("hus-worker-{dead}-1-1-otherns"),
+            "hus-worker-abc123",
+            "hus-worker-x-y-z-w",
+            "elsewhere",
+        ]
+        .map(str::to_string);
+        for name in &names {
+            std::fs::create_dir(parent.path().join(name)).expect("mkdir");
+            std::fs::write(parent.path().join(name).join("a.jsonl"), "{}\n").expect("a file");
+        }
+        assert_eq!(remove_dead_scratch(parent.path(), &me), 2);
+        let mut left: Vec<String> = std::fs::read_dir(parent.path())
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut expected = vec![
+            live,
+            format!("hus-worker-{dead}-1-1-otherns"),
+            "hus-worker-abc123".to_string(),
+            "hus-worker-x-y-z-w".to_string(),
+            "elsewhere".to_string(),
+        ];
+        expected.sort();
+        assert_eq!(left, expected);
+        // A second worker finds nothing more to remove.
+        assert_eq!(remove_dead_scratch(parent.path(), &me), 0);
+    }
 }

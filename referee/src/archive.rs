@@ -85,6 +85,8 @@ struct ShortMove {
     rtt_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     lag_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stall_ms: Option<f64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -106,6 +108,7 @@ impl ShortMove {
             ms: m.ms,
             rtt_ms: m.rtt_ms,
             lag_ms: m.lag_ms,
+            stall_ms: m.stall_ms,
         }
     }
 
@@ -123,6 +126,7 @@ impl ShortMove {
             ms: self.ms,
             rtt_ms: self.rtt_ms,
             lag_ms: self.lag_ms,
+            stall_ms: self.stall_ms,
             sown: report.summary.sown,
             events: report.events,
             truncated: report.summary.truncated,
@@ -589,6 +593,7 @@ mod tests {
                 ms: 0.125 + ply as f64,
                 rtt_ms: None,
                 lag_ms: None,
+                stall_ms: None,
             };
             let (record, after) = short.lengthen(&position).unwrap();
             text.extend_from_slice(&serde_json::to_vec(&Record::Move(record)).unwrap());
@@ -650,9 +655,10 @@ mod tests {
 
     proptest::proptest! {
         /// Random games under every preset and several widths, with a team's `mate`,
-        /// a remote bot's `rtt_ms` and `lag_ms`, faults between moves, several games,
-        /// and a last line cut short or not: shortened, every move written by the
-        /// records is left out, and lengthened, the log comes back byte for byte.
+        /// a remote bot's `rtt_ms` and `lag_ms`, a stall's `stall_ms`, faults between
+        /// moves, several games, and a last line cut short or not: shortened, every
+        /// move written by the records is left out, and lengthened, the log comes back
+        /// byte for byte.
         #[test]
         fn random_games_come_back_byte_for_byte(
             seed: u64,
@@ -704,6 +710,7 @@ mod tests {
                         ms: f64::from(rng.gen_range(0..2_000_000u32)) / 1000.0,
                         rtt_ms: extras.then(|| f64::from(rng.gen_range(0..100_000u32)) / 1000.0),
                         lag_ms: extras.then(|| f64::from(rng.gen_range(0..100_000u32)) / 1000.0),
+                        stall_ms: extras.then(|| f64::from(rng.gen_range(0..100_000u32)) / 1000.0),
                     };
                     let (record, after) = short.lengthen(&position).unwrap();
                     text.extend_from_slice(&serde_json::to_vec(&Record::Move(record)).unwrap());

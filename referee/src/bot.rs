@@ -42,6 +42,15 @@ const OUTPUT_QUEUE: usize = 16;
 /// still holds them is reported.
 const PIPE_CLOSE_WAIT: Duration = Duration::from_millis(200);
 
+/// How often the referee looks at the clock while it waits for a bot's answer: a
+/// wake-up that comes later than due by [`STALL_MIN`] or more is a stall of the
+/// referee (PROTOCOL.md, "Timing": "A stopped referee").
+pub const STALL_TICK: Duration = Duration::from_millis(100);
+/// The least lateness of a wake-up that counts as a stall of the referee: 15 times the
+/// worst lateness of a time-out measured with both cores kept busy (6.3 ms, PROTOCOL.md,
+/// "Timing"), so that a merely busy machine credits nothing.
+pub const STALL_MIN: Duration = Duration::from_millis(100);
+
 /// Something read from a bot's stdout.
 #[derive(Debug)]
 pub enum Output {
@@ -59,6 +68,19 @@ pub enum Output {
     /// The process exited while its stdout stayed open (a process it started still
     /// holds the pipe) and nothing more came within a moment.
     Exited { status: ExitStatus, at: Instant },
+}
+
+impl Output {
+    /// When it was read (or seen).
+    pub fn at(&self) -> Instant {
+        match self {
+            Output::Line { at, .. }
+            | Output::TooLong { at, .. }
+            | Output::Closed { at, .. }
+            | Output::ReadError { at, .. }
+            | Output::Exited { at, .. } => *at,
+        }
+    }
 }
 
 /// How a process ended, as far as the referee could tell.
@@ -226,12 +248,10 @@ impl BotProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = lifetime::spawn(command).await?;
+        let mut leader = lifetime::spawn(command).await?;
         let started = Instant::now();
-        let pgid = child
-            .id()
-            .map(|id| id as i32)
-            .ok_or_else(|| io::Error::other("the bot exited before its pid could be read"))?;
+        let pgid = leader.pid();
+        let child = leader.child();
         let (stdin, stdout, stderr) =
             match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
                 (Some(i), Some(o), Some(e)) => (i, o, e),
@@ -251,9 +271,9 @@ impl BotProcess {
         tokio::spawn(async move {
             // The reaper owns the Child: once it is reaped, the pid is never used again
             // except as a process group id, which Linux does not recycle while any
-            // member of the group lives.
-            let status = child.wait().await.ok();
-            lifetime::reaped(pgid);
+            // member of the group lives. Cancelled (its runtime dropped), the leader
+            // still leaves the table of leaders as it drops.
+            let status = leader.wait().await;
             let _ =
                 exit_tx.send(status.map(|s| if sandboxed { unwrap_bwrap_status(s) } else { s }));
         });
@@ -356,6 +376,50 @@ impl BotProcess {
             _ = tokio::time::sleep_until(deadline) => {
                 tokio::task::yield_now().await;
                 self.output.try_recv().ok()
+            }
+        }
+    }
+
+    /// [`next_output`](Self::next_output) with `deadline` moved later by every stall of
+    /// the referee since `since`; also the total stall, credited to the bot.
+    ///
+    /// A stall is time in which the referee did not run: its process stopped (SIGSTOP,
+    /// a debugger), frozen with its cgroup, swapped out, or its runtime held up. It is
+    /// seen on the referee's own clock, never on the bot's: the wait wakes up every
+    /// [`STALL_TICK`], and a wake-up (or a line read) that comes [`STALL_MIN`] or more
+    /// after it was due is a stall as long as that lateness. A stopped process sees the
+    /// whole gap as it resumes, whatever it was doing. A stall is credited only when it
+    /// runs past the (moved) deadline: the referee could not see then whether the line
+    /// had come in time, and gives the bot the benefit of the doubt. One that ends
+    /// before the deadline is not: the bot was not stopped with the referee and
+    /// computed on, and the referee is awake again at the deadline. The credit is never
+    /// more than the stall (the process ran until the wake-up was due), and at most
+    /// `STALL_TICK` less. A bot that is merely slow is timed out at its deadline as
+    /// before: the referee that waits for it is awake, and its wake-ups come on time.
+    pub async fn next_output_unstalled(
+        &mut self,
+        since: Instant,
+        deadline: Instant,
+    ) -> (Option<Output>, Duration) {
+        let mut stalled = Duration::ZERO;
+        // From `since` (when the turn was written), not from now: a stop between the
+        // two is a late first wake-up like any other.
+        let mut due = since + STALL_TICK;
+        loop {
+            let wake = due.min(deadline + stalled);
+            let out = self.next_output(wake).await;
+            let seen = out.as_ref().map_or_else(Instant::now, Output::at);
+            let late = seen.saturating_duration_since(wake);
+            // Only a stall that runs past the deadline is credited: during one that ends
+            // before it, the bot computed on, and the referee is awake again to see
+            // whether the line came by the deadline.
+            if late >= STALL_MIN && seen > deadline + stalled {
+                stalled += late;
+            }
+            match out {
+                Some(out) => return (Some(out), stalled),
+                None if seen >= deadline + stalled => return (None, stalled),
+                None => due = seen + STALL_TICK,
             }
         }
     }

@@ -83,8 +83,9 @@ pub use names::{log_stem, referee_version};
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,
 };
-pub use records::{now_rfc3339, Aborted, Record, StoppedBy};
+pub use records::{now_rfc3339, Aborted, Record, StoppedBy, Writer};
 pub use replay::text::{draw_board, draw_board_from, plural, report_words, Marks, Style};
+pub use replay::watch::{writer_state, WriterState};
 pub use replay::{verify_records, viewer_page};
 pub use report::{Console, LogWriter};
 pub use sandbox::{

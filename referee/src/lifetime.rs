@@ -58,11 +58,13 @@ const EXEC_WAIT: Duration = Duration::from_millis(100);
 struct Request {
     command: Command,
     runtime: tokio::runtime::Handle,
-    reply: oneshot::Sender<io::Result<Child>>,
+    reply: oneshot::Sender<io::Result<Leader>>,
 }
 
-/// The process ids of the bots alive now (spawned, not yet reaped by their own
-/// reaper): never reaped by anything here.
+/// The process ids of the bots alive now (spawned, and their [`Leader`] not yet
+/// dropped): never reaped by anything here. A pid enters with its `Leader` and leaves
+/// when the `Leader` is dropped, however that happens (reaped, or cancelled with its
+/// runtime), so the table holds what runs, never what ran.
 static LEADERS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 
 fn leaders<T>(f: impl FnOnce(&mut HashSet<i32>) -> T) -> T {
@@ -311,23 +313,64 @@ fn serve(request: Request) {
     } = request;
     // The child's pipes and its exit are registered with the caller's runtime.
     let _entered = runtime.enter();
-    let spawned = command.spawn();
-    if let Ok(child) = &spawned {
-        if let Some(pid) = child.id() {
-            leaders(|l| l.insert(pid as i32));
-        }
-    }
-    if let Err(Ok(child)) = reply.send(spawned) {
+    let spawned = command.spawn().and_then(Leader::new);
+    if let Err(Ok(leader)) = reply.send(spawned) {
         // The caller gave up waiting (its set was cancelled): nothing may outlive it.
-        if let Some(pid) = child.id() {
-            let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
-        }
+        // The leader leaves the table as it drops here.
+        let _ = killpg(Pid::from_raw(leader.pid), Signal::SIGKILL);
+    }
+}
+
+/// A bot's process, held by whoever waits for its exit (its reaper): its pid is in
+/// the table of leaders exactly as long as this lives. Dropping it unreaped (its
+/// runtime dropped with the set, the reaper task cancelled) takes the pid out of the
+/// table all the same: the process is then killed by its `BotProcess`'s drop and
+/// reaped by tokio's orphan queue or, once a zombie for [`ZOMBIE_AGE`], by
+/// [`reap_old_zombies`]; a stale pid left in the table would grow it with every such
+/// set and keep a recycled pid's zombie from being reaped.
+pub(crate) struct Leader {
+    pid: i32,
+    child: Child,
+}
+
+impl Leader {
+    /// Enters `child` into the table of leaders.
+    fn new(child: Child) -> io::Result<Leader> {
+        let pid = child
+            .id()
+            .map(|id| id as i32)
+            .ok_or_else(|| io::Error::other("the bot exited before its pid could be read"))?;
+        leaders(|l| l.insert(pid));
+        Ok(Leader { pid, child })
+    }
+
+    /// Its process id, also its process group's.
+    pub(crate) fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The process, for its pipes.
+    pub(crate) fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Waits for the process to exit and reaps it; it leaves the table as this returns.
+    pub(crate) async fn wait(mut self) -> Option<std::process::ExitStatus> {
+        self.child.wait().await.ok()
+    }
+}
+
+impl Drop for Leader {
+    fn drop(&mut self) {
+        // Before `child` drops: a `Child` dropped unreaped goes to tokio's orphan
+        // queue, which may reap it and free its pid for a new bot at once.
+        leaders(|l| l.remove(&self.pid));
     }
 }
 
 /// Spawns `command` (a bot: in a process group or session of its own) from the
 /// spawner thread, within the calling task's runtime.
-pub(crate) async fn spawn(command: Command) -> io::Result<Child> {
+pub(crate) async fn spawn(command: Command) -> io::Result<Leader> {
     let sender = spawner().ok_or_else(|| io::Error::other("cannot start the spawner thread"))?;
     let (reply, answer) = oneshot::channel();
     let request = Request {
@@ -341,11 +384,6 @@ pub(crate) async fn spawn(command: Command) -> io::Result<Child> {
     answer
         .await
         .map_err(|_| io::Error::other("the spawner thread is gone"))?
-}
-
-/// Tells that the bot `pid` has been reaped by its own reaper.
-pub(crate) fn reaped(pid: i32) {
-    leaders(|l| l.remove(&pid));
 }
 
 /// A new tag for a bot's processes, unique on this machine while this referee runs.
@@ -647,6 +685,7 @@ fn reap_old_zombies(me: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::ExitStatusExt;
 
     fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
@@ -677,13 +716,17 @@ mod tests {
             let mut marks = Vec::new();
             for _ in 0..2 {
                 let tag = new_tag();
-                let child = spawn(start(&tag)).await.expect("spawns");
-                let pgid = child.id().expect("pid") as i32;
+                let mut leader = spawn(start(&tag)).await.expect("spawns");
+                let pgid = leader.pid();
                 let since = start_time(pgid);
                 assert!(since.is_some());
-                let output = child.wait_with_output().await.expect("waits");
-                reaped(pgid);
-                let sleeper: i32 = String::from_utf8_lossy(&output.stdout)
+                let mut stdout = leader.child().stdout.take().expect("stdout");
+                let mut output = Vec::new();
+                tokio::io::AsyncReadExt::read_to_end(&mut stdout, &mut output)
+                    .await
+                    .expect("reads");
+                assert!(leader.wait().await.is_some_and(|s| s.success()));
+                let sleeper: i32 = String::from_utf8_lossy(&output)
                     .trim()
                     .parse()
                     .expect("the sleeper's pid");
@@ -715,5 +758,50 @@ mod tests {
             assert_eq!(strays.len(), 1);
             assert!(stat(pids[1]).is_none());
         });
+    }
+
+    /// Issue 34, defect 6: a set stopped by dropping its runtime cancels its bot's
+    /// reaper before it reaps. After 1,000 such sets the table of leaders holds none of
+    /// their bots (it held every one), and a bot that runs is in it.
+    #[test]
+    fn the_leaders_table_holds_what_runs_not_what_ran_after_1000_dropped_runtimes() {
+        let sleeper = || {
+            let mut command = Command::new("sleep");
+            command.arg("30").process_group(0);
+            command
+        };
+        let mut ran = Vec::new();
+        for _ in 0..1000 {
+            let set = runtime();
+            let pid = set.block_on(async {
+                let leader = spawn(sleeper()).await.expect("spawns");
+                let pid = leader.pid();
+                // The bot's reaper, as `BotProcess::spawn` starts it.
+                tokio::spawn(leader.wait());
+                tokio::task::yield_now().await;
+                assert!(leaders(|l| l.contains(&pid)));
+                // What the set's `BotProcess` does as it drops.
+                let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                pid
+            });
+            // The reaper never runs again: its task is dropped with the runtime.
+            drop(set);
+            ran.push(pid);
+        }
+        let stale = leaders(|l| ran.iter().filter(|pid| l.contains(pid)).count());
+        assert_eq!(stale, 0);
+        let running = runtime().block_on(async {
+            let leader = spawn(sleeper()).await.expect("spawns");
+            let pid = leader.pid();
+            let held = leaders(|l| l.contains(&pid));
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+            let status = leader.wait().await;
+            (
+                held,
+                status.and_then(|s| s.signal()),
+                leaders(|l| l.contains(&pid)),
+            )
+        });
+        assert_eq!(running, (true, Some(9), false));
     }
 }

@@ -86,6 +86,13 @@ mod tests {
         DropAtTurn(usize),
         /// Takes this long over every move.
         Slow(Duration),
+        /// Stalls the referee as long as the first at every move (the paused clock
+        /// jumps while the referee's runtime cannot run, as a stopped process finds on
+        /// resuming), then takes as long as the second itself before it plays.
+        Freeze(Duration, Duration),
+        /// Stalls the referee as long as the first at `hello`, then takes as long as
+        /// the second itself before its `ready`; plays at once.
+        FreezeAtHello(Duration, Duration),
     }
 
     struct FixedRtt(Duration);
@@ -131,14 +138,24 @@ mod tests {
         let mut turns = 0;
         while let Ok(Some(line)) = lines.next_line().await {
             let answer = match serde_json::from_str::<RefereeMessage>(&line) {
-                Ok(RefereeMessage::Hello(_)) => BotMessage::Ready {
-                    name: Some("duplex".into()),
-                },
+                Ok(RefereeMessage::Hello(_)) => {
+                    if let Behaviour::FreezeAtHello(stall, own) = behaviour {
+                        tokio::time::advance(stall).await;
+                        tokio::time::sleep(own).await;
+                    }
+                    BotMessage::Ready {
+                        name: Some("duplex".into()),
+                    }
+                }
                 Ok(RefereeMessage::Turn(t)) => {
                     turns += 1;
                     match behaviour {
                         Behaviour::DropAtTurn(n) if turns == n => return,
                         Behaviour::Slow(d) => tokio::time::sleep(d).await,
+                        Behaviour::Freeze(stall, own) => {
+                            tokio::time::advance(stall).await;
+                            tokio::time::sleep(own).await;
+                        }
                         _ => {}
                     }
                     BotMessage::Move {
@@ -320,6 +337,156 @@ mod tests {
             })
             .collect();
         assert_eq!(peers, ["test:0", "test:1"]);
+    }
+
+    /// Issue 34, part 7: a stall of the referee during a move is not charged to the
+    /// bot. The referee stalls 3 s at each of bot A's moves while A answers at once:
+    /// the 1 s move is in time, its 3000 ms less the 2900 ms stall seen (the stall
+    /// less the wake-up tick it began after) logged as `stall_ms`. A bot that takes
+    /// the same 3 s itself, on an awake referee, is timed out at its deadline, and so
+    /// is one whose referee stalls for 500 ms and then takes 700 ms itself (the stall
+    /// ended before the deadline).
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_of_the_referee_is_credited_and_a_slow_bot_is_still_timed_out() {
+        let per_move = TimeControl::PerMove(Duration::from_secs(1));
+        let three = Duration::from_secs(3);
+        let fast = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+        let stalls = |records: &[Record]| -> Vec<(usize, f64, Option<f64>)> {
+            records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Move(m) => Some((m.bot.index(), m.ms, m.stall_ms)),
+                    _ => None,
+                })
+                .collect()
+        };
+
+        let frozen = play(
+            &config(2, per_move),
+            plan(
+                vec![Behaviour::Freeze(three, Duration::ZERO)],
+                None,
+                Duration::ZERO,
+            ),
+            fast(),
+        )
+        .await;
+        assert_eq!(faults(&frozen), []);
+        let moves = stalls(&frozen);
+        assert!(moves.iter().any(|m| m.0 == 0), "{moves:?}");
+        for m in moves {
+            let expected = match m.0 {
+                0 => (0, 3000.0, Some(2900.0)),
+                _ => (1, 0.0, None),
+            };
+            assert_eq!(m, expected);
+        }
+
+        let slow = play(
+            &config(1, per_move),
+            plan(vec![Behaviour::Slow(three)], None, Duration::ZERO),
+            fast(),
+        )
+        .await;
+        let f = faults(&slow);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].1, f[0].2.as_str(), f[0].3.as_str()),
+            (0, "time-out", "no move within 1000 ms")
+        );
+        assert!(stalls(&slow).iter().all(|m| m.2.is_none()));
+
+        // A stall that ends before the deadline credits nothing: 500 ms of stall, then
+        // 700 ms of the bot's own, is 1200 ms against 1000, whatever the referee did.
+        let stalled_early = play(
+            &config(1, per_move),
+            plan(
+                vec![Behaviour::Freeze(
+                    Duration::from_millis(500),
+                    Duration::from_millis(700),
+                )],
+                None,
+                Duration::ZERO,
+            ),
+            fast(),
+        )
+        .await;
+        let f = faults(&stalled_early);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].1, f[0].2.as_str(), f[0].3.as_str()),
+            (0, "time-out", "no move within 1000 ms")
+        );
+    }
+
+    /// A stall of the referee while it waits for `ready` moves the start-up allowance
+    /// too: bot A stalls the referee 8 s at `hello` and then takes 3 s of its own, 11 s
+    /// against its 5 s allowance, and is in time (the allowance ends 7.9 s later, at
+    /// 12.9 s); its `ready` record has the whole wait, the stall included (as a move's
+    /// `ms` has). Charged the stall, it would be a start-up fault.
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_of_the_referee_while_it_waits_for_ready_is_no_start_up_fault() {
+        let per_move = TimeControl::PerMove(Duration::from_millis(100));
+        let frozen = play(
+            &config(1, per_move),
+            plan(
+                vec![Behaviour::FreezeAtHello(
+                    Duration::from_secs(8),
+                    Duration::from_secs(3),
+                )],
+                None,
+                Duration::ZERO,
+            ),
+            plan(vec![Behaviour::Healthy], None, Duration::ZERO),
+        )
+        .await;
+        assert_eq!(faults(&frozen), []);
+        let readies: Vec<_> = frozen
+            .iter()
+            .filter_map(|r| match r {
+                Record::Ready(r) => Some((r.bot.index(), r.ms)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(readies.len(), 2, "{readies:?}");
+        assert_eq!(readies[0], (0, 11000.0));
+    }
+
+    /// On a clock, a stall comes off the time charged: bot A, on a 2 s clock with an
+    /// increment of 100 ms, stalls the referee 3 s at each move and is charged 100 ms
+    /// a move (3000 ms less the 2900 ms stall seen), as much as it gains: in time on
+    /// every move of a whole game. Charged the stalls, its first move would be out of
+    /// time.
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_of_the_referee_comes_off_the_clock() {
+        let clock = TimeControl::Clock {
+            base: Duration::from_secs(2),
+            increment: Duration::from_millis(100),
+        };
+        let fast = || plan(vec![Behaviour::Healthy], None, Duration::ZERO);
+        let frozen = play(
+            &config(1, clock),
+            plan(
+                vec![Behaviour::Freeze(Duration::from_secs(3), Duration::ZERO)],
+                None,
+                Duration::ZERO,
+            ),
+            fast(),
+        )
+        .await;
+        assert_eq!(faults(&frozen), []);
+        let a_moves: Vec<_> = frozen
+            .iter()
+            .filter_map(|r| match r {
+                Record::Move(m) if m.bot == crate::Side::A => Some((m.ms, m.stall_ms)),
+                _ => None,
+            })
+            .collect();
+        assert!(a_moves.len() >= 3, "{a_moves:?}");
+        assert!(
+            a_moves.iter().all(|&m| m == (3000.0, Some(2900.0))),
+            "{a_moves:?}"
+        );
     }
 
     /// A bot that answers 500 ms after the 500 ms per move: in time with a lag

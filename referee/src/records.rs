@@ -476,6 +476,11 @@ pub struct MoveRecord {
     /// clock). Absent for a process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_ms: Option<f64>,
+    /// The referee's own stalls while it waited for the move (its process stopped or
+    /// not run): credited to the bot (added to the deadline, taken off the clock).
+    /// Absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<f64>,
     pub sown: u32,
     /// Relays and captures in order (engine `Event`s).
     pub events: Vec<engine::Event>,

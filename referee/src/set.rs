@@ -422,13 +422,19 @@ impl Runner<'_> {
         }
         // `hello` to all, then each one's `ready`: every bot's allowance runs from its
         // own start, and its line is stamped when read, whoever is waited for first.
+        // A stall of the referee seen while it waited for one bot's `ready` also ran on
+        // the allowances of the bots waited for after it.
         let mut answers = Vec::with_capacity(self.seats.len());
         for seat in &mut self.seats {
             answers.push(send_hello(seat, self.config.ready_time).await);
         }
+        let mut stalled = Duration::ZERO;
         for (k, answer) in answers.iter_mut().enumerate() {
             if answer.is_ok() {
-                *answer = await_ready(&mut self.seats[k], self.config.ready_time).await;
+                let seat = &mut self.seats[k];
+                let (ready, stall) = await_ready(seat, self.config.ready_time, stalled).await;
+                *answer = ready;
+                stalled += stall;
             }
         }
         for (k, r) in answers.into_iter().enumerate() {
@@ -1001,7 +1007,19 @@ impl Runner<'_> {
                 credit.as_micros() as f64 / 1000.0
             ),
         };
-        let out = match process.next_output(deadline).await {
+        // A stall of the referee itself (its process stopped, swapped out) is not the
+        // bot's: it moves the deadline later and is taken off the time charged
+        // (PROTOCOL.md, "Timing").
+        let (out, stalled) = process.next_output_unstalled(written, deadline).await;
+        let deadline = deadline + stalled;
+        let within = match stalled.is_zero() {
+            true => within,
+            false => format!(
+                "{within} and a stall of the referee of {:.1} ms",
+                stalled.as_micros() as f64 / 1000.0
+            ),
+        };
+        let out = match out {
             Some(out) => out,
             None => {
                 let mut f = FaultInfo::new(FaultKind::TimeOut, format!("no move within {within}"));
@@ -1059,7 +1077,8 @@ impl Runner<'_> {
             }
         };
         if let TimeControl::Clock { increment, .. } = time {
-            clocks[b] = clocks[b].saturating_sub((at - written).saturating_sub(credit)) + increment;
+            let charged = (at - written).saturating_sub(credit + stalled);
+            clocks[b] = clocks[b].saturating_sub(charged) + increment;
         }
         sink.record(&Record::Move(records::MoveRecord {
             game: game_no,
@@ -1073,6 +1092,7 @@ impl Runner<'_> {
                 .and_then(|l| l.rtt)
                 .map(|d| d.as_micros() as f64 / 1000.0),
             lag_ms: lag.map(|l| l.allowance.as_micros() as f64 / 1000.0),
+            stall_ms: (!stalled.is_zero()).then(|| stalled.as_micros() as f64 / 1000.0),
             sown: report.summary.sown,
             events: report.events,
             truncated: report.summary.truncated,
@@ -1219,7 +1239,7 @@ async fn handshake(
     ready_time: Duration,
 ) -> std::result::Result<(Option<String>, f64), FaultInfo> {
     let answer = match send_hello(seat, ready_time).await {
-        Ok(_) => await_ready(seat, ready_time).await,
+        Ok(_) => await_ready(seat, ready_time, Duration::ZERO).await.0,
         Err(f) => Err(f),
     };
     answer.map_err(|f| f.at_stage(Stage::StartUp))
@@ -1241,22 +1261,42 @@ async fn send_hello(
 }
 
 /// Waits for the `ready` that answers `hello`, until the start-up allowance from the
-/// bot's spawn.
+/// bot's spawn, moved later by `earlier_stalls` (the referee's own, seen while it
+/// waited for other bots) and by the stalls seen in this wait; also those.
 async fn await_ready(
     seat: &mut Seat,
     ready_time: Duration,
-) -> std::result::Result<(Option<String>, f64), FaultInfo> {
+    earlier_stalls: Duration,
+) -> (
+    std::result::Result<(Option<String>, f64), FaultInfo>,
+    Duration,
+) {
     let Some(process) = seat.process.as_mut() else {
-        return Err(FaultInfo::new(FaultKind::StartUp, "not running"));
+        let f = FaultInfo::new(FaultKind::StartUp, "not running");
+        return (Err(f), Duration::ZERO);
     };
     let started = process.started();
-    let deadline = started + ready_time;
-    match process.next_output(deadline).await {
-        None => Err(FaultInfo::new(
+    let deadline = started + ready_time + earlier_stalls;
+    // A stall of the referee is not the bot's, as in a turn. Counted from now: the
+    // time before was another wait's to see.
+    let (out, stall) = process
+        .next_output_unstalled(Instant::now(), deadline)
+        .await;
+    let stalled = earlier_stalls + stall;
+    let ready = match out {
+        None if stalled.is_zero() => Err(FaultInfo::new(
             FaultKind::StartUp,
             format!(
                 "no ready within the start-up allowance of {} ms",
                 ready_time.as_millis()
+            ),
+        )),
+        None => Err(FaultInfo::new(
+            FaultKind::StartUp,
+            format!(
+                "no ready within the start-up allowance of {} ms and a stall of the referee of {:.1} ms",
+                ready_time.as_millis(),
+                stalled.as_micros() as f64 / 1000.0
             ),
         )),
         Some(Output::Line { bytes, at }) => {
@@ -1278,7 +1318,8 @@ async fn await_ready(
             }
         }
         Some(other) => Err(output_fault(process, other, started).await),
-    }
+    };
+    (ready, stall)
 }
 
 /// The file name of a stderr path, as the log's header gives it.

@@ -153,7 +153,8 @@ function moveTimes(e) {
 
 // With a clock, what each bot has left after its last move: computed as the referee
 // does (PROTOCOL.md, "Timing"), from the header's time control and each move's `ms`
-// less its lag allowance `lag_ms`: the events carry no clocks of their own.
+// less its lag allowance `lag_ms` and the referee's stall `stall_ms`: the events carry
+// no clocks of their own.
 function clockTime(ms) {
   const s = ms / 1000;
   return s < 60 ? s.toFixed(1) + " s" : Math.floor(s / 60) + ":" + String(Math.floor(s % 60)).padStart(2, "0");
@@ -312,7 +313,7 @@ function onEvent(ev) {
         e.botOf[ev.player] = ev.bot;
         e.ms[ev.bot] = ev.ms;
         if (e.clocks) {
-          const used = Math.max(0, ev.ms - (ev.lag_ms || 0));
+          const used = Math.max(0, ev.ms - (ev.lag_ms || 0) - (ev.stall_ms || 0));
           e.clocks[ev.bot] = Math.max(0, e.clocks[ev.bot] - used) + e.time.increment_ms;
         }
       }

@@ -223,6 +223,19 @@ for raw in sys.stdin.buffer:
         os.close(ready_r)
         os.close(ready_w)
         answer(msg)
+    elif mode == "stop-referee":  # ARG: a fraction of the time limit; then SIGSTOP to
+        # the referee (the parent), and the move once it is stopped, so that it is read
+        # only after it resumes: the test's SIGCONT ends the stop.
+        time.sleep(limit * float(arg))
+        referee = os.getppid()
+        os.kill(referee, signal.SIGSTOP)
+        stopped_by = time.monotonic() + 30
+        while time.monotonic() < stopped_by:
+            with open("/proc/%d/stat" % referee) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+                    break
+            time.sleep(0.001)
+        answer(msg)
     elif mode == "memory":  # ARG: megabytes to allocate
         hog = bytearray(int(arg) << 20)
         answer(msg)

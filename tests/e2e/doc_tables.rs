@@ -256,9 +256,31 @@ fn logs_tables_match_the_records_written() {
             "a {kind} record is not documented: {r}"
         );
     }
+    // A stall of the referee's own (LOGS.md, "A stopped referee") adds a field that a
+    // loaded machine may give any move of the corpus, and none at all on an idle one:
+    // documented in its own table, it is taken off before the records' tables are
+    // checked (tests/e2e/stalls.rs makes one and checks it).
+    let stall_rows = table_rows(section(&logs, "## A stopped referee"), "record");
+    let extra: Vec<(String, String)> = stall_rows
+        .iter()
+        .map(|r| {
+            (
+                backticked(&r.cells[0])[0].clone(),
+                backticked(&r.cells[1])[0].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(extra, [("move".to_string(), "stall_ms".to_string())]);
     for name in &names {
         let rows = field_rows(section(part, &format!("### `{name}`")));
-        let seen = of_kind(&corpus.records, name);
+        let mut seen = of_kind(&corpus.records, name);
+        for record in &mut seen {
+            for (kind, field) in &extra {
+                if kind == name {
+                    record.as_object_mut().map(|o| o.remove(field));
+                }
+            }
+        }
         check_fields(&format!("LOGS.md `{name}`"), &rows, &seen, None);
     }
 }

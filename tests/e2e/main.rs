@@ -68,6 +68,9 @@ mod serve;
 mod serve_load_limits;
 /// `hus match --sprt`: H1 and H0 accepted, the printed LLR, replay's check, errors, Ctrl-C.
 mod sprt;
+/// A referee stopped with SIGSTOP mid-move for longer than the move's time charges
+/// the bot nothing: the move is in time, its `stall_ms` says how long the stop was.
+mod stalls;
 /// Sets stopped before the first ready, between games, mid-game, and a league stopped
 /// while a set's bots start: every log replays as documented; the log check can fail.
 mod stops;

@@ -804,7 +804,8 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
     // Its board, drawn by HusBoard and captured twice: each time the position the log
     // has at the game and ply the card showed (2 x 16 pits, 48 seeds), and not the same;
     // with them the clocks it showed, each 60 s less the bot's time in the game's moves
-    // so far (`ms` less `lag_ms`), plus 1 s a move, as the referee counts them.
+    // so far (`ms` less `lag_ms` and `stall_ms`), plus 1 s a move, as the referee counts
+    // them.
     let boards = r["boards"].as_array().expect("boards");
     assert_eq!(boards.len(), 2, "{r}");
     assert_ne!(boards[0]["pits"], boards[1]["pits"], "{r}");
@@ -845,7 +846,9 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
             {
                 let bot = rec["bot"].as_u64().expect("bot") as usize;
                 let ms = rec["ms"].as_f64().expect("ms");
-                let used = (ms - rec["lag_ms"].as_f64().unwrap_or(0.0)).max(0.0);
+                let credit =
+                    rec["lag_ms"].as_f64().unwrap_or(0.0) + rec["stall_ms"].as_f64().unwrap_or(0.0);
+                let used = (ms - credit).max(0.0);
                 clocks[bot] = (clocks[bot] - used).max(0.0) + 1000.0;
             }
         }

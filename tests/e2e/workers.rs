@@ -233,7 +233,13 @@ fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
     let err: Vec<PathBuf> = (1..=3)
         .map(|i| tmp.path().join(format!("w{i}.err")))
         .collect();
-    let mut w1 = worker(&[], &url, "w1", &err[0]);
+    // w1 (and w4, below) keep their scratch directories in a temporary directory of the
+    // test's own, which no other test's worker cleans.
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).expect("mkdir");
+    let in_scratch = format!("TMPDIR={}", scratch.display());
+    let mut w1 = worker(&["env", &in_scratch], &url, "w1", &err[0]);
+    let w1_pid = w1.id();
     let held = wait_for(
         &pg,
         &db,
@@ -344,6 +350,26 @@ fn three_workers_one_killed_mid_set_give_the_standings_of_one_machine() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+
+    // w1's scratch directory (hus-worker-PID-...), left behind by the SIGKILL, is removed
+    // by the next worker that starts there (w4, which finds nothing left to play).
+    let left = || -> Vec<String> {
+        std::fs::read_dir(&scratch)
+            .expect("the scratch directory")
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect()
+    };
+    let of_w1 = left();
+    assert_eq!(of_w1.len(), 1, "{of_w1:?}");
+    assert!(
+        of_w1[0].starts_with(&format!("hus-worker-{w1_pid}-")),
+        "{of_w1:?}"
+    );
+    let err4 = tmp.path().join("w4.err");
+    let mut w4 = worker(&["env", &in_scratch], &url, "w4", &err4);
+    finish(&mut w4, "w4", &err4);
+    assert_eq!(left(), Vec::<String>::new());
 }
 
 #[test]

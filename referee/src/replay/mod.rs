@@ -19,7 +19,7 @@ pub(crate) mod html;
 pub(crate) mod source;
 pub(crate) mod text;
 pub(crate) mod verify;
-mod watch;
+pub(crate) mod watch;
 
 use std::io;
 use std::path::Path;
