@@ -6,7 +6,7 @@
 //! the archive of sets `FROM` to `TO` is written once all of them are finished, which
 //! numbers given in order make a simple test (the last number read is at least `TO`).
 //! Its name follows from a set's number alone ([`archive_path`]), so a reader finds a
-//! set's log without asking anyone: the file `logs/STEM.jsonl.gz` while it is there,
+//! set's log without asking anyone: the file `logs/STEM.jsonl.zst` while it is there,
 //! else the archive of its number.
 //!
 //! The steps, each safe to be cut off: the archive is written under a temporary name,
@@ -81,6 +81,9 @@ pub fn archive_logs(
     done: u64,
     ranges: usize,
 ) -> Result<ArchiveReport> {
+    // The files of the sets just finished are in their last form (the archive's
+    // deletions never race their compression).
+    crate::after_set::wait_for_compressions();
     let mut report = ArchiveReport::default();
     let mut after: u64 = store
         .settings()?
@@ -96,15 +99,18 @@ pub fn archive_logs(
             after: first - 1,
             limit: ARCHIVE_SETS as usize,
         })?;
-        // The sets whose log is a file here: (stem, file).
+        // The sets whose log is a file here: (stem, file). The file is the one the
+        // store names (`STEM.jsonl.zst`, `STEM.jsonl.gz`, `STEM.jsonl`), or the plain
+        // log if its compression could not be done (a full disk).
         let files: Vec<(String, PathBuf)> = sets
             .iter()
             .filter(|(n, set)| *n <= last && !set.pruned)
             .filter_map(|(_, set)| {
-                // Only a log file's name: `STEM.jsonl.gz` or `STEM.jsonl`.
                 let (name, stem) = log_file(&set.outcome.log).filter(|(n, s)| n != s)?;
-                let path = logs.join(name);
-                path.is_file().then(|| (stem.to_string(), path))
+                let path = referee::finished_log_candidates(&logs.join(name))
+                    .into_iter()
+                    .find(|p| p.is_file())?;
+                Some((stem.to_string(), path))
             })
             .collect();
         // Their bots' stderr files, plain or compressed: (member name, file).
@@ -255,7 +261,7 @@ mod tests {
             Some(b"b said\n".to_vec())
         );
         assert!(!logs.join(format!("{}.a.stderr", stems[1])).exists());
-        assert!(!logs.join(format!("{}.b.stderr.gz", stems[1])).exists());
+        assert!(!logs.join(format!("{}.b.stderr.zst", stems[1])).exists());
         assert!(logs.join(format!("{}.a.stderr", stems[129])).exists());
         let second = archive_logs(&mut store, logs, 140, 1).expect("archive");
         assert_eq!(second.up_to, 128);

@@ -73,7 +73,10 @@ pub use files::{create_dir, create_file, refuse_symlink, Create};
 pub use limits::{raise_referee_priority, Limits};
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
 pub use listen::ListenError;
-pub use logfile::{compress_log, gzip_path, is_gzip, open_log, LogReader, GZIP_SUFFIX};
+pub use logfile::{
+    compress_log, compressed_path, finished_log_candidates, is_compressed, is_gzip, is_zstd,
+    open_finished_log, open_log, unpacked, LogReader, COMPRESSED_SUFFIX, GZIP_SUFFIX, LOG_LEVEL,
+};
 pub use names::{log_stem, referee_version};
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,

@@ -529,7 +529,7 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
         .as_str()
         .expect("set")
         .to_string();
-    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl.gz"));
+    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl.zst"));
     assert_eq!(status, 200, "{body}");
 
     // A body over 16 KiB, a head over 16 KiB.
@@ -1556,7 +1556,7 @@ exit $status
             assert_eq!(set.4, "done", "{sets:?}");
         }
     }
-    assert!(kept.join("r1-a-vs-b.jsonl.gz").is_file());
+    assert!(kept.join("r1-a-vs-b.jsonl.zst").is_file());
     assert!(!kept.join("filler").exists());
 }
 
@@ -2039,7 +2039,7 @@ fn serve_keeps_the_logs_it_is_told_to_and_every_result() {
         let name = set["set"].as_str().expect("set");
         let pruned = number + 2 <= done;
         assert_eq!(set["pruned"], pruned, "{set}");
-        let file = dir.join("logs").join(format!("{name}.jsonl.gz"));
+        let file = dir.join("logs").join(format!("{name}.jsonl.zst"));
         assert_eq!(file.exists(), !pruned, "{}", file.display());
         // The set itself says so, from the store too.
         assert_eq!(server.json(&format!("/api/sets/{name}"))["pruned"], pruned);
@@ -2412,7 +2412,7 @@ fn serve_archives_logs_and_serves_them_from_the_archive() {
     for set in &list {
         let number = set["number"].as_u64().expect("number");
         let name = set["set"].as_str().expect("set");
-        let own = dir.join("logs").join(format!("{name}.jsonl.gz"));
+        let own = dir.join("logs").join(format!("{name}.jsonl.zst"));
         let copy = unpacked.join(format!("{name}.jsonl"));
         assert_eq!(own.exists(), number > 64, "{}", own.display());
         assert_eq!(copy.exists(), number <= 64, "{}", copy.display());

@@ -469,7 +469,7 @@ fn a_league_of_teams_plays_team_sets_and_ranks_the_teams() {
         .expect("logs")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".jsonl.gz"))
+        .filter(|p| p.to_string_lossy().ends_with(".jsonl.zst"))
         .collect();
     logs.sort();
     assert_eq!(logs.len(), 3, "{logs:?}");
@@ -749,7 +749,7 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
     // The interrupted attempt's log as it was left, the finished one's compressed.
     for (attempt, log) in [
         (format!("{stem}.partial-1"), "jsonl"),
-        (stem.clone(), "jsonl.gz"),
+        (stem.clone(), "jsonl.zst"),
     ] {
         for s in ["a1.stderr", "a2.stderr", "b1.stderr", "b2.stderr", log] {
             expected.push(format!("{attempt}.{s}"));
