@@ -725,8 +725,13 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
 
     let files = league::SetFiles::new(&logs, &stem);
     let first = files.partial(1);
+    // A finished attempt's stderr files are compressed (`STEM.a1.stderr.zst`), an
+    // interrupted one's left plain: each read as every reader finds it.
     let one_line = |path: PathBuf| {
-        let text = said(path.clone());
+        let mut text = String::new();
+        referee::open_finished_log(&referee::compressed_path(&path))
+            .and_then(|mut r| std::io::Read::read_to_string(&mut r, &mut text))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1, "{}: {text:?}", path.display());
         let pid = lines[0].strip_prefix("member started, pid ");
@@ -746,13 +751,10 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
         .collect();
     names.sort();
     let mut expected = Vec::new();
-    // The interrupted attempt's log as it was left, the finished one's compressed.
-    for (attempt, log) in [
-        (format!("{stem}.partial-1"), "jsonl"),
-        (stem.clone(), "jsonl.zst"),
-    ] {
-        for s in ["a1.stderr", "a2.stderr", "b1.stderr", "b2.stderr", log] {
-            expected.push(format!("{attempt}.{s}"));
+    // The interrupted attempt's files as they were left, the finished one's compressed.
+    for (attempt, packed) in [(format!("{stem}.partial-1"), ""), (stem.clone(), ".zst")] {
+        for s in ["a1.stderr", "a2.stderr", "b1.stderr", "b2.stderr", "jsonl"] {
+            expected.push(format!("{attempt}.{s}{packed}"));
         }
     }
     expected.sort();
