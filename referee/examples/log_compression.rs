@@ -21,7 +21,7 @@ fn gzip9(text: &[u8]) -> Vec<u8> {
 fn zstd_at(level: i32) -> impl Fn(&[u8]) -> Vec<u8> {
     move |text| {
         let mut z = zstd::Encoder::new(Vec::new(), level).expect("zstd");
-        z.window_log(23).expect("window");
+        z.window_log(20).expect("window");
         z.include_checksum(true).expect("checksum");
         z.set_pledged_src_size(Some(text.len() as u64))
             .expect("size");

@@ -3,7 +3,7 @@
 (a benchmark, not a test: figures for docs/league.md, Speed).
 
     python3 tests/bench/league_vs_match.py [--runs R] [--bots N] [--rounds K] [--games G]
-                                           [--hus PATH] [--no-build] [--json]
+                                           [--hus PATH] [--no-build] [--no-serve] [--json]
 
 Builds the release binary first (cargo build --release -p hus; cargo's output goes to
 stderr) unless --no-build or --hus PATH (another build of hus, say an older one, to
@@ -14,16 +14,20 @@ Each of R runs (default 5) plays, one after the other, in fresh temporary direct
      K rounds (default 6: with 4 bots, 36 sets), G games a set (default 20: 720 games),
      concurrency 1, to its end;
   b. one `hus match "hus random-bot" "hus random-bot" --games S*G` (the same 720 games),
-     its log in the temporary directory.
+     its log in the temporary directory;
+  c. unless --no-serve, `hus serve` on the same league file (its own pairing, no end,
+     `--listen 127.0.0.1:0`), from its start until its stderr has said S sets finished,
+     then stopped (SIGTERM) and waited for.
 Each is timed from outside (wall), with the CPU time of its whole process tree (user +
 system of the waited-for children: the referee and its bots). A league's games/s is
-its games over its wall time; the match's likewise. After each league: the bytes of its
+its games over its wall time; the match's likewise; the server's its S*G games over
+the time to its S-th finished set, and its CPU (stop included) per set. After each league: the bytes of its
 logs directory (the finished sets' logs and stderr files, as they are left) per set.
 
 Reports the medians over the runs: games/s of each, their ratio (league / match; 1.0:
 a league costs nothing beyond its games), the median of the per-run ratios, CPU
-milliseconds per set of each (the match's per 20 games), and the league's disk bytes
-per set. The load average before and after is printed: on a small shared machine the
+milliseconds per set of each (the match's per G games), the server's games/s and CPU
+per set, and the league's disk bytes per set. The load average before and after is printed: on a small shared machine the
 figures move with the load, so compare runs made close together.
 """
 
@@ -58,6 +62,39 @@ def tree(command):
         after.children_system - before.children_system
     )
     return wall, cpu, proc.stdout
+
+
+def run_serve(hus, file, directory, sets):
+    """Runs `hus serve` until it has finished `sets` sets, then stops it; returns (wall s
+    to the line of the last one, CPU s of its process tree, its stop included)."""
+    before = os.times()
+    start = time.monotonic()
+    server = subprocess.Popen(
+        [hus, "serve", file, "--dir", directory, "--listen", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    finished = 0
+    wall = None
+    try:
+        for line in server.stderr:
+            if b" finished: " in line:
+                finished += 1
+                if finished == sets:
+                    wall = time.monotonic() - start
+                    break
+    finally:
+        server.terminate()
+        server.communicate()
+    if wall is None:
+        sys.exit(f"hus serve ended after {finished} sets (status {server.returncode})")
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    shutil.rmtree(directory, ignore_errors=True)
+    return wall, cpu
 
 
 def dir_bytes(path):
@@ -115,6 +152,8 @@ def main(args):
                     "--log-dir", match_dir, "--quiet",
                 ]
             )
+            if "--no-serve" not in args:
+                s_wall, s_cpu = run_serve(hus, file, os.path.join(tmp, f"serve-{run}"), sets)
             row = {
                 "league_games_per_s": played / wall,
                 "match_games_per_s": total / m_wall,
@@ -123,6 +162,9 @@ def main(args):
                 "match_cpu_ms_per_set": 1000 * m_cpu / sets,
                 "league_disk_bytes_per_set": disk / sets,
             }
+            if "--no-serve" not in args:
+                row["serve_games_per_s"] = total / s_wall
+                row["serve_cpu_ms_per_set"] = 1000 * s_cpu / sets
             rows.append(row)
             print(
                 f"run {run + 1}: league {played} games in {wall:.2f} s "
@@ -150,6 +192,9 @@ def main(args):
           f"{median['league_disk_bytes_per_set'] / 1000:.1f} KB of logs a set")
     print(f"  hus match  : {median['match_games_per_s']:.0f} games/s, "
           f"{median['match_cpu_ms_per_set']:.0f} ms CPU a {games} games")
+    if "serve_games_per_s" in median:
+        print(f"  hus serve  : {median['serve_games_per_s']:.0f} games/s, "
+              f"{median['serve_cpu_ms_per_set']:.0f} ms CPU a set")
     print(f"  league/match: {median['ratio_of_medians']:.2f} "
           f"(median of the runs' ratios {median['ratio']:.2f})")
     print(f"  load average: {load[0]:.2f} before, {median['load_after']:.2f} after")
