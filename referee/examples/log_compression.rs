@@ -12,6 +12,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+/// A way to compress a log's text.
+type Compress = Box<dyn Fn(&[u8]) -> Vec<u8>>;
+
 fn gzip9(text: &[u8]) -> Vec<u8> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(text).expect("gzip in memory");
@@ -47,7 +50,7 @@ fn main() {
         plain,
         plain / texts.len()
     );
-    let mut methods: Vec<(String, Box<dyn Fn(&[u8]) -> Vec<u8>>)> =
+    let mut methods: Vec<(String, Compress)> =
         vec![("gzip -9 (flate2, before)".to_string(), Box::new(gzip9))];
     for level in [1, 3, 6, 8, 9, 10, 12] {
         methods.push((format!("zstd -{level}"), Box::new(zstd_at(level))));

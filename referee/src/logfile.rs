@@ -361,7 +361,7 @@ mod tests {
             [zst.clone(), plain.clone(), zst.clone()]
         );
         let old = dir.path().join("f.jsonl.gz");
-        assert_eq!(finished_log_candidates(&old), [old.clone()]);
+        assert_eq!(finished_log_candidates(&old), std::slice::from_ref(&old));
         // Not there at all: not found.
         let err = open_finished_log(&zst).err().expect("missing");
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
