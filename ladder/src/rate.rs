@@ -363,12 +363,12 @@ async fn rate(
         let entrants = [
             Entrant::Process {
                 spec: config.bot.clone(),
-                stderr_path: config.log_dir.join(format!("{stem}.a.stderr")),
+                stderr: config.log_dir.join(format!("{stem}.a.stderr")).into(),
                 limits: Limits::default(),
             },
             Entrant::Process {
                 spec: config.rung_command(rung.bot, seed),
-                stderr_path: config.log_dir.join(format!("{stem}.b.stderr")),
+                stderr: config.log_dir.join(format!("{stem}.b.stderr")).into(),
                 limits: Limits::default(),
             },
         ];

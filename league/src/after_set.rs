@@ -15,16 +15,23 @@
 //! compressed) and the archiver (`archive_logs`, which deletes the files it archived).
 
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use referee::Dir;
 
 use crate::set_files::SetFiles;
 
 /// The most finished sets whose compression waits at once.
 pub const MAX_QUEUED: usize = 16;
 
+/// A finished set's files: the logs directory they are in (open, reached without
+/// following a link) and their names.
+type Job = (Arc<Dir>, SetFiles);
+
 /// The sets whose files wait for compression, and whether one is being compressed.
 struct State {
-    waiting: VecDeque<SetFiles>,
+    waiting: VecDeque<Job>,
     busy: bool,
     /// Whether the compressing thread was started.
     started: bool,
@@ -46,18 +53,19 @@ fn lock() -> MutexGuard<'static, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Compresses a finished set's log (`STEM.jsonl` to `STEM.jsonl.zst`) and its bots'
-/// non-empty stderr files, now, on this thread. A file that cannot be compressed (a
-/// full disk) stays plain, whole.
-pub fn compress_set(files: &SetFiles) {
-    let _ = referee::compress_log(&files.log());
+/// Compresses a finished set's log (`STEM.jsonl` to `STEM.jsonl.zst`, below the open
+/// logs directory `logs`) and its bots' non-empty stderr files, now, on this thread. A
+/// file that cannot be compressed (a full disk) stays plain, whole.
+pub fn compress_set(logs: &Dir, files: &SetFiles) {
+    let plain = PathBuf::from(format!("{}.jsonl", files.stem()));
+    let _ = referee::compress_log_in(logs, &plain);
     files.compress_stderr();
 }
 
 /// Queues a finished set's files for [`compress_set`] on the background thread (started
 /// on first use); waits first while [`MAX_QUEUED`] sets wait already. If that thread
 /// cannot be started, the set is compressed here.
-pub fn compress_later(files: SetFiles) {
+pub fn compress_later(logs: Arc<Dir>, files: SetFiles) {
     let mut state = lock();
     while state.waiting.len() >= MAX_QUEUED {
         state = CHANGED.wait(state).unwrap_or_else(|p| p.into_inner());
@@ -68,12 +76,12 @@ pub fn compress_later(files: SetFiles) {
             .spawn(compress_queued);
         if spawned.is_err() {
             drop(state);
-            compress_set(&files);
+            compress_set(&logs, &files);
             return;
         }
         state.started = true;
     }
-    state.waiting.push_back(files);
+    state.waiting.push_back((logs, files));
     CHANGED.notify_all();
 }
 
@@ -91,10 +99,10 @@ fn compress_queued() {
     let mut state = lock();
     loop {
         match state.waiting.pop_front() {
-            Some(files) => {
+            Some((logs, files)) => {
                 state.busy = true;
                 drop(state);
-                compress_set(&files);
+                compress_set(&logs, &files);
                 state = lock();
                 state.busy = false;
                 CHANGED.notify_all();
@@ -124,12 +132,13 @@ mod tests {
     fn queued_sets_are_all_compressed_by_the_time_the_wait_returns() {
         let dir = tempfile::tempdir().expect("temp dir");
         let logs = dir.path();
+        let open = Arc::new(crate::set_files::open_logs(logs).expect("open"));
         let sets = 2 * MAX_QUEUED + 3;
         for i in 0..sets {
             let files = SetFiles::new(logs, &format!("r1-s{i:02}"));
             std::fs::write(files.log(), "{\"type\":\"header\"}\n".repeat(100)).expect("write");
             std::fs::write(files.stderr(referee::Side::B, None), "b said\n").expect("write");
-            compress_later(files);
+            compress_later(open.clone(), files);
         }
         wait_for_compressions();
         let names = names(logs);
@@ -159,10 +168,11 @@ mod tests {
     fn a_set_that_cannot_be_compressed_does_not_stop_the_queue() {
         let dir = tempfile::tempdir().expect("temp dir");
         let logs = dir.path();
-        compress_later(SetFiles::new(logs, "r1-gone"));
+        let open = Arc::new(crate::set_files::open_logs(logs).expect("open"));
+        compress_later(open.clone(), SetFiles::new(logs, "r1-gone"));
         let files = SetFiles::new(logs, "r1-here");
         std::fs::write(files.log(), "{}\n").expect("write");
-        compress_later(files);
+        compress_later(open, files);
         wait_for_compressions();
         assert_eq!(names(logs), ["r1-here.jsonl.zst"]);
     }

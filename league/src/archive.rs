@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use referee::archive::{self, ARCHIVE_SUFFIX};
 
 use crate::error::{Error, Result};
-use crate::set_files::{log_file, SetFiles};
+use crate::set_files::{log_file, open_logs, SetFiles};
 use crate::store::{FinishedQuery, Store};
 
 /// The archives' directory in the logs directory.
@@ -44,9 +44,13 @@ pub fn archive_range(number: u64) -> (u64, u64) {
 /// The archive in the logs directory `logs` that holds (or would hold) the log of the
 /// set numbered `number`: `archive/sets-000000001-000000064.tar.zst`.
 pub fn archive_path(logs: &Path, number: u64) -> PathBuf {
+    logs.join(ARCHIVE_DIR).join(archive_name(number))
+}
+
+/// The file name of the archive that holds set `number`: `sets-000000001-000000064.tar.zst`.
+fn archive_name(number: u64) -> String {
     let (first, last) = archive_range(number);
-    logs.join(ARCHIVE_DIR)
-        .join(format!("sets-{first:09}-{last:09}{ARCHIVE_SUFFIX}"))
+    format!("sets-{first:09}-{last:09}{ARCHIVE_SUFFIX}")
 }
 
 /// The last set number of an archive named `name`, if it is an archive's name.
@@ -90,6 +94,9 @@ pub fn archive_logs(
         .get(ARCHIVED_SETTING)
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    // Every file below the logs directory is reached through it, never through a link
+    // (`referee::files`): `logs/archive` a link to elsewhere is refused, naming it.
+    let dir = open_logs(logs).map_err(|e| archive_error(logs, e))?;
     for _ in 0..ranges {
         if after + ARCHIVE_SETS > done {
             break;
@@ -99,27 +106,37 @@ pub fn archive_logs(
             after: first - 1,
             limit: ARCHIVE_SETS as usize,
         })?;
-        // The sets whose log is a file here: (stem, file). The file is the one the
-        // store names (`STEM.jsonl.zst`, `STEM.jsonl.gz`, `STEM.jsonl`), or the plain
-        // log if its compression could not be done (a full disk).
-        let files: Vec<(String, PathBuf)> = sets
+        // The sets whose log is a file here (a link is not one): (stem, name, path). The
+        // file is the one the store names (`STEM.jsonl.zst`, `STEM.jsonl.gz`,
+        // `STEM.jsonl`), or the plain log if its compression could not be done (a full
+        // disk).
+        let files: Vec<(String, PathBuf, PathBuf)> = sets
             .iter()
             .filter(|(n, set)| *n <= last && !set.pruned)
             .filter_map(|(_, set)| {
                 let (name, stem) = log_file(&set.outcome.log).filter(|(n, s)| n != s)?;
-                let path = referee::finished_log_candidates(&logs.join(name))
+                referee::finished_log_candidates(Path::new(name))
                     .into_iter()
-                    .find(|p| p.is_file())?;
-                Some((stem.to_string(), path))
+                    .find(|name| dir.entry(name).is_ok_and(|entry| entry.file && !entry.link))
+                    .map(|name| (stem.to_string(), name.clone(), logs.join(&name)))
             })
             .collect();
         // Their bots' stderr files, plain or compressed: (member name, file).
         let stderr: Vec<(String, PathBuf)> = files
             .iter()
-            .flat_map(|(stem, _)| SetFiles::new(logs, stem).stderr_files())
+            .flat_map(|(stem, _, _)| SetFiles::new(logs, stem).stderr_files())
+            // A link is not a file of the set's (the archive is served to anyone).
+            .filter(|(_, path)| {
+                path.file_name()
+                    .and_then(|f| dir.entry(Path::new(f)).ok())
+                    .is_some_and(|e| e.file && !e.link)
+            })
             .collect();
         let dest = archive_path(logs, first);
-        let (held, held_stderr) = if dest.is_file() {
+        let name = archive_name(first);
+        let rel = Path::new(ARCHIVE_DIR).join(&name);
+        let there = dir.exists(&rel).map_err(|e| archive_error(&dest, e))?;
+        let (held, held_stderr) = if there {
             // Written by a run cut off before it could delete the logs.
             let stems = archive::stems(&dest).map_err(|e| archive_error(&dest, e))?;
             let names = archive::stderr_names(&dest).map_err(|e| archive_error(&dest, e))?;
@@ -127,29 +144,33 @@ pub fn archive_logs(
         } else if files.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            std::fs::create_dir_all(logs.join(ARCHIVE_DIR))
+            let archives = dir
+                .create_dir(Path::new(ARCHIVE_DIR))
                 .map_err(|e| archive_error(&logs.join(ARCHIVE_DIR), e))?;
             let members: Vec<(String, &Path)> = files
                 .iter()
-                .map(|(stem, path)| (stem.clone(), path.as_path()))
+                .map(|(stem, _, path)| (stem.clone(), path.as_path()))
                 .collect();
             let stderr_members: Vec<(String, &Path)> = stderr
                 .iter()
                 .map(|(name, path)| (name.clone(), path.as_path()))
                 .collect();
-            let archived = archive::write_archive(&dest, &members, &stderr_members)
+            let archived = archive::write_archive(&archives, &name, &members, &stderr_members)
                 .map_err(|e| archive_error(&dest, e))?;
             report.archives += 1;
             report.logs += archived.stems.len();
             (archived.stems, archived.stderr)
         };
-        for (stem, path) in &files {
-            if held.contains(stem) && std::fs::remove_file(path).is_ok() {
+        for (stem, name, _) in &files {
+            if held.contains(stem) && dir.remove_file(name).is_ok() {
                 report.deleted += 1;
             }
         }
         for (name, path) in &stderr {
-            if held_stderr.contains(name) && std::fs::remove_file(path).is_ok() {
+            let Some(file) = path.file_name() else {
+                continue;
+            };
+            if held_stderr.contains(name) && dir.remove_file(Path::new(file)).is_ok() {
                 report.deleted += 1;
             }
         }
@@ -169,23 +190,28 @@ fn archive_error(path: &Path, e: std::io::Error) -> Error {
 
 /// Deletes the archives of the logs directory `logs` whose every set is numbered up to
 /// `up_to` (their sets' logs were pruned). Returns the files deleted and their bytes.
-pub fn delete_archives_up_to(logs: &Path, up_to: u64) -> (Vec<PathBuf>, u64) {
+/// `logs/archive` is reached without following a link: a link there is an error naming
+/// it, and nothing is deleted.
+pub fn delete_archives_up_to(logs: &Path, up_to: u64) -> std::io::Result<(Vec<PathBuf>, u64)> {
     let mut deleted = Vec::new();
     let mut bytes = 0;
-    let Ok(entries) = std::fs::read_dir(logs.join(ARCHIVE_DIR)) else {
-        return (deleted, bytes);
+    let archives = match open_logs(logs).and_then(|d| d.open_dir(Path::new(ARCHIVE_DIR))) {
+        Ok(archives) => archives,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((deleted, bytes)),
+        Err(e) => return Err(e),
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if archive_last(&name).is_some_and(|last| last <= up_to) {
-            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            if std::fs::remove_file(entry.path()).is_ok() {
+    for name in archives.names()? {
+        let name = PathBuf::from(name);
+        let last = name.to_str().and_then(archive_last);
+        if last.is_some_and(|last| last <= up_to) {
+            let size = archives.entry(&name).map(|e| e.len).unwrap_or(0);
+            if archives.remove_file(&name).is_ok() {
                 bytes += size;
-                deleted.push(entry.path());
+                deleted.push(archives.join(&name));
             }
         }
     }
-    (deleted, bytes)
+    Ok((deleted, bytes))
 }
 
 #[cfg(test)]
@@ -313,10 +339,65 @@ mod tests {
             written
         );
         // Pruned past the first archive's last set: it goes, the second stays.
-        let (deleted, bytes) = delete_archives_up_to(logs, 100);
+        let (deleted, bytes) = delete_archives_up_to(logs, 100).expect("delete");
         assert_eq!(deleted, std::slice::from_ref(&archive));
         assert!(bytes > 0);
         assert!(archive_path(logs, 65).is_file());
+    }
+
+    /// `logs/archive` a link to another directory: no archive is written there (nor a
+    /// temporary file), no log is deleted, the mark stays, and the error names the
+    /// link; pruning deletes nothing there either. Once the link is gone, the range is
+    /// archived.
+    #[test]
+    fn no_archive_is_written_through_a_linked_directory() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let logs = tmp.path().join(LOGS_DIR);
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&logs).expect("mkdir");
+        std::fs::create_dir(&outside).expect("mkdir");
+        let link = logs.join(ARCHIVE_DIR);
+        std::os::unix::fs::symlink(&outside, &link).expect("symlink");
+        let (mut store, stems) = finished(64, &logs);
+        let refused = format!(
+            "{} is a symbolic link: hus never follows a link where it writes files (remove it)",
+            link.display()
+        );
+        for _ in 0..2 {
+            let error = archive_logs(&mut store, &logs, 64, 1).expect_err("refused");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "cannot archive logs in {}: {refused}",
+                    archive_path(&logs, 1).display()
+                )
+            );
+        }
+        // An archive-named file where the link points is not pruned either.
+        let planted = outside.join(archive_name(1));
+        std::fs::write(&planted, "not hus's").expect("write");
+        let error = delete_archives_up_to(&logs, 64).expect_err("refused");
+        assert_eq!(error.to_string(), refused);
+        let there: Vec<_> = std::fs::read_dir(&outside)
+            .expect("read")
+            .flatten()
+            .collect();
+        assert_eq!(there.len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&planted).expect("read"),
+            "not hus's"
+        );
+        for stem in &stems {
+            assert!(logs.join(format!("{stem}.jsonl.gz")).is_file(), "{stem}");
+        }
+        assert_eq!(
+            store.settings().expect("settings").get(ARCHIVED_SETTING),
+            None
+        );
+        std::fs::remove_file(&link).expect("remove the link");
+        let report = archive_logs(&mut store, &logs, 64, 1).expect("archive");
+        assert_eq!((report.archives, report.logs, report.deleted), (1, 64, 64));
+        assert!(archive_path(&logs, 1).is_file());
     }
 
     #[test]

@@ -14,12 +14,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use referee::{
-    play_set, Entrant, Lineup, LogWriter, Member, Record, RecordSink, SetConfig, Side, Team,
+    play_set, Dir, Entrant, FilePlace, Lineup, LogWriter, Member, Record, RecordSink, SetConfig,
+    Side, Team,
 };
 use tokio::sync::{mpsc, watch};
 
 use crate::file::{BotConfig, LeagueConfig};
-use crate::set_files::{SetFiles, LOGS_DIR};
+use crate::set_files::{open_logs, SetFiles, LOGS_DIR};
 use crate::store::side_seat;
 use crate::store::{ClaimedSet, FaultRow, GameRow, SetId, SetOutcome};
 
@@ -335,16 +336,28 @@ pub async fn play_claimed(
     tap: Option<&mut (dyn RecordSink + Send)>,
 ) -> Ending {
     let stem = set.key.stem();
-    let (log, stem) = match LogWriter::create(&shared.logs, &stem) {
+    // The logs' directory, reached from the league's without following a link, and
+    // held open for the set's log and its compression.
+    let logs = match open_logs(&shared.logs) {
+        Ok(logs) => Arc::new(logs),
+        Err(e) => {
+            return Ending::Failed(SetFailure::Log(format!(
+                "cannot open the logs directory {}: {e}",
+                shared.logs.display()
+            )))
+        }
+    };
+    let (log, stem) = match LogWriter::create_in(&logs, &stem) {
         Ok(created) => created,
         Err(e) => return Ending::Failed(SetFailure::Log(format!("{e:#}"))),
     };
     let files = SetFiles::new(&shared.logs, &stem);
     let names = [&set.key.a, &set.key.b];
-    let lineups = match Side::BOTH.map(|side| lineup(shared, &files, side, names[side.index()])) {
-        [Ok(a), Ok(b)] => [a, b],
-        [Err(e), _] | [_, Err(e)] => return Ending::Failed(e),
-    };
+    let lineups =
+        match Side::BOTH.map(|side| lineup(shared, &logs, &files, side, names[side.index()])) {
+            [Ok(a), Ok(b)] => [a, b],
+            [Err(e), _] | [_, Err(e)] => return Ending::Failed(e),
+        };
     let c = &shared.config;
     let set_config = SetConfig {
         rules: c.rules,
@@ -407,7 +420,7 @@ pub async fn play_claimed(
             drop(log);
             if shared.compress_logs {
                 outcome.log = format!("{LOGS_DIR}/{stem}.jsonl{}", referee::COMPRESSED_SUFFIX);
-                crate::after_set::compress_later(files);
+                crate::after_set::compress_later(logs.clone(), files);
             }
             outcome.points = end.points.into();
             outcome.winner = end.winner.map(side_seat);
@@ -419,7 +432,22 @@ pub async fn play_claimed(
 /// Side `side` of a set, the file's bot or team `name`: a bot, or a team of the file's
 /// bots (each member its own process and stderr file, `STEM.a1.stderr`...), exactly as
 /// `hus match --team-a` builds them.
-fn lineup(shared: &Shared, files: &SetFiles, side: Side, name: &str) -> Result<Lineup, SetFailure> {
+fn lineup(
+    shared: &Shared,
+    logs: &Arc<Dir>,
+    files: &SetFiles,
+    side: Side,
+    name: &str,
+) -> Result<Lineup, SetFailure> {
+    // A bot's stderr file: its name in the logs' directory, opened through it as the bot
+    // starts (never through a link put in place of `logs/` meanwhile).
+    let stderr = |member: Option<usize>| {
+        let path = files.stderr(side, member);
+        match path.file_name() {
+            Some(name) => FilePlace::In(logs.clone(), PathBuf::from(name)),
+            None => FilePlace::Path(path),
+        }
+    };
     // A remote bot plays over its link, as a member of a team too.
     let entrant = |bot: &BotConfig, member: Option<usize>| match shared.links.get(&bot.name) {
         Some(connect) => Entrant::Link {
@@ -429,7 +457,7 @@ fn lineup(shared: &Shared, files: &SetFiles, side: Side, name: &str) -> Result<L
         },
         None => Entrant::Process {
             spec: bot.spec.clone(),
-            stderr_path: files.stderr(side, member),
+            stderr: stderr(member),
             limits: bot.limits.clone(),
         },
     };

@@ -159,7 +159,12 @@ pub fn run_prune(args: &PruneArgs) -> Result<ExitCode> {
             files += deleted.len();
             bytes += size;
         }
-        let (archives, size) = crate::archive::delete_archives_up_to(&logs_dir, up_to);
+        let (archives, size) =
+            crate::archive::delete_archives_up_to(&logs_dir, up_to).map_err(|error| Error::Io {
+                what: "cannot delete pruned archives",
+                path: logs_dir.join(crate::archive::ARCHIVE_DIR),
+                error,
+            })?;
         files += archives.len();
         bytes += size;
         println!(

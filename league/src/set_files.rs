@@ -3,12 +3,21 @@
 
 use std::path::{Path, PathBuf};
 
-use referee::Side;
+use referee::{Dir, Side};
 
 use crate::error::{Error, Result};
 
 /// The logs' directory in the league's directory.
 pub const LOGS_DIR: &str = "logs";
+
+/// Opens the league's logs directory `logs` (`DIR/logs`) from the league's directory
+/// without following a link: the league's directory may be a link (the user named it),
+/// `logs/` may not, nor anything below it reached through the handle
+/// (`referee::files`).
+pub fn open_logs(logs: &Path) -> std::io::Result<Dir> {
+    let (dir, name) = referee::open_parent(logs)?;
+    dir.open_dir(name)
+}
 
 /// Deletes the files of a finished set whose log is `log` as the store names it
 /// (`logs/STEM.jsonl.zst`, `logs/STEM.jsonl.gz`, `logs/STEM.jsonl`): its log and its bots' stderr, in
@@ -21,11 +30,18 @@ pub fn delete_set_files(logs: &Path, log: &str) -> (Vec<PathBuf>, u64) {
     };
     let mut deleted = Vec::new();
     let mut bytes = 0;
-    for path in SetFiles::new(logs, stem).existing() {
-        let size = path.symlink_metadata().map(|m| m.len()).unwrap_or(0);
-        if std::fs::remove_file(&path).is_ok() {
+    // Removed through the logs directory, reached without following a link: a link at
+    // `logs/` deletes nothing where it points.
+    let Ok(dir) = open_logs(logs) else {
+        return (deleted, bytes);
+    };
+    let files = SetFiles::new(logs, stem);
+    for suffix in files.present_suffixes() {
+        let name = files.name(&suffix);
+        let size = dir.entry(&name).map(|e| e.len).unwrap_or(0);
+        if dir.remove_file(&name).is_ok() {
             bytes += size;
-            deleted.push(path);
+            deleted.push(logs.join(name));
         }
     }
     (deleted, bytes)
@@ -112,6 +128,9 @@ impl SetFiles {
     /// Returns the files removed.
     pub fn remove_empty_stderr(&self) -> Vec<PathBuf> {
         let mut removed = Vec::new();
+        let Ok(dir) = open_logs(&self.dir) else {
+            return removed;
+        };
         for side in Side::BOTH {
             let mut files = vec![self.stderr(side, None)];
             files.extend(
@@ -129,7 +148,8 @@ impl SetFiles {
             });
             if all_empty {
                 for p in present {
-                    if std::fs::remove_file(&p).is_ok() {
+                    let Some(name) = p.file_name() else { continue };
+                    if dir.remove_file(Path::new(name)).is_ok() {
                         removed.push(p);
                     }
                 }
@@ -144,7 +164,12 @@ impl SetFiles {
     }
 
     fn path(&self, suffix: &str) -> PathBuf {
-        self.dir.join(format!("{}.{suffix}", self.stem))
+        self.dir.join(self.name(suffix))
+    }
+
+    /// The name in the logs directory of the file with `suffix`: `STEM.suffix`.
+    fn name(&self, suffix: &str) -> PathBuf {
+        PathBuf::from(format!("{}.{suffix}", self.stem))
     }
 
     /// The suffixes (after `STEM.`) of the attempt's files that are there, links
@@ -214,10 +239,14 @@ impl SetFiles {
     /// the plain file removed), as its log is. A file that cannot be compressed (a full
     /// disk) stays plain. Returns the compressed files.
     pub fn compress_stderr(&self) -> Vec<PathBuf> {
+        // Through the logs directory, reached without following a link.
+        let Ok(dir) = open_logs(&self.dir) else {
+            return Vec::new();
+        };
         self.stderr_suffixes()
             .iter()
             .filter(|s| !COMPRESSED.iter().any(|c| s.ends_with(c)))
-            .filter_map(|s| referee::compress_log(&self.path(s)).ok())
+            .filter_map(|s| referee::compress_log_in(&dir, &self.name(s)).ok())
             .collect()
     }
 
@@ -235,18 +264,26 @@ impl SetFiles {
     /// first; none when the attempt left nothing.
     pub fn set_aside(&self) -> Result<Vec<PathBuf>> {
         let present = self.present_suffixes();
+        if present.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Renamed through the logs directory, reached without following a link.
+        let dir = open_logs(&self.dir).map_err(|error| Error::Io {
+            what: "cannot open the logs directory",
+            path: self.dir.clone(),
+            error,
+        })?;
         // A link among them is refused before anything moves: the set's files are
         // opened without following links, and the link itself is the user's to look at.
         for s in &present {
             let path = self.path(s);
-            referee::refuse_symlink(&path).map_err(|error| Error::Io {
-                what: "cannot use the set's file",
-                path,
-                error,
-            })?;
-        }
-        if present.is_empty() {
-            return Ok(Vec::new());
+            if dir.entry(&self.name(s)).is_ok_and(|e| e.link) {
+                return Err(Error::Io {
+                    what: "cannot use the set's file",
+                    error: referee::symlink_error(&path),
+                    path,
+                });
+            }
         }
         let taken = |n: u32| {
             let partial = self.partial(n);
@@ -260,13 +297,13 @@ impl SetFiles {
         let partial = self.partial(n);
         let mut kept = Vec::new();
         for s in &present {
-            let (from, to) = (self.path(s), partial.path(s));
-            std::fs::rename(&from, &to).map_err(|error| Error::Io {
+            let (from, to) = (self.name(s), partial.name(s));
+            dir.rename(&from, &to).map_err(|error| Error::Io {
                 what: "cannot keep a partial log",
-                path: from.clone(),
+                path: self.path(s),
                 error,
             })?;
-            kept.push(to);
+            kept.push(partial.path(s));
         }
         Ok(kept)
     }

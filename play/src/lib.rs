@@ -79,7 +79,7 @@ pub fn seat(config: &PlayConfig, seat: Arc<PersonSeat>) -> Result<Seating> {
         .join(format!("{stem}.{}.stderr", person.other().lower()));
     let bot = Entrant::Process {
         spec: config.bot.clone(),
-        stderr_path: stderr.clone(),
+        stderr: stderr.clone().into(),
         limits: Limits::default(),
     };
     let me = Entrant::Link {

@@ -1,11 +1,15 @@
 //! `cargo bench -p ratings`: fitting ratings to a league of 100 bots and 100,000 games
 //! (the target of issue 10: under a second), from the aggregated table and from the
-//! single games; a 300-bot pool for scaling; the pairing query; one SPRT update.
+//! single games; a 300-bot pool for scaling; the pairing query; one SPRT update; one
+//! pair's order gain in log space (the server's pairing computes it for every pair).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use ratings::{FitOptions, GameTable, Outcome, Pentanomial, Ratings, Sprt};
+use ratings::{
+    game_fisher_information, ln_order_gain, FitOptions, GameTable, Outcome, Pentanomial, Ratings,
+    Sprt,
+};
 
 /// `games` games between random ordered pairs of `bots` bots rated evenly from 1000 to
 /// 2000, a 40 Elo first-move advantage and a third of the decisive share drawn.
@@ -72,5 +76,21 @@ fn bench_sprt(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_fit, bench_sprt);
+fn bench_order_gain(c: &mut Criterion) {
+    // Issue 34's pair in doubt: 1.88 standard errors apart, a set adding 0.033² of V.
+    let information = 2.0 * game_fisher_information(7.5);
+    let variance = 0.033 * 0.033 / information;
+    let difference = 1.88 * variance.sqrt();
+    c.bench_function("order/ln-order-gain", |b| {
+        b.iter(|| {
+            ln_order_gain(
+                black_box(difference),
+                black_box(variance),
+                black_box(information),
+            )
+        })
+    });
+}
+
+criterion_group!(benches, bench_fit, bench_sprt, bench_order_gain);
 criterion_main!(benches);

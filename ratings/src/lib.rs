@@ -73,7 +73,7 @@ pub use fit::{
     expected_score, Advantage, Anchor, Comparison, Estimate, FitOptions, GameInformation, Ratings,
     DEFAULT_AVERAGE, DEFAULT_PRIOR_DRAWS,
 };
-pub use order::{game_fisher_information, order_gain};
+pub use order::{game_fisher_information, ln_order_gain, order_gain};
 pub use sprt::{Decision, Sprt, SprtStatus};
 pub use table::{GameTable, Outcome, Wdl};
 pub use tally::{elo_difference, EloEstimate, Pentanomial};

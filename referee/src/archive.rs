@@ -20,13 +20,14 @@
 //! tar and zstd are the `tar` and `zstd` crates: any `tar --zstd` lists and unpacks an
 //! archive, and `hus replay` and `hus unpack` read it whole.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 
 use engine::{AnyPosition, Board};
 use serde::{Deserialize, Serialize};
 
+use crate::files::{Create, Dir};
 use crate::records::{MoveRecord, Record};
 use crate::Side;
 
@@ -252,28 +253,23 @@ pub struct Archived {
 
 /// Writes the logs `logs` (each a set's stem and its log file, plain or gzip) and the
 /// stderr files `stderr` (each its member's name, `STEM.a.stderr`, and its file, plain
-/// or gzip) into a new archive at `dest`: under a temporary name beside it, synced,
-/// then renamed, so that `dest` is always a whole archive or absent. A log larger than
-/// [`MAX_ARCHIVED_LOG`] is left out (listed in [`Archived::left_out`]), and so is such a
-/// stderr file.
+/// or gzip) into a new archive `name` in the directory `dir`: under a temporary name
+/// beside it, synced, then renamed, so that the archive is always whole or absent; no
+/// link is followed there ([`crate::files`]). A log larger than [`MAX_ARCHIVED_LOG`] is
+/// left out (listed in [`Archived::left_out`]), and so is such a stderr file.
 pub fn write_archive(
-    dest: &Path,
+    dir: &Dir,
+    name: &str,
     logs: &[(String, &Path)],
     stderr: &[(String, &Path)],
 ) -> io::Result<Archived> {
-    let mut tmp = dest.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let mut archived = crate::logfile::write_by_rename(dest, Path::new(&tmp), |file| {
+    let (dest, tmp) = (Path::new(name), format!("{name}.tmp"));
+    let mut archived = crate::logfile::write_by_rename(dir, dest, Path::new(&tmp), |file| {
         write_members(file, logs, stderr)
     })?;
-    if let Some(dir) = dest.parent() {
-        // The rename itself on disk (a directory's sync; best effort where a directory
-        // cannot be opened).
-        if let Ok(d) = File::open(dir) {
-            d.sync_all()?;
-        }
-    }
-    archived.archive_bytes = fs::metadata(dest)?.len();
+    // The rename itself on disk.
+    dir.sync()?;
+    archived.archive_bytes = dir.entry(dest)?.len;
     Ok(archived)
 }
 
@@ -527,13 +523,14 @@ pub fn stderr_names(archive: &Path) -> io::Result<Vec<String>> {
 /// already there is not overwritten (an error). Returns the stems of the logs written.
 pub fn unpack(archive: &Path, dir: &Path) -> io::Result<Vec<String>> {
     let mut written = Vec::new();
+    let open = Dir::open(dir)?;
     each_log(archive, |stem, text| {
-        write_log(dir, stem, &text)?;
+        write_new(&open, &format!("{stem}{PLAIN_MEMBER}"), &text)?;
         written.push(stem.to_string());
         Ok(true)
     })?;
     each_stderr(archive, |name, text| {
-        write_new(&dir.join(name), &text)?;
+        write_new(&open, name, &text)?;
         Ok(true)
     })?;
     Ok(written)
@@ -542,17 +539,22 @@ pub fn unpack(archive: &Path, dir: &Path) -> io::Result<Vec<String>> {
 /// Writes the log `text` of set `stem` into `dir` as `STEM.jsonl`; a file already
 /// there is not overwritten (an error naming it).
 pub fn write_log(dir: &Path, stem: &str, text: &[u8]) -> io::Result<()> {
-    write_new(&dir.join(format!("{stem}{PLAIN_MEMBER}")), text)
+    write_new(&Dir::open(dir)?, &format!("{stem}{PLAIN_MEMBER}"), text)
 }
 
-/// Writes `text` into a new file at `path`; a file already there is not overwritten
-/// (an error naming it).
-fn write_new(path: &Path, text: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+/// Writes `text` into a new file `name` in `dir`; a file already there is not
+/// overwritten, and no link is followed (an error naming it).
+fn write_new(dir: &Dir, name: &str, text: &[u8]) -> io::Result<()> {
+    let path = dir.join(name);
+    let mut file = dir
+        .create_file(Path::new(name), Create::New, None)
+        .map_err(|e| match e.kind() {
+            // The only errors `Dir` leaves without the path (a link's names it).
+            io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound => {
+                io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+            }
+            _ => e,
+        })?;
     file.write_all(text)
 }
 
@@ -760,13 +762,15 @@ mod tests {
         fs::write(&err_c, "warming up\n").unwrap();
         let err_c = crate::compress_log(&err_c).unwrap();
         let bad = write_archive(
-            &dir.path().join(format!("bad{ARCHIVE_SUFFIX}")),
+            &Dir::open(dir.path()).unwrap(),
+            &format!("bad{ARCHIVE_SUFFIX}"),
             &[],
             &[("set-a.c.stderr".to_string(), err_a.as_path())],
         );
         assert_eq!(bad.unwrap_err().kind(), io::ErrorKind::InvalidInput);
         let archived = write_archive(
-            &dest,
+            &Dir::open(dir.path()).unwrap(),
+            &format!("sets-1-3{ARCHIVE_SUFFIX}"),
             &[
                 ("set-a".to_string(), a.as_path()),
                 ("set-b".to_string(), b.as_path()),

@@ -16,7 +16,6 @@
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -30,7 +29,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::config::BotSpec;
-use crate::files::{create_file, Create};
+use crate::files::{Create, FilePlace};
 use crate::lifetime::{self, Marks, Stray};
 use crate::limits::Limits;
 use crate::link::{Link, RttProbe};
@@ -202,15 +201,16 @@ impl BotProcess {
     }
 
     /// Starts `spec` under `limits` (sandboxed or not) in a process group of its own,
-    /// stdin/stdout piped, stderr appended to `stderr_path` as far as `stderr_budget` (the
+    /// stdin/stdout piped, stderr appended to the file `stderr` as far as `stderr_budget` (the
     /// bot's for the set) allows.
     pub async fn spawn(
         spec: &BotSpec,
-        stderr_path: &Path,
+        stderr: &FilePlace,
         stderr_budget: &StderrBudget,
         limits: &Limits,
     ) -> io::Result<Self> {
-        let stderr_file = create_file(stderr_path, Create::Append, None).map_err(|e| {
+        let stderr_path = &stderr.path();
+        let stderr_file = stderr.create(Create::Append, None).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!("cannot open {}: {e}", stderr_path.display()),
@@ -700,7 +700,7 @@ mod tests {
             let spec = BotSpec::parse("sleep 30").expect("spec");
             let mut bot = BotProcess::spawn(
                 &spec,
-                &dir.path().join("err"),
+                &dir.path().join("err").into(),
                 &StderrBudget::default(),
                 &Limits::default(),
             )

@@ -69,13 +69,17 @@ pub use config::{
     first_movers, fresh_seed, lots, parse_bytes, parse_clock, parse_duration, sanitize,
     show_duration, BotSpec, SetConfig, TimeControl,
 };
-pub use files::{create_dir, create_file, refuse_symlink, Create};
+pub use files::{
+    create_dir, create_file, open_parent, refuse_symlink, symlink_error, Create, Dir, Entry,
+    FilePlace,
+};
 pub use limits::{raise_referee_priority, Limits};
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
 pub use listen::ListenError;
 pub use logfile::{
-    compress_log, compressed_path, finished_log_candidates, is_compressed, is_gzip, is_zstd,
-    open_finished_log, open_log, unpacked, LogReader, COMPRESSED_SUFFIX, GZIP_SUFFIX, LOG_LEVEL,
+    compress_log, compress_log_in, compressed_path, finished_log_candidates, is_compressed,
+    is_gzip, is_zstd, open_finished_log, open_log, unpacked, LogReader, COMPRESSED_SUFFIX,
+    GZIP_SUFFIX, LOG_LEVEL,
 };
 pub use names::{log_stem, referee_version};
 pub use openings::{

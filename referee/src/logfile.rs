@@ -19,9 +19,11 @@
 //! 23.5 ms), and unpacks several times faster. A whole file compresses far better than
 //! a stream flushed after every record.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Chain, Cursor, Read};
 use std::path::{Path, PathBuf};
+
+use crate::files::{self, Create, Dir};
 
 /// gzip's first two bytes (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -185,43 +187,51 @@ pub fn open_finished_log(compressed: &Path) -> io::Result<LogReader> {
 /// Compresses the finished plain log `plain` to `STEM.jsonl.zst` beside it (written
 /// under a temporary name, synced, renamed), then removes the plain file; returns the
 /// compressed file's path. On an error (a full disk) the plain log is left as it was,
-/// whole.
+/// whole. `plain`'s directory is taken as named ([`files::open_parent`]); below a
+/// directory the user named, use [`compress_log_in`].
 pub fn compress_log(plain: &Path) -> io::Result<PathBuf> {
+    let (dir, name) = files::open_parent(plain)?;
+    compress_log_in(&dir, name)
+}
+
+/// [`compress_log`] of the log `plain` below the open directory `dir`: no link is
+/// followed on the way to it, nor at its name, its compressed file's or its temporary
+/// file's.
+pub fn compress_log_in(dir: &Dir, plain: &Path) -> io::Result<PathBuf> {
     let zst = compressed_path(plain);
     let mut tmp = zst.as_os_str().to_owned();
     tmp.push(".tmp");
-    write_by_rename(&zst, Path::new(&tmp), |out| write_zstd(plain, out))?;
-    fs::remove_file(plain)?;
-    Ok(zst)
+    let input = dir.open_file(plain)?;
+    write_by_rename(dir, &zst, Path::new(&tmp), |out| write_zstd(input, out))?;
+    dir.remove_file(plain)?;
+    Ok(dir.join(zst))
 }
 
 /// Writes `dest` whole or not at all: `write` fills the new file `tmp` (and syncs it),
-/// which is then renamed over `dest`; on an error `tmp` is removed and `dest` is as it
-/// was. A leftover `tmp` of a crash is replaced; a link there is not followed
-/// (`create_new` refuses any existing name once it is gone).
+/// which is then renamed over `dest`, both below `dir`; on an error `tmp` is removed and
+/// `dest` is as it was. A leftover `tmp` of a crash is replaced; no link is followed,
+/// there or on the way (`create_new` refuses any existing name once it is gone).
 pub(crate) fn write_by_rename<T>(
+    dir: &Dir,
     dest: &Path,
     tmp: &Path,
     write: impl FnOnce(File) -> io::Result<T>,
 ) -> io::Result<T> {
-    match fs::remove_file(tmp) {
+    match dir.remove_file(tmp) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(tmp)
+    let written = dir
+        .create_file(tmp, Create::New, None)
         .and_then(write)
-        .and_then(|value| fs::rename(tmp, dest).map(|()| value));
+        .and_then(|value| dir.rename(tmp, dest).map(|()| value));
     if written.is_err() {
-        let _ = fs::remove_file(tmp);
+        let _ = dir.remove_file(tmp);
     }
     written
 }
 
-fn write_zstd(plain: &Path, out: File) -> io::Result<()> {
-    let mut input = File::open(plain)?;
+fn write_zstd(mut input: File, out: File) -> io::Result<()> {
     let mut zstd = zstd::Encoder::new(BufWriter::new(out), LOG_LEVEL)?;
     zstd.window_log(WINDOW_LOG)?;
     // A damaged byte is an error when read, as gzip's CRC makes it.
@@ -239,6 +249,7 @@ fn write_zstd(plain: &Path, out: File) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     const TEXT: &str = "{\"type\":\"header\"}\n{\"type\":\"set-end\"}\n";
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::files::{create_file, Create};
+use crate::files::{Create, Dir};
 use crate::records::{self, Record, StoppedBy};
 use crate::replay::text::plural;
 use crate::set::{RecordSink, WriteError};
@@ -19,6 +19,10 @@ use crate::sprt::{decision_record, sprt_of_record, SprtTally};
 /// happens, so a crash of the referee loses nothing already played.
 pub struct LogWriter {
     path: PathBuf,
+    /// The log's name in `dir`, the directory it was created in (held open: the log is
+    /// removed through it, never through a link put in its place).
+    name: PathBuf,
+    dir: Dir,
     out: BufWriter<File>,
     /// Records written so far.
     records: u64,
@@ -33,30 +37,45 @@ pub struct LogWriter {
 }
 
 impl LogWriter {
-    /// Creates a new log file in `dir` named `STEM.jsonl`, never overwriting one: a
-    /// taken name gets `-2`, `-3`, ... Returns the writer and the stem used.
+    /// Creates a new log file in `dir` (the directory the user named, made if missing)
+    /// named `STEM.jsonl`, never overwriting one: a taken name gets `-2`, `-3`, ...
+    /// Returns the writer and the stem used.
     pub fn create(dir: &Path, stem: &str) -> Result<(LogWriter, String)> {
         let created_dir = (!dir.exists()).then(|| dir.to_path_buf());
-        std::fs::create_dir_all(dir)
+        let open = Dir::create(dir)
             .with_context(|| format!("cannot create the log directory {}", dir.display()))?;
+        let (mut writer, stem) = LogWriter::create_in(&open, stem)?;
+        writer.created_dir = created_dir;
+        Ok((writer, stem))
+    }
+
+    /// [`LogWriter::create`] in the open directory `dir` (a league's `logs/`, reached
+    /// without following a link): no link is followed there either.
+    pub fn create_in(dir: &Dir, stem: &str) -> Result<(LogWriter, String)> {
+        let dir = dir
+            .open_dir(Path::new(""))
+            .with_context(|| format!("cannot open the log directory {}", dir.path().display()))?;
         for n in 1..1000 {
             let stem = if n == 1 {
                 stem.to_string()
             } else {
                 format!("{stem}-{n}")
             };
-            let path = dir.join(format!("{stem}.jsonl"));
-            match create_file(&path, Create::New, None) {
+            let name = PathBuf::from(format!("{stem}.jsonl"));
+            let path = dir.join(&name);
+            match dir.create_file(&name, Create::New, None) {
                 Ok(file) => {
                     return Ok((
                         LogWriter {
                             path,
+                            name,
+                            dir,
                             out: BufWriter::new(file),
                             records: 0,
                             games_started: 0,
                             games_ended: 0,
                             others: 0,
-                            created_dir,
+                            created_dir: None,
                         },
                         stem,
                     ))
@@ -70,7 +89,7 @@ impl LogWriter {
         }
         anyhow::bail!(
             "cannot find a free log file name for {stem} in {}",
-            dir.display()
+            dir.path().display()
         )
     }
 
@@ -93,7 +112,7 @@ impl LogWriter {
     /// `aborted` line that no reader could take for a log.
     pub fn end_aborted(&mut self, reason: impl Into<String>) {
         if self.records == 0 {
-            let _ = std::fs::remove_file(&self.path);
+            let _ = self.dir.remove_file(&self.name);
             return;
         }
         let aborted = Record::Aborted(records::Aborted {
@@ -111,7 +130,7 @@ impl LogWriter {
     /// leaves nothing behind (README). Returns the files of `beside` that were kept (a
     /// bot wrote in its stderr before failing).
     pub fn discard_unstarted(&mut self, beside: &[PathBuf]) -> Vec<PathBuf> {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = self.dir.remove_file(&self.name);
         let kept = beside
             .iter()
             .filter(|p| !remove_if_empty(p))

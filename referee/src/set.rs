@@ -18,6 +18,7 @@ use tokio::time::Instant;
 
 use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
 use crate::config::{BotSpec, SetConfig, TimeControl};
+use crate::files::FilePlace;
 use crate::limits::Limits;
 use crate::link::Connect;
 use crate::records::{self, GameEndReason, Record, Stage};
@@ -113,8 +114,9 @@ pub enum Entrant {
     Process {
         /// The bot's command.
         spec: BotSpec,
-        /// Where its stderr is kept (the first 1 MiB of the set, all its processes together).
-        stderr_path: PathBuf,
+        /// Where its stderr is kept (the first 1 MiB of the set, all its processes together),
+        /// opened as each process starts without following a link.
+        stderr: FilePlace,
         /// The limits its process runs under.
         limits: Limits,
     },
@@ -149,9 +151,9 @@ impl Entrant {
                 .map(BotProcess::from_link),
             Entrant::Process {
                 spec,
-                stderr_path,
+                stderr,
                 limits,
-            } => BotProcess::spawn(spec, stderr_path, stderr_budget, limits)
+            } => BotProcess::spawn(spec, stderr, stderr_budget, limits)
                 .await
                 .map_err(|e| format!("{e}{}", spawn_hint(&e))),
         }
@@ -176,7 +178,7 @@ impl Entrant {
     /// The file name of its stderr file, as the log's header gives it: empty for a link.
     fn stderr_name(&self) -> String {
         match self {
-            Entrant::Process { stderr_path, .. } => file_name(stderr_path),
+            Entrant::Process { stderr, .. } => file_name(&stderr.path()),
             Entrant::Link { .. } => String::new(),
         }
     }

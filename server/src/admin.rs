@@ -30,16 +30,19 @@ pub fn token_file(dir: &Path) -> PathBuf {
 /// Writes `token`'s digest to the league directory's token file (the previous token
 /// stops working).
 pub fn store_digest(dir: &Path, token: &str) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
+    // The league's directory is the user's; the files in it are reached through it
+    // without following a link.
+    let open = referee::Dir::create(dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-    let path = token_file(dir);
-    let tmp = dir.join(format!("{TOKEN_FILE}.new"));
-    let mut file = referee::create_file(&tmp, referee::Create::Replace, None)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
+    let (name, tmp) = (Path::new(TOKEN_FILE), format!("{TOKEN_FILE}.new"));
+    let tmp = Path::new(&tmp);
+    let mut file = open
+        .create_file(tmp, referee::Create::Replace, None)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", open.join(tmp).display()))?;
     writeln!(file, "{}", remote::hex(&remote::token_hash(token)))
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", open.join(tmp).display()))?;
+    open.rename(tmp, name)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", token_file(dir).display()))?;
     Ok(())
 }
 

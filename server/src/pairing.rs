@@ -14,16 +14,23 @@
 //!    first. Its fair share is what a plain round robin of the candidate pairs would
 //!    give it (the fraction of those pairs it is in: 2/n of the sets among n bots), of
 //!    the sets started since its first one; its sets and the sets count the running
-//!    ones. Of the bots below the floor the one furthest below goes first, with its best
-//!    opponent by rule 5.
-//! 5. Then the pair whose order in the table one more set is expected to make most
-//!    certain: [`ratings::order_gain`] of the fitted difference r(a) − r(b), its variance
-//!    (from the fit's covariance) and the set's information, games × c² p (1 − p) at
-//!    the current ratings (half the games with each bot first). A close pair's games
-//!    carry the most information, a pair whose order is in doubt gains the most from
-//!    it; a lopsided pair, or one whose order is settled, gains almost nothing. A pair
-//!    with an unrated bot counts as infinitely uncertain.
-//! 6. Ties go to the pair with fewer finished sets, then to the names' order.
+//!    ones. Of the bots below the floor the one furthest below goes first, against the
+//!    opponent nearest its own floor (the largest deficit, below or not), so that a
+//!    set played for the floor lifts two bots towards theirs where it can; among
+//!    opponents as near, by rule 5.
+//! 5. Then the pair whose order in the table more sets are expected to make most
+//!    certain: [`ratings::ln_order_gain`] of the fitted difference r(a) − r(b), its
+//!    variance (from the fit's covariance) and the information of as many sets as the
+//!    league has finished (at least one), each set games × c² p (1 − p) at the current
+//!    ratings (half the games with each bot first). A close pair's games carry the most
+//!    information, a pair whose order is in doubt gains the most from it; a lopsided
+//!    pair, or one whose order is settled, gains almost nothing. A pair with an
+//!    unrated bot counts as infinitely uncertain. In log space, and over the sets to
+//!    come rather than one: one set's gain is e^(−h²/2b²)-small once a pair has played
+//!    a few hundred sets (h its separation in standard errors, b² the share of what is
+//!    known that one set adds), 0.0 in f64 for every pair, and the rule went flat.
+//! 6. Ties go to the pair in more doubt (the fewer standard errors apart,
+//!    [`PairingInput::separation`]), then to the names' order.
 //!
 //! Seats alternate like the league's schedule: the pair's `n`-th set is round `n`, and
 //! in odd rounds the alphabetically first bot (in a gauntlet, the challenger) is bot A.
@@ -95,8 +102,10 @@ impl PairingInput<'_> {
         }
     }
 
-    /// Rule 5's figure for a pair: how much more surely one more set would order it
-    /// (infinite for a pair with an unrated bot).
+    /// Rule 5's figure for a pair: the logarithm of how much more surely as many more
+    /// sets as the league has finished would order it, [`ratings::ln_order_gain`] (+∞
+    /// for a pair with an unrated bot). In log space because the gain itself is 0.0 in
+    /// f64 for every pair once they have played a few hundred sets.
     pub fn gain(&self, p: &Pair) -> f64 {
         let Some(d) = self.ratings.get(p) else {
             return f64::INFINITY;
@@ -105,7 +114,19 @@ impl PairingInput<'_> {
         let per_game = (ratings::game_fisher_information(d.value + self.advantage)
             + ratings::game_fisher_information(d.value - self.advantage))
             / 2.0;
-        ratings::order_gain(d.value, d.variance, f64::from(self.games) * per_game)
+        let sets = self.finished.values().sum::<u64>().max(1) as f64;
+        ratings::ln_order_gain(d.value, d.variance, sets * f64::from(self.games) * per_game)
+    }
+
+    /// Rule 6's figure for a pair: how many standard errors apart the fit puts the two,
+    /// |r(a) − r(b)|/σ (0 for a pair with an unrated bot): the fewer, the more the order
+    /// is in doubt (the probability that it is wrong is Φ(−this)).
+    pub fn separation(&self, p: &Pair) -> f64 {
+        match self.ratings.get(p) {
+            Some(d) if d.variance > 0.0 => d.value.abs() / d.variance.sqrt(),
+            Some(d) if d.value != 0.0 => f64::INFINITY,
+            _ => 0.0,
+        }
     }
 }
 
@@ -212,26 +233,41 @@ pub fn choose(format: &Format, input: &PairingInput<'_>) -> Option<SetKey> {
     if pool.iter().any(|p| finished(p) == 0) {
         pool.retain(|p| finished(p) == 0);
     } else {
-        // The floor: the bot furthest below it (of those the pool can serve) first.
-        let mut below: Vec<Share> = shares(format, input)
-            .into_iter()
-            .filter(|s| s.deficit() > 0.0)
+        // The floor: the bot furthest below it (of those the pool can serve) first,
+        // against the opponent nearest its own floor.
+        let all_shares = shares(format, input);
+        let deficit: BTreeMap<&str, f64> = all_shares
+            .iter()
+            .map(|s| (s.bot.as_str(), s.deficit()))
             .collect();
+        let mut below: Vec<&Share> = all_shares.iter().filter(|s| s.deficit() > 0.0).collect();
         below.sort_by(|x, y| y.deficit().total_cmp(&x.deficit()).then(x.bot.cmp(&y.bot)));
         if let Some(s) = below
             .iter()
             .find(|s| pool.iter().any(|p| p.0 == s.bot || p.1 == s.bot))
         {
             pool.retain(|p| p.0 == s.bot || p.1 == s.bot);
+            let opponent = |p: &Pair| {
+                let other = if p.0 == s.bot { &p.1 } else { &p.0 };
+                deficit
+                    .get(other.as_str())
+                    .copied()
+                    .unwrap_or(f64::NEG_INFINITY)
+            };
+            let nearest = pool
+                .iter()
+                .map(|p| opponent(p))
+                .fold(f64::NEG_INFINITY, f64::max);
+            pool.retain(|p| opponent(p) == nearest);
         }
     }
     let best = pool
         .into_iter()
-        .map(|p| (p, input.gain(p)))
-        .min_by(|(p, gp), (q, gq)| {
+        .map(|p| (p, input.gain(p), input.separation(p)))
+        .min_by(|(p, gp, sp), (q, gq, sq)| {
             gq.partial_cmp(gp)
                 .unwrap_or(Ordering::Equal)
-                .then(finished(p).cmp(&finished(q)))
+                .then(sp.partial_cmp(sq).unwrap_or(Ordering::Equal))
                 .then(p.cmp(q))
         })?
         .0;
@@ -347,7 +383,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bot_below_the_floor_is_served_first_with_its_best_opponent() {
+    fn a_bot_below_the_floor_is_served_first_against_the_opponent_nearest_its_floor() {
         let mut input = PairingInput {
             available: vec!["a", "b", "c", "d"],
             games: 2,
@@ -374,28 +410,80 @@ mod tests {
         assert_eq!(floor["d"], (5, 1.0));
         assert_eq!(floor["c"], (6, 0.0));
         // Without the floor, a-b (most in doubt); with it, d against c (its opponent
-        // whose order is most in doubt).
+        // nearest its own floor).
         assert!(input.gain(&pair("a", "b")) > input.gain(&pair("c", "d")));
         assert_eq!(choose(&Format::RoundRobin, &input), Some(key(2, "d", "c")));
+        // Even when d's order against a is far more in doubt: c is the opponent nearest
+        // its floor, and the set lifts two bots towards their floors, not one.
+        input.ratings.insert(pair("a", "d"), known(5.0, 1600.0));
+        assert!(input.gain(&pair("a", "d")) > input.gain(&pair("c", "d")));
+        assert_eq!(choose(&Format::RoundRobin, &input), Some(key(2, "d", "c")));
+        input.ratings.insert(pair("a", "d"), known(400.0, 1600.0));
         // d counts from its first set: joined after 8 sets, its window is 16 sets, its
         // floor 4, and it is above it.
         input.joined.insert("d".into(), 8);
         assert_eq!(choose(&Format::RoundRobin, &input), Some(key(15, "a", "b")));
     }
 
+    /// Issue 34's dashboard: after thousands of sets the one-set gain of every pair is
+    /// 0.0 in f64, and the chooser went round the pairs in turn. In log space, and over
+    /// as many sets as were played, the pair in doubt goes first.
     #[test]
-    fn equal_gains_go_to_fewer_sets() {
+    fn a_pair_in_doubt_goes_first_where_one_sets_gain_underflows() {
         let mut input = PairingInput {
             available: vec!["a", "b", "c"],
             games: 2,
             ..Default::default()
         };
-        for (p, n) in [(("a", "b"), 5), (("a", "c"), 2), (("b", "c"), 4)] {
+        // a-b 1.88 standard errors apart after 3,000 sets; a-c and b-c settled, and c
+        // above its floor (1,600 sets of 4,600; the floor is a third).
+        for (p, n, d) in [
+            (("a", "b"), 3000, known(7.5, 16.0)),
+            (("a", "c"), 800, known(300.0, 100.0)),
+            (("b", "c"), 800, known(292.5, 100.0)),
+        ] {
             input.finished.insert(pair(p.0, p.1), n);
             input.rounds.insert(pair(p.0, p.1), n as u32);
+            input.ratings.insert(pair(p.0, p.1), d);
+        }
+        let one_set = 2.0 * ratings::game_fisher_information(7.5);
+        assert_eq!(ratings::order_gain(7.5, 16.0, one_set), 0.0);
+        // The horizon: as many sets as the league has played (4,600).
+        let gain = input.gain(&pair("a", "b"));
+        assert!((gain - ratings::ln_order_gain(7.5, 16.0, 4600.0 * one_set)).abs() < 1e-12);
+        assert!(gain > input.gain(&pair("a", "c")) + 100.0);
+        assert_eq!(
+            choose(&Format::RoundRobin, &input),
+            Some(key(3001, "a", "b"))
+        );
+    }
+
+    #[test]
+    fn equal_gains_go_to_the_pair_in_more_doubt_then_to_the_names_order() {
+        // Sets of no games add no information: every pair gains nothing (−∞), and the
+        // pair the fewest standard errors apart goes first, whatever its sets.
+        let mut input = PairingInput {
+            available: vec!["a", "b", "c"],
+            games: 0,
+            ..Default::default()
+        };
+        for (p, n, d) in [
+            (("a", "b"), 5, known(10.0, 100.0)),
+            (("a", "c"), 2, known(-30.0, 100.0)),
+            (("b", "c"), 9, known(5.0, 100.0)),
+        ] {
+            input.finished.insert(pair(p.0, p.1), n);
+            input.rounds.insert(pair(p.0, p.1), n as u32);
+            input.ratings.insert(pair(p.0, p.1), d);
+        }
+        assert_eq!(input.gain(&pair("a", "c")), f64::NEG_INFINITY);
+        assert_eq!(input.separation(&pair("a", "c")), 3.0);
+        assert_eq!(choose(&Format::RoundRobin, &input), Some(key(10, "c", "b")));
+        // Equal in doubt too: the names' order, not the fewer sets (a-c).
+        for p in [("a", "b"), ("a", "c"), ("b", "c")] {
             input.ratings.insert(pair(p.0, p.1), known(0.0, 100.0));
         }
-        assert_eq!(choose(&Format::RoundRobin, &input), Some(key(3, "a", "c")));
+        assert_eq!(choose(&Format::RoundRobin, &input), Some(key(6, "b", "a")));
     }
 
     #[test]

@@ -359,9 +359,17 @@ impl Runner {
         .await
         .map_err(|e| league::Error::Runtime(format!("cannot delete pruned logs: {e}")))?;
         let logs = self.dir.join(league::LOGS_DIR);
-        tokio::task::spawn_blocking(move || league::delete_archives_up_to(&logs, up_to))
-            .await
-            .map_err(|e| league::Error::Runtime(format!("cannot delete pruned archives: {e}")))?;
+        let deleted =
+            tokio::task::spawn_blocking(move || league::delete_archives_up_to(&logs, up_to))
+                .await
+                .map_err(|e| {
+                    league::Error::Runtime(format!("cannot delete pruned archives: {e}"))
+                })?;
+        // A link at `logs/archive`: said, and the server carries on (the logs are pruned;
+        // the archives stay until the link is gone).
+        if let Err(e) = deleted {
+            tracing::warn!("cannot delete pruned archives: {e}");
+        }
         // The latest sets the pages hold: a pruned one says so.
         for view in self.recent.iter_mut().take_while(|v| v.number <= up_to) {
             if !view.pruned {

@@ -1164,7 +1164,8 @@ mod tests {
         std::fs::write(&held, "{\"type\":\"header\"}\n").expect("write");
         let archive = dir.path().join("sets-000000001-000000064.tar.zst");
         referee::archive::write_archive(
-            &archive,
+            &referee::Dir::open(dir.path()).expect("dir"),
+            "sets-000000001-000000064.tar.zst",
             &[("r1-a-vs-b".to_string(), held.as_path())],
             &[],
         )

@@ -141,8 +141,9 @@ fn is_log_name(path: &Path) -> bool {
         .any(|end| name.ends_with(end))
 }
 
-/// A league's set log as text, whether kept plain (`logs/STEM.jsonl`) or compressed
-/// once finished (`logs/STEM.jsonl.zst`, found as every reader finds it:
+/// A league's set log (or a bot's stderr file) as text, whether kept plain
+/// (`logs/STEM.jsonl`, `logs/STEM.a.stderr`) or compressed once finished
+/// (`logs/STEM.jsonl.zst`, `logs/STEM.a.stderr.zst`, found as every reader finds them:
 /// `referee::open_finished_log`): `plain` is the plain name.
 pub fn read_set_log(plain: &Path) -> String {
     use std::io::Read;

@@ -995,8 +995,8 @@ fn a_sandboxed_bot_of_a_league_cannot_see_the_league() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = standings(&dir);
     assert_eq!(s["games_played"], 1);
-    let stderr = std::fs::read_to_string(dir.join("logs/r1-hostile-vs-rnd.a.stderr"))
-        .expect("the hostile bot's stderr");
+    // Compressed once the set finished (`.a.stderr.zst`).
+    let stderr = read_set_log(&dir.join("logs/r1-hostile-vs-rnd.a.stderr"));
     let lines: Vec<&str> = stderr
         .lines()
         .filter_map(|l| l.strip_prefix("hostile: "))
@@ -1589,6 +1589,81 @@ fn prune_archives_logs_that_unpack_to_the_same_bytes() {
     assert!(!archive.exists());
     assert_eq!(complete_logs(&dir).len(), 1);
     assert_eq!(standings(&dir), before);
+}
+
+/// `hus prune --archive` with `logs/archive` a link to another directory (issue 33): no
+/// archive, nor its temporary file, is written where it points, no log is deleted, and
+/// the error names the link; `hus prune --keep-logs` deletes no archive there either.
+/// Once the link is gone, the logs are archived.
+#[test]
+fn prune_writes_no_archive_through_a_linked_archive_directory() {
+    let tmp = LogDir::new();
+    let bots = [
+        ("a", hus_random(1)),
+        ("b", hus_random(2)),
+        ("c", hus_random(3)),
+    ];
+    // 22 rounds of the three pairs: 66 sets, one whole 64.
+    let file = write_league(
+        tmp.path(),
+        &league_text(
+            "games = 1\nrounds = 22\nmove_time = \"5s\"\nconcurrency = 2",
+            &bots,
+        ),
+    );
+    let dir = tmp.path().join("league");
+    let out = league(&file, &dir, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).expect("mkdir");
+    let link = dir.join("logs/archive");
+    std::os::unix::fs::symlink(&outside, &link).expect("symlink");
+    let refused = format!(
+        "{} is a symbolic link: hus never follows a link where it writes files (remove it)",
+        link.display()
+    );
+    let d = dir.display().to_string();
+    let out = hus(&["prune", &d, "--archive"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert_eq!(
+        text(&out.stderr).trim_end(),
+        format!(
+            "error: cannot archive logs in {}: {refused}",
+            link.join("sets-000000001-000000064.tar.zst").display()
+        )
+    );
+    assert_eq!(std::fs::read_dir(&outside).expect("read").count(), 0);
+    assert_eq!(complete_logs(&dir).len(), 66);
+    // An archive's name where the link points is not deleted by pruning.
+    let planted = outside.join("sets-000000001-000000064.tar.zst");
+    std::fs::write(&planted, "not hus's").expect("write");
+    let out = hus(&["prune", &d, "--keep-logs", "66"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert_eq!(
+        text(&out.stderr).trim_end(),
+        format!(
+            "error: cannot delete pruned archives {}: {refused}",
+            link.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(&planted).expect("read"),
+        "not hus's"
+    );
+    std::fs::remove_file(&link).expect("remove the link");
+    let out = hus(&["prune", &d, "--archive"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("hus prune: 64 logs archived in 1 file under logs/archive"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(dir
+        .join("logs/archive/sets-000000001-000000064.tar.zst")
+        .is_file());
+    assert_eq!(std::fs::read_dir(&outside).expect("read").count(), 1);
+    // Not a log: the test directory's check of every log would refuse it.
+    std::fs::remove_file(&planted).expect("remove");
 }
 
 /// A small memory file system of its own (tmpfs), unmounted when dropped: a disk that a

@@ -169,7 +169,7 @@ impl Server {
             } else {
                 Entrant::Process {
                     spec: bot.spec.clone(),
-                    stderr_path: logs.join(format!("{name}.stderr")),
+                    stderr: logs.join(format!("{name}.stderr")).into(),
                     limits: bot.limits.clone(),
                 }
             }

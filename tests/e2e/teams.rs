@@ -725,13 +725,10 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
 
     let files = league::SetFiles::new(&logs, &stem);
     let first = files.partial(1);
-    // A finished attempt's stderr files are compressed (`STEM.a1.stderr.zst`), an
-    // interrupted one's left plain: each read as every reader finds it.
+    // A finished set's stderr files are compressed (`.stderr.zst`); read_set_log reads
+    // either form.
     let one_line = |path: PathBuf| {
-        let mut text = String::new();
-        referee::open_finished_log(&referee::compressed_path(&path))
-            .and_then(|mut r| std::io::Read::read_to_string(&mut r, &mut text))
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text = crate::common::read_set_log(&path);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1, "{}: {text:?}", path.display());
         let pid = lines[0].strip_prefix("member started, pid ");

@@ -81,7 +81,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                 stderr_paths.push(stderr_path.clone());
                 Entrant::Process {
                     spec: config.bots[b][i].clone(),
-                    stderr_path,
+                    stderr: stderr_path.into(),
                     limits: config.limits[b][i].clone(),
                 }
             })

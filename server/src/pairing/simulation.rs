@@ -4,7 +4,9 @@
 //! advantage), and the ratings are fitted again after every set, as the runner does.
 //! Checked: every bot's sets stay at
 //! or above the floor, and the close bots' ranking becomes right, for good, at least as
-//! soon as with a plain round robin (every pair in turn).
+//! soon as with a plain round robin (every pair in turn). And issue 34's dashboard: one
+//! pair 15 Elo apart among settled ones gets, over 10,000 sets, all the sets the floor
+//! leaves.
 //!
 //! `cargo test -p server --lib simulation -- --nocapture` prints the figures; the larger
 //! variant (`--ignored`) runs more seeds and a longer budget.
@@ -69,6 +71,10 @@ struct Run {
     /// The largest deficit (sets below the floor) any bot had after any set, once every
     /// pair had played.
     worst_deficit: f64,
+    /// Finished sets per pair after half the budget.
+    half: BTreeMap<Pair, u64>,
+    /// Finished sets per pair at the end.
+    pairs: BTreeMap<Pair, u64>,
 }
 
 /// The first mover's chance to win.
@@ -105,7 +111,11 @@ fn run(
     };
     let mut right_since: Option<usize> = None;
     let mut worst_deficit = f64::NEG_INFINITY;
+    let mut half = BTreeMap::new();
     for played in 0..budget {
+        if played == budget / 2 {
+            half = input.finished.clone();
+        }
         let key = match chooser {
             Chooser::Rule => choose(&Format::RoundRobin, &input).expect("a pair"),
             Chooser::RoundRobin => {
@@ -176,6 +186,8 @@ fn run(
         settled: right_since.unwrap_or(budget + 1),
         sets,
         worst_deficit,
+        half,
+        pairs: input.finished,
     }
 }
 
@@ -247,6 +259,59 @@ fn one_winner_among_three_equals_plays_its_floor() {
         );
         assert!(rule.worst_deficit < 1.0, "seed {seed}: {rule:?}");
         assert!(rule.sets[0] >= 100, "seed {seed}: {rule:?}");
+    }
+}
+
+/// The dashboard of issue 34: six instant bots, the settled pairs far apart (a bot that
+/// loses every game among them) and one pair 15 Elo apart, 10,000 sets of 2 games. Once
+/// the pairs had played a few hundred sets one set's gain was 0.0 in f64 for every pair,
+/// the close one included, and the chooser went round the pairs in turn: the close pair
+/// got 151 of the second half's 5,000 sets. Now it gets the largest share the floor
+/// allows: the other four bots need a sixth of the sets each, a third of the sets when
+/// they play each other, so at most 3,334 of 5,000 are left; every other bot ends
+/// within a set or two of its floor.
+#[test]
+fn a_close_pair_among_settled_ones_gets_all_the_floor_leaves() {
+    let bots = [
+        ("greedy", Elo(1585.0)),
+        ("level1", Elo(1300.0)),
+        ("level2", Elo(1600.0)),
+        ("level3", Elo(1900.0)),
+        ("level5", Elo(2200.0)),
+        ("random", Never),
+    ];
+    let budget = 10_000;
+    let close = pair("greedy", "level2");
+    for seed in 0..2 {
+        let rule = run(&bots, &[], Chooser::Rule, seed, budget);
+        let count = |counts: &BTreeMap<Pair, u64>, p: &Pair| counts.get(p).copied().unwrap_or(0);
+        let second_half = count(&rule.pairs, &close) - count(&rule.half, &close);
+        println!(
+            "seed {seed}: the close pair played {second_half} of the second half's {} sets; sets per bot {:?}",
+            budget - budget / 2,
+            rule.sets
+        );
+        for (p, k) in &rule.pairs {
+            println!(
+                "  {p:?}: {} then {}",
+                count(&rule.half, p),
+                k - count(&rule.half, p)
+            );
+        }
+        assert!(rule.worst_deficit < 1.0, "seed {seed}: {rule:?}");
+        // The floor at the end: a sixth of the sets for each bot (half of 2/6).
+        let floor = FLOOR * 2.0 / bots.len() as f64 * budget as f64;
+        for (i, bot) in bots.iter().enumerate() {
+            if bot.0 != close.0 && bot.0 != close.1 {
+                let k = rule.sets[i] as f64;
+                assert!(
+                    k < floor + 3.0,
+                    "seed {seed}: {} {k} (floor {floor})",
+                    bot.0
+                );
+            }
+        }
+        assert!(second_half >= 3_300, "seed {seed}: {second_half}");
     }
 }
 

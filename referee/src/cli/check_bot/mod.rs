@@ -398,12 +398,12 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
     let entrants = [
         Entrant::Process {
             spec: config.bot.clone(),
-            stderr_path: stderr.clone(),
+            stderr: stderr.clone().into(),
             limits: config.limits.clone(),
         },
         Entrant::Process {
             spec: config.opponent.clone(),
-            stderr_path: dir.path.join(format!("{stem}.b.stderr")),
+            stderr: dir.path.join(format!("{stem}.b.stderr")).into(),
             limits: Limits::default(),
         },
     ];

@@ -110,11 +110,15 @@ pub async fn run(
     config: &SetConfig,
     move_time: Duration,
 ) -> Result<Probe> {
-    let mut process =
-        BotProcess::spawn(bot, stderr, &crate::stderr::StderrBudget::default(), limits)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}{}", spawn_hint(&e)))
-            .with_context(|| format!("cannot start the bot {:?}", bot.command))?;
+    let mut process = BotProcess::spawn(
+        bot,
+        &stderr.to_path_buf().into(),
+        &crate::stderr::StderrBudget::default(),
+        limits,
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}{}", spawn_hint(&e)))
+    .with_context(|| format!("cannot start the bot {:?}", bot.command))?;
     let hello = answer_hello(&mut process, hello, config.ready_time).await;
     let mut unasked = Vec::new();
     let turn = match hello {
