@@ -226,6 +226,12 @@ mod tests {
     /// (`logs/STEM.jsonl.gz`, whose text names its set): returns the stems in the order
     /// they were numbered.
     fn finished(n: usize, logs: &Path) -> (SqliteStore, Vec<String>) {
+        finished_as(n, logs, "jsonl.gz", "jsonl.gz")
+    }
+
+    /// As [`finished`], the store naming each log `logs/STEM.{named}` and its file
+    /// `STEM.{kept}`.
+    fn finished_as(n: usize, logs: &Path, named: &str, kept: &str) -> (SqliteStore, Vec<String>) {
         let mut store = SqliteStore::in_memory().expect("store");
         let bots: Vec<BotEntry> = ["x", "y", "z"]
             .iter()
@@ -243,16 +249,42 @@ mod tests {
         for _ in 0..n {
             let set = store.claim_next().expect("claim").expect("a set");
             let stem = set.key.stem();
-            let file = logs.join(format!("{stem}.jsonl.gz"));
+            let file = logs.join(format!("{stem}.{kept}"));
             std::fs::write(&file, format!("the log of {stem}\n")).expect("write");
             let outcome = SetOutcome {
-                log: format!("{LOGS_DIR}/{stem}.jsonl.gz"),
+                log: format!("{LOGS_DIR}/{stem}.{named}"),
                 ..Default::default()
             };
             store.record(set.claim(), &outcome).expect("record");
             stems.push(stem);
         }
         (store, stems)
+    }
+
+    /// A log the store names compressed (`STEM.jsonl.zst`) whose compression never
+    /// finished (the process stopped, the disk was full) is archived from its plain
+    /// file, and that file deleted; a log in neither form is left out.
+    #[test]
+    fn a_log_whose_compression_never_finished_is_archived_from_its_plain_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let logs = dir.path();
+        let (mut store, stems) = finished_as(64, logs, "jsonl.zst", "jsonl");
+        std::fs::remove_file(logs.join(format!("{}.jsonl", stems[5]))).expect("remove");
+        let report = archive_logs(&mut store, logs, 64, 1).expect("archive");
+        assert_eq!(
+            (report.archives, report.logs, report.deleted, report.up_to),
+            (1, 63, 63, 64)
+        );
+        let archive = archive_path(logs, 1);
+        assert_eq!(
+            referee::archive::read_log(&archive, &stems[0]).expect("read"),
+            Some(format!("the log of {}\n", stems[0]).into_bytes())
+        );
+        assert_eq!(
+            referee::archive::read_log(&archive, &stems[5]).expect("read"),
+            None
+        );
+        assert!(!logs.join(format!("{}.jsonl", stems[0])).exists());
     }
 
     #[test]
