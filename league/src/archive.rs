@@ -6,7 +6,7 @@
 //! the archive of sets `FROM` to `TO` is written once all of them are finished, which
 //! numbers given in order make a simple test (the last number read is at least `TO`).
 //! Its name follows from a set's number alone ([`archive_path`]), so a reader finds a
-//! set's log without asking anyone: the file `logs/STEM.jsonl.gz` while it is there,
+//! set's log without asking anyone: the file `logs/STEM.jsonl.zst` while it is there,
 //! else the archive of its number.
 //!
 //! The steps, each safe to be cut off: the archive is written under a temporary name,
@@ -85,6 +85,9 @@ pub fn archive_logs(
     done: u64,
     ranges: usize,
 ) -> Result<ArchiveReport> {
+    // The files of the sets just finished are in their last form (the archive's
+    // deletions never race their compression).
+    crate::after_set::wait_for_compressions();
     let mut report = ArchiveReport::default();
     let mut after: u64 = store
         .settings()?
@@ -103,16 +106,19 @@ pub fn archive_logs(
             after: first - 1,
             limit: ARCHIVE_SETS as usize,
         })?;
-        // The sets whose log is a file here (a link is not one): (stem, name, path).
+        // The sets whose log is a file here (a link is not one): (stem, name, path). The
+        // file is the one the store names (`STEM.jsonl.zst`, `STEM.jsonl.gz`,
+        // `STEM.jsonl`), or the plain log if its compression could not be done (a full
+        // disk).
         let files: Vec<(String, PathBuf, PathBuf)> = sets
             .iter()
             .filter(|(n, set)| *n <= last && !set.pruned)
             .filter_map(|(_, set)| {
-                // Only a log file's name: `STEM.jsonl.gz` or `STEM.jsonl`.
                 let (name, stem) = log_file(&set.outcome.log).filter(|(n, s)| n != s)?;
-                let entry = dir.entry(Path::new(name)).ok()?;
-                (entry.file && !entry.link)
-                    .then(|| (stem.to_string(), PathBuf::from(name), logs.join(name)))
+                referee::finished_log_candidates(Path::new(name))
+                    .into_iter()
+                    .find(|name| dir.entry(name).is_ok_and(|entry| entry.file && !entry.link))
+                    .map(|name| (stem.to_string(), name.clone(), logs.join(&name)))
             })
             .collect();
         // Their bots' stderr files, plain or compressed: (member name, file).
@@ -225,6 +231,12 @@ mod tests {
     /// (`logs/STEM.jsonl.gz`, whose text names its set): returns the stems in the order
     /// they were numbered.
     fn finished(n: usize, logs: &Path) -> (SqliteStore, Vec<String>) {
+        finished_as(n, logs, "jsonl.gz", "jsonl.gz")
+    }
+
+    /// As [`finished`], the store naming each log `logs/STEM.{named}` and its file
+    /// `STEM.{kept}`.
+    fn finished_as(n: usize, logs: &Path, named: &str, kept: &str) -> (SqliteStore, Vec<String>) {
         let mut store = SqliteStore::in_memory().expect("store");
         let bots: Vec<BotEntry> = ["x", "y", "z"]
             .iter()
@@ -242,16 +254,42 @@ mod tests {
         for _ in 0..n {
             let set = store.claim_next().expect("claim").expect("a set");
             let stem = set.key.stem();
-            let file = logs.join(format!("{stem}.jsonl.gz"));
+            let file = logs.join(format!("{stem}.{kept}"));
             std::fs::write(&file, format!("the log of {stem}\n")).expect("write");
             let outcome = SetOutcome {
-                log: format!("{LOGS_DIR}/{stem}.jsonl.gz"),
+                log: format!("{LOGS_DIR}/{stem}.{named}"),
                 ..Default::default()
             };
             store.record(set.claim(), &outcome).expect("record");
             stems.push(stem);
         }
         (store, stems)
+    }
+
+    /// A log the store names compressed (`STEM.jsonl.zst`) whose compression never
+    /// finished (the process stopped, the disk was full) is archived from its plain
+    /// file, and that file deleted; a log in neither form is left out.
+    #[test]
+    fn a_log_whose_compression_never_finished_is_archived_from_its_plain_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let logs = dir.path();
+        let (mut store, stems) = finished_as(64, logs, "jsonl.zst", "jsonl");
+        std::fs::remove_file(logs.join(format!("{}.jsonl", stems[5]))).expect("remove");
+        let report = archive_logs(&mut store, logs, 64, 1).expect("archive");
+        assert_eq!(
+            (report.archives, report.logs, report.deleted, report.up_to),
+            (1, 63, 63, 64)
+        );
+        let archive = archive_path(logs, 1);
+        assert_eq!(
+            referee::archive::read_log(&archive, &stems[0]).expect("read"),
+            Some(format!("the log of {}\n", stems[0]).into_bytes())
+        );
+        assert_eq!(
+            referee::archive::read_log(&archive, &stems[5]).expect("read"),
+            None
+        );
+        assert!(!logs.join(format!("{}.jsonl", stems[0])).exists());
     }
 
     #[test]
@@ -286,7 +324,7 @@ mod tests {
             Some(b"b said\n".to_vec())
         );
         assert!(!logs.join(format!("{}.a.stderr", stems[1])).exists());
-        assert!(!logs.join(format!("{}.b.stderr.gz", stems[1])).exists());
+        assert!(!logs.join(format!("{}.b.stderr.zst", stems[1])).exists());
         assert!(logs.join(format!("{}.a.stderr", stems[129])).exists());
         let second = archive_logs(&mut store, logs, 140, 1).expect("archive");
         assert_eq!(second.up_to, 128);

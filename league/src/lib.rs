@@ -27,6 +27,7 @@
 
 #![deny(missing_docs)]
 
+mod after_set;
 mod archive;
 mod args;
 pub mod disk;

@@ -77,8 +77,9 @@ pub struct Shared {
     /// Where a remote bot's links come from, by name (`hus serve` fills it from its bot
     /// port); a bot without one is started as a process.
     pub links: HashMap<String, Arc<dyn referee::Connect>>,
-    /// Whether a finished set's log is compressed (`STEM.jsonl.gz`,
-    /// `referee::compress_log`): a league's and a server's are; a worker's are not (it
+    /// Whether a finished set's log is compressed (`STEM.jsonl.zst`,
+    /// `referee::compress_log`, off the next set's path: `after_set`): a league's and a
+    /// server's are; a worker's are not (it
     /// sends the log to the store, which keeps it compressed, and deletes its copy).
     pub compress_logs: bool,
 }
@@ -262,7 +263,8 @@ impl SetPool {
     }
 
     /// Stops the sets still in the pool (`why` in their logs), waits for every set's
-    /// thread to end, and returns the endings no one took. A runner calls it on its
+    /// thread to end and for the finished sets' compressions (`after_set`), and returns
+    /// the endings no one took. A runner calls it on its
     /// way out, whatever way its loop ended.
     pub async fn shutdown(mut self, why: &'static str) -> Vec<(ClaimedSet, Ending)> {
         self.stop_all(why);
@@ -274,6 +276,9 @@ impl SetPool {
         for thread in self.ended.drain(..) {
             let _ = thread.join();
         }
+        // The finished sets' compressions, so that none is cut off by the end of the
+        // process (which would leave a plain log: whole, but larger).
+        let _ = tokio::task::spawn_blocking(crate::after_set::wait_for_compressions).await;
         left
     }
 }
@@ -292,6 +297,7 @@ impl Drop for SetPool {
         for thread in self.ended.drain(..) {
             let _ = thread.join();
         }
+        crate::after_set::wait_for_compressions();
     }
 }
 
@@ -406,18 +412,15 @@ pub async fn play_claimed(
             let Collector {
                 log, mut outcome, ..
             } = sink;
-            // The log is whole: closed, then compressed (left plain if that fails: a
-            // full disk costs the space, never the log).
+            // The log is whole: closed, then compressed with the bots' stderr files
+            // (at most 1 MiB a bot, mostly text) off the next set's path
+            // (`after_set`). The store names its compressed form at once: until that
+            // is whole (or if it cannot be: a full disk costs the space, never the
+            // log), readers find the plain file.
             drop(log);
             if shared.compress_logs {
-                let plain = PathBuf::from(format!("{stem}.jsonl"));
-                if let Ok(gz) = referee::compress_log_in(&logs, &plain) {
-                    if let Some(name) = gz.file_name() {
-                        outcome.log = format!("{LOGS_DIR}/{}", name.to_string_lossy());
-                    }
-                }
-                // The bots' stderr too (at most 1 MiB a bot, mostly text).
-                files.compress_stderr();
+                outcome.log = format!("{LOGS_DIR}/{stem}.jsonl{}", referee::COMPRESSED_SUFFIX);
+                crate::after_set::compress_later(logs.clone(), files);
             }
             outcome.points = end.points.into();
             outcome.winner = end.winner.map(side_seat);

@@ -20,7 +20,7 @@ pub fn open_logs(logs: &Path) -> std::io::Result<Dir> {
 }
 
 /// Deletes the files of a finished set whose log is `log` as the store names it
-/// (`logs/STEM.jsonl.gz`, `logs/STEM.jsonl`): its log and its bots' stderr, in
+/// (`logs/STEM.jsonl.zst`, `logs/STEM.jsonl.gz`, `logs/STEM.jsonl`): its log and its bots' stderr, in
 /// `logs`. A log the store keeps (`store:ID`) has no file. Returns the files deleted
 /// and their bytes; a file already gone is no error, and a link is never followed
 /// (it is removed as a name, like any other).
@@ -48,22 +48,31 @@ pub fn delete_set_files(logs: &Path, log: &str) -> (Vec<PathBuf>, u64) {
 }
 
 /// The file name in `logs/` and the set's stem of a log as the store names it
-/// (`logs/STEM.jsonl.gz`, `logs/STEM.jsonl`); `None` for a log the store keeps
-/// (`store:ID`) or a name that is not a file of the logs directory.
+/// (`logs/STEM.jsonl.zst`, `logs/STEM.jsonl.gz` of an older version, `logs/STEM.jsonl`);
+/// `None` for a log the store keeps (`store:ID`) or a name that is not a file of the
+/// logs directory.
 pub(crate) fn log_file(log: &str) -> Option<(&str, &str)> {
     let name = log.strip_prefix(LOGS_DIR)?.strip_prefix('/')?;
     let stem = name
-        .strip_suffix(".jsonl.gz")
+        .strip_suffix(".jsonl.zst")
+        .or_else(|| name.strip_suffix(".jsonl.gz"))
         .or_else(|| name.strip_suffix(".jsonl"))
         .unwrap_or(name);
     (!stem.is_empty() && !stem.contains('/')).then_some((name, stem))
 }
 
 /// The suffix of a compressed log after `STEM.`.
+const ZST: &str = "jsonl.zst";
+
+/// The suffix after `STEM.` of a log compressed by an older version (gzip).
 const GZ: &str = "jsonl.gz";
 
+/// The endings a compressed file's name adds to its plain name: zstd's, then gzip's
+/// (an older version's).
+const COMPRESSED: [&str; 2] = [".zst", ".gz"];
+
 /// The files of one attempt of a set, all named after its stem: the log `STEM.jsonl`
-/// while the set plays (`STEM.jsonl.gz` once it is finished and compressed), and each
+/// while the set plays (`STEM.jsonl.zst` once it is finished and compressed), and each
 /// seat's stderr, `STEM.a.stderr` and `STEM.b.stderr` for a bot, or
 /// `STEM.a1.stderr`, `STEM.a2.stderr`, ... `STEM.b1.stderr`, ... for the members of a
 /// team (in the team's list order, from 1). An interrupted attempt's files are set
@@ -96,9 +105,9 @@ impl SetFiles {
         self.path("jsonl")
     }
 
-    /// The finished log, compressed: `STEM.jsonl.gz`.
+    /// The finished log, compressed: `STEM.jsonl.zst`.
     pub fn compressed_log(&self) -> PathBuf {
-        self.path(GZ)
+        self.path(ZST)
     }
 
     /// The stderr file of side `side`: its bot's, `STEM.a.stderr`, or with `member`
@@ -170,7 +179,7 @@ impl SetFiles {
     fn present_suffixes(&self) -> Vec<String> {
         let there = |suffix: &str| self.path(suffix).symlink_metadata().is_ok();
         let mut present = Vec::new();
-        for suffix in ["jsonl", GZ] {
+        for suffix in ["jsonl", ZST, GZ] {
             if there(suffix) {
                 present.push(suffix.to_string());
             }
@@ -180,20 +189,25 @@ impl SetFiles {
     }
 
     /// The suffixes of the stderr files that are there: each seat's `a.stderr`, or once
-    /// compressed `a.stderr.gz` (both, if a compression was cut off), then the team
-    /// members' from the first on to the first one missing.
+    /// compressed `a.stderr.zst` (or `a.stderr.gz`, by an older version; both forms, if
+    /// a compression was cut off), then the team members' from the first on to the
+    /// first one missing.
     fn stderr_suffixes(&self) -> Vec<String> {
         let there = |suffix: &str| self.path(suffix).symlink_metadata().is_ok();
-        let forms = |base: String| [format!("{base}.gz"), base];
+        let forms = |base: String| {
+            COMPRESSED
+                .map(|c| format!("{base}{c}"))
+                .into_iter()
+                .chain([base])
+        };
         let mut present = Vec::new();
         for base in ["a.stderr", "b.stderr"] {
-            present.extend(forms(base.to_string()).into_iter().filter(|s| there(s)));
+            present.extend(forms(base.to_string()).filter(|s| there(s)));
         }
         for side in Side::BOTH {
             let letter = side.lower();
             for i in 1.. {
                 let found: Vec<String> = forms(format!("{letter}{i}.stderr"))
-                    .into_iter()
                     .filter(|s| there(s))
                     .collect();
                 if found.is_empty() {
@@ -211,14 +225,17 @@ impl SetFiles {
         self.stderr_suffixes()
             .into_iter()
             .map(|suffix| {
-                let plain = suffix.strip_suffix(".gz").unwrap_or(&suffix);
+                let plain = COMPRESSED
+                    .iter()
+                    .find_map(|c| suffix.strip_suffix(c))
+                    .unwrap_or(&suffix);
                 (format!("{}.{plain}", self.stem), self.path(&suffix))
             })
             .collect()
     }
 
-    /// After a finished set: compresses each of its plain stderr files with gzip
-    /// (`STEM.a.stderr.gz`: written under a temporary name, synced and renamed, then
+    /// After a finished set: compresses each of its plain stderr files with zstd
+    /// (`STEM.a.stderr.zst`: written under a temporary name, synced and renamed, then
     /// the plain file removed), as its log is. A file that cannot be compressed (a full
     /// disk) stays plain. Returns the compressed files.
     pub fn compress_stderr(&self) -> Vec<PathBuf> {
@@ -228,7 +245,7 @@ impl SetFiles {
         };
         self.stderr_suffixes()
             .iter()
-            .filter(|s| !s.ends_with(".gz"))
+            .filter(|s| !COMPRESSED.iter().any(|c| s.ends_with(c)))
             .filter_map(|s| referee::compress_log_in(&dir, &self.name(s)).ok())
             .collect()
     }
@@ -373,15 +390,15 @@ mod tests {
         assert_eq!(
             compressed,
             [
-                logs.join("r1-x-vs-y.a.stderr.gz"),
-                logs.join("r1-x-vs-y.b1.stderr.gz")
+                logs.join("r1-x-vs-y.a.stderr.zst"),
+                logs.join("r1-x-vs-y.b1.stderr.zst")
             ]
         );
         assert_eq!(
             names(logs),
             [
-                "r1-x-vs-y.a.stderr.gz",
-                "r1-x-vs-y.b1.stderr.gz",
+                "r1-x-vs-y.a.stderr.zst",
+                "r1-x-vs-y.b1.stderr.zst",
                 "r1-x-vs-y.jsonl"
             ]
         );
@@ -401,6 +418,58 @@ mod tests {
         );
         let (deleted, _) = delete_set_files(logs, "logs/r1-x-vs-y.jsonl");
         assert_eq!(deleted.len(), 3);
+        assert!(names(logs).is_empty());
+    }
+
+    /// An older version's gzip files (`STEM.jsonl.gz`, `STEM.a.stderr.gz`) are still a
+    /// set's files: found under their plain names, never compressed again, deleted
+    /// with the set (named as the store of that version named them).
+    #[test]
+    fn an_older_versions_gzip_files_are_still_the_sets() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let logs = dir.path();
+        let files = SetFiles::new(logs, "r1-x-vs-y");
+        for name in [
+            "r1-x-vs-y.jsonl.gz",
+            "r1-x-vs-y.a.stderr.gz",
+            "r1-x-vs-y.b.stderr",
+        ] {
+            std::fs::write(logs.join(name), "x").expect("write");
+        }
+        assert_eq!(
+            files.stderr_files(),
+            [
+                (
+                    "r1-x-vs-y.a.stderr".to_string(),
+                    logs.join("r1-x-vs-y.a.stderr.gz")
+                ),
+                (
+                    "r1-x-vs-y.b.stderr".to_string(),
+                    logs.join("r1-x-vs-y.b.stderr")
+                )
+            ]
+        );
+        assert_eq!(
+            files.compress_stderr(),
+            [logs.join("r1-x-vs-y.b.stderr.zst")]
+        );
+        assert_eq!(
+            log_file("logs/r1-x-vs-y.jsonl.gz"),
+            Some(("r1-x-vs-y.jsonl.gz", "r1-x-vs-y"))
+        );
+        assert_eq!(
+            log_file("logs/r1-x-vs-y.jsonl.zst"),
+            Some(("r1-x-vs-y.jsonl.zst", "r1-x-vs-y"))
+        );
+        let (deleted, _) = delete_set_files(logs, "logs/r1-x-vs-y.jsonl.gz");
+        assert_eq!(
+            deleted,
+            [
+                logs.join("r1-x-vs-y.jsonl.gz"),
+                logs.join("r1-x-vs-y.a.stderr.gz"),
+                logs.join("r1-x-vs-y.b.stderr.zst")
+            ]
+        );
         assert!(names(logs).is_empty());
     }
 

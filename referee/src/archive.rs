@@ -34,9 +34,6 @@ use crate::Side;
 /// The end of an archive's name.
 pub const ARCHIVE_SUFFIX: &str = ".tar.zst";
 
-/// zstd's first four bytes (RFC 8878): how an archive is told from a log.
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
-
 /// The member of a log kept in its short form.
 const SHORT_MEMBER: &str = ".short.jsonl";
 /// The member of a log kept as it is.
@@ -55,16 +52,21 @@ const LEVEL: i32 = 9;
 /// zstd's window: 1 MiB (2^20 bytes).
 const WINDOW_LOG: u32 = 20;
 
-/// Whether `head`, a file's first bytes, is an archive (zstd).
-pub fn is_archive(head: &[u8]) -> bool {
-    head.starts_with(&ZSTD_MAGIC)
-}
-
-/// Whether the file at `path` is an archive (by its first bytes, not its name).
+/// Whether the file at `path` is an archive (by its first bytes, not its name): zstd
+/// whose text is a tar (`ustar` at byte 257 of its first header). A finished log is
+/// zstd too (`STEM.jsonl.zst`), but its text starts with `{`.
 pub fn is_archive_file(path: &Path) -> io::Result<bool> {
     let mut head = Vec::with_capacity(4);
-    File::open(path)?.take(4).read_to_end(&mut head)?;
-    Ok(is_archive(&head))
+    let mut file = File::open(path)?;
+    (&mut file).take(4).read_to_end(&mut head)?;
+    if !crate::logfile::is_zstd(&head) {
+        return Ok(false);
+    }
+    let input = io::Cursor::new(head).chain(file);
+    let mut text = Vec::with_capacity(512);
+    // Damaged past its first block, it is still told by that block.
+    let _ = zstd::Decoder::new(input)?.take(512).read_to_end(&mut text);
+    Ok(text.get(257..262) == Some(b"ustar".as_slice()))
 }
 
 /// A move line's short form: the record without what the engine computes again.
@@ -818,6 +820,9 @@ mod tests {
         assert_eq!(archived.short, 2);
         assert!(is_archive_file(&dest).unwrap());
         assert!(!is_archive_file(&a).unwrap());
+        // A compressed log is zstd too, and no archive.
+        assert!(crate::logfile::is_zstd(&fs::read(&c).unwrap()));
+        assert!(!is_archive_file(&c).unwrap());
         assert_eq!(
             read_log(&dest, "set-a").unwrap().unwrap(),
             log(&[11, 12, 6])

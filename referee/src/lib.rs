@@ -77,7 +77,9 @@ pub use limits::{raise_referee_priority, Limits};
 pub use link::{Connect, ConnectFuture, Link, LinkReader, LinkWriter, RttProbe};
 pub use listen::ListenError;
 pub use logfile::{
-    compress_log, compress_log_in, gzip_path, is_gzip, open_log, LogReader, GZIP_SUFFIX,
+    compress_log, compress_log_in, compressed_path, finished_log_candidates, is_compressed,
+    is_gzip, is_zstd, open_finished_log, open_log, unpacked, LogReader, COMPRESSED_SUFFIX,
+    GZIP_SUFFIX, LOG_LEVEL,
 };
 pub use names::{log_stem, referee_version};
 pub use openings::{

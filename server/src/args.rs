@@ -40,7 +40,7 @@ pub struct ServeArgs {
     /// keep every log.
     #[arg(long, value_name = "N")]
     pub keep_logs: Option<u64>,
-    /// Keep every finished set's log as a file of its own (`logs/STEM.jsonl.gz`)
+    /// Keep every finished set's log as a file of its own (`logs/STEM.jsonl.zst`)
     /// instead of archiving them 64 sets to a file (`logs/archive/sets-FROM-TO.tar.zst`,
     /// about 0.5 KB a set against 5 KB; docs/server.md "Disk").
     #[arg(long)]

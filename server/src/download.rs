@@ -168,17 +168,20 @@ pub async fn open_log(path: &Path) -> io::Result<OpenLog> {
 }
 
 impl OpenLog {
-    /// Whether the file is gzip (a finished set's compressed log), by its first two
-    /// bytes, read without moving the handle.
-    pub async fn is_gzip(&self) -> bool {
+    /// Whether the file is compressed (a finished set's log: zstd, or gzip of an older
+    /// version), by its first bytes, read without moving the handle.
+    pub async fn is_compressed(&self) -> bool {
         let Ok(std) = self.file.try_clone().await.map(|f| f.try_into_std()) else {
             return false;
         };
         let Ok(std) = std else { return false };
         tokio::task::spawn_blocking(move || {
             use std::os::unix::fs::FileExt;
-            let mut head = [0u8; 2];
-            std.read_exact_at(&mut head, 0).is_ok() && referee::is_gzip(&head)
+            let mut head = [0u8; 4];
+            match std.read_at(&mut head, 0) {
+                Ok(n) => referee::is_compressed(&head[..n]),
+                Err(_) => false,
+            }
         })
         .await
         .unwrap_or(false)
@@ -191,6 +194,8 @@ fn attachment_headers(name: &str) -> [(header::HeaderName, String); 2] {
         "application/jsonl; charset=utf-8"
     } else if name.ends_with(".gz") {
         "application/gzip"
+    } else if name.ends_with(".zst") {
+        "application/zstd"
     } else {
         "text/plain; charset=utf-8"
     };
@@ -231,11 +236,18 @@ pub fn packed_download(name: &str, log: league::PackedLog, ticket: Ticket) -> Re
         .into_response()
 }
 
-/// The download of a compressed log file as its text, named `name`, unpacked chunk by
-/// chunk as it is sent (on the blocking threads: the file is read as it is unpacked).
+/// The download of a compressed log file (zstd, or gzip of an older version) as its
+/// text, named `name`, unpacked chunk by chunk as it is sent (on the blocking threads: the file is read as it is unpacked).
 pub async fn unpacked_download(name: &str, log: OpenLog, ticket: Ticket) -> Response {
     let file = log.file.into_std().await;
-    let reader = flate2::read::MultiGzDecoder::new(io::BufReader::new(file.take(log.len)));
+    let len = log.len;
+    // Its form (zstd, gzip) is told by its first bytes, read on a blocking thread too.
+    let reader: Box<dyn Read + Send> =
+        match tokio::task::spawn_blocking(move || referee::unpacked(file.take(len))).await {
+            Ok(Ok(reader)) => reader,
+            Ok(Err(e)) => Box::new(FailedRead(Some(e))),
+            Err(e) => Box::new(FailedRead(Some(io::Error::other(e.to_string())))),
+        };
     let chunks = futures_util::stream::unfold(Some(Unpacking::new(reader)), |state| async move {
         let mut unpacking = state?;
         let (chunk, unpacking) = tokio::task::spawn_blocking(move || {
@@ -251,6 +263,15 @@ pub async fn unpacked_download(name: &str, log: OpenLog, ticket: Ticket) -> Resp
         Body::from_stream(Bounded::new(chunks.boxed(), ticket)),
     )
         .into_response()
+}
+
+/// A reader that could not be made: its error, once, then an end.
+struct FailedRead(Option<io::Error>);
+
+impl Read for FailedRead {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        self.0.take().map_or(Ok(0), Err)
+    }
 }
 
 /// Chunks of at most `CHUNK` bytes read from a reader, up to its end or first error.

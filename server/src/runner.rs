@@ -809,7 +809,8 @@ impl Runner {
         outcome: &SetOutcome,
     ) -> Result<bool, league::StoreError> {
         let log = if self.shared_store {
-            std::fs::read(self.dir.join(&outcome.log)).unwrap_or_else(|e| {
+            // Its text, compressed or not yet (`referee::open_finished_log`).
+            read_finished_log(&self.dir.join(&outcome.log)).unwrap_or_else(|e| {
                 self.say(&format!(
                     "cannot read {}: {e}; the store keeps no copy of it",
                     outcome.log
@@ -1060,4 +1061,13 @@ fn add(tally: &mut Tally, recent: &mut VecDeque<Arc<SetView>>, number: u64, set:
     while recent.len() > RECENT_SETS {
         recent.pop_front();
     }
+}
+
+/// The text of a finished set's log file, whatever its form and wherever its
+/// compression is (`referee::open_finished_log`): the store keeps it compressed its own
+/// way.
+fn read_finished_log(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut referee::open_finished_log(path)?, &mut text)?;
+    Ok(text)
 }

@@ -330,8 +330,8 @@ pub(crate) async fn faulted_sets(app: &Arc<AppState>, bot: &str) -> Result<Vec<V
 }
 
 /// The last `STDERR_LINES` lines of the stderr file `name` (`STEM.a.stderr`) of the set
-/// numbered `number`, wherever it is kept: its own file while the set plays, its gzip
-/// form once the set is finished, or the archive of its number. `None` when there is
+/// numbered `number`, wherever it is kept: its own file while the set plays, its
+/// compressed form once the set is finished, or the archive of its number. `None` when there is
 /// none (a quiet bot's, a pruned set's).
 fn stderr_tail(logs: &FsPath, number: u64, name: &str) -> Option<Vec<String>> {
     use std::io::{Read, Seek, SeekFrom};
@@ -344,7 +344,10 @@ fn stderr_tail(logs: &FsPath, number: u64, name: &str) -> Option<Vec<String>> {
         file.take(STDERR_TAIL).read_to_end(&mut bytes).ok()?;
         return Some(last_lines(&bytes, len > STDERR_TAIL));
     }
-    let text = match confined(logs, &format!("{name}.gz")) {
+    let compressed = [referee::COMPRESSED_SUFFIX, referee::GZIP_SUFFIX]
+        .iter()
+        .find_map(|suffix| confined(logs, &format!("{name}{suffix}")));
+    let text = match compressed {
         Some(path) => {
             // At most what an archive would take; a bot keeps 1 MiB a set.
             let mut text = Vec::new();
@@ -556,13 +559,16 @@ async fn set_log_source(app: &AppState, set: &str) -> Result<FoundLog, ApiError>
     {
         return Ok(found(LogSource::Stored(id)));
     }
-    // A finished set's log is the file the store names (`STEM.jsonl.gz` once
-    // compressed); a running set's is being written, `STEM.jsonl`.
+    // A finished set's log is the file the store names (`STEM.jsonl.zst`; the plain
+    // `STEM.jsonl` until its compression is whole); a running set's is being written,
+    // `STEM.jsonl`.
     let name = match view {
         Some(v) => v.log.rsplit('/').next().unwrap_or_default().to_string(),
         None => format!("{set}.jsonl"),
     };
-    let file = confined(&logs_dir(app), &name);
+    let file = referee::finished_log_candidates(FsPath::new(&name))
+        .iter()
+        .find_map(|candidate| confined(&logs_dir(app), &candidate.to_string_lossy()));
     // Once the archive of its number's range is there, a finished set's log is read
     // from it (its own file is about to go, or gone); a log the archive left out
     // (larger than an archive takes) is still its file.
@@ -672,7 +678,7 @@ async fn download_file(
         )
     })?;
     match text {
-        Some(text) if log.is_gzip().await => {
+        Some(text) if log.is_compressed().await => {
             Ok(download::unpacked_download(text, log, ticket).await)
         }
         _ => Ok(download::file_download(&name, log, ticket)),

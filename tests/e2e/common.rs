@@ -128,35 +128,34 @@ pub fn dechunk_bytes(mut body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A log's name: `*.jsonl`, a finished set's compressed log `*.jsonl.gz`, or an
+/// A log's name: `*.jsonl`, a finished set's compressed log `*.jsonl.zst` (`*.jsonl.gz`
+/// of an older version), or an
 /// archive of finished logs `*.tar.zst` (`hus replay` verifies each of its logs).
 fn is_log_name(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    name.ends_with(".jsonl") || name.ends_with(".jsonl.gz") || name.ends_with(".tar.zst")
+    [".jsonl", ".jsonl.zst", ".jsonl.gz", ".tar.zst"]
+        .iter()
+        .any(|end| name.ends_with(end))
 }
 
 /// A league's set log (or a bot's stderr file) as text, whether kept plain
 /// (`logs/STEM.jsonl`, `logs/STEM.a.stderr`) or compressed once finished
-/// (`logs/STEM.jsonl.gz`, `logs/STEM.a.stderr.gz`): `plain` is the plain name.
+/// (`logs/STEM.jsonl.zst`, `logs/STEM.a.stderr.zst`, found as every reader finds them:
+/// `referee::open_finished_log`): `plain` is the plain name.
 pub fn read_set_log(plain: &Path) -> String {
     use std::io::Read;
-    let gz = referee::gzip_path(plain);
-    let path = if !plain.exists() && gz.exists() {
-        gz
-    } else {
-        plain.to_path_buf()
-    };
+    let path = referee::compressed_path(plain);
     let mut text = String::new();
-    referee::open_log(&path)
+    referee::open_finished_log(&path)
         .and_then(|mut r| r.read_to_string(&mut text))
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text
 }
 
-/// Runs `hus replay` on every `*.jsonl` (and `*.jsonl.gz`) under `dir` (recursively);
+/// Runs `hus replay` on every `*.jsonl` (and `*.jsonl.zst`) under `dir` (recursively);
 /// an error names the
 /// first log whose status is not in `allowed`, or whose replay warned, with what
 /// replay said. Returns how many logs were checked.
@@ -307,7 +306,7 @@ pub fn play_env(a: &str, b: &str, extra: &[&str], env: &[(&str, String)]) -> Pla
     }
 }
 
-/// A log's records; a set's log is read compressed (`STEM.jsonl.gz`) when the plain
+/// A log's records; a set's log is read compressed (`STEM.jsonl.zst`) when the plain
 /// `path` is not there (a league compresses a finished set's log).
 pub fn read_log(path: &Path) -> Vec<Value> {
     read_set_log(path)

@@ -101,7 +101,7 @@ fn comparable(mut v: Value) -> Value {
 /// How many logs `dir/logs` holds: finished sets' (compressed), running or interrupted
 /// ones' (plain).
 fn all_logs(dir: &Path) -> usize {
-    logs(dir, ".jsonl").len() + logs(dir, ".jsonl.gz").len()
+    logs(dir, ".jsonl").len() + logs(dir, ".jsonl.zst").len()
 }
 
 /// The logs in `dir/logs` whose names end with `suffix`, sorted.
@@ -116,9 +116,9 @@ fn logs(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     found
 }
 
-/// The finished sets' logs: compressed once the set is finished (`STEM.jsonl.gz`).
+/// The finished sets' logs: compressed once the set is finished (`STEM.jsonl.zst`).
 fn complete_logs(dir: &Path) -> Vec<PathBuf> {
-    logs(dir, ".jsonl.gz")
+    logs(dir, ".jsonl.zst")
         .into_iter()
         .filter(|p| !p.to_string_lossy().contains(".partial-"))
         .collect()
@@ -147,13 +147,13 @@ fn check_logs_against_standings(dir: &Path, s: &Value, sets: usize, games_per_se
         let end = records.last().expect("records");
         assert_eq!(end["type"], "set-end", "{}", log.display());
         assert_eq!(end["games_played"].as_u64(), Some(games_per_set));
-        // r1-A-vs-B.jsonl.gz: the seats' names are in the file name.
+        // r1-A-vs-B.jsonl.zst: the seats' names are in the file name.
         let name = log
             .file_name()
             .expect("name")
             .to_string_lossy()
             .into_owned();
-        let stem = name.trim_end_matches(".jsonl.gz").to_string();
+        let stem = name.trim_end_matches(".jsonl.zst").to_string();
         let (_, pair) = stem.split_once('-').expect("round prefix");
         let (a, b) = pair.split_once("-vs-").expect("A-vs-B");
         *points.entry(a.to_string()).or_default() += end["points"][0].as_u64().expect("points");
@@ -389,7 +389,7 @@ fn a_league_killed_with_sigkill_resumes_to_the_same_standings() {
         check_partial(log, Some(3));
         let stem = log.to_string_lossy().replace(".partial-1.jsonl", "");
         assert!(
-            PathBuf::from(format!("{stem}.jsonl.gz")).exists(),
+            PathBuf::from(format!("{stem}.jsonl.zst")).exists(),
             "{stem} played again"
         );
         assert!(PathBuf::from(format!("{stem}.partial-1.a.stderr")).exists());
@@ -516,9 +516,9 @@ fn a_bot_added_gets_its_sets_and_a_bot_removed_keeps_its_results() {
     assert_eq!(
         new_logs,
         [
-            "r1-a-vs-d.jsonl.gz",
-            "r1-b-vs-d.jsonl.gz",
-            "r1-c-vs-d.jsonl.gz"
+            "r1-a-vs-d.jsonl.zst",
+            "r1-b-vs-d.jsonl.zst",
+            "r1-c-vs-d.jsonl.zst"
         ]
     );
     // The sets of a, b, c kept their results.
@@ -854,10 +854,10 @@ fn a_gauntlet_plays_its_challengers_against_the_others_only() {
     assert_eq!(
         names,
         [
-            "r1-new-vs-base.jsonl.gz",
-            "r1-new-vs-old.jsonl.gz",
-            "r2-base-vs-new.jsonl.gz",
-            "r2-old-vs-new.jsonl.gz"
+            "r1-new-vs-base.jsonl.zst",
+            "r1-new-vs-old.jsonl.zst",
+            "r2-base-vs-new.jsonl.zst",
+            "r2-old-vs-new.jsonl.zst"
         ]
     );
     // Quiet bots: a finished set keeps its log alone, no empty stderr file beside it.
@@ -995,7 +995,7 @@ fn a_sandboxed_bot_of_a_league_cannot_see_the_league() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = standings(&dir);
     assert_eq!(s["games_played"], 1);
-    // Compressed once the set finished (`.a.stderr.gz`).
+    // Compressed once the set finished (`.a.stderr.zst`).
     let stderr = read_set_log(&dir.join("logs/r1-hostile-vs-rnd.a.stderr"));
     let lines: Vec<&str> = stderr
         .lines()
@@ -1371,7 +1371,7 @@ exit $status
         store_sets(&dir),
         [(1, 1, "a".into(), "b".into(), "done".into(), 2)]
     );
-    assert_eq!(complete_logs(&dir), [dir.join("logs/r1-a-vs-b.jsonl.gz")]);
+    assert_eq!(complete_logs(&dir), [dir.join("logs/r1-a-vs-b.jsonl.zst")]);
 }
 
 /// `hus prune DIR --keep-logs N` deletes the logs of all but the N latest finished
@@ -1435,7 +1435,7 @@ fn prune_deletes_old_logs_and_keeps_every_result() {
             p.file_name()
                 .expect("name")
                 .to_string_lossy()
-                .trim_end_matches(".jsonl.gz")
+                .trim_end_matches(".jsonl.zst")
                 .to_string()
         })
         .collect();
@@ -1484,7 +1484,7 @@ fn prune_archives_logs_that_unpack_to_the_same_bytes() {
         .iter()
         .map(|p| {
             let name = p.file_name().expect("name").to_string_lossy();
-            let stem = name.trim_end_matches(".jsonl.gz").to_string();
+            let stem = name.trim_end_matches(".jsonl.zst").to_string();
             (stem, read_set_log(&p.with_extension("")))
         })
         .collect();
@@ -1525,9 +1525,12 @@ fn prune_archives_logs_that_unpack_to_the_same_bytes() {
                 })),
                 "{stem}: {lines:?}"
             );
-            assert!(!dir.join(format!("logs/{stem}.jsonl.gz")).exists());
+            assert!(!dir.join(format!("logs/{stem}.jsonl.zst")).exists());
         } else {
-            assert!(dir.join(format!("logs/{stem}.jsonl.gz")).exists(), "{stem}");
+            assert!(
+                dir.join(format!("logs/{stem}.jsonl.zst")).exists(),
+                "{stem}"
+            );
         }
     }
     assert_eq!(archived, 64);
@@ -1807,7 +1810,7 @@ fn a_stderr_flood_restarted_every_game_keeps_one_mib_a_set_compressed() {
     for entry in std::fs::read_dir(&logs).expect("logs").flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         assert!(!name.ends_with(".stderr"), "left plain: {name}");
-        if !name.ends_with(".stderr.gz") {
+        if !name.ends_with(".stderr.zst") {
             continue;
         }
         let mut text = Vec::new();

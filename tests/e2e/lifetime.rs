@@ -456,7 +456,7 @@ fn hus_league_never_writes_through_a_link_and_resumes_once_it_is_gone() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(sets_done(&dir), 1);
-    assert!(logs.join("r1-a-vs-b.jsonl.gz").is_file());
+    assert!(logs.join("r1-a-vs-b.jsonl.zst").is_file());
 }
 
 #[test]

@@ -167,7 +167,7 @@ fn a_league_counts_a_refusing_bots_games_as_crash_faults() {
     let logs: Vec<_> = std::fs::read_dir(league_dir.join("logs"))
         .expect("the league's logs")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".jsonl.gz"))
+        .filter(|p| p.to_string_lossy().ends_with(".jsonl.zst"))
         .collect();
     assert_eq!(logs.len(), 1, "{logs:?}");
     let replay = crate::common::hus(&["replay", logs[0].to_str().expect("utf-8")]);

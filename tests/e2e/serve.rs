@@ -529,7 +529,7 @@ fn serve_refuses_admin_without_token_traversal_big_requests_and_extra_connection
         .as_str()
         .expect("set")
         .to_string();
-    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl.gz"));
+    let (status, body) = server.get(&format!("/api/logs/{first}.jsonl.zst"));
     assert_eq!(status, 200, "{body}");
 
     // A body over 16 KiB, a head over 16 KiB.
@@ -1559,7 +1559,7 @@ exit $status
             assert_eq!(set.4, "done", "{sets:?}");
         }
     }
-    assert!(kept.join("r1-a-vs-b.jsonl.gz").is_file());
+    assert!(kept.join("r1-a-vs-b.jsonl.zst").is_file());
     assert!(!kept.join("filler").exists());
 }
 
@@ -2044,7 +2044,7 @@ fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
     );
     // The end of the file, exactly.
     let seat = if set.contains("-bad-vs-") { 'a' } else { 'b' };
-    // Compressed once the set finished (`.stderr.gz`).
+    // Compressed once the set finished (`.stderr.zst`).
     let text = read_set_log(&dir.join(format!("logs/{set}.{seat}.stderr")));
     let lines: Vec<&str> = text.lines().collect();
     let tail: Vec<Value> = lines[lines.len().saturating_sub(5)..]
@@ -2090,7 +2090,7 @@ fn serve_keeps_the_logs_it_is_told_to_and_every_result() {
         let name = set["set"].as_str().expect("set");
         let pruned = number + 2 <= done;
         assert_eq!(set["pruned"], pruned, "{set}");
-        let file = dir.join("logs").join(format!("{name}.jsonl.gz"));
+        let file = dir.join("logs").join(format!("{name}.jsonl.zst"));
         assert_eq!(file.exists(), !pruned, "{}", file.display());
         // The set itself says so, from the store too.
         assert_eq!(server.json(&format!("/api/sets/{name}"))["pruned"], pruned);
@@ -2449,7 +2449,7 @@ fn serve_writes_no_archive_through_a_linked_archive_directory() {
     let logs = std::fs::read_dir(dir.join("logs"))
         .expect("read")
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl.gz"))
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl.zst"))
         .count();
     assert_eq!(logs as u64, done);
 }
@@ -2509,7 +2509,7 @@ fn serve_archives_logs_and_serves_them_from_the_archive() {
     for set in &list {
         let number = set["number"].as_u64().expect("number");
         let name = set["set"].as_str().expect("set");
-        let own = dir.join("logs").join(format!("{name}.jsonl.gz"));
+        let own = dir.join("logs").join(format!("{name}.jsonl.zst"));
         let copy = unpacked.join(format!("{name}.jsonl"));
         assert_eq!(own.exists(), number > 64, "{}", own.display());
         assert_eq!(copy.exists(), number <= 64, "{}", copy.display());

@@ -278,14 +278,14 @@ fn downloads_are_streamed_whole_and_a_slow_one_is_cut(server: &Served, log: &[u8
     let body = dechunk_bytes(&body);
     assert_eq!(body.len(), log.len(), "{path}");
     assert!(body == log, "{path}: not the log's text");
-    let file = format!("/api/logs/{SET}.jsonl.gz");
+    let file = format!("/api/logs/{SET}.jsonl.zst");
     let (status, head, body) = server.get(&file);
     assert_eq!(status, 200, "{file}: {head}");
     assert_eq!(
         header(&head, "content-length"),
         Some(gz.len().to_string().as_str())
     );
-    assert_eq!(header(&head, "content-type"), Some("application/gzip"));
+    assert_eq!(header(&head, "content-type"), Some("application/zstd"));
     assert!(body == gz, "{file}: not the file's bytes");
 }
 
@@ -448,7 +448,7 @@ fn replay_pages_are_built_once_and_stopped_when_nobody_waits(server: &Served) ->
         match &first {
             None => {
                 let text = String::from_utf8_lossy(&page);
-                assert!(text.contains(&format!("\"source\":\"{SET}.jsonl.gz\"")));
+                assert!(text.contains(&format!("\"source\":\"{SET}.jsonl.zst\"")));
                 first = Some(page);
             }
             Some(first) => assert!(&page == first, "pages differ"),
@@ -538,7 +538,7 @@ fn serve_streams_logs_within_bounds_and_builds_each_replay_page_once() {
     // The finished set's log, compressed, and its text.
     let log = read_set_log(&league.join("logs").join(format!("{SET}.jsonl"))).into_bytes();
     assert!(log.len() > 20 << 20, "a log of {} bytes", log.len());
-    let gz = std::fs::read(league.join("logs").join(format!("{SET}.jsonl.gz"))).expect("the file");
+    let gz = std::fs::read(league.join("logs").join(format!("{SET}.jsonl.zst"))).expect("the file");
     let time = format!("{}s", DOWNLOAD_TIME.as_secs());
     // It plays no set (a set of its own would use the CPU the checks measure).
     let server = Served::start(

@@ -469,7 +469,7 @@ fn a_league_of_teams_plays_team_sets_and_ranks_the_teams() {
         .expect("logs")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".jsonl.gz"))
+        .filter(|p| p.to_string_lossy().ends_with(".jsonl.zst"))
         .collect();
     logs.sort();
     assert_eq!(logs.len(), 3, "{logs:?}");
@@ -725,7 +725,7 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
 
     let files = league::SetFiles::new(&logs, &stem);
     let first = files.partial(1);
-    // A finished set's stderr files are compressed (`.stderr.gz`); read_set_log reads
+    // A finished set's stderr files are compressed (`.stderr.zst`); read_set_log reads
     // either form.
     let one_line = |path: PathBuf| {
         let text = crate::common::read_set_log(&path);
@@ -749,9 +749,9 @@ fn a_retried_team_set_keeps_each_attempts_stderr_apart() {
     names.sort();
     let mut expected = Vec::new();
     // The interrupted attempt's files as they were left, the finished one's compressed.
-    for (attempt, gz) in [(format!("{stem}.partial-1"), ""), (stem.clone(), ".gz")] {
+    for (attempt, packed) in [(format!("{stem}.partial-1"), ""), (stem.clone(), ".zst")] {
         for s in ["a1.stderr", "a2.stderr", "b1.stderr", "b2.stderr", "jsonl"] {
-            expected.push(format!("{attempt}.{s}{gz}"));
+            expected.push(format!("{attempt}.{s}{packed}"));
         }
     }
     expected.sort();

@@ -542,7 +542,7 @@ pub trait Store {
     /// Marks the logs of the finished sets numbered up to `up_to` pruned (those above
     /// the last call's mark, which the store keeps: each set is pruned once, and a call
     /// reads only the sets since the last), and returns their logs as the store names
-    /// them (`logs/STEM.jsonl.gz`; `store:ID` for a log the store keeps, which it
+    /// them (`logs/STEM.jsonl.zst`; `store:ID` for a log the store keeps, which it
     /// drops), for the caller to delete. One transaction.
     fn prune_logs(&mut self, up_to: u64) -> Result<Vec<String>, StoreError>;
 

@@ -670,7 +670,7 @@ impl PgStore {
         log: &[u8],
     ) -> Result<Recorded, StoreError> {
         let name = self.name.clone();
-        // A log compressed already (a server's finished set, `STEM.jsonl.gz`) is kept as
+        // A log compressed with gzip already (an older server's finished set) is kept as
         // it is; its text's length is gzip's trailer's (RFC 1952: the last four bytes,
         // little-endian, the length modulo 2^32).
         let (gz, text_len) = match log {
