@@ -331,10 +331,10 @@ fn write_members(
         }
         // Told compressed by its name, never by its first bytes: those are the bot's.
         let file = File::open(path)?;
-        let reader: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
-            Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file)))
-        } else {
-            Box::new(file)
+        let reader: Box<dyn Read> = match path.extension().and_then(|e| e.to_str()) {
+            Some("gz") => Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(file))),
+            Some("zst") => Box::new(zstd::Decoder::new(file)?),
+            _ => Box::new(file),
         };
         let mut text = Vec::new();
         reader.take(MAX_ARCHIVED_LOG + 1).read_to_end(&mut text)?;
