@@ -542,7 +542,12 @@ impl Runner {
         };
         self.retry.retain(|k| *k != set.key);
         let stem = set.key.stem();
-        SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside()?;
+        if let Err(e) = SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside() {
+            // Not played here: given back at once rather than held until its lease ends.
+            let claim = set.claim();
+            let _ = self.store.call(move |s| s.requeue(&[claim])).await;
+            return Err(e);
+        }
         let (claim, log) = (set.claim(), format!("{}/{stem}.jsonl", league::LOGS_DIR));
         if !self.store.call(move |s| s.set_log(claim, &log)).await? {
             // Taken over between the claim and now (a lease that ran out): not ours.
@@ -1019,10 +1024,13 @@ impl Runner {
 /// tries again every second), rather than an end: not a store's thread that stopped (an
 /// operation panicked there, and no call can succeed again).
 fn outage(shared: bool, error: &league::Error) -> bool {
+    // A file that cannot be written here (a link in `logs/`, say) is this server's
+    // error, said as it is, not a store out of reach.
     shared
         && !matches!(
             error,
             league::Error::Store(league::StoreError::ThreadStopped { .. })
+                | league::Error::Io { .. }
         )
 }
 
