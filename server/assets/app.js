@@ -19,6 +19,12 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// Puts `children` in `node` in place of its own, leaving out the absent ones (a
+// `null` given to replaceChildren would be the text "null").
+function fill(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined));
+}
+
 async function api(path) {
   const r = await fetch(path, { headers: { Accept: "application/json" } });
   if (!r.ok) throw new Error(path + ": HTTP " + r.status);
@@ -73,6 +79,23 @@ async function route() {
   }
 }
 
+// A result changes the page: it is fetched again, but at most once every
+// PAGE_EVERY_MS (the last time after the last result), however many sets finish; not
+// on the live view of a set, which is not a page of the server.
+const PAGE_EVERY_MS = 5000;
+let pageTimer = null;
+let pageAt = 0;
+
+function refreshPage() {
+  if (pageTimer || hashRoute().kind === "live") return;
+  const wait = Math.max(0, pageAt + PAGE_EVERY_MS - Date.now());
+  pageTimer = setTimeout(() => {
+    pageTimer = null;
+    pageAt = Date.now();
+    if (hashRoute().kind !== "live") route();
+  }, wait);
+}
+
 // ---- live games ------------------------------------------------------------------
 // Each set this server plays is a card at the top of every view: one link to the set's
 // live view (#/live/SET) holding the bots (the league's names; the names they
@@ -83,7 +106,15 @@ async function route() {
 // `hus worker`s play (`elsewhere` in /api/live) are cards without a board: their moves
 // are played on the workers' machines and not streamed.
 
-const live = new Map(); // set -> entry (liveCard)
+// The running sets' cards come first (#live); below them, in one row (#live-done),
+// the sets that finished last, newest first: at most FINISHED_SHOWN of them, each for
+// at most FINISHED_FOR_MS, as compact cards without a board. However fast the league
+// finishes sets, the strip holds the running sets and one row.
+const FINISHED_SHOWN = 4;
+const FINISHED_FOR_MS = 30000;
+
+const live = new Map(); // set -> entry (liveCard), the sets being played
+const done = new Map(); // set -> entry, the finished sets in view, oldest first
 const elsewhere = new Map(); // set -> { node, bots, worker, forS, at }
 let liveRead = false; // /api/live was read once: a set not in it is not being played
 let elsewhereTimers = null;
@@ -116,6 +147,7 @@ function liveCard(set, bots) {
   live.set(set, entry);
   const box = document.getElementById("live");
   box.insertBefore(node, box.querySelector(".elsewhere"));
+  forgetDone(set);
   elsewhere.delete(set);
   showLiveEmpty();
   return entry;
@@ -174,15 +206,45 @@ function liveBot(e, i, links) {
 }
 
 function renderCard(set) {
-  const e = live.get(set);
+  const e = live.get(set) || done.get(set);
   if (!e) return;
-  e.node.replaceChildren(
-    el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
-    el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", el("span", { class: "live-game" }, e.game),
-      ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result)),
-    drawLive(e, e, false),
-    moveTimes(e),
-    clocksLine(e));
+  if (e.state !== "playing") {
+    // Finished, stopped or failed: a compact card, its result and no board.
+    fill(e.node,
+      el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
+      el("p", {}, el("span", { class: "live-name muted" }, set), " · ", el("span", { class: "live-result" }, e.result)));
+  } else {
+    fill(e.node,
+      el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
+      el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", el("span", { class: "live-game" }, e.game),
+        ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result)),
+      drawLive(e, e, false),
+      moveTimes(e),
+      clocksLine(e));
+  }
+  renderFocus(set);
+}
+
+// A set leaves the running cards for the first place of the finished row; the oldest
+// beyond FINISHED_SHOWN leave the row.
+function toDone(set, e) {
+  live.delete(set);
+  done.delete(set);
+  done.set(set, e);
+  e.node.classList.add("done");
+  const row = document.getElementById("live-done");
+  if (row) row.prepend(e.node);
+  else e.node.remove();
+  while (done.size > FINISHED_SHOWN) forgetDone(done.keys().next().value);
+  setTimeout(() => { if (done.get(set) === e) forgetDone(set); }, FINISHED_FOR_MS);
+  showLiveEmpty();
+}
+
+function forgetDone(set) {
+  const e = done.get(set);
+  if (!e) return;
+  e.node.remove();
+  done.delete(set);
   renderFocus(set);
 }
 
@@ -206,9 +268,9 @@ function showLive(view, set) {
 function renderFocus(set) {
   const node = document.getElementById("live-focus");
   if (!node || node.dataset.set !== set) return;
-  const e = live.get(set);
+  const e = live.get(set) || done.get(set);
   if (!e) {
-    node.replaceChildren(el("h2", {}, set),
+    fill(node, el("h2", {}, set),
       el("p", {}, liveRead ? "This server is not playing this set now: " : "connecting…",
         el("a", { href: "/sets/" + encodeURIComponent(set) }, "its page"), " · ",
         el("a", { href: replayHref(set), class: "replay" }, "its replay")));
@@ -216,7 +278,7 @@ function renderFocus(set) {
   }
   const names = (b) => e.bots[b];
   const shown = e.moves.slice(-60);
-  node.replaceChildren(
+  fill(node,
     el("h2", {}, set, el("span", { class: "muted" }, " · " + (e.state === "playing" ? "live" : e.state))),
     el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", el("span", { class: "live-game" }, e.game),
       ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result),
@@ -257,7 +319,7 @@ function renderElsewhere(set) {
   if (!w) return;
   const secs = Math.round(w.forS + (Date.now() - w.at) / 1000);
   w.node.setAttribute("data-worker", w.worker);
-  w.node.replaceChildren(
+  fill(w.node,
     el("h3", {}, el("span", { class: "live-bot" }, w.bots[0]), " vs ", el("span", { class: "live-bot" }, w.bots[1])),
     el("p", {}, el("span", { class: "live-name muted" }, set)),
     el("p", { class: "live-worker" }, "played by worker ", el("span", { class: "worker" }, w.worker), " for " + secs + " s"));
@@ -279,16 +341,10 @@ function onEvent(ev) {
         e.node.setAttribute("href", replayHref(set));
         e.node.classList.add("replay");
       }
+      toDone(set, e);
       renderCard(set);
-      setTimeout(() => {
-        if (live.get(set) !== e) return;
-        e.node.remove();
-        live.delete(set);
-        showLiveEmpty();
-        renderFocus(set);
-      }, 30000);
     }
-    route();
+    refreshPage();
     return;
   } else {
     const e = live.get(set);

@@ -136,6 +136,8 @@ pub fn page(title: &str, status: &Status, main: Markup) -> Markup {
                         "No set is being played right now."
                     }
                     div id="live" {}
+                    // The sets that finished last (app.js: a few, in one row).
+                    div id="live-done" role="region" aria-label="finished just now" {}
                     // Without scripts, the running sets are listed (their boards and
                     // moves need the script).
                     @if !status.running.is_empty() {

@@ -2357,6 +2357,91 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     assert_eq!(code, 0, "{said}");
 }
 
+/// The live strip and the pages' links, in Chromium with scripts on, at 1280 and 390
+/// px: after a burst of 200 finished sets the strip is as high as after 2 (the running
+/// sets first, then the latest few finished, newest first), the page's content starts
+/// where it did, and no text says `null`; on the dashboard, a bot page, a pair page, a
+/// set page and a replay page, every link to the server answers 200 and no page's text
+/// says `null`. The server is paused first: the pages stay still.
+#[test]
+fn serve_live_strip_keeps_its_height_and_every_link_answers() {
+    if !crate::replay::browser() {
+        return;
+    }
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("six sets", Duration::from_secs(240), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 6
+    });
+    server.pause_until_idle(&auth);
+    let sets = server.json("/api/sets?bot=a&vs=b&limit=1");
+    let set = sets["sets"][0]["set"].as_str().expect("a set of a and b");
+    let paths = [
+        "/".to_string(),
+        "/bots/a".to_string(),
+        "/bots/a?vs=b".to_string(),
+        format!("/sets/{set}"),
+        format!("/sets/{set}/replay"),
+    ];
+    let mut args = vec![format!("http://{}", server.addr)];
+    args.extend(paths.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = browser_report("serve_strip_browser.js", &args);
+    let cards = |names: &[&str]| -> Value { serde_json::json!(names) };
+    for width in ["1280", "390"] {
+        let strip = &r[width]["strip"];
+        // Nothing runs: no card before the burst.
+        assert_eq!(strip["before"]["cards"], cards(&[]), "{width}: {r}");
+        assert_eq!(
+            strip["two"]["cards"],
+            cards(&[
+                "strip-running-1:playing",
+                "strip-running-2:playing",
+                "strip-done-2:finished",
+                "strip-done-1:finished"
+            ]),
+            "{width}: {r}"
+        );
+        assert_eq!(
+            strip["many"]["cards"],
+            cards(&[
+                "strip-running-1:playing",
+                "strip-running-2:playing",
+                "strip-done-200:finished",
+                "strip-done-199:finished",
+                "strip-done-198:finished",
+                "strip-done-197:finished"
+            ]),
+            "{width}: {r}"
+        );
+        assert_eq!(
+            strip["many"]["height"], strip["two"]["height"],
+            "{width}: {r}"
+        );
+        assert_eq!(
+            strip["many"]["view_top"], strip["two"]["view_top"],
+            "{width}: {r}"
+        );
+        for at in ["before", "two", "many"] {
+            assert_eq!(strip[at]["text_has_null"], false, "{width} {at}: {r}");
+        }
+        for path in &paths {
+            let page = &r[width]["pages"][path.as_str()];
+            assert_eq!(page["text_has_null"], false, "{width} {path}: {r}");
+            let links = page["links"].as_object().expect("links");
+            for (link, status) in links {
+                assert_eq!(status, 200, "{width} {path} links to {link}: {r}");
+            }
+        }
+    }
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+}
+
 /// `hus serve` archives each whole 64 finished sets' logs into one file
 /// (`logs/archive/sets-000000001-000000064.tar.zst`) and deletes their own files; it
 /// still serves each such set's log (the same text the archive unpacks to) and its

@@ -1,0 +1,105 @@
+// Drives headless Chromium over the DevTools pipe (cdp.js) for the `hus serve` test of
+// the live strip and the pages' links, with scripts on, at 1280 and 390 px wide:
+//
+// - the strip: on the dashboard (ORIGIN + "/"), once app.js has read /api/live, two
+//   running sets and two finished ones are fed to its event handler (onEvent, as the
+//   stream would), then 198 more finished ones; the strip's height, the top of the
+//   page's content and the cards in their order are taken after each burst;
+// - the pages: ORIGIN + each PATH of argv[3..], loaded in turn: whether its text holds
+//   the word `null`, how wide it is against the window, and the status of every link
+//   on it to this server (each fetched once).
+//
+// Prints one JSON object. Node's standard library only.
+"use strict";
+const { launch, sleep, until } = require("./cdp.js");
+
+const origin = process.argv[2];
+const paths = process.argv.slice(3);
+const LIMIT_MS = 90000;
+const browser = launch();
+
+function finish(code, out) {
+  process.stdout.write(JSON.stringify(out) + "\n");
+  browser.close();
+  process.exit(code);
+}
+
+setTimeout(() => finish(1, { error: "not done within " + LIMIT_MS + " ms" }), LIMIT_MS);
+
+// Synchronous from the first event to the last reading: no timer of app.js runs
+// between (its 10 s re-read of /api/live would drop the made-up running sets).
+const BURST = `(() => {
+  const strip = () => {
+    const section = document.getElementById("live-section");
+    return {
+      height: Math.round(section.getBoundingClientRect().height),
+      view_top: Math.round(document.getElementById("view").getBoundingClientRect().top + window.scrollY),
+      cards: Array.from(section.querySelectorAll(".live-set"), (c) => c.dataset.set + ":" + c.dataset.state),
+      text_has_null: /\\bnull\\b/.test(section.innerText),
+    };
+  };
+  const bots = ["strip-a", "strip-b"];
+  const before = strip();
+  let t = 1;
+  const run = (set) => onEvent({ type: "set-started", set, bots, t: t++ });
+  const over = (set) => { run(set); onEvent({ type: "set-over", set, how: "finished", t: t++ }); };
+  run("strip-running-1");
+  run("strip-running-2");
+  for (let i = 1; i <= 2; i++) over("strip-done-" + i);
+  const two = strip();
+  for (let i = 3; i <= 200; i++) over("strip-done-" + i);
+  const many = strip();
+  return { before, two, many };
+})()`;
+
+const PAGE = `(async () => {
+  const links = Array.from(new Set(Array.from(document.querySelectorAll("a[href]"), (a) => a.href)))
+    .filter((h) => h.startsWith(location.origin + "/") && !new URL(h).hash);
+  const status = {};
+  for (const h of links) {
+    try { status[h.slice(location.origin.length)] = (await fetch(h)).status; }
+    catch (e) { status[h.slice(location.origin.length)] = String(e); }
+  }
+  return {
+    text_has_null: /\\bnull\\b/.test(document.body.innerText),
+    window_width: window.innerWidth,
+    page_width: document.documentElement.scrollWidth,
+    title: document.title,
+    links: status,
+  };
+})()`;
+
+// What the script is doing, on stderr (shown when the test fails).
+const step = (what) => process.stderr.write(new Date().toISOString() + " " + what + "\n");
+
+async function load(tab, url) {
+  step("loading " + url);
+  await tab.send("Page.navigate", { url });
+  // (A replay page writes its game and ply in the address's hash.)
+  await until(() => tab.evaluate(`location.href.split("#")[0] === ${JSON.stringify(url)} && document.readyState === "complete" || null`), 50);
+}
+
+async function main() {
+  const out = {};
+  for (const [width, height, mobile] of [[1280, 1000, false], [390, 844, true]]) {
+    const tab = await browser.open("about:blank");
+    await tab.send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor: 1, mobile });
+    await load(tab, origin + "/");
+    await until(() => tab.evaluate(`typeof onEvent === "function" && liveRead || null`), 50);
+    step("app.js read /api/live; the burst");
+    const strip = await tab.evaluate(BURST);
+    const pages = {};
+    for (const path of paths) {
+      await load(tab, origin + path);
+      // app.js's first fetch of the page (it puts the page's <main> in place again).
+      await sleep(300);
+      step("reading " + path + " and fetching its links");
+      pages[path] = await tab.evaluate(PAGE);
+    }
+    out[width] = { strip, pages };
+    await tab.close();
+  }
+  finish(0, out);
+}
+
+main().catch((e) => finish(1, { error: String(e.stack || e) }));
