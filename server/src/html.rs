@@ -15,7 +15,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use league::{BotStanding, HeadToHead, RatingPoint, Standings, WorkerRow};
+use league::{BotStanding, HeadToHead, RatingPoint, RatingView, Standings, WorkerRow};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Deserialize;
@@ -241,7 +241,26 @@ pub fn rating_order(st: &Standings) -> Vec<&BotStanding> {
 /// cross-table's n² cells each looked up in constant time.
 pub struct PairIndex<'s> {
     results: HashMap<(&'s str, &'s str), &'s HeadToHead>,
-    los: HashMap<(&'s str, &'s str), f64>,
+    /// The rating fit's comparison of each pair, by (better-rated, other).
+    fit: HashMap<(&'s str, &'s str), (RatingView, f64)>,
+}
+
+/// What the rating fit says of one bot against another: the difference of their
+/// ratings (the first's less the other's) with its 95% interval, and the likelihood
+/// that the first is the stronger.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Comparison {
+    /// rating(first) − rating(other), with its interval.
+    pub difference: RatingView,
+    /// The probability that the first is stronger.
+    pub los: f64,
+}
+
+impl Comparison {
+    /// Settled: the 95% interval of the difference does not hold zero.
+    pub fn settled(&self) -> bool {
+        self.difference.low > 0.0 || self.difference.high < 0.0
+    }
 }
 
 impl<'s> PairIndex<'s> {
@@ -253,11 +272,11 @@ impl<'s> PairIndex<'s> {
                 .iter()
                 .map(|h| ((h.a.as_str(), h.b.as_str()), h))
                 .collect(),
-            los: st
+            fit: st
                 .ratings
                 .iter()
                 .flat_map(|r| &r.pairs)
-                .map(|p| ((p.a.as_str(), p.b.as_str()), p.los))
+                .map(|p| ((p.a.as_str(), p.b.as_str()), (p.difference, p.los)))
                 .collect(),
         }
     }
@@ -280,19 +299,71 @@ impl<'s> PairIndex<'s> {
 
     /// The probability that `row` is stronger than `col`, from the rating fit.
     pub fn los(&self, row: &'s str, col: &'s str) -> Option<f64> {
-        match self.los.get(&(row, col)) {
-            Some(p) => Some(*p),
-            None => self.los.get(&(col, row)).map(|p| 1.0 - p),
+        self.compare(row, col).map(|c| c.los)
+    }
+
+    /// `row` against `col` as the rating fit has it (seen from `row`'s side).
+    pub fn compare(&self, row: &'s str, col: &'s str) -> Option<Comparison> {
+        if let Some((difference, los)) = self.fit.get(&(row, col)) {
+            return Some(Comparison {
+                difference: *difference,
+                los: *los,
+            });
         }
+        let (d, los) = self.fit.get(&(col, row))?;
+        Some(Comparison {
+            difference: RatingView {
+                value: -d.value,
+                std_error: d.std_error,
+                low: -d.high,
+                high: -d.low,
+            },
+            los: 1.0 - los,
+        })
     }
 }
 
-/// The colour class of a likelihood of superiority: `los0` (surely weaker) to `los10`
-/// (surely stronger), in tenths.
-pub fn los_class(p: Option<f64>) -> String {
-    match p {
-        Some(p) if p.is_finite() => format!("los{}", (p.clamp(0.0, 1.0) * 10.0).round() as u32),
-        _ => "los-none".to_string(),
+/// The colour class of a pair's cell, from the row's side: `pair-stronger` or
+/// `pair-weaker` when the 95% interval of the difference leaves out zero (settled),
+/// `pair-open` when it holds zero (the question is open, whatever the likelihood),
+/// `los-none` without a fit.
+pub fn pair_class(c: Option<Comparison>) -> &'static str {
+    match c {
+        Some(c) if c.los.is_finite() && c.difference.value.is_finite() => {
+            if c.difference.low > 0.0 {
+                "pair-stronger"
+            } else if c.difference.high < 0.0 {
+                "pair-weaker"
+            } else {
+                "pair-open"
+            }
+        }
+        _ => "los-none",
+    }
+}
+
+/// A likelihood of superiority in whole per cent; never 0 or 100 unless it is exactly
+/// that (`< 1%`, `> 99%`).
+pub fn percent(p: f64) -> String {
+    let r = (p * 100.0).round();
+    if r >= 100.0 && p < 1.0 {
+        "> 99%".to_string()
+    } else if r <= 0.0 && p > 0.0 {
+        "< 1%".to_string()
+    } else {
+        format!("{r:.0}%")
+    }
+}
+
+/// A rating difference with its sign (`+23`, `−5`, `0`).
+fn signed(x: f64) -> String {
+    let r = x.round();
+    if r > 0.0 {
+        format!("+{r:.0}")
+    } else if r < 0.0 {
+        format!("−{:.0}", -r)
+    } else {
+        "0".to_string()
     }
 }
 
@@ -306,7 +377,11 @@ pub fn cross_table(st: &Standings) -> Markup {
         "cross-table",
         html! {
             table class="cross" {
-                caption { "Row against column: points (games); colour: the likelihood that the row's bot is the stronger" }
+                caption {
+                    "Row against column: points (games) and the likelihood that the row's bot is the stronger. "
+                    "Green or red: settled (the 95% interval of their rating difference leaves out zero); "
+                    "striped: still open."
+                }
                 thead { tr {
                     th scope="col" { "" }
                     @for (i, c) in bots.iter().enumerate() {
@@ -323,16 +398,20 @@ pub fn cross_table(st: &Standings) -> Markup {
                                 } @else {
                                     @match pairs.result(&r.name, &c.name) {
                                         Some((points, games)) => {
-                                            @let p = pairs.los(&r.name, &c.name);
+                                            @let cmp = pairs.compare(&r.name, &c.name);
                                             @let label = format!(
                                                 "{} against {}: {}–{} in {} games ({}){}",
                                                 r.name, c.name, points[0], points[1], games.played, wdl(&games),
-                                                p.map(|p| format!(", likelihood of superiority {p:.2}")).unwrap_or_default());
-                                            td class={ "num " (los_class(p)) } data-vs=(c.name)
+                                                cmp.map(|c| format!(", likelihood of superiority {}, {}", percent(c.los),
+                                                    if c.settled() { "settled" } else { "open" })).unwrap_or_default());
+                                            td class={ "num " (pair_class(cmp)) } data-vs=(c.name)
                                                 data-points=(format!("{}-{}", points[0], points[1]))
                                                 data-games=(games.played) {
                                                 a href=(pair_href(&r.name, &c.name)) aria-label=(label) title=(label) {
                                                     (points[0]) "–" (points[1]) " (" (games.played) ")"
+                                                    @if let Some(cmp) = cmp {
+                                                        " " span class="los" { (percent(cmp.los)) }
+                                                    }
                                                 }
                                             }
                                         }
@@ -574,9 +653,9 @@ pub fn standings_main(
 }
 
 /// A bot's page's content: its figures, faults by kind, its latest faulted sets with
-/// the end of their stderr, and its sets (against `vs` only, when given).
-pub fn bot_main(b: &BotStanding, vs: Option<&str>, sets: &[SetView], faulted: &[Value]) -> Markup {
-    bot_main_with(b, vs, sets, faulted, &[], &[])
+/// the end of their stderr, and its sets.
+pub fn bot_main(b: &BotStanding, sets: &[SetView], faulted: &[Value]) -> Markup {
+    bot_main_with(b, sets, faulted, &[], &[])
 }
 
 /// The opponents' rows of the cross-table for `bot`: (opponent, its points, the
@@ -715,7 +794,6 @@ fn bot_charts(
 /// bot's charts too.
 pub fn bot_main_with(
     b: &BotStanding,
-    vs: Option<&str>,
     sets: &[SetView],
     faulted: &[Value],
     head_to_head: &[HeadToHead],
@@ -757,17 +835,83 @@ pub fn bot_main_with(
                 }
             }
         }
-        @if vs.is_none() {
-            (bot_charts(b, sets, head_to_head, history))
-        }
-        @match vs {
-            Some(vs) => {
-                h3 { "Sets against " (bot_link(vs)) }
-                p { a href=(bot_href(&b.name)) { "all of " (b.name) "'s sets" } }
-            }
-            None => { h3 { "Sets" } }
-        }
+        (bot_charts(b, sets, head_to_head, history))
+        h3 { "Sets" }
         (sets_table("sets", sets))
+    }
+}
+
+/// The difference of `a`'s rating less `b`'s at each point of the history that rated
+/// both (no band: the history keeps each rating's own error, not their covariance).
+fn difference_series(history: &[RatingPoint], a: &str, b: &str) -> Series {
+    let rating = |p: &RatingPoint, bot: &str| {
+        p.ratings
+            .iter()
+            .find(|(name, _, _)| name == bot)
+            .map(|(_, v, _)| *v)
+    };
+    Series {
+        points: history
+            .iter()
+            .filter_map(|p| Some((p.number as f64, rating(p, a)? - rating(p, b)?)))
+            .collect(),
+        band: Vec::new(),
+    }
+}
+
+/// The head-to-head page's content (`/bots/A?vs=B`), from `a`'s side: their score,
+/// games and sets W-D-L, the rating fit's difference with its 95% interval and the
+/// likelihood that `a` is the stronger, the difference over time, their sets.
+pub fn pair_main(
+    a: &BotStanding,
+    b: &BotStanding,
+    st: &Standings,
+    history: &[RatingPoint],
+    sets: &[SetView],
+) -> Markup {
+    let pairs = PairIndex::new(st);
+    let results = pairs.result(&a.name, &b.name);
+    let cmp = pairs.compare(&a.name, &b.name);
+    let sets_wdl = opponents(&st.head_to_head, &a.name)
+        .into_iter()
+        .find(|o| o.0 == b.name)
+        .map(|o| o.3);
+    let difference = difference_series(history, &a.name, &b.name);
+    html! {
+        h2 { (a.name) " vs " (b.name) }
+        p class="pair-links" {
+            (bot_link(&a.name)) " (rank " (a.rank) ") · " (bot_link(&b.name)) " (rank " (b.rank) ") · "
+            a href=(pair_href(&b.name, &a.name)) { "seen from " (b.name) }
+        }
+        @match results {
+            Some((points, games)) => {
+                dl class="pair-figures" {
+                    dt { "score" } dd class="score" { (points[0]) "–" (points[1]) " in points" }
+                    dt { "games W-D-L" } dd class="games" { (wdl(&games)) }
+                    @if let Some(sets) = sets_wdl { dt { "sets W-D-L" } dd class="sets" { (wdl(&sets)) } }
+                    @match cmp {
+                        Some(c) => {
+                            dt { "Elo difference (" (a.name) " − " (b.name) ")" }
+                            dd class="difference" data-value=(c.difference.value) data-low=(c.difference.low) data-high=(c.difference.high) {
+                                (signed(c.difference.value)) " (95% interval " (signed(c.difference.low)) " to " (signed(c.difference.high)) ")"
+                            }
+                            dt { "likelihood that " (a.name) " is the stronger" }
+                            dd class="los" data-los=(c.los) {
+                                (percent(c.los)) " · "
+                                @if c.settled() { "settled: the interval leaves out zero" } @else { "open: the interval holds zero" }
+                            }
+                        }
+                        None => { dt { "Elo difference" } dd { "not rated yet" } }
+                    }
+                }
+            }
+            None => { p { "They have not met yet." } }
+        }
+        h3 { "Difference over time" }
+        p class="muted" { "The rating of " (a.name) " less that of " (b.name) ", in Elo, after each point of the history that rated both (by set number)." }
+        (chart("rating difference over time", "difference-chart", &[difference], &[String::new()], "No ratings of both yet."))
+        h3 { "Their sets" }
+        (sets_table("their sets", sets))
     }
 }
 
@@ -879,7 +1023,8 @@ pub struct BotQuery {
     vs: Option<String>,
 }
 
-/// `/bots/NAME`: a bot's page (`?vs=OTHER`: its sets against OTHER).
+/// `/bots/NAME`: a bot's page (`?vs=OTHER`: the head-to-head page of the two; 404 for
+/// an unknown OTHER or NAME itself).
 pub async fn bot_page(
     State(app): State<Arc<AppState>>,
     Path(name): Path<String>,
@@ -893,12 +1038,34 @@ pub async fn bot_page(
             &format!("no bot named {name:?}"),
         );
     };
-    let sets = match &q.vs {
-        Some(vs) => crate::web::pair_page(&app, &name, vs, None, BOT_SETS).await,
-        None => crate::web::stored_page(&app, Some(name.clone()), None, BOT_SETS).await,
-    };
-    let faulted = crate::web::faulted_sets(&app, &name).await;
     let history = app.reader.rating_history().await.unwrap_or_default();
+    if let Some(vs) = &q.vs {
+        let Some(other) = s
+            .standings
+            .bots
+            .iter()
+            .find(|b| b.name == *vs && b.name != name)
+        else {
+            return problem_page(
+                &app,
+                StatusCode::NOT_FOUND,
+                &format!("no other bot named {vs:?} to compare {name:?} with"),
+            );
+        };
+        return match crate::web::pair_page(&app, &name, vs, None, BOT_SETS).await {
+            Ok(sets) => respond(
+                StatusCode::OK,
+                page(
+                    &format!("{name} vs {vs}"),
+                    &Status::of(&app),
+                    pair_main(line, other, &s.standings, &history, &sets),
+                ),
+            ),
+            Err(e) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
+        };
+    }
+    let sets = crate::web::stored_page(&app, Some(name.clone()), None, BOT_SETS).await;
+    let faulted = crate::web::faulted_sets(&app, &name).await;
     match (sets, faulted) {
         (Ok(sets), Ok(faulted)) => respond(
             StatusCode::OK,
@@ -907,7 +1074,6 @@ pub async fn bot_page(
                 &Status::of(&app),
                 bot_main_with(
                     line,
-                    q.vs.as_deref(),
                     &sets,
                     &faulted,
                     &s.standings.head_to_head,
@@ -994,10 +1160,16 @@ mod tests {
     /// Three bots whose rank order (by points) is not their rating order: x first by
     /// points, y first by rating; z unrated comes last.
     fn standings() -> Standings {
+        // y − x = 30 (−9 to 69): 0.74, but open.
         let pair = |a: &str, b: &str, los: f64| PairComparison {
             a: a.into(),
             b: b.into(),
-            difference: rated(30.0).expect("rated"),
+            difference: RatingView {
+                value: 30.0,
+                std_error: 20.0,
+                low: -9.0,
+                high: 69.0,
+            },
             los,
         };
         let h2h = |a: &str, b: &str, points: [u64; 2], games: Record3| HeadToHead {
@@ -1069,7 +1241,7 @@ mod tests {
                 lost: 1,
             },
         }];
-        let page = bot_main_with(bot, None, &[set_view(2)], &[], &head, &history).into_string();
+        let page = bot_main_with(bot, &[set_view(2)], &[], &head, &history).into_string();
         let rating = &page[page.find("class=\"rating-chart\"").expect("rating chart")..];
         assert!(
             rating.contains("class=\"line s0\" data-points=\"3\""),
@@ -1162,14 +1334,14 @@ mod tests {
         // 3 rows of 3 cells, the diagonal marked.
         assert_eq!(html.matches("<td ").count(), 9);
         assert_eq!(html.matches("class=\"num self\"").count(), 3);
-        // y against x: x's 3-3 seen from y; LoS 0.74 is the seventh shade; x against y
-        // the mirror; z has no rating: no colour; y and z never met: an empty cell.
+        // y against x: x's 3-3 seen from y; LoS 74%, open (the interval holds zero);
+        // x against y the mirror; z has no rating: no colour; y and z never met: an
+        // empty cell.
         assert!(html.contains(
-            "<td class=\"num los7\" data-vs=\"x\" data-points=\"3-3\" data-games=\"6\"><a href=\"/bots/y?vs=x\""
+            "<td class=\"num pair-open\" data-vs=\"x\" data-points=\"3-3\" data-games=\"6\"><a href=\"/bots/y?vs=x\""
         ), "{html}");
-        assert!(html.contains(
-            "<td class=\"num los3\" data-vs=\"y\" data-points=\"3-3\" data-games=\"6\"><a href=\"/bots/x?vs=y\""
-        ), "{html}");
+        assert!(html.contains(">3–3 (6) <span class=\"los\">74%</span></a>"), "{html}");
+        assert!(html.contains(">3–3 (6) <span class=\"los\">26%</span></a>"), "{html}");
         assert!(html.contains(
             "<td class=\"num los-none\" data-vs=\"x\" data-points=\"1-2\" data-games=\"3\"><a href=\"/bots/z?vs=x\""
         ), "{html}");
@@ -1179,19 +1351,72 @@ mod tests {
             "{html}"
         );
         assert!(html.contains(
-            "aria-label=\"y against x: 3–3 in 6 games (3-0-3), likelihood of superiority 0.74\""
+            "aria-label=\"y against x: 3–3 in 6 games (3-0-3), likelihood of superiority 74%, open\""
         ), "{html}");
     }
 
+    /// A pair is settled when its difference's interval leaves out zero, whatever the
+    /// likelihood: 0.97 with an interval across zero is open, 0.9 above it settled.
     #[test]
-    fn a_likelihood_is_coloured_in_tenths() {
-        assert_eq!(los_class(Some(0.0)), "los0");
-        assert_eq!(los_class(Some(0.049)), "los0");
-        assert_eq!(los_class(Some(0.05)), "los1");
-        assert_eq!(los_class(Some(0.5)), "los5");
-        assert_eq!(los_class(Some(1.0)), "los10");
-        assert_eq!(los_class(Some(f64::NAN)), "los-none");
-        assert_eq!(los_class(None), "los-none");
+    fn a_pairs_colour_says_whether_it_is_settled() {
+        let c = |value: f64, low: f64, high: f64, los: f64| {
+            Some(Comparison {
+                difference: RatingView {
+                    value,
+                    std_error: 1.0,
+                    low,
+                    high,
+                },
+                los,
+            })
+        };
+        assert_eq!(pair_class(c(60.0, -2.0, 122.0, 0.97)), "pair-open");
+        assert_eq!(pair_class(c(20.0, 1.0, 39.0, 0.9)), "pair-stronger");
+        assert_eq!(pair_class(c(-20.0, -39.0, -1.0, 0.1)), "pair-weaker");
+        assert_eq!(pair_class(c(f64::NAN, 0.0, 0.0, 0.5)), "los-none");
+        assert_eq!(pair_class(None), "los-none");
+        assert_eq!(percent(0.974), "97%");
+        assert_eq!(percent(0.9996), "> 99%");
+        assert_eq!(percent(0.0004), "< 1%");
+        assert_eq!(percent(1.0), "100%");
+        assert_eq!(percent(0.0), "0%");
+        // Seen from the other side: the difference and its interval turn round.
+        let st = standings();
+        let pairs = PairIndex::new(&st);
+        let x = pairs.compare("x", "y").expect("a fit");
+        assert_eq!(
+            (x.difference.value, x.difference.low, x.difference.high),
+            (-30.0, -69.0, 9.0)
+        );
+        assert!((x.los - 0.26).abs() < 1e-12, "{x:?}");
+    }
+
+    /// The head-to-head page, from the first bot's side: score, games, the difference
+    /// with its interval and the likelihood, as the fit has them.
+    #[test]
+    fn a_pair_page_answers_who_is_stronger() {
+        let st = standings();
+        let history: Vec<RatingPoint> = (1..=3)
+            .map(|n| RatingPoint {
+                number: n,
+                ratings: vec![
+                    ("x".to_string(), 1500.0, 10.0),
+                    ("y".to_string(), 1500.0 + n as f64, 10.0),
+                ],
+            })
+            .collect();
+        let html = pair_main(&st.bots[0], &st.bots[1], &st, &history, &[set_view(2)]).into_string();
+        assert!(html.contains("<h2>x vs y</h2>"), "{html}");
+        assert!(html.contains("<dd class=\"score\">3–3 in points</dd>"), "{html}");
+        assert!(html.contains("<dd class=\"games\">3-0-3</dd>"), "{html}");
+        assert!(html.contains(
+            "<dd class=\"difference\" data-value=\"-30\" data-low=\"-69\" data-high=\"9\">−30 (95% interval −69 to +9)</dd>"
+        ), "{html}");
+        assert!(html.contains("data-los=\"0.26"), "{html}");
+        assert!(html.contains(">26% · open: the interval holds zero</dd>"), "{html}");
+        let chart = &html[html.find("class=\"difference-chart\"").expect("chart")..];
+        assert!(chart.contains("data-points=\"3\""), "{chart}");
+        assert!(html.contains("data-set=\"r1-x-vs-y\""), "{html}");
     }
 
     #[test]
@@ -1214,7 +1439,7 @@ mod tests {
             "stderr": [EVIL, "last"],
         })];
         for html in [
-            bot_main(&st.bots[0], Some("y"), std::slice::from_ref(&set), &faulted).into_string(),
+            bot_main(&st.bots[0], std::slice::from_ref(&set), &faulted).into_string(),
             set_main(&set).into_string(),
         ] {
             assert!(

@@ -2061,6 +2061,41 @@ fn serve_keeps_the_logs_it_is_told_to_and_every_result() {
     assert_same_bots(&read, &served);
 }
 
+/// What `/api/standings` (`st`) says of `a` against `b`, from `a`'s side: the
+/// likelihood that `a` is the stronger, and the 95% interval of rating(a) − rating(b).
+fn pair_from(st: &Value, a: &str, b: &str) -> (f64, f64, f64) {
+    st["ratings"]["pairs"]
+        .as_array()
+        .expect("pairs")
+        .iter()
+        .find_map(|p| {
+            let los = p["los"].as_f64()?;
+            let d = &p["difference"];
+            let (low, high) = (d["low"].as_f64()?, d["high"].as_f64()?);
+            if p["a"] == a && p["b"] == b {
+                Some((los, low, high))
+            } else if p["a"] == b && p["b"] == a {
+                Some((1.0 - los, -high, -low))
+            } else {
+                None
+            }
+        })
+        .unwrap_or_else(|| panic!("no comparison of {a} and {b} in {st}"))
+}
+
+/// A likelihood in whole per cent as the pages write it (`< 1%`, `> 99%` short of 0
+/// and 1).
+fn percent(p: f64) -> String {
+    let r = (p * 100.0).round();
+    if r >= 100.0 && p < 1.0 {
+        "> 99%".to_string()
+    } else if r <= 0.0 && p > 0.0 {
+        "< 1%".to_string()
+    } else {
+        format!("{r:.0}%")
+    }
+}
+
 /// The pages rendered on the server, in Chromium with scripts disabled: the standings
 /// page holds the bots, ranks and points of `/api/standings` exactly, and the
 /// cross-table every pair's score in rating order, a cell per pair of bots, each
@@ -2181,27 +2216,26 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
             let (mine, theirs) = if h["a"] == a { (0, 1) } else { (1, 0) };
             let played = h["games"]["played"].as_u64().expect("played");
             games_in_cells += played;
+            // The fit's comparison seen from the row: the likelihood, the interval.
+            let (p, low, high) = pair_from(&st, a, b);
             assert_eq!(
                 cell["text"],
-                format!("{}–{} ({played})", h["points"][mine], h["points"][theirs]),
+                format!(
+                    "{}–{} ({played}) {}",
+                    h["points"][mine],
+                    h["points"][theirs],
+                    percent(p)
+                ),
                 "{r}"
             );
-            let p = st["ratings"]["pairs"]
-                .as_array()
-                .expect("pairs")
-                .iter()
-                .find_map(|p| {
-                    let los = p["los"].as_f64()?;
-                    if p["a"] == a && p["b"] == *b {
-                        Some(los)
-                    } else if p["a"] == *b && p["b"] == a {
-                        Some(1.0 - los)
-                    } else {
-                        None
-                    }
-                })
-                .expect("a likelihood of superiority");
-            let class = format!("num los{}", (p * 10.0).round() as u32);
+            // Settled (green or red) when the interval leaves out zero, else open.
+            let class = if low > 0.0 {
+                "num pair-stronger"
+            } else if high < 0.0 {
+                "num pair-weaker"
+            } else {
+                "num pair-open"
+            };
             assert_eq!(cell["class"], class, "{r}");
             assert_eq!(
                 cell["href"],
@@ -2229,6 +2263,57 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         (b[0] == "good" && b[1] == "bad") || (b[0] == "bad" && b[1] == "good")
     }));
     assert_eq!(r["/bots/good?vs=bad"]["sets"], Value::Array(listed), "{r}");
+    // The pair's page answers the head-to-head question as /api/standings does: the
+    // difference with its interval and the likelihood, from good's side; their score.
+    let pair = &r["/bots/good?vs=bad"]["pair"];
+    let (p, low, high) = pair_from(&st, "good", "bad");
+    let d = st["ratings"]["pairs"]
+        .as_array()
+        .expect("pairs")
+        .iter()
+        .find_map(|x| {
+            let v = x["difference"]["value"].as_f64()?;
+            if x["a"] == "good" && x["b"] == "bad" {
+                Some(v)
+            } else if x["a"] == "bad" && x["b"] == "good" {
+                Some(-v)
+            } else {
+                None
+            }
+        })
+        .expect("a difference");
+    let close = |seen: &Value, want: f64| {
+        seen.as_str()
+            .and_then(|t| t.parse::<f64>().ok())
+            .is_some_and(|x| (x - want).abs() < 1e-9)
+    };
+    assert!(close(&pair["value"], d), "{d}: {r}");
+    assert!(close(&pair["low"], low), "{low}: {r}");
+    assert!(close(&pair["high"], high), "{high}: {r}");
+    assert!(close(&pair["los"], p), "{p}: {r}");
+    assert!(
+        pair["los_text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with(&format!("{} · ", percent(p)))),
+        "{r}"
+    );
+    let h = st["head_to_head"]
+        .as_array()
+        .expect("head_to_head")
+        .iter()
+        .find(|h| h["a"] == "good" && h["b"] == "bad" || h["a"] == "bad" && h["b"] == "good")
+        .expect("good and bad met");
+    let (mine, theirs) = if h["a"] == "good" { (0, 1) } else { (1, 0) };
+    assert_eq!(
+        pair["score"],
+        format!("{}–{} in points", h["points"][mine], h["points"][theirs]),
+        "{r}"
+    );
+    // An unknown opponent, or the bot itself: not found.
+    for path in ["/bots/good?vs=nobody", "/bots/good?vs=good"] {
+        let (code, body) = server.get(path);
+        assert_eq!(code, 404, "{path}: {body}");
+    }
     // Bot-supplied text is text: the command and the stderr shown as they are.
     let odd = &r["/bots/odd"];
     assert_eq!(odd["title"], "odd", "{r}");

@@ -54,6 +54,15 @@ const READ = `(() => {
       legend: Array.from(f.querySelectorAll("ul.legend li"), text),
     })),
     opponents: all("#view table.opponents tbody tr").map((r) => r.dataset.opponent),
+    // The head-to-head page's answer: the difference, its interval, the likelihood.
+    pair: document.querySelector("#view dl.pair-figures") && {
+      score: (document.querySelector("#view dd.score") || {}).textContent || null,
+      value: (document.querySelector("#view dd.difference") || { dataset: {} }).dataset.value || null,
+      low: (document.querySelector("#view dd.difference") || { dataset: {} }).dataset.low || null,
+      high: (document.querySelector("#view dd.difference") || { dataset: {} }).dataset.high || null,
+      los: (document.querySelector("#view dd.los") || { dataset: {} }).dataset.los || null,
+      los_text: (document.querySelector("#view dd.los") || {}).textContent || null,
+    },
     view: (document.getElementById("view") || {}).textContent || null,
     viewport: (document.querySelector('meta[name="viewport"]') || { content: null }).content,
     scrollers: all("#view div.scroll").length,
