@@ -53,7 +53,8 @@ pub fn set_href(set: &str) -> String {
     format!("/sets/{}", encode(set))
 }
 
-fn replay_href(set: &str) -> String {
+/// A set's replay page.
+pub fn replay_href(set: &str) -> String {
     format!("/sets/{}/replay", encode(set))
 }
 
@@ -915,6 +916,37 @@ pub fn pair_main(
     }
 }
 
+/// The links at the top of a set's replay page (`/sets/SET/replay`), which the server
+/// puts in the viewer's page as it sends it: the dashboard, the set's page, each bot by
+/// its letter and league name, the pair's head-to-head page, and the pair's previous and
+/// next sets' replays (`None`: there is none). A running set (`set` `None`): the
+/// dashboard and its live view. Links only: no script, no style.
+pub fn replay_nav(
+    stem: &str,
+    set: Option<&SetView>,
+    previous: Option<&str>,
+    next: Option<&str>,
+) -> Markup {
+    html! {
+        nav class="serve" aria-label="hus serve" {
+            a href="/" { "← hus serve" }
+            @match set {
+                Some(s) => {
+                    a href=(set_href(&s.set)) { "set " (s.set) }
+                    span { "A: " a class="bot" href=(bot_href(&s.bots[0])) { (s.bots[0]) } }
+                    span { "B: " a class="bot" href=(bot_href(&s.bots[1])) { (s.bots[1]) } }
+                    a href=(pair_href(&s.bots[0], &s.bots[1])) { (s.bots[0]) " vs " (s.bots[1]) }
+                    @if let Some(p) = previous { a rel="prev" href=(replay_href(p)) { "‹ the pair's previous set" } }
+                    @if let Some(n) = next { a rel="next" href=(replay_href(n)) { "the pair's next set ›" } }
+                }
+                None => {
+                    a href=(format!("/#/live/{}", encode(stem))) { "live view of " (stem) }
+                }
+            }
+        }
+    }
+}
+
 /// A set's page's content: its score, seed, games and faults.
 pub fn set_main(s: &SetView) -> Markup {
     html! {
@@ -932,8 +964,11 @@ pub fn set_main(s: &SetView) -> Markup {
                 } }
                 tbody {
                     @for g in &s.games {
-                        tr {
-                            td class="num" { (g.game) }
+                        tr data-game=(g.game) {
+                            td class="num" {
+                                @if s.pruned { (g.game) }
+                                @else { a href=(format!("{}#game={}&ply=0", replay_href(&s.set), g.game)) aria-label=(format!("replay of game {}", g.game)) { (g.game) } }
+                            }
                             td { (g.first) }
                             td { (g.winner.as_deref().unwrap_or("draw")) }
                             td class="num" { (g.points[0]) "–" (g.points[1]) }

@@ -785,6 +785,7 @@ async fn replay(
             app.page_refusals.note(client);
         }
     })?;
+    let html = with_replay_nav(&page.html, &replay_links(&app, &set).await);
     Ok((
         [
             (
@@ -793,9 +794,59 @@ async fn replay(
             ),
             (header::CONTENT_SECURITY_POLICY, page.csp.clone()),
         ],
-        page.html.clone(),
+        html,
     )
         .into_response())
+}
+
+/// The links of a replay page (`html::replay_nav`): the set's, and the pair's
+/// previous and next finished sets (the next one looked for among the sets finished
+/// within two of the league's rounds after it; the pair's page lists them all). A
+/// running set, or a store that does not answer: the links that need no store.
+async fn replay_links(app: &AppState, set: &str) -> maud::Markup {
+    let Ok(Some(view)) = finished_set(app, set).await else {
+        return crate::html::replay_nav(set, None, None, None);
+    };
+    let [a, b] = view.bots.clone();
+    let previous = pair_page(app, &a, &b, Some(view.number), 1)
+        .await
+        .ok()
+        .and_then(|v| v.into_iter().next())
+        .map(|v| v.set);
+    let bots = app.snapshot().standings.bots.len().max(2) as u64;
+    let window = bots * (bots - 1) * 2 + 2;
+    let next = pair_page(
+        app,
+        &a,
+        &b,
+        Some(view.number + window + 1),
+        window as usize,
+    )
+    .await
+    .ok()
+    .and_then(|v| {
+        v.into_iter()
+            .filter(|s| s.number > view.number)
+            .min_by_key(|s| s.number)
+    })
+    .map(|v| v.set);
+    crate::html::replay_nav(set, Some(&view), previous.as_deref(), next.as_deref())
+}
+
+/// The viewer's page with `nav` first in its body.
+fn with_replay_nav(page: &[u8], nav: &maud::Markup) -> Vec<u8> {
+    const BODY: &[u8] = b"<body>";
+    let nav = nav.0.as_bytes();
+    let Some(at) = page.windows(BODY.len()).position(|w| w == BODY) else {
+        return page.to_vec();
+    };
+    let at = at + BODY.len();
+    let mut out = Vec::with_capacity(page.len() + nav.len() + 1);
+    out.extend_from_slice(&page[..at]);
+    out.push(b'\n');
+    out.extend_from_slice(nav);
+    out.extend_from_slice(&page[at..]);
+    out
 }
 
 /// The refusal of a page of `moves` moves, over `max`.

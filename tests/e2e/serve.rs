@@ -2517,11 +2517,53 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
         for path in &paths {
             let page = &r[width]["pages"][path.as_str()];
             assert_eq!(page["text_has_null"], false, "{width} {path}: {r}");
+            // No wider than the window (a phone's window does not widen with the page).
+            assert_eq!(page["window_width"].as_u64(), width.parse().ok(), "{width} {path}: {r}");
+            assert!(
+                page["page_width"].as_u64() <= page["window_width"].as_u64(),
+                "{width} {path}: {r}"
+            );
             let links = page["links"].as_object().expect("links");
+            assert!(!links.is_empty(), "{width} {path}: {r}");
             for (link, status) in links {
                 assert_eq!(status, 200, "{width} {path} links to {link}: {r}");
             }
         }
+        // The replay page: one numbering of plies (after 3 plies the label says ply 3
+        // and the list marks move 3), n and p for the next and the previous game, the
+        // server's links: the dashboard, the set, both bots by league name, the pair.
+        let replay = &r[width]["pages"][paths[4].as_str()]["replay"];
+        assert_eq!(replay["at3"]["ply"], "3", "{r}");
+        assert!(
+            replay["at3"]["label"]
+                .as_str()
+                .is_some_and(|l| l.starts_with("ply 3 of ")),
+            "{r}"
+        );
+        assert_eq!(replay["at3"]["current"], "3.", "{r}");
+        assert_eq!((&replay["after_n"], &replay["after_p"]), (&Value::from("2"), &Value::from("1")), "{r}");
+        let view = server.json(&format!("/api/sets/{set}"));
+        let nav: Vec<String> = replay["nav"]
+            .as_array()
+            .expect("nav")
+            .iter()
+            .map(|a| a.as_str().unwrap_or("").to_string())
+            .collect();
+        let (a, b) = (
+            view["bots"][0].as_str().expect("a"),
+            view["bots"][1].as_str().expect("b"),
+        );
+        assert_eq!(
+            nav[..5],
+            [
+                "← hus serve".to_string(),
+                format!("set {set}"),
+                a.to_string(),
+                b.to_string(),
+                format!("{a} vs {b}")
+            ],
+            "{r}"
+        );
     }
     let (code, said) = server.stop();
     assert_eq!(code, 0, "{said}");

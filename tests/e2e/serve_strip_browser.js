@@ -52,25 +52,50 @@ const BURST = `(() => {
   return { before, two, many };
 })()`;
 
-const PAGE = `(async () => {
-  const links = Array.from(new Set(Array.from(document.querySelectorAll("a[href]"), (a) => a.href)))
-    .filter((h) => h.startsWith(location.origin + "/") && !new URL(h).hash);
-  const status = {};
-  for (const h of links) {
-    try { status[h.slice(location.origin.length)] = (await fetch(h)).status; }
-    catch (e) { status[h.slice(location.origin.length)] = String(e); }
-  }
+// The links are fetched from the dashboard afterwards: a replay page's policy lets it
+// fetch nothing.
+const PAGE = `(() => {
+  // Each address once, without its hash (a game of a replay, a live view).
+  const links = Array.from(new Set(Array.from(document.querySelectorAll("a[href]"), (a) => a.href.split("#")[0])))
+    .filter((h) => h.startsWith(location.origin + "/"))
+    .map((h) => h.slice(location.origin.length));
   return {
     text_has_null: /\\bnull\\b/.test(document.body.innerText),
     window_width: window.innerWidth,
     page_width: document.documentElement.scrollWidth,
     title: document.title,
-    links: status,
+    links,
   };
+})()`;
+
+// The status of each of these paths, fetched once.
+const FETCH = (paths) => `(async () => {
+  const status = {};
+  for (const p of ${JSON.stringify(paths)}) {
+    try { status[p] = (await fetch(p)).status; } catch (e) { status[p] = String(e); }
+  }
+  return status;
 })()`;
 
 // What the script is doing, on stderr (shown when the test fails).
 const step = (what) => process.stderr.write(new Date().toISOString() + " " + what + "\n");
+
+// On a replay page: the position after 3 plies of game 1 (its label, the move the
+// list marks), the game after the key n and then p, the server's links on top.
+const REPLAY = `(async () => {
+  const wait = async (test) => { for (let i = 0; i < 200 && !test(); i++) await new Promise((r) => setTimeout(r, 25)); };
+  location.hash = "#game=1&ply=3";
+  await wait(() => document.body.dataset.ply === "3");
+  const current = document.querySelector("#moves li.current");
+  const at3 = { ply: document.body.dataset.ply, label: document.getElementById("ply-label").textContent,
+                current: current ? current.textContent.split(" ")[0] : null };
+  const key = (k) => document.body.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true }));
+  key("n");
+  const after_n = document.body.dataset.game;
+  key("p");
+  const after_p = document.body.dataset.game;
+  return { at3, after_n, after_p, nav: Array.from(document.querySelectorAll("nav.serve a"), (a) => a.textContent) };
+})()`;
 
 async function load(tab, url) {
   step("loading " + url);
@@ -95,7 +120,13 @@ async function main() {
       await sleep(300);
       step("reading " + path + " and fetching its links");
       pages[path] = await tab.evaluate(PAGE);
+      if (path.endsWith("/replay")) pages[path].replay = await tab.evaluate(REPLAY);
     }
+    step("fetching the links");
+    await load(tab, origin + "/");
+    const all = Array.from(new Set(Object.values(pages).flatMap((p) => p.links)));
+    const status = await tab.evaluate(FETCH(all));
+    for (const p of Object.values(pages)) p.links = Object.fromEntries(p.links.map((l) => [l, status[l]]));
     out[width] = { strip, pages };
     await tab.close();
   }
