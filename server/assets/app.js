@@ -142,6 +142,8 @@ function liveCard(set, bots) {
     botOf: [0, 1], // the bot (0 = A, 1 = B) of each engine player in this game
     ms: [null, null], moves: [], result: "", state: "playing", drawn: null, since: Date.now(),
     time: null, // the header's time control
+    planned: 0, // the games the set plays (the header's)
+    points: [0, 0], // A's and B's points in the games finished so far
     clocks: null, // with a clock: each bot's milliseconds left, after its last move
   };
   live.set(set, entry);
@@ -198,6 +200,32 @@ function clocksLine(e) {
     el("span", { class: "live-clock", "data-bot": 1, "data-ms": e.clocks[1] }, e.bots[1] + " " + clockTime(e.clocks[1])));
 }
 
+// The time control in words.
+function timeControl(t) {
+  if (!t) return null;
+  if (t.mode === "clock") return "clock " + clockTime(t.base_ms) + " + " + clockTime(t.increment_ms) + " a move";
+  if (t.mode === "per-move") return clockTime(t.move_ms) + " a move";
+  return null;
+}
+
+// `game N of M` (of M once the header said it).
+function gameOf(e) {
+  return [el("span", { class: "live-game" }, e.game), e.planned ? " of " + e.planned : ""];
+}
+
+// The set's score so far, A's points first: `alpha 3–1 greedy`.
+function scoreLine(e) {
+  return el("span", { class: "live-score", "data-points": e.points[0] + "-" + e.points[1] },
+    e.bots[0] + " " + e.points[0] + "–" + e.points[1] + " " + e.bots[1]);
+}
+
+// How a set ended, in words, with its score: `finished: alpha 3–1 greedy, alpha wins`.
+function setResult(e, how) {
+  const [a, b] = e.points;
+  const who = a > b ? e.bots[0] + " wins" : b > a ? e.bots[1] + " wins" : "drawn";
+  return "set " + how + ": " + e.bots[0] + " " + a + "–" + b + " " + e.bots[1] + (how === "finished" ? ", " + who : "");
+}
+
 // A bot's league name (a link when `links`) and, if it announced another, that name.
 function liveBot(e, i, links) {
   const a = e.announced[i];
@@ -216,8 +244,9 @@ function renderCard(set) {
   } else {
     fill(e.node,
       el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
-      el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", el("span", { class: "live-game" }, e.game),
+      el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", ...gameOf(e),
         ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result)),
+      el("p", {}, scoreLine(e)),
       drawLive(e, e, false),
       moveTimes(e),
       clocksLine(e));
@@ -250,7 +279,8 @@ function forgetDone(set) {
 
 // The live view of one set (#/live/SET): its board, large, with the game's moves and
 // their times, updated as the card is; the replay once the set is over.
-const focusBoard = { drawn: null };
+// `entry`: the set it shows, kept there after its card is gone (the result stays).
+const focusBoard = { drawn: null, set: null, entry: null };
 
 // On the live view the other cards are hidden (body.live-view): the set is the page.
 function markLiveView() {
@@ -261,6 +291,7 @@ window.addEventListener("hashchange", markLiveView);
 function showLive(view, set) {
   markLiveView();
   focusBoard.drawn = null;
+  if (focusBoard.set !== set) Object.assign(focusBoard, { set, entry: null });
   view.replaceChildren(el("section", { id: "live-focus", "data-set": set }));
   renderFocus(set);
 }
@@ -268,7 +299,8 @@ function showLive(view, set) {
 function renderFocus(set) {
   const node = document.getElementById("live-focus");
   if (!node || node.dataset.set !== set) return;
-  const e = live.get(set) || done.get(set);
+  const e = live.get(set) || done.get(set) || (focusBoard.set === set ? focusBoard.entry : null);
+  if (e) focusBoard.entry = e;
   if (!e) {
     fill(node, el("h2", {}, set),
       el("p", {}, liveRead ? "This server is not playing this set now: " : "connecting…",
@@ -278,12 +310,15 @@ function renderFocus(set) {
   }
   const names = (b) => e.bots[b];
   const shown = e.moves.slice(-60);
+  document.title = (e.state === "playing" ? "live: " : e.state + ": ") + e.bots[0] + " vs " + e.bots[1] + " (" + set + ") · hus serve";
+  const time = timeControl(e.time);
   fill(node,
     el("h2", {}, set, el("span", { class: "muted" }, " · " + (e.state === "playing" ? "live" : e.state))),
-    el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", el("span", { class: "live-game" }, e.game),
+    el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", ...gameOf(e),
       ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result),
       " · ", el("a", { href: replayHref(set), class: "replay" }, e.state === "finished" ? "replay" : "replay so far"),
       " · ", el("a", { href: "#/" }, "all live games")),
+    el("p", {}, "score: ", scoreLine(e), time ? " · " : "", time ? el("span", { class: "live-time" }, time) : null),
     drawLive(e, focusBoard, true),
     moveTimes(e),
     clocksLine(e),
@@ -335,7 +370,7 @@ function onEvent(ev) {
       e.state = ev.how;
       e.over = true;
       e.node.setAttribute("data-state", ev.how);
-      e.result = "set " + ev.how;
+      e.result = setResult(e, ev.how);
       // A finished set stays in view a little; its card then opens its replay.
       if (ev.how === "finished") {
         e.node.setAttribute("href", replayHref(set));
@@ -349,7 +384,7 @@ function onEvent(ev) {
   } else {
     const e = live.get(set);
     if (!e) return;
-    if (ev.type === "header") e.time = ev.time;
+    if (ev.type === "header") { e.time = ev.time; e.planned = ev.games || 0; }
     if (ev.type === "ready" && ev.bot < 2) e.announced[ev.bot] = ev.name;
     if (ev.type === "game-start") {
       Object.assign(e, { game: ev.game, ply: 0, moves: [], move: null, over: false, result: "" });
@@ -376,6 +411,7 @@ function onEvent(ev) {
       if (e.moves.length > 1000) e.moves.shift();
     }
     if (ev.type === "game-end") {
+      if (Array.isArray(ev.points)) e.points = [e.points[0] + ev.points[0], e.points[1] + ev.points[1]];
       e.over = true;
       e.result = "game over: " + ev.reason;
       e.node.setAttribute("data-game-over", ev.game);
@@ -390,7 +426,10 @@ function fromSnapshot(s) {
   const e = liveCard(s.set, s.bots);
   e.announced = s.announced;
   e.time = s.time;
+  e.planned = s.games_planned || 0;
   for (const ev of s.events) onEvent(ev);
+  // The snapshot's score counts every game that ended, the current one's events' too.
+  e.points = (s.points || [0, 0]).slice();
   e.game = s.game;
   renderCard(s.set);
   return e;

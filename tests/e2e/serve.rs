@@ -801,6 +801,54 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         serde_json::json!({"hash": format!("#/live/{set}"), "set": set, "title": set, "pits": 32}),
         "{r}"
     );
+    // The live view opened directly while the set ran: the set, its game of 2, a
+    // title of its own; not "not playing".
+    let direct = &r["direct"];
+    assert_eq!(direct["set"], set, "{r}");
+    let game = direct["game"].as_u64().expect("a game");
+    assert!(
+        direct["of"]
+            .as_str()
+            .is_some_and(|t| t.contains(&format!("game {game} of 2"))),
+        "{r}"
+    );
+    assert!(
+        direct["text"]
+            .as_str()
+            .is_some_and(|t| !t.contains("not playing")),
+        "{r}"
+    );
+    let (a, b) = (
+        listed["bots"][0].as_str().expect("a"),
+        listed["bots"][1].as_str().expect("b"),
+    );
+    assert!(
+        direct["title"]
+            .as_str()
+            .is_some_and(|t| t.ends_with(&format!("{a} vs {b} ({set}) · hus serve"))),
+        "{r}"
+    );
+    // Once over, the live view says the set's result and its score, as the API has it.
+    let (pa, pb) = (
+        listed["points"][0].as_u64().expect("points"),
+        listed["points"][1].as_u64().expect("points"),
+    );
+    let who = match pa.cmp(&pb) {
+        std::cmp::Ordering::Greater => format!("{a} wins"),
+        std::cmp::Ordering::Less => format!("{b} wins"),
+        std::cmp::Ordering::Equal => "drawn".to_string(),
+    };
+    assert_eq!(
+        r["ended"]["result"],
+        format!("set finished: {a} {pa}–{pb} {b}, {who}"),
+        "{r}"
+    );
+    assert_eq!(r["ended"]["score"], format!("{pa}-{pb}"), "{r}");
+    assert_eq!(
+        r["ended"]["title"],
+        format!("finished: {a} vs {b} ({set}) · hus serve"),
+        "{r}"
+    );
     // Its board, drawn by HusBoard and captured twice: each time the position the log
     // has at the game and ply the card showed (2 x 16 pits, 48 seeds), and not the same;
     // with them the clocks it showed, each 60 s less the bot's time in the game's moves
