@@ -1107,13 +1107,7 @@ pub async fn bot_page(
             page(
                 &name,
                 &Status::of(&app),
-                bot_main_with(
-                    line,
-                    &sets,
-                    &faulted,
-                    &s.standings.head_to_head,
-                    &history,
-                ),
+                bot_main_with(line, &sets, &faulted, &s.standings.head_to_head, &history),
             ),
         ),
         (Err(e), _) | (_, Err(e)) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
@@ -1375,8 +1369,14 @@ mod tests {
         assert!(html.contains(
             "<td class=\"num pair-open\" data-vs=\"x\" data-points=\"3-3\" data-games=\"6\"><a href=\"/bots/y?vs=x\""
         ), "{html}");
-        assert!(html.contains(">3–3 (6) <span class=\"los\">74%</span></a>"), "{html}");
-        assert!(html.contains(">3–3 (6) <span class=\"los\">26%</span></a>"), "{html}");
+        assert!(
+            html.contains(">3–3 (6) <span class=\"los\">74%</span></a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(">3–3 (6) <span class=\"los\">26%</span></a>"),
+            "{html}"
+        );
         assert!(html.contains(
             "<td class=\"num los-none\" data-vs=\"x\" data-points=\"1-2\" data-games=\"3\"><a href=\"/bots/z?vs=x\""
         ), "{html}");
@@ -1442,13 +1442,19 @@ mod tests {
             .collect();
         let html = pair_main(&st.bots[0], &st.bots[1], &st, &history, &[set_view(2)]).into_string();
         assert!(html.contains("<h2>x vs y</h2>"), "{html}");
-        assert!(html.contains("<dd class=\"score\">3–3 in points</dd>"), "{html}");
+        assert!(
+            html.contains("<dd class=\"score\">3–3 in points</dd>"),
+            "{html}"
+        );
         assert!(html.contains("<dd class=\"games\">3-0-3</dd>"), "{html}");
         assert!(html.contains(
             "<dd class=\"difference\" data-value=\"-30\" data-low=\"-69\" data-high=\"9\">−30 (95% interval −69 to +9)</dd>"
         ), "{html}");
         assert!(html.contains("data-los=\"0.26"), "{html}");
-        assert!(html.contains(">26% · open: the interval holds zero</dd>"), "{html}");
+        assert!(
+            html.contains(">26% · open: the interval holds zero</dd>"),
+            "{html}"
+        );
         let chart = &html[html.find("class=\"difference-chart\"").expect("chart")..];
         assert!(chart.contains("data-points=\"3\""), "{chart}");
         assert!(html.contains("data-set=\"r1-x-vs-y\""), "{html}");

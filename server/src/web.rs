@@ -815,21 +815,15 @@ async fn replay_links(app: &AppState, set: &str) -> maud::Markup {
         .map(|v| v.set);
     let bots = app.snapshot().standings.bots.len().max(2) as u64;
     let window = bots * (bots - 1) * 2 + 2;
-    let next = pair_page(
-        app,
-        &a,
-        &b,
-        Some(view.number + window + 1),
-        window as usize,
-    )
-    .await
-    .ok()
-    .and_then(|v| {
-        v.into_iter()
-            .filter(|s| s.number > view.number)
-            .min_by_key(|s| s.number)
-    })
-    .map(|v| v.set);
+    let next = pair_page(app, &a, &b, Some(view.number + window + 1), window as usize)
+        .await
+        .ok()
+        .and_then(|v| {
+            v.into_iter()
+                .filter(|s| s.number > view.number)
+                .min_by_key(|s| s.number)
+        })
+        .map(|v| v.set);
     crate::html::replay_nav(set, Some(&view), previous.as_deref(), next.as_deref())
 }
 

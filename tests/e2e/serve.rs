@@ -2566,7 +2566,11 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
             let page = &r[width]["pages"][path.as_str()];
             assert_eq!(page["text_has_null"], false, "{width} {path}: {r}");
             // No wider than the window (a phone's window does not widen with the page).
-            assert_eq!(page["window_width"].as_u64(), width.parse().ok(), "{width} {path}: {r}");
+            assert_eq!(
+                page["window_width"].as_u64(),
+                width.parse().ok(),
+                "{width} {path}: {r}"
+            );
             assert!(
                 page["page_width"].as_u64() <= page["window_width"].as_u64(),
                 "{width} {path}: {r}"
@@ -2589,7 +2593,11 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
             "{r}"
         );
         assert_eq!(replay["at3"]["current"], "3.", "{r}");
-        assert_eq!((&replay["after_n"], &replay["after_p"]), (&Value::from("2"), &Value::from("1")), "{r}");
+        assert_eq!(
+            (&replay["after_n"], &replay["after_p"]),
+            (&Value::from("2"), &Value::from("1")),
+            "{r}"
+        );
         let view = server.json(&format!("/api/sets/{set}"));
         let nav: Vec<String> = replay["nav"]
             .as_array()
