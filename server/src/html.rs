@@ -15,7 +15,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use league::{BotStanding, HeadToHead, RatingPoint, RatingView, Standings, WorkerRow};
+use league::{BotStanding, HeadToHead, RatingPoint, RatingView, RatingsView, Standings, WorkerRow};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Deserialize;
@@ -322,6 +322,31 @@ impl<'s> PairIndex<'s> {
             los: 1.0 - los,
         })
     }
+}
+
+/// `a` against `b` as the rating fit `ratings` has it, from `a`'s side (a scan of its
+/// pairs: for one bot's opponents; the cross-table's n² cells use [`PairIndex`]).
+pub fn compare_in(ratings: Option<&RatingsView>, a: &str, b: &str) -> Option<Comparison> {
+    ratings?.pairs.iter().find_map(|p| {
+        if p.a == a && p.b == b {
+            Some(Comparison {
+                difference: p.difference,
+                los: p.los,
+            })
+        } else if p.a == b && p.b == a {
+            Some(Comparison {
+                difference: RatingView {
+                    value: -p.difference.value,
+                    std_error: p.difference.std_error,
+                    low: -p.difference.high,
+                    high: -p.difference.low,
+                },
+                los: 1.0 - p.los,
+            })
+        } else {
+            None
+        }
+    })
 }
 
 /// The colour class of a pair's cell, from the row's side: `pair-stronger` or
@@ -656,7 +681,7 @@ pub fn standings_main(
 /// A bot's page's content: its figures, faults by kind, its latest faulted sets with
 /// the end of their stderr, and its sets.
 pub fn bot_main(b: &BotStanding, sets: &[SetView], faulted: &[Value]) -> Markup {
-    bot_main_with(b, sets, faulted, &[], &[])
+    bot_main_with(b, sets, faulted, &[], None, &[], 0)
 }
 
 /// The opponents' rows of the cross-table for `bot`: (opponent, its points, the
@@ -715,6 +740,7 @@ fn bot_charts(
     b: &BotStanding,
     sets: &[SetView],
     head_to_head: &[HeadToHead],
+    ratings: Option<&RatingsView>,
     history: &[RatingPoint],
 ) -> Markup {
     let rating = history_series(history, &b.name);
@@ -754,16 +780,28 @@ fn bot_charts(
                     thead { tr {
                         th scope="col" { "opponent" } th class="num" scope="col" { "points" }
                         th class="num" scope="col" { "games W-D-L" } th class="num" scope="col" { "sets W-D-L" }
+                        th class="num" scope="col" { "Elo difference (95%)" }
+                        th class="num" scope="col" { "likelihood stronger" }
                         th scope="col" { "" }
                     } }
                     tbody {
                         @for (other, points, games, sets) in &opponents {
+                            @let cmp = compare_in(ratings, &b.name, other);
                             tr data-opponent=(other) {
                                 td { (bot_link(other)) }
                                 td class="num" { (points[0]) "–" (points[1]) }
                                 td class="num" { (wdl(games)) }
                                 td class="num" { (wdl(sets)) }
-                                td { a href=(pair_href(&b.name, other)) { "the sets" } }
+                                @match cmp {
+                                    Some(c) => {
+                                        td class="num difference" data-value=(c.difference.value) {
+                                            (signed(c.difference.value)) " (" (signed(c.difference.low)) " to " (signed(c.difference.high)) ")"
+                                        }
+                                        td class={ "num los " (pair_class(cmp)) } data-los=(c.los) { (percent(c.los)) }
+                                    }
+                                    None => { td class="num" { "–" } td class="num" { "–" } }
+                                }
+                                td { a href=(pair_href(&b.name, other)) aria-label=(format!("{} against {}", b.name, other)) { "head to head" } }
                             }
                         }
                     }
@@ -798,12 +836,15 @@ pub fn bot_main_with(
     sets: &[SetView],
     faulted: &[Value],
     head_to_head: &[HeadToHead],
+    ratings: Option<&RatingsView>,
     history: &[RatingPoint],
+    bots: usize,
 ) -> Markup {
     html! {
         h2 { (b.name) }
         p { "command: " code { (b.command) } @if !b.active { " (removed)" } }
         p {
+            span class="rank" data-rank=(b.rank) { "rank " (b.rank) @if bots > 0 { " of " (bots) } } "; "
             "rating " (rating(b)) "; games " (wdl(&b.games)) "; sets " (wdl(&b.sets)) "; "
             (b.moves) " moves, mean " (fmt(b.mean_move_ms, 2)) " ms per move"
         }
@@ -831,12 +872,15 @@ pub fn bot_main_with(
                         }
                     }
                     @if let Some(lines) = f["stderr"].as_array() {
+                        // The file holds the whole set's stderr, every game's: its end
+                        // need not be the faulted game's.
+                        p class="muted" { "The end of its stderr in this set (all its games):" }
                         pre class="stderr" { @for l in lines { (l.as_str().unwrap_or("")) "\n" } }
                     }
                 }
             }
         }
-        (bot_charts(b, sets, head_to_head, history))
+        (bot_charts(b, sets, head_to_head, ratings, history))
         h3 { "Sets" }
         (sets_table("sets", sets))
     }
@@ -1107,7 +1151,15 @@ pub async fn bot_page(
             page(
                 &name,
                 &Status::of(&app),
-                bot_main_with(line, &sets, &faulted, &s.standings.head_to_head, &history),
+                bot_main_with(
+                    line,
+                    &sets,
+                    &faulted,
+                    &s.standings.head_to_head,
+                    s.standings.ratings.as_ref(),
+                    &history,
+                    s.standings.bots.len(),
+                ),
             ),
         ),
         (Err(e), _) | (_, Err(e)) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
@@ -1270,7 +1322,20 @@ mod tests {
                 lost: 1,
             },
         }];
-        let page = bot_main_with(bot, &[set_view(2)], &[], &head, &history).into_string();
+        let page = bot_main_with(
+            bot,
+            &[set_view(2)],
+            &[],
+            &head,
+            st.ratings.as_ref(),
+            &history,
+            st.bots.len(),
+        )
+        .into_string();
+        assert!(
+            page.contains("<span class=\"rank\" data-rank=\"1\">rank 1 of 3</span>"),
+            "{page}"
+        );
         let rating = &page[page.find("class=\"rating-chart\"").expect("rating chart")..];
         assert!(
             rating.contains("class=\"line s0\" data-points=\"3\""),
@@ -1285,6 +1350,13 @@ mod tests {
         assert!(row.contains(">2–5<"), "{row}");
         assert!(row.contains(">3-1-4<"), "{row}");
         assert!(row.contains(">1-0-1<"), "{row}");
+        // x against y as the fit has it: −30 (−69 to +9), 26%, open.
+        assert!(row.contains(">−30 (−69 to +9)<"), "{row}");
+        assert!(
+            row.contains("<td class=\"num los pair-open\" data-los=\"0.26"),
+            "{row}"
+        );
+        assert!(row.contains(">26%<"), "{row}");
         // The standings page: a line per rated bot (two, in rating order) and the
         // advantage's, each with its points.
         let main = standings_main(&st, &[], 0, &[], None, &[], &history).into_string();

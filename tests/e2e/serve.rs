@@ -2468,6 +2468,18 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     let mut others: Vec<&str> = vec!["good", "odd"];
     others.sort_by_key(|o| rated.iter().position(|b| b == o));
     assert_eq!(bad["opponents"], serde_json::json!(others), "{r}");
+    // Its rank, and each opponent's likelihood as /api/standings has it.
+    let api_bad = bots.iter().find(|b| b["name"] == "bad").expect("bad");
+    assert_eq!(bad["rank"], api_bad["rank"].to_string(), "{r}");
+    for row in bad["opponent_fit"].as_array().expect("rows") {
+        let other = row["opponent"].as_str().expect("opponent");
+        let (p, _, _) = pair_from(&st, "bad", other);
+        let seen: f64 = row["los"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .expect("a likelihood");
+        assert!((seen - p).abs() < 1e-9, "{other}: {p}: {r}");
+    }
     r.as_object_mut().expect("pages").remove("phone");
     r.as_object_mut().expect("pages").remove("focused");
     for page in r.as_object().expect("pages").values() {

@@ -54,6 +54,13 @@ const READ = `(() => {
       legend: Array.from(f.querySelectorAll("ul.legend li"), text),
     })),
     opponents: all("#view table.opponents tbody tr").map((r) => r.dataset.opponent),
+    // A bot page's rank, and each opponent's difference and likelihood as written.
+    rank: (document.querySelector("#view .rank") || { dataset: {} }).dataset.rank || null,
+    opponent_fit: all("#view table.opponents tbody tr").map((r) => ({
+      opponent: r.dataset.opponent,
+      value: (r.querySelector("td.difference") || { dataset: {} }).dataset.value || null,
+      los: (r.querySelector("td.los") || { dataset: {} }).dataset.los || null,
+    })),
     // The head-to-head page's answer: the difference, its interval, the likelihood.
     pair: document.querySelector("#view dl.pair-figures") && {
       score: (document.querySelector("#view dd.score") || {}).textContent || null,
