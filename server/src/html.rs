@@ -587,8 +587,15 @@ pub fn workers_main(workers: &[WorkerRow], stuck: Option<&str>) -> Markup {
 /// A chart with its legend: the SVG (numbers only, `charts::line_chart`), then the
 /// series' names as escaped text, each with its colour's swatch; a sentence instead
 /// when there is nothing to draw yet.
-fn chart(label: &str, class: &str, series: &[Series], names: &[String], none: &str) -> Markup {
-    match charts::line_chart(series, class) {
+fn chart(
+    label: &str,
+    class: &str,
+    axes: &charts::Axes,
+    series: &[Series],
+    names: &[String],
+    none: &str,
+) -> Markup {
+    match charts::line_chart(series, class, axes) {
         None => html! { p class="muted" { (none) } },
         Some(svg) => html! {
             figure class="chart" aria-label=(label) {
@@ -604,6 +611,17 @@ fn chart(label: &str, class: &str, series: &[Series], names: &[String], none: &s
                 }
             }
         },
+    }
+}
+
+/// The axes of a chart over the rating history or a bot's sets: set numbers across,
+/// `y` up (a count when `counts`).
+fn by_set<'a>(y: &'a str, counts: bool) -> charts::Axes<'a> {
+    charts::Axes {
+        x: "set number",
+        y,
+        whole_x: true,
+        counts,
     }
 }
 
@@ -626,12 +644,24 @@ pub fn history_charts(history: &[RatingPoint], bots: &[&str]) -> Markup {
     let series: Vec<Series> = bots.iter().map(|b| history_series(history, b)).collect();
     let names: Vec<String> = bots.iter().map(|b| b.to_string()).collect();
     let advantage = history_series(history, "");
+    // Close bots apart: each one's difference from the leader (the first of `bots`).
+    let behind: Vec<Series> = bots
+        .iter()
+        .skip(1)
+        .map(|b| difference_series(history, b, bots[0]))
+        .collect();
+    let behind_names: Vec<String> = bots.iter().skip(1).map(|b| b.to_string()).collect();
     html! {
         h3 { "Ratings over time" }
-        p class="muted" { "Each bot's rating after each point of the history (the set number below), with its 95% interval." }
-        (chart("ratings over time", "rating-chart", &series, &names, "No ratings yet."))
+        p class="muted" { "Each bot's rating after each point of the history (the set number below), with its 95% interval; a point's value under the pointer." }
+        (chart("ratings over time", "rating-chart", &by_set("rating (Elo)", false), &series, &names, "No ratings yet."))
+        @if let (Some(leader), false) = (bots.first(), behind.is_empty()) {
+            h3 { "Behind the leader" }
+            p class="muted" { "Each bot's rating less that of " (leader) " (the leader now), after each point of the history: close bots apart." }
+            (chart("ratings less the leader's", "behind-chart", &by_set(&format!("difference from {leader} (Elo)"), false), &behind, &behind_names, "No ratings yet."))
+        }
         h3 { "First-move advantage over time" }
-        (chart("first-move advantage over time", "advantage-chart", &[advantage], &[String::new()], "No ratings yet."))
+        (chart("first-move advantage over time", "advantage-chart", &by_set("advantage (Elo)", false), &[advantage], &[String::new()], "No ratings yet."))
     }
 }
 
@@ -772,7 +802,7 @@ fn bot_charts(
     let opponents = opponents(head_to_head, &b.name);
     html! {
         h3 { "Rating over time" }
-        (chart("rating over time", "rating-chart", &[rating], &[String::new()], "No rating yet."))
+        (chart("rating over time", "rating-chart", &by_set("rating (Elo)", false), &[rating], &[String::new()], "No rating yet."))
         @if !opponents.is_empty() {
             h3 { "Against each opponent" }
             (scroller("results against each opponent", html! {
@@ -810,9 +840,9 @@ fn bot_charts(
         }
         h3 { "Mean move time per set" }
         p class="muted" { "Milliseconds per move in each of its latest sets (by set number)." }
-        (chart("mean move time per set", "time-chart", &[times], &[String::new()], "No moves yet."))
+        (chart("mean move time per set", "time-chart", &by_set("ms per move", true), &[times], &[String::new()], "No moves yet."))
         h3 { "Faults per set" }
-        (chart("faults per set", "fault-chart", &[faults], &[String::new()], "No sets yet."))
+        (chart("faults per set", "fault-chart", &by_set("faults in the set", true), &[faults], &[String::new()], "No sets yet."))
         @if !means.is_empty() {
             h3 { "Move times" }
             (scroller("distribution of mean move times", html! {
@@ -954,7 +984,7 @@ pub fn pair_main(
         }
         h3 { "Difference over time" }
         p class="muted" { "The rating of " (a.name) " less that of " (b.name) ", in Elo, after each point of the history that rated both (by set number)." }
-        (chart("rating difference over time", "difference-chart", &[difference], &[String::new()], "No ratings of both yet."))
+        (chart("rating difference over time", "difference-chart", &by_set("difference (Elo)", false), &[difference], &[String::new()], "No ratings of both yet."))
         h3 { "Their sets" }
         (sets_table("their sets", sets))
     }

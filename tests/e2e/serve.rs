@@ -2450,14 +2450,26 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         .map(|b| b["name"].as_str().expect("name").to_string())
         .collect();
     let charts = r["/"]["charts"].as_array().expect("charts");
-    assert_eq!(charts.len(), 2, "{r}");
+    assert_eq!(charts.len(), 3, "{r}");
     assert_eq!(charts[0]["label"], "ratings over time");
     assert_eq!(charts[0]["legend"], serde_json::json!(rated), "{r}");
     let lines: Vec<u64> = rated.iter().map(|b| count(b)).collect();
     assert_eq!(charts[0]["lines"], serde_json::json!(lines), "{r}");
     assert!(lines.iter().all(|&n| n >= 1), "{history}");
-    assert_eq!(charts[1]["label"], "first-move advantage over time");
-    assert_eq!(charts[1]["lines"], serde_json::json!([points.len()]), "{r}");
+    // Behind the leader (the first in rating order): a line per other bot, through
+    // the points that rated both.
+    assert_eq!(charts[1]["label"], "ratings less the leader's");
+    assert_eq!(charts[1]["legend"], serde_json::json!(rated[1..]), "{r}");
+    let both = |b: &str| -> u64 {
+        points
+            .iter()
+            .filter(|p| !p["bots"][b].is_null() && !p["bots"][&rated[0]].is_null())
+            .count() as u64
+    };
+    let behind: Vec<u64> = rated[1..].iter().map(|b| both(b)).collect();
+    assert_eq!(charts[1]["lines"], serde_json::json!(behind), "{r}");
+    assert_eq!(charts[2]["label"], "first-move advantage over time");
+    assert_eq!(charts[2]["lines"], serde_json::json!([points.len()]), "{r}");
     let bad = &r["/bots/bad"];
     assert_eq!(bad["charts"][0]["label"], "rating over time", "{r}");
     assert_eq!(
