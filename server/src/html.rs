@@ -119,6 +119,7 @@ pub fn page(title: &str, status: &Status, main: Markup) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · hus serve" }
                 link rel="stylesheet" href="/app.css";
+                link rel="icon" type="image/svg+xml" href="/favicon.svg";
                 script src="/board.js" defer {}
                 script src="/app.js" defer {}
             }
@@ -127,7 +128,7 @@ pub fn page(title: &str, status: &Status, main: Markup) -> Markup {
                 header {
                     h1 { a href="/" { "hus serve" } }
                     nav aria-label="pages" {
-                        a href="/" { "standings" } " · " a href="/workers" { "workers" }
+                        a href="/" { "standings" } " · " a href="/sets" { "sets" } " · " a href="/workers" { "workers" }
                     }
                     p id="status" role="status" { (status.line()) }
                 }
@@ -1196,6 +1197,156 @@ pub async fn bot_page(
     }
 }
 
+/// Sets on a page of the archive (`/sets`).
+pub const ARCHIVE_SETS: usize = 50;
+
+/// The query of the archive: a bot's sets, a pair's (`bot` and `vs`), a bot's faulted
+/// sets (`bot` and `faulted`), and the page (`before`: the sets numbered below it).
+#[derive(Deserialize, Default)]
+pub struct ArchiveQuery {
+    bot: Option<String>,
+    vs: Option<String>,
+    faulted: Option<String>,
+    before: Option<u64>,
+}
+
+impl ArchiveQuery {
+    /// The archive's address with this filter and `before`.
+    fn href(&self, before: Option<u64>) -> String {
+        let mut parts = Vec::new();
+        if let Some(bot) = &self.bot {
+            parts.push(format!("bot={}", encode(bot)));
+        }
+        if let Some(vs) = &self.vs {
+            parts.push(format!("vs={}", encode(vs)));
+        }
+        if self.faulted.is_some() {
+            parts.push("faulted=1".to_string());
+        }
+        if let Some(b) = before {
+            parts.push(format!("before={b}"));
+        }
+        if parts.is_empty() {
+            "/sets".to_string()
+        } else {
+            format!("/sets?{}", parts.join("&"))
+        }
+    }
+
+    /// The filter in words.
+    fn said(&self) -> String {
+        match (&self.bot, &self.vs, self.faulted.is_some()) {
+            (Some(b), Some(v), _) => format!("the sets between {b} and {v}"),
+            (Some(b), None, true) => format!("the sets in which {b} faulted"),
+            (Some(b), None, false) => format!("{b}'s sets"),
+            _ => "every set".to_string(),
+        }
+    }
+}
+
+/// The archive's content: a page of sets, newest first, with the links to the older
+/// and the newer page and the filters.
+pub fn archive_main(
+    st: &Standings,
+    q: &ArchiveQuery,
+    sets: &[SetView],
+    newer: Option<Option<u64>>,
+    older: Option<u64>,
+) -> Markup {
+    html! {
+        h2 { "Sets" }
+        p { "Showing " (q.said()) ", newest first, " (ARCHIVE_SETS) " a page." }
+        nav class="filters" aria-label="filters" {
+            a href="/sets" { "every set" }
+            @for b in &st.bots {
+                " · " a href=(ArchiveQuery { bot: Some(b.name.clone()), ..Default::default() }.href(None)) { (b.name) }
+                @if b.faults.total > 0 {
+                    " (" a href=(ArchiveQuery { bot: Some(b.name.clone()), faulted: Some("1".into()), ..Default::default() }.href(None)) { "faulted" } ")"
+                }
+            }
+        }
+        @if let (Some(bot), None) = (&q.bot, &q.vs) {
+            p class="filters" {
+                "Against: "
+                @for o in st.bots.iter().filter(|o| o.name != *bot) {
+                    a href=(ArchiveQuery { bot: Some(bot.clone()), vs: Some(o.name.clone()), ..Default::default() }.href(None)) { (o.name) } " "
+                }
+            }
+        }
+        (sets_table("sets", sets))
+        nav class="pages" aria-label="pages of sets" {
+            @match newer {
+                Some(before) => { a rel="prev" href=(q.href(before)) { "‹ newer" } }
+                None => { span class="muted" { "newest" } }
+            }
+            " · "
+            @match older {
+                Some(before) => { a rel="next" href=(q.href(Some(before))) { "older ›" } }
+                None => { span class="muted" { "oldest" } }
+            }
+        }
+    }
+}
+
+/// `/sets`: the archive, every finished set by pages (`?before=N`), filtered by bot,
+/// pair or a bot's faults; an unknown bot is 404.
+pub async fn archive_page(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<ArchiveQuery>,
+) -> Response {
+    let s = app.snapshot();
+    for name in q.bot.iter().chain(&q.vs) {
+        if !s.standings.bots.iter().any(|b| b.name == *name) {
+            return problem_page(
+                &app,
+                StatusCode::NOT_FOUND,
+                &format!("no bot named {name:?}"),
+            );
+        }
+    }
+    let limit = ARCHIVE_SETS;
+    let sets = match (&q.bot, &q.vs, q.faulted.is_some()) {
+        (Some(bot), Some(vs), _) => crate::web::pair_page(&app, bot, vs, q.before, limit).await,
+        (Some(bot), None, true) => crate::web::faulted_page(&app, bot, q.before, limit).await,
+        (bot, None, _) => crate::web::stored_page(&app, bot.clone(), q.before, limit).await,
+        (None, Some(_), _) => {
+            return problem_page(
+                &app,
+                StatusCode::BAD_REQUEST,
+                "vs=NAME needs bot=NAME: the sets between the two",
+            );
+        }
+    };
+    let sets = match sets {
+        Ok(sets) => sets,
+        Err(e) => return problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
+    };
+    // Older: below the last shown, when the page is full. Newer: on a later page; for
+    // every set, the page that ends just above this one's first (the store's sets
+    // after it, oldest first); with a filter, the first page.
+    let older = (sets.len() == limit)
+        .then(|| sets.last().map(|v| v.number))
+        .flatten();
+    let newer = match (q.before, sets.first()) {
+        (None, _) => None,
+        (Some(_), Some(first)) if q.bot.is_none() => {
+            match crate::web::newer_page(&app, first.number, limit).await {
+                Ok(above) if above.len() == limit => Some(above.last().map(|v| v.number + 1)),
+                _ => Some(None),
+            }
+        }
+        (Some(_), _) => Some(None),
+    };
+    respond(
+        StatusCode::OK,
+        page(
+            "sets",
+            &Status::of(&app),
+            archive_main(&s.standings, &q, &sets, newer, older),
+        ),
+    )
+}
+
 /// `/workers`: the workers of a shared store.
 pub async fn workers_page(State(app): State<Arc<AppState>>) -> Response {
     match app.reader.workers().await {
@@ -1594,6 +1745,45 @@ mod tests {
         // A name in a path is percent-encoded.
         assert_eq!(bot_href("a b/<c>"), "/bots/a%20b%2F%3Cc%3E");
         assert_eq!(pair_href("a-1", "b_2.x"), "/bots/a-1?vs=b_2.x");
+    }
+
+    /// The archive's links keep its filter; a full page links to the older one, a page
+    /// after the first to the newer one.
+    #[test]
+    fn the_archive_pages_keep_their_filter() {
+        let q = ArchiveQuery {
+            bot: Some("a b".into()),
+            vs: Some("c".into()),
+            ..Default::default()
+        };
+        assert_eq!(q.href(Some(9)), "/sets?bot=a%20b&vs=c&before=9");
+        assert_eq!(ArchiveQuery::default().href(None), "/sets");
+        let faulted = ArchiveQuery {
+            bot: Some("x".into()),
+            faulted: Some("1".into()),
+            ..Default::default()
+        };
+        assert_eq!(faulted.href(None), "/sets?bot=x&faulted=1");
+        assert_eq!(faulted.said(), "the sets in which x faulted");
+        let st = standings();
+        let html = archive_main(&st, &q, &[set_view(2)], Some(Some(120)), Some(40)).into_string();
+        assert!(
+            html.contains(
+                "<a rel=\"prev\" href=\"/sets?bot=a%20b&amp;vs=c&amp;before=120\">‹ newer</a>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<a rel=\"next\" href=\"/sets?bot=a%20b&amp;vs=c&amp;before=40\">older ›</a>"
+            ),
+            "{html}"
+        );
+        let first = archive_main(&st, &ArchiveQuery::default(), &[], None, None).into_string();
+        assert!(
+            first.contains(">newest</span> · <span class=\"muted\">oldest</span>"),
+            "{first}"
+        );
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub use referee::viewer_assets::PAGE_CSP as CSP;
 
 const APP_JS: &str = include_str!("../assets/app.js");
 const APP_CSS: &str = include_str!("../assets/app.css");
+/// The pages' icon (a board of six pits), at `/favicon.svg` and `/favicon.ico`.
+const FAVICON: &str = include_str!("../assets/favicon.svg");
 
 /// The whole application: dashboard, API, live stream. `shutdown` ends live streams.
 /// Every request must be for one of `app.hosts` (421 otherwise), and carry its peer as
@@ -54,7 +56,10 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
     let timed = Router::new()
         .route("/", get(html::standings_page))
         .route("/bots/{name}", get(html::bot_page))
+        .route("/sets", get(html::archive_page))
         .route("/sets/{set}", get(html::set_page))
+        .route("/favicon.svg", get(favicon))
+        .route("/favicon.ico", get(favicon))
         .route("/workers", get(html::workers_page))
         .route("/app.js", get(app_js))
         .route("/app.css", get(app_css))
@@ -190,6 +195,48 @@ async fn board_js() -> Response {
 
 async fn app_css() -> Response {
     asset("text/css; charset=utf-8", APP_CSS)
+}
+
+async fn favicon() -> Response {
+    asset("image/svg+xml", FAVICON)
+}
+
+/// The sets numbered after `after`, oldest first, at most `limit`: the page of the
+/// archive before the one that starts at `after + 1`.
+pub(crate) async fn newer_page(
+    app: &AppState,
+    after: u64,
+    limit: usize,
+) -> Result<Vec<SetView>, ApiError> {
+    Ok(app
+        .reader
+        .sets(league::FinishedQuery::After { after, limit })
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
+        .iter()
+        .map(|(number, set)| SetView::from_finished(*number, set))
+        .collect())
+}
+
+/// A page of the sets in which `bot` faulted, newest first, numbered below `before`.
+pub(crate) async fn faulted_page(
+    app: &AppState,
+    bot: &str,
+    before: Option<u64>,
+    limit: usize,
+) -> Result<Vec<SetView>, ApiError> {
+    Ok(app
+        .reader
+        .sets(league::FinishedQuery::Faulted {
+            bot: bot.to_string(),
+            before,
+            limit,
+        })
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
+        .iter()
+        .map(|(number, set)| SetView::from_finished(*number, set))
+        .collect())
 }
 
 async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {

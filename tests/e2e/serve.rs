@@ -2396,7 +2396,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         "{r}"
     );
     // On a phone: the page keeps the screen's width, the standings table scrolls in
-    // its box; Tab goes to the skip link, the title's link, the two pages' links, the
+    // its box; Tab goes to the skip link, the title's link, the three pages' links, the
     // live section is empty (no script), then the standings' box and its first bot:
     // each with a visible outline.
     let phone = &r["phone"];
@@ -2422,6 +2422,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         focused,
         [
             ("a", "skip"),
+            ("a", ""),
             ("a", ""),
             ("a", ""),
             ("a", ""),
@@ -2544,6 +2545,40 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
         format!("/sets/{set}"),
         format!("/sets/{set}/replay"),
     ];
+    // The archive: an unknown bot is not found; the icon is there.
+    assert_eq!(server.get("/sets?bot=nobody").0, 404);
+    assert_eq!(server.get("/sets?vs=a").0, 400);
+    for icon in ["/favicon.ico", "/favicon.svg"] {
+        let (code, head, body) = request(server.addr, "GET", icon, &[], b"");
+        assert_eq!(code, 200, "{icon}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: image/svg+xml"),
+            "{head}"
+        );
+        assert!(body.starts_with("<svg"), "{body}");
+    }
+    // Every set of the archive's first page, newest first: the API's; with a filter,
+    // the API's with the same filter.
+    for (page, api) in [
+        ("/sets", "/api/sets?limit=50"),
+        ("/sets?bot=a", "/api/sets?bot=a&limit=50"),
+        ("/sets?bot=a&vs=b", "/api/sets?bot=a&vs=b&limit=50"),
+    ] {
+        let listed = server.json(api);
+        let (code, archive) = server.get(page);
+        assert_eq!(code, 200, "{page}: {archive}");
+        let rows = archive.matches("<tr data-set=").count();
+        let sets = listed["sets"].as_array().expect("sets");
+        assert_eq!(rows, sets.len(), "{page}: {archive}");
+        for s in sets {
+            let name = s["set"].as_str().expect("set");
+            assert!(
+                archive.contains(&format!("<tr data-set=\"{name}\">")),
+                "{page} {name}: {archive}"
+            );
+        }
+    }
     let mut args = vec![format!("http://{}", server.addr)];
     args.extend(paths.iter().cloned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

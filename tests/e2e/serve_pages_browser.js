@@ -119,7 +119,7 @@ async function main() {
       label: d.getAttribute("aria-label"), scrolls: d.scrollWidth > d.clientWidth, fits: d.getBoundingClientRect().right <= window.innerWidth })),
   })`);
   const focused = [];
-  for (let i = 0; i < 6; i++) {
+  for (let i = 0; i < 7; i++) {
     for (const type of ["keyDown", "keyUp"]) {
       await phoneTab.send("Input.dispatchKeyEvent", { type, key: "Tab", code: "Tab", windowsVirtualKeyCode: 9 });
     }

@@ -100,8 +100,11 @@ const REPLAY = `(async () => {
 async function load(tab, url) {
   step("loading " + url);
   await tab.send("Page.navigate", { url });
-  // (A replay page writes its game and ply in the address's hash.)
-  await until(() => tab.evaluate(`location.href.split("#")[0] === ${JSON.stringify(url)} && document.readyState === "complete" || null`), 50);
+  // (A replay page writes its game and ply in the address's hash.) An evaluation that
+  // meets the document's end is asked again.
+  const test = `location.href.split("#")[0] === ${JSON.stringify(url)} && document.readyState === "complete" || null`;
+  await until(() => Promise.race([tab.evaluate(test).catch(() => null), sleep(2000).then(() => null)]), 50);
+  step("loaded " + url);
 }
 
 async function main() {
