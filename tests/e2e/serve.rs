@@ -2765,9 +2765,15 @@ fn serve_archives_logs_and_serves_them_from_the_archive() {
     // the server's links first in its body (html::replay_nav).
     let name = first["set"].as_str().expect("set");
     let (code, page) = server.get(&format!("/sets/{name}/replay"));
-    let nav_at = page.find("<body>\n<nav class=\"serve\"").expect("the server's links") + "<body>".len();
+    let nav_at = page
+        .find("<body>\n<nav class=\"serve\"")
+        .expect("the server's links")
+        + "<body>".len();
     let nav_end = nav_at + page[nav_at..].find("</nav>").expect("their end") + "</nav>".len();
-    assert!(page[nav_at..nav_end].contains(&format!("href=\"/sets/{name}\"")), "{page}");
+    assert!(
+        page[nav_at..nav_end].contains(&format!("href=\"/sets/{name}\"")),
+        "{page}"
+    );
     let page = format!("{}{}", &page[..nav_at], &page[nav_end..]);
     assert_eq!(code, 200, "{page}");
     let html = tmp.path().join("first.html");
