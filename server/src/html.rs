@@ -1003,7 +1003,7 @@ pub fn replay_nav(
     next: Option<&str>,
 ) -> Markup {
     html! {
-        nav class="serve" aria-label="hus serve" {
+        nav class="serve" aria-label="hus serve" data-a=[set.map(|s| &s.bots[0])] data-b=[set.map(|s| &s.bots[1])] {
             a href="/" { "← hus serve" }
             @match set {
                 Some(s) => {

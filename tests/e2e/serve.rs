@@ -2643,6 +2643,17 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
         // The replay page: one numbering of plies (after 3 plies the label says ply 3
         // and the list marks move 3), n and p for the next and the previous game, the
         // server's links: the dashboard, the set, both bots by league name, the pair.
+        // Named by their league names, not as they announced themselves.
+        let view = server.json(&format!("/api/sets/{set}"));
+        assert_eq!(
+            r[width]["pages"][paths[4].as_str()]["title"],
+            format!(
+                "hus replay: A ({}) vs B ({})",
+                view["bots"][0].as_str().unwrap_or(""),
+                view["bots"][1].as_str().unwrap_or("")
+            ),
+            "{r}"
+        );
         let replay = &r[width]["pages"][paths[4].as_str()]["replay"];
         assert_eq!(replay["at3"]["ply"], "3", "{r}");
         assert!(

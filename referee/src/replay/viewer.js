@@ -22,9 +22,14 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
+  // A page that `hus serve` sends names the bots by their league's names (in the links
+  // it puts on top, nav.serve's data-a and data-b); a file, by the names they announced.
+  const served = document.querySelector('nav.serve[data-a]');
+  const names = served ? [served.dataset.a, served.dataset.b] : [null, null];
   const label = (bot) => {
     const b = data.bots[bot];
-    return b.name === null ? b.letter : b.letter + ' (' + b.name + ')';
+    const name = names[bot] !== null && names[bot] !== undefined ? names[bot] : b.name;
+    return name === null ? b.letter : b.letter + ' (' + name + ')';
   };
   const plural = (n, one, many) => n + ' ' + (n === 1 ? one : many);
   const ms = (x) => (x === null || x === undefined ? '' : x.toFixed(2) + ' ms');
