@@ -897,7 +897,9 @@ pub fn bot_main_with(
                     ul {
                         @for fault in f["faults"].as_array().map(Vec::as_slice).unwrap_or_default() {
                             li {
-                                "game " (fault["game"]) ", ply " (fault["ply"]) ": "
+                                // The log's ply (from 0), as the API has it; the replay and
+                                // the live view count plies from 1.
+                                "game " (fault["game"]) ", log ply " (fault["ply"]) ": "
                                 (fault["kind"].as_str().unwrap_or("")) " — " (fault["detail"].as_str().unwrap_or(""))
                             }
                         }
@@ -1061,7 +1063,7 @@ pub fn set_main(s: &SetView) -> Markup {
             (scroller("faults", html! {
                 table class="faults" {
                     thead { tr {
-                        th class="num" scope="col" { "game" } th class="num" scope="col" { "ply" } th scope="col" { "bot" }
+                        th class="num" scope="col" { "game" } th class="num" scope="col" { abbr title="the log's ply, counted from 0" { "log ply" } } th scope="col" { "bot" }
                         th scope="col" { "kind" } th scope="col" { "detail" }
                     } }
                     tbody {
