@@ -19,6 +19,12 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// Puts `children` in `node` in place of its own, leaving out the absent ones (a
+// `null` given to replaceChildren would be the text "null").
+function fill(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined));
+}
+
 async function api(path) {
   const r = await fetch(path, { headers: { Accept: "application/json" } });
   if (!r.ok) throw new Error(path + ": HTTP " + r.status);
@@ -73,6 +79,23 @@ async function route() {
   }
 }
 
+// A result changes the page: it is fetched again, but at most once every
+// PAGE_EVERY_MS (the last time after the last result), however many sets finish; not
+// on the live view of a set, which is not a page of the server.
+const PAGE_EVERY_MS = 5000;
+let pageTimer = null;
+let pageAt = 0;
+
+function refreshPage() {
+  if (pageTimer || hashRoute().kind === "live") return;
+  const wait = Math.max(0, pageAt + PAGE_EVERY_MS - Date.now());
+  pageTimer = setTimeout(() => {
+    pageTimer = null;
+    pageAt = Date.now();
+    if (hashRoute().kind !== "live") route();
+  }, wait);
+}
+
 // ---- live games ------------------------------------------------------------------
 // Each set this server plays is a card at the top of every view: one link to the set's
 // live view (#/live/SET) holding the bots (the league's names; the names they
@@ -83,7 +106,15 @@ async function route() {
 // `hus worker`s play (`elsewhere` in /api/live) are cards without a board: their moves
 // are played on the workers' machines and not streamed.
 
-const live = new Map(); // set -> entry (liveCard)
+// The running sets' cards come first (#live); below them, in one row (#live-done),
+// the sets that finished last, newest first: at most FINISHED_SHOWN of them, each for
+// at most FINISHED_FOR_MS, as compact cards without a board. However fast the league
+// finishes sets, the strip holds the running sets and one row.
+const FINISHED_SHOWN = 4;
+const FINISHED_FOR_MS = 30000;
+
+const live = new Map(); // set -> entry (liveCard), the sets being played
+const done = new Map(); // set -> entry, the finished sets in view, oldest first
 const elsewhere = new Map(); // set -> { node, bots, worker, forS, at }
 let liveRead = false; // /api/live was read once: a set not in it is not being played
 let elsewhereTimers = null;
@@ -111,11 +142,14 @@ function liveCard(set, bots) {
     botOf: [0, 1], // the bot (0 = A, 1 = B) of each engine player in this game
     ms: [null, null], moves: [], result: "", state: "playing", drawn: null, since: Date.now(),
     time: null, // the header's time control
+    planned: 0, // the games the set plays (the header's)
+    points: [0, 0], // A's and B's points in the games finished so far
     clocks: null, // with a clock: each bot's milliseconds left, after its last move
   };
   live.set(set, entry);
   const box = document.getElementById("live");
   box.insertBefore(node, box.querySelector(".elsewhere"));
+  forgetDone(set);
   elsewhere.delete(set);
   showLiveEmpty();
   return entry;
@@ -167,6 +201,32 @@ function clocksLine(e) {
     el("span", { class: "live-clock", "data-bot": 1, "data-ms": e.clocks[1] }, e.bots[1] + " " + clockTime(e.clocks[1])));
 }
 
+// The time control in words.
+function timeControl(t) {
+  if (!t) return null;
+  if (t.mode === "clock") return "clock " + clockTime(t.base_ms) + " + " + clockTime(t.increment_ms) + " a move";
+  if (t.mode === "per-move") return clockTime(t.move_ms) + " a move";
+  return null;
+}
+
+// `game N of M` (of M once the header said it).
+function gameOf(e) {
+  return [el("span", { class: "live-game" }, e.game), e.planned ? " of " + e.planned : ""];
+}
+
+// The set's score so far, A's points first: `alpha 3–1 greedy`.
+function scoreLine(e) {
+  return el("span", { class: "live-score", "data-points": e.points[0] + "-" + e.points[1] },
+    e.bots[0] + " " + e.points[0] + "–" + e.points[1] + " " + e.bots[1]);
+}
+
+// How a set ended, in words, with its score: `finished: alpha 3–1 greedy, alpha wins`.
+function setResult(e, how) {
+  const [a, b] = e.points;
+  const who = a > b ? e.bots[0] + " wins" : b > a ? e.bots[1] + " wins" : "drawn";
+  return "set " + how + ": " + e.bots[0] + " " + a + "–" + b + " " + e.bots[1] + (how === "finished" ? ", " + who : "");
+}
+
 // A bot's league name (a link when `links`) and, if it announced another, that name.
 function liveBot(e, i, links) {
   const a = e.announced[i];
@@ -175,21 +235,53 @@ function liveBot(e, i, links) {
 }
 
 function renderCard(set) {
-  const e = live.get(set);
+  const e = live.get(set) || done.get(set);
   if (!e) return;
-  e.node.replaceChildren(
-    el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
-    el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", el("span", { class: "live-game" }, e.game),
-      ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result)),
-    drawLive(e, e, false),
-    moveTimes(e),
-    clocksLine(e));
+  if (e.state !== "playing") {
+    // Finished, stopped or failed: a compact card, its result and no board.
+    fill(e.node,
+      el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
+      el("p", {}, el("span", { class: "live-name muted" }, set), " · ", el("span", { class: "live-result" }, e.result)));
+  } else {
+    fill(e.node,
+      el("h3", {}, liveBot(e, 0, false), " vs ", liveBot(e, 1, false)),
+      el("p", {}, el("span", { class: "live-name muted" }, set), " · game ", ...gameOf(e),
+        ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result)),
+      el("p", {}, scoreLine(e)),
+      drawLive(e, e, false),
+      moveTimes(e),
+      clocksLine(e));
+  }
+  renderFocus(set);
+}
+
+// A set leaves the running cards for the first place of the finished row; the oldest
+// beyond FINISHED_SHOWN leave the row.
+function toDone(set, e) {
+  live.delete(set);
+  done.delete(set);
+  done.set(set, e);
+  e.node.classList.add("done");
+  const row = document.getElementById("live-done");
+  if (row) row.prepend(e.node);
+  else e.node.remove();
+  while (done.size > FINISHED_SHOWN) forgetDone(done.keys().next().value);
+  setTimeout(() => { if (done.get(set) === e) forgetDone(set); }, FINISHED_FOR_MS);
+  showLiveEmpty();
+}
+
+function forgetDone(set) {
+  const e = done.get(set);
+  if (!e) return;
+  e.node.remove();
+  done.delete(set);
   renderFocus(set);
 }
 
 // The live view of one set (#/live/SET): its board, large, with the game's moves and
 // their times, updated as the card is; the replay once the set is over.
-const focusBoard = { drawn: null };
+// `entry`: the set it shows, kept there after its card is gone (the result stays).
+const focusBoard = { drawn: null, set: null, entry: null };
 
 // On the live view the other cards are hidden (body.live-view): the set is the page.
 function markLiveView() {
@@ -200,6 +292,7 @@ window.addEventListener("hashchange", markLiveView);
 function showLive(view, set) {
   markLiveView();
   focusBoard.drawn = null;
+  if (focusBoard.set !== set) Object.assign(focusBoard, { set, entry: null });
   view.replaceChildren(el("section", { id: "live-focus", "data-set": set }));
   renderFocus(set);
 }
@@ -207,9 +300,10 @@ function showLive(view, set) {
 function renderFocus(set) {
   const node = document.getElementById("live-focus");
   if (!node || node.dataset.set !== set) return;
-  const e = live.get(set);
+  const e = live.get(set) || done.get(set) || (focusBoard.set === set ? focusBoard.entry : null);
+  if (e) focusBoard.entry = e;
   if (!e) {
-    node.replaceChildren(el("h2", {}, set),
+    fill(node, el("h2", {}, set),
       el("p", {}, liveRead ? "This server is not playing this set now: " : "connecting…",
         el("a", { href: "/sets/" + encodeURIComponent(set) }, "its page"), " · ",
         el("a", { href: replayHref(set), class: "replay" }, "its replay")));
@@ -217,12 +311,15 @@ function renderFocus(set) {
   }
   const names = (b) => e.bots[b];
   const shown = e.moves.slice(-60);
-  node.replaceChildren(
+  document.title = (e.state === "playing" ? "live: " : e.state + ": ") + e.bots[0] + " vs " + e.bots[1] + " (" + set + ") · hus serve";
+  const time = timeControl(e.time);
+  fill(node,
     el("h2", {}, set, el("span", { class: "muted" }, " · " + (e.state === "playing" ? "live" : e.state))),
-    el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", el("span", { class: "live-game" }, e.game),
+    el("p", {}, liveBot(e, 0, true), " vs ", liveBot(e, 1, true), " · game ", ...gameOf(e),
       ", ply ", el("span", { class: "live-ply" }, e.ply), e.result ? " · " : "", el("span", { class: "live-result" }, e.result),
       " · ", el("a", { href: replayHref(set), class: "replay" }, e.state === "finished" ? "replay" : "replay so far"),
       " · ", el("a", { href: "#/" }, "all live games")),
+    el("p", {}, "score: ", scoreLine(e), time ? " · " : "", time ? el("span", { class: "live-time" }, time) : null),
     drawLive(e, focusBoard, true),
     moveTimes(e),
     clocksLine(e),
@@ -258,7 +355,7 @@ function renderElsewhere(set) {
   if (!w) return;
   const secs = Math.round(w.forS + (Date.now() - w.at) / 1000);
   w.node.setAttribute("data-worker", w.worker);
-  w.node.replaceChildren(
+  fill(w.node,
     el("h3", {}, el("span", { class: "live-bot" }, w.bots[0]), " vs ", el("span", { class: "live-bot" }, w.bots[1])),
     el("p", {}, el("span", { class: "live-name muted" }, set)),
     el("p", { class: "live-worker" }, "played by worker ", el("span", { class: "worker" }, w.worker), " for " + secs + " s"));
@@ -274,27 +371,21 @@ function onEvent(ev) {
       e.state = ev.how;
       e.over = true;
       e.node.setAttribute("data-state", ev.how);
-      e.result = "set " + ev.how;
+      e.result = setResult(e, ev.how);
       // A finished set stays in view a little; its card then opens its replay.
       if (ev.how === "finished") {
         e.node.setAttribute("href", replayHref(set));
         e.node.classList.add("replay");
       }
+      toDone(set, e);
       renderCard(set);
-      setTimeout(() => {
-        if (live.get(set) !== e) return;
-        e.node.remove();
-        live.delete(set);
-        showLiveEmpty();
-        renderFocus(set);
-      }, 30000);
     }
-    route();
+    refreshPage();
     return;
   } else {
     const e = live.get(set);
     if (!e) return;
-    if (ev.type === "header") e.time = ev.time;
+    if (ev.type === "header") { e.time = ev.time; e.planned = ev.games || 0; }
     if (ev.type === "ready" && ev.bot < 2) e.announced[ev.bot] = ev.name;
     if (ev.type === "game-start") {
       Object.assign(e, { game: ev.game, ply: 0, moves: [], move: null, over: false, result: "" });
@@ -321,6 +412,7 @@ function onEvent(ev) {
       if (e.moves.length > 1000) e.moves.shift();
     }
     if (ev.type === "game-end") {
+      if (Array.isArray(ev.points)) e.points = [e.points[0] + ev.points[0], e.points[1] + ev.points[1]];
       e.over = true;
       e.result = "game over: " + ev.reason;
       e.node.setAttribute("data-game-over", ev.game);
@@ -335,7 +427,10 @@ function fromSnapshot(s) {
   const e = liveCard(s.set, s.bots);
   e.announced = s.announced;
   e.time = s.time;
+  e.planned = s.games_planned || 0;
   for (const ev of s.events) onEvent(ev);
+  // The snapshot's score counts every game that ended, the current one's events' too.
+  e.points = (s.points || [0, 0]).slice();
   e.game = s.game;
   renderCard(s.set);
   return e;

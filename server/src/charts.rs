@@ -29,12 +29,33 @@ pub const PALETTE: usize = 10;
 
 /// The chart's frame, in `viewBox` units.
 const WIDTH: f64 = 640.0;
-const HEIGHT: f64 = 240.0;
-/// Room for the y axis' labels on the left and the x axis' below.
-const LEFT: f64 = 56.0;
-const BOTTOM: f64 = 24.0;
+const HEIGHT: f64 = 260.0;
+/// Room for the y axis' labels and title on the left, the x axis' below.
+const LEFT: f64 = 70.0;
+const BOTTOM: f64 = 40.0;
 const TOP: f64 = 8.0;
 const RIGHT: f64 = 8.0;
+
+/// A chart's axes: their titles (with units: the server's own words, never a bot's)
+/// and what their values are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Axes<'a> {
+    /// The x axis' title, e.g. `set number`.
+    pub x: &'a str,
+    /// The y axis' title, e.g. `rating (Elo)`.
+    pub y: &'a str,
+    /// The x values are whole numbers (set numbers): no tick between two.
+    pub whole_x: bool,
+    /// The y values are counts: the axis starts at zero, never below.
+    pub counts: bool,
+}
+
+/// Escapes the few characters that matter in SVG text.
+fn text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
 
 /// Round tick values covering `[low, high]`: about `count` of them, at 1, 2 or 5 times
 /// a power of ten.
@@ -74,7 +95,7 @@ fn label(value: f64, step: f64) -> String {
 
 /// The SVG of `series` on shared axes; `None` when no series has a point (the page says
 /// so in words instead). `class` is the `<svg>`'s class (its look in `app.css`).
-pub fn line_chart(series: &[Series], class: &str) -> Option<String> {
+pub fn line_chart(series: &[Series], class: &str, axes: &Axes) -> Option<String> {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let ys = series.iter().flat_map(|s| {
         s.points
@@ -84,9 +105,13 @@ pub fn line_chart(series: &[Series], class: &str) -> Option<String> {
     });
     let (x0, x1) = span(xs)?;
     let (y0, y1) = span(ys)?;
-    // A flat line is drawn in the middle of a frame one unit high.
+    // Counts start at zero; a flat line is drawn in the middle of a frame one unit
+    // high (counts: from zero to one).
+    let y0 = if axes.counts { y0.min(0.0) } else { y0 };
     let (y0, y1) = if y1 > y0 {
         (y0, y1)
+    } else if axes.counts {
+        (y0, y0 + 1.0)
     } else {
         (y0 - 0.5, y1 + 0.5)
     };
@@ -102,7 +127,7 @@ pub fn line_chart(series: &[Series], class: &str) -> Option<String> {
         svg,
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="{class}" viewBox="0 0 {WIDTH} {HEIGHT}" preserveAspectRatio="none" aria-hidden="true">"#
     );
-    let y_ticks = ticks(y0, y1, 4);
+    let y_ticks = ticks(y0, y1, 6);
     let y_step = y_ticks
         .get(1)
         .zip(y_ticks.first())
@@ -118,7 +143,10 @@ pub fn line_chart(series: &[Series], class: &str) -> Option<String> {
             label(*t, y_step)
         );
     }
-    let x_ticks = ticks(x0, x1, 6);
+    let mut x_ticks = ticks(x0, x1, 6);
+    if axes.whole_x {
+        x_ticks.retain(|t| t.fract() == 0.0);
+    }
     let x_step = x_ticks
         .get(1)
         .zip(x_ticks.first())
@@ -132,6 +160,17 @@ pub fn line_chart(series: &[Series], class: &str) -> Option<String> {
             label(*t, x_step)
         );
     }
+    // The axes' titles.
+    let _ = write!(
+        svg,
+        r#"<text class="axis-title" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text class="axis-title" x="14" y="{:.1}" text-anchor="middle" transform="rotate(-90 14 {:.1})">{}</text>"#,
+        (LEFT + WIDTH - RIGHT) / 2.0,
+        HEIGHT - 4.0,
+        text(axes.x),
+        (TOP + HEIGHT - BOTTOM) / 2.0,
+        (TOP + HEIGHT - BOTTOM) / 2.0,
+        text(axes.y)
+    );
     for (i, s) in series.iter().enumerate() {
         let i = i % PALETTE;
         if s.band.len() == s.points.len() && !s.band.is_empty() {
@@ -168,9 +207,41 @@ pub fn line_chart(series: &[Series], class: &str) -> Option<String> {
             r#"<path class="line s{i}" data-points="{}" d="{d}"/>"#,
             s.points.len()
         );
+        // A dot per point, its value under the pointer (`<title>`): a single point is
+        // a dot that shows.
+        let single = if s.points.len() == 1 { " single" } else { "" };
+        for (k, p) in s.points.iter().enumerate() {
+            let band = s
+                .band
+                .get(k)
+                .filter(|_| s.band.len() == s.points.len())
+                .map(|(lo, hi)| format!(" (95%: {} to {})", value(*lo), value(*hi)))
+                .unwrap_or_default();
+            let _ = write!(
+                svg,
+                r#"<circle class="dot s{i}{single}" cx="{:.1}" cy="{:.1}" r="4"><title>{} {}: {}{band}</title></circle>"#,
+                sx(p.0),
+                sy(p.1),
+                text(axes.x),
+                value(p.0),
+                value(p.1)
+            );
+        }
     }
     svg.push_str("</svg>");
     Some(svg)
+}
+
+/// A value as a point's title says it: whole numbers as they are, others to 3
+/// significant digits at most past the point (`0.125`, `1534`, `12.3`).
+fn value(v: f64) -> String {
+    if v.fract() == 0.0 || v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 /// The least and greatest finite values; `None` when there is none.
@@ -185,6 +256,13 @@ fn span(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const AXES: Axes = Axes {
+        x: "set number",
+        y: "rating (Elo)",
+        whole_x: true,
+        counts: false,
+    };
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {
@@ -212,7 +290,7 @@ mod tests {
             points: vec![(2.0, 1480.0), (4.0, 1510.0)],
             band: Vec::new(),
         };
-        let svg = line_chart(&[a, b], "rating-chart").expect("a chart");
+        let svg = line_chart(&[a, b], "rating-chart", &AXES).expect("a chart");
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"rating-chart\""));
         assert!(svg.ends_with("</svg>"));
         let line = |i: usize| {
@@ -229,26 +307,53 @@ mod tests {
         }
         // The first point at the left edge; the highest value (the band's 1600) at the
         // top edge, the lowest (the band's 1400) at the bottom.
-        assert!(line(0).starts_with("M56.0,"), "{}", line(0));
+        assert!(line(0).starts_with("M70.0,"), "{}", line(0));
         let band = &svg[svg.find("class=\"band s0\"").expect("band")..];
-        assert!(band.contains("M56.0,8.0"), "{band}");
-        assert!(band.contains("L56.0,216.0Z"), "{band}");
+        assert!(band.contains("M70.0,8.0"), "{band}");
+        assert!(band.contains("L70.0,220.0Z"), "{band}");
         assert_eq!(svg.matches("class=\"band").count(), 1);
-        // Numbers only: no text but tick labels.
-        assert!(!svg.contains("<title"));
+        // The axes' titles; a dot per point with its value (and band) as its title.
+        assert!(svg.contains(">set number</text>"), "{svg}");
+        assert!(svg.contains(">rating (Elo)</text>"), "{svg}");
+        assert_eq!(svg.matches("<circle class=\"dot s0\"").count(), 3);
+        assert_eq!(svg.matches("<circle class=\"dot s1\"").count(), 2);
+        assert!(
+            svg.contains("<title>set number 2: 1520 (95%: 1450 to 1590)</title>"),
+            "{svg}"
+        );
+        assert!(svg.contains("<title>set number 4: 1510</title>"), "{svg}");
         assert!(svg.contains(">1500</text>"));
+        // Whole set numbers: 1 to 4 have no tick between two.
+        assert!(!svg.contains(">1.5</text>"), "{svg}");
     }
 
     #[test]
     fn no_point_no_chart_and_a_single_point_is_drawn() {
-        assert_eq!(line_chart(&[], "c"), None);
-        assert_eq!(line_chart(&[Series::default()], "c"), None);
+        assert_eq!(line_chart(&[], "c", &AXES), None);
+        assert_eq!(line_chart(&[Series::default()], "c", &AXES), None);
         let one = Series {
             points: vec![(3.0, 7.0)],
             band: Vec::new(),
         };
-        let svg = line_chart(&[one], "c").expect("a chart");
+        let svg = line_chart(&[one], "c", &AXES).expect("a chart");
         assert!(svg.contains("data-points=\"1\""));
         assert!(!svg.contains("NaN") && !svg.contains("inf"));
+        // A single point is a dot that shows.
+        assert_eq!(svg.matches("class=\"dot s0 single\"").count(), 1, "{svg}");
+        // Counts that are all zero: the axis from 0 to 1, no tick below zero.
+        let zeros = Series {
+            points: vec![(3.0, 0.0), (4.0, 0.0)],
+            band: Vec::new(),
+        };
+        let counts = Axes {
+            counts: true,
+            ..AXES
+        };
+        let svg = line_chart(&[zeros], "c", &counts).expect("a chart");
+        assert!(!svg.contains(">-"), "{svg}");
+        assert!(
+            svg.contains(">0.0</text>") || svg.contains(">0</text>"),
+            "{svg}"
+        );
     }
 }

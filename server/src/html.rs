@@ -15,7 +15,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use league::{BotStanding, HeadToHead, RatingPoint, Standings, WorkerRow};
+use league::{BotStanding, HeadToHead, RatingPoint, RatingView, RatingsView, Standings, WorkerRow};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Deserialize;
@@ -53,7 +53,8 @@ pub fn set_href(set: &str) -> String {
     format!("/sets/{}", encode(set))
 }
 
-fn replay_href(set: &str) -> String {
+/// A set's replay page.
+pub fn replay_href(set: &str) -> String {
     format!("/sets/{}/replay", encode(set))
 }
 
@@ -118,6 +119,7 @@ pub fn page(title: &str, status: &Status, main: Markup) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · hus serve" }
                 link rel="stylesheet" href="/app.css";
+                link rel="icon" type="image/svg+xml" href="/favicon.svg";
                 script src="/board.js" defer {}
                 script src="/app.js" defer {}
             }
@@ -126,7 +128,7 @@ pub fn page(title: &str, status: &Status, main: Markup) -> Markup {
                 header {
                     h1 { a href="/" { "hus serve" } }
                     nav aria-label="pages" {
-                        a href="/" { "standings" } " · " a href="/workers" { "workers" }
+                        a href="/" { "standings" } " · " a href="/sets" { "sets" } " · " a href="/workers" { "workers" }
                     }
                     p id="status" role="status" { (status.line()) }
                 }
@@ -136,6 +138,8 @@ pub fn page(title: &str, status: &Status, main: Markup) -> Markup {
                         "No set is being played right now."
                     }
                     div id="live" {}
+                    // The sets that finished last (app.js: a few, in one row).
+                    div id="live-done" role="region" aria-label="finished just now" {}
                     // Without scripts, the running sets are listed (their boards and
                     // moves need the script).
                     @if !status.running.is_empty() {
@@ -239,7 +243,26 @@ pub fn rating_order(st: &Standings) -> Vec<&BotStanding> {
 /// cross-table's n² cells each looked up in constant time.
 pub struct PairIndex<'s> {
     results: HashMap<(&'s str, &'s str), &'s HeadToHead>,
-    los: HashMap<(&'s str, &'s str), f64>,
+    /// The rating fit's comparison of each pair, by (better-rated, other).
+    fit: HashMap<(&'s str, &'s str), (RatingView, f64)>,
+}
+
+/// What the rating fit says of one bot against another: the difference of their
+/// ratings (the first's less the other's) with its 95% interval, and the likelihood
+/// that the first is the stronger.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Comparison {
+    /// rating(first) − rating(other), with its interval.
+    pub difference: RatingView,
+    /// The probability that the first is stronger.
+    pub los: f64,
+}
+
+impl Comparison {
+    /// Settled: the 95% interval of the difference does not hold zero.
+    pub fn settled(&self) -> bool {
+        self.difference.low > 0.0 || self.difference.high < 0.0
+    }
 }
 
 impl<'s> PairIndex<'s> {
@@ -251,11 +274,11 @@ impl<'s> PairIndex<'s> {
                 .iter()
                 .map(|h| ((h.a.as_str(), h.b.as_str()), h))
                 .collect(),
-            los: st
+            fit: st
                 .ratings
                 .iter()
                 .flat_map(|r| &r.pairs)
-                .map(|p| ((p.a.as_str(), p.b.as_str()), p.los))
+                .map(|p| ((p.a.as_str(), p.b.as_str()), (p.difference, p.los)))
                 .collect(),
         }
     }
@@ -278,19 +301,96 @@ impl<'s> PairIndex<'s> {
 
     /// The probability that `row` is stronger than `col`, from the rating fit.
     pub fn los(&self, row: &'s str, col: &'s str) -> Option<f64> {
-        match self.los.get(&(row, col)) {
-            Some(p) => Some(*p),
-            None => self.los.get(&(col, row)).map(|p| 1.0 - p),
+        self.compare(row, col).map(|c| c.los)
+    }
+
+    /// `row` against `col` as the rating fit has it (seen from `row`'s side).
+    pub fn compare(&self, row: &'s str, col: &'s str) -> Option<Comparison> {
+        if let Some((difference, los)) = self.fit.get(&(row, col)) {
+            return Some(Comparison {
+                difference: *difference,
+                los: *los,
+            });
         }
+        let (d, los) = self.fit.get(&(col, row))?;
+        Some(Comparison {
+            difference: RatingView {
+                value: -d.value,
+                std_error: d.std_error,
+                low: -d.high,
+                high: -d.low,
+            },
+            los: 1.0 - los,
+        })
     }
 }
 
-/// The colour class of a likelihood of superiority: `los0` (surely weaker) to `los10`
-/// (surely stronger), in tenths.
-pub fn los_class(p: Option<f64>) -> String {
-    match p {
-        Some(p) if p.is_finite() => format!("los{}", (p.clamp(0.0, 1.0) * 10.0).round() as u32),
-        _ => "los-none".to_string(),
+/// `a` against `b` as the rating fit `ratings` has it, from `a`'s side (a scan of its
+/// pairs: for one bot's opponents; the cross-table's n² cells use [`PairIndex`]).
+pub fn compare_in(ratings: Option<&RatingsView>, a: &str, b: &str) -> Option<Comparison> {
+    ratings?.pairs.iter().find_map(|p| {
+        if p.a == a && p.b == b {
+            Some(Comparison {
+                difference: p.difference,
+                los: p.los,
+            })
+        } else if p.a == b && p.b == a {
+            Some(Comparison {
+                difference: RatingView {
+                    value: -p.difference.value,
+                    std_error: p.difference.std_error,
+                    low: -p.difference.high,
+                    high: -p.difference.low,
+                },
+                los: 1.0 - p.los,
+            })
+        } else {
+            None
+        }
+    })
+}
+
+/// The colour class of a pair's cell, from the row's side: `pair-stronger` or
+/// `pair-weaker` when the 95% interval of the difference leaves out zero (settled),
+/// `pair-open` when it holds zero (the question is open, whatever the likelihood),
+/// `los-none` without a fit.
+pub fn pair_class(c: Option<Comparison>) -> &'static str {
+    match c {
+        Some(c) if c.los.is_finite() && c.difference.value.is_finite() => {
+            if c.difference.low > 0.0 {
+                "pair-stronger"
+            } else if c.difference.high < 0.0 {
+                "pair-weaker"
+            } else {
+                "pair-open"
+            }
+        }
+        _ => "los-none",
+    }
+}
+
+/// A likelihood of superiority in whole per cent; never 0 or 100 unless it is exactly
+/// that (`< 1%`, `> 99%`).
+pub fn percent(p: f64) -> String {
+    let r = (p * 100.0).round();
+    if r >= 100.0 && p < 1.0 {
+        "> 99%".to_string()
+    } else if r <= 0.0 && p > 0.0 {
+        "< 1%".to_string()
+    } else {
+        format!("{r:.0}%")
+    }
+}
+
+/// A rating difference with its sign (`+23`, `−5`, `0`).
+fn signed(x: f64) -> String {
+    let r = x.round();
+    if r > 0.0 {
+        format!("+{r:.0}")
+    } else if r < 0.0 {
+        format!("−{:.0}", -r)
+    } else {
+        "0".to_string()
     }
 }
 
@@ -304,7 +404,11 @@ pub fn cross_table(st: &Standings) -> Markup {
         "cross-table",
         html! {
             table class="cross" {
-                caption { "Row against column: points (games); colour: the likelihood that the row's bot is the stronger" }
+                caption {
+                    "Row against column: points (games) and the likelihood that the row's bot is the stronger. "
+                    "Green or red: settled (the 95% interval of their rating difference leaves out zero); "
+                    "striped: still open."
+                }
                 thead { tr {
                     th scope="col" { "" }
                     @for (i, c) in bots.iter().enumerate() {
@@ -321,16 +425,20 @@ pub fn cross_table(st: &Standings) -> Markup {
                                 } @else {
                                     @match pairs.result(&r.name, &c.name) {
                                         Some((points, games)) => {
-                                            @let p = pairs.los(&r.name, &c.name);
+                                            @let cmp = pairs.compare(&r.name, &c.name);
                                             @let label = format!(
                                                 "{} against {}: {}–{} in {} games ({}){}",
                                                 r.name, c.name, points[0], points[1], games.played, wdl(&games),
-                                                p.map(|p| format!(", likelihood of superiority {p:.2}")).unwrap_or_default());
-                                            td class={ "num " (los_class(p)) } data-vs=(c.name)
+                                                cmp.map(|c| format!(", likelihood of superiority {}, {}", percent(c.los),
+                                                    if c.settled() { "settled" } else { "open" })).unwrap_or_default());
+                                            td class={ "num " (pair_class(cmp)) } data-vs=(c.name)
                                                 data-points=(format!("{}-{}", points[0], points[1]))
                                                 data-games=(games.played) {
                                                 a href=(pair_href(&r.name, &c.name)) aria-label=(label) title=(label) {
                                                     (points[0]) "–" (points[1]) " (" (games.played) ")"
+                                                    @if let Some(cmp) = cmp {
+                                                        " " span class="los" { (percent(cmp.los)) }
+                                                    }
                                                 }
                                             }
                                         }
@@ -480,8 +588,15 @@ pub fn workers_main(workers: &[WorkerRow], stuck: Option<&str>) -> Markup {
 /// A chart with its legend: the SVG (numbers only, `charts::line_chart`), then the
 /// series' names as escaped text, each with its colour's swatch; a sentence instead
 /// when there is nothing to draw yet.
-fn chart(label: &str, class: &str, series: &[Series], names: &[String], none: &str) -> Markup {
-    match charts::line_chart(series, class) {
+fn chart(
+    label: &str,
+    class: &str,
+    axes: &charts::Axes,
+    series: &[Series],
+    names: &[String],
+    none: &str,
+) -> Markup {
+    match charts::line_chart(series, class, axes) {
         None => html! { p class="muted" { (none) } },
         Some(svg) => html! {
             figure class="chart" aria-label=(label) {
@@ -497,6 +612,17 @@ fn chart(label: &str, class: &str, series: &[Series], names: &[String], none: &s
                 }
             }
         },
+    }
+}
+
+/// The axes of a chart over the rating history or a bot's sets: set numbers across,
+/// `y` up (a count when `counts`).
+fn by_set<'a>(y: &'a str, counts: bool) -> charts::Axes<'a> {
+    charts::Axes {
+        x: "set number",
+        y,
+        whole_x: true,
+        counts,
     }
 }
 
@@ -519,12 +645,24 @@ pub fn history_charts(history: &[RatingPoint], bots: &[&str]) -> Markup {
     let series: Vec<Series> = bots.iter().map(|b| history_series(history, b)).collect();
     let names: Vec<String> = bots.iter().map(|b| b.to_string()).collect();
     let advantage = history_series(history, "");
+    // Close bots apart: each one's difference from the leader (the first of `bots`).
+    let behind: Vec<Series> = bots
+        .iter()
+        .skip(1)
+        .map(|b| difference_series(history, b, bots[0]))
+        .collect();
+    let behind_names: Vec<String> = bots.iter().skip(1).map(|b| b.to_string()).collect();
     html! {
         h3 { "Ratings over time" }
-        p class="muted" { "Each bot's rating after each point of the history (the set number below), with its 95% interval." }
-        (chart("ratings over time", "rating-chart", &series, &names, "No ratings yet."))
+        p class="muted" { "Each bot's rating after each point of the history (the set number below), with its 95% interval; a point's value under the pointer." }
+        (chart("ratings over time", "rating-chart", &by_set("rating (Elo)", false), &series, &names, "No ratings yet."))
+        @if let (Some(leader), false) = (bots.first(), behind.is_empty()) {
+            h3 { "Behind the leader" }
+            p class="muted" { "Each bot's rating less that of " (leader) " (the leader now), after each point of the history: close bots apart." }
+            (chart("ratings less the leader's", "behind-chart", &by_set(&format!("difference from {leader} (Elo)"), false), &behind, &behind_names, "No ratings yet."))
+        }
         h3 { "First-move advantage over time" }
-        (chart("first-move advantage over time", "advantage-chart", &[advantage], &[String::new()], "No ratings yet."))
+        (chart("first-move advantage over time", "advantage-chart", &by_set("advantage (Elo)", false), &[advantage], &[String::new()], "No ratings yet."))
     }
 }
 
@@ -572,9 +710,9 @@ pub fn standings_main(
 }
 
 /// A bot's page's content: its figures, faults by kind, its latest faulted sets with
-/// the end of their stderr, and its sets (against `vs` only, when given).
-pub fn bot_main(b: &BotStanding, vs: Option<&str>, sets: &[SetView], faulted: &[Value]) -> Markup {
-    bot_main_with(b, vs, sets, faulted, &[], &[])
+/// the end of their stderr, and its sets.
+pub fn bot_main(b: &BotStanding, sets: &[SetView], faulted: &[Value]) -> Markup {
+    bot_main_with(b, sets, faulted, &[], None, &[], 0)
 }
 
 /// The opponents' rows of the cross-table for `bot`: (opponent, its points, the
@@ -633,6 +771,7 @@ fn bot_charts(
     b: &BotStanding,
     sets: &[SetView],
     head_to_head: &[HeadToHead],
+    ratings: Option<&RatingsView>,
     history: &[RatingPoint],
 ) -> Markup {
     let rating = history_series(history, &b.name);
@@ -664,7 +803,7 @@ fn bot_charts(
     let opponents = opponents(head_to_head, &b.name);
     html! {
         h3 { "Rating over time" }
-        (chart("rating over time", "rating-chart", &[rating], &[String::new()], "No rating yet."))
+        (chart("rating over time", "rating-chart", &by_set("rating (Elo)", false), &[rating], &[String::new()], "No rating yet."))
         @if !opponents.is_empty() {
             h3 { "Against each opponent" }
             (scroller("results against each opponent", html! {
@@ -672,16 +811,28 @@ fn bot_charts(
                     thead { tr {
                         th scope="col" { "opponent" } th class="num" scope="col" { "points" }
                         th class="num" scope="col" { "games W-D-L" } th class="num" scope="col" { "sets W-D-L" }
+                        th class="num" scope="col" { "Elo difference (95%)" }
+                        th class="num" scope="col" { "likelihood stronger" }
                         th scope="col" { "" }
                     } }
                     tbody {
                         @for (other, points, games, sets) in &opponents {
+                            @let cmp = compare_in(ratings, &b.name, other);
                             tr data-opponent=(other) {
                                 td { (bot_link(other)) }
                                 td class="num" { (points[0]) "–" (points[1]) }
                                 td class="num" { (wdl(games)) }
                                 td class="num" { (wdl(sets)) }
-                                td { a href=(pair_href(&b.name, other)) { "the sets" } }
+                                @match cmp {
+                                    Some(c) => {
+                                        td class="num difference" data-value=(c.difference.value) {
+                                            (signed(c.difference.value)) " (" (signed(c.difference.low)) " to " (signed(c.difference.high)) ")"
+                                        }
+                                        td class={ "num los " (pair_class(cmp)) } data-los=(c.los) { (percent(c.los)) }
+                                    }
+                                    None => { td class="num" { "–" } td class="num" { "–" } }
+                                }
+                                td { a href=(pair_href(&b.name, other)) aria-label=(format!("{} against {}", b.name, other)) { "head to head" } }
                             }
                         }
                     }
@@ -690,9 +841,9 @@ fn bot_charts(
         }
         h3 { "Mean move time per set" }
         p class="muted" { "Milliseconds per move in each of its latest sets (by set number)." }
-        (chart("mean move time per set", "time-chart", &[times], &[String::new()], "No moves yet."))
+        (chart("mean move time per set", "time-chart", &by_set("ms per move", true), &[times], &[String::new()], "No moves yet."))
         h3 { "Faults per set" }
-        (chart("faults per set", "fault-chart", &[faults], &[String::new()], "No sets yet."))
+        (chart("faults per set", "fault-chart", &by_set("faults in the set", true), &[faults], &[String::new()], "No sets yet."))
         @if !means.is_empty() {
             h3 { "Move times" }
             (scroller("distribution of mean move times", html! {
@@ -713,16 +864,18 @@ fn bot_charts(
 /// bot's charts too.
 pub fn bot_main_with(
     b: &BotStanding,
-    vs: Option<&str>,
     sets: &[SetView],
     faulted: &[Value],
     head_to_head: &[HeadToHead],
+    ratings: Option<&RatingsView>,
     history: &[RatingPoint],
+    bots: usize,
 ) -> Markup {
     html! {
         h2 { (b.name) }
         p { "command: " code { (b.command) } @if !b.active { " (removed)" } }
         p {
+            span class="rank" data-rank=(b.rank) { "rank " (b.rank) @if bots > 0 { " of " (bots) } } "; "
             "rating " (rating(b)) "; games " (wdl(&b.games)) "; sets " (wdl(&b.sets)) "; "
             (b.moves) " moves, mean " (fmt(b.mean_move_ms, 2)) " ms per move"
         }
@@ -744,28 +897,130 @@ pub fn bot_main_with(
                     ul {
                         @for fault in f["faults"].as_array().map(Vec::as_slice).unwrap_or_default() {
                             li {
-                                "game " (fault["game"]) ", ply " (fault["ply"]) ": "
+                                // The log's ply (from 0), as the API has it; the replay and
+                                // the live view count plies from 1.
+                                "game " (fault["game"]) ", log ply " (fault["ply"]) ": "
                                 (fault["kind"].as_str().unwrap_or("")) " — " (fault["detail"].as_str().unwrap_or(""))
                             }
                         }
                     }
                     @if let Some(lines) = f["stderr"].as_array() {
+                        // The file holds the whole set's stderr, every game's: its end
+                        // need not be the faulted game's.
+                        p class="muted" { "The end of its stderr in this set (all its games):" }
                         pre class="stderr" { @for l in lines { (l.as_str().unwrap_or("")) "\n" } }
                     }
                 }
             }
         }
-        @if vs.is_none() {
-            (bot_charts(b, sets, head_to_head, history))
-        }
-        @match vs {
-            Some(vs) => {
-                h3 { "Sets against " (bot_link(vs)) }
-                p { a href=(bot_href(&b.name)) { "all of " (b.name) "'s sets" } }
-            }
-            None => { h3 { "Sets" } }
-        }
+        (bot_charts(b, sets, head_to_head, ratings, history))
+        h3 { "Sets" }
         (sets_table("sets", sets))
+    }
+}
+
+/// The difference of `a`'s rating less `b`'s at each point of the history that rated
+/// both (no band: the history keeps each rating's own error, not their covariance).
+fn difference_series(history: &[RatingPoint], a: &str, b: &str) -> Series {
+    let rating = |p: &RatingPoint, bot: &str| {
+        p.ratings
+            .iter()
+            .find(|(name, _, _)| name == bot)
+            .map(|(_, v, _)| *v)
+    };
+    Series {
+        points: history
+            .iter()
+            .filter_map(|p| Some((p.number as f64, rating(p, a)? - rating(p, b)?)))
+            .collect(),
+        band: Vec::new(),
+    }
+}
+
+/// The head-to-head page's content (`/bots/A?vs=B`), from `a`'s side: their score,
+/// games and sets W-D-L, the rating fit's difference with its 95% interval and the
+/// likelihood that `a` is the stronger, the difference over time, their sets.
+pub fn pair_main(
+    a: &BotStanding,
+    b: &BotStanding,
+    st: &Standings,
+    history: &[RatingPoint],
+    sets: &[SetView],
+) -> Markup {
+    let pairs = PairIndex::new(st);
+    let results = pairs.result(&a.name, &b.name);
+    let cmp = pairs.compare(&a.name, &b.name);
+    let sets_wdl = opponents(&st.head_to_head, &a.name)
+        .into_iter()
+        .find(|o| o.0 == b.name)
+        .map(|o| o.3);
+    let difference = difference_series(history, &a.name, &b.name);
+    html! {
+        h2 { (a.name) " vs " (b.name) }
+        p class="pair-links" {
+            (bot_link(&a.name)) " (rank " (a.rank) ") · " (bot_link(&b.name)) " (rank " (b.rank) ") · "
+            a href=(pair_href(&b.name, &a.name)) { "seen from " (b.name) }
+        }
+        @match results {
+            Some((points, games)) => {
+                dl class="pair-figures" {
+                    dt { "score" } dd class="score" { (points[0]) "–" (points[1]) " in points" }
+                    dt { "games W-D-L" } dd class="games" { (wdl(&games)) }
+                    @if let Some(sets) = sets_wdl { dt { "sets W-D-L" } dd class="sets" { (wdl(&sets)) } }
+                    @match cmp {
+                        Some(c) => {
+                            dt { "Elo difference (" (a.name) " − " (b.name) ")" }
+                            dd class="difference" data-value=(c.difference.value) data-low=(c.difference.low) data-high=(c.difference.high) {
+                                (signed(c.difference.value)) " (95% interval " (signed(c.difference.low)) " to " (signed(c.difference.high)) ")"
+                            }
+                            dt { "likelihood that " (a.name) " is the stronger" }
+                            dd class="los" data-los=(c.los) {
+                                (percent(c.los)) " · "
+                                @if c.settled() { "settled: the interval leaves out zero" } @else { "open: the interval holds zero" }
+                            }
+                        }
+                        None => { dt { "Elo difference" } dd { "not rated yet" } }
+                    }
+                }
+            }
+            None => { p { "They have not met yet." } }
+        }
+        h3 { "Difference over time" }
+        p class="muted" { "The rating of " (a.name) " less that of " (b.name) ", in Elo, after each point of the history that rated both (by set number)." }
+        (chart("rating difference over time", "difference-chart", &by_set("difference (Elo)", false), &[difference], &[String::new()], "No ratings of both yet."))
+        h3 { "Their sets" }
+        (sets_table("their sets", sets))
+    }
+}
+
+/// The links at the top of a set's replay page (`/sets/SET/replay`), which the server
+/// puts in the viewer's page as it sends it: the dashboard, the set's page, each bot by
+/// its letter and league name, the pair's head-to-head page, and the pair's previous and
+/// next sets' replays (`None`: there is none). A running set (`set` `None`): the
+/// dashboard and its live view. Links only: no script, no style.
+pub fn replay_nav(
+    stem: &str,
+    set: Option<&SetView>,
+    previous: Option<&str>,
+    next: Option<&str>,
+) -> Markup {
+    html! {
+        nav class="serve" aria-label="hus serve" data-a=[set.map(|s| &s.bots[0])] data-b=[set.map(|s| &s.bots[1])] {
+            a href="/" { "← hus serve" }
+            @match set {
+                Some(s) => {
+                    a href=(set_href(&s.set)) { "set " (s.set) }
+                    span { "A: " a class="bot" href=(bot_href(&s.bots[0])) { (s.bots[0]) } }
+                    span { "B: " a class="bot" href=(bot_href(&s.bots[1])) { (s.bots[1]) } }
+                    a href=(pair_href(&s.bots[0], &s.bots[1])) { (s.bots[0]) " vs " (s.bots[1]) }
+                    @if let Some(p) = previous { a rel="prev" href=(replay_href(p)) { "‹ the pair's previous set" } }
+                    @if let Some(n) = next { a rel="next" href=(replay_href(n)) { "the pair's next set ›" } }
+                }
+                None => {
+                    a href=(format!("/#/live/{}", encode(stem))) { "live view of " (stem) }
+                }
+            }
+        }
     }
 }
 
@@ -786,8 +1041,11 @@ pub fn set_main(s: &SetView) -> Markup {
                 } }
                 tbody {
                     @for g in &s.games {
-                        tr {
-                            td class="num" { (g.game) }
+                        tr data-game=(g.game) {
+                            td class="num" {
+                                @if s.pruned { (g.game) }
+                                @else { a href=(format!("{}#game={}&ply=0", replay_href(&s.set), g.game)) aria-label=(format!("replay of game {}", g.game)) { (g.game) } }
+                            }
                             td { (g.first) }
                             td { (g.winner.as_deref().unwrap_or("draw")) }
                             td class="num" { (g.points[0]) "–" (g.points[1]) }
@@ -805,7 +1063,7 @@ pub fn set_main(s: &SetView) -> Markup {
             (scroller("faults", html! {
                 table class="faults" {
                     thead { tr {
-                        th class="num" scope="col" { "game" } th class="num" scope="col" { "ply" } th scope="col" { "bot" }
+                        th class="num" scope="col" { "game" } th class="num" scope="col" { abbr title="the log's ply, counted from 0" { "log ply" } } th scope="col" { "bot" }
                         th scope="col" { "kind" } th scope="col" { "detail" }
                     } }
                     tbody {
@@ -877,7 +1135,8 @@ pub struct BotQuery {
     vs: Option<String>,
 }
 
-/// `/bots/NAME`: a bot's page (`?vs=OTHER`: its sets against OTHER).
+/// `/bots/NAME`: a bot's page (`?vs=OTHER`: the head-to-head page of the two; 404 for
+/// an unknown OTHER or NAME itself).
 pub async fn bot_page(
     State(app): State<Arc<AppState>>,
     Path(name): Path<String>,
@@ -891,12 +1150,34 @@ pub async fn bot_page(
             &format!("no bot named {name:?}"),
         );
     };
-    let sets = match &q.vs {
-        Some(vs) => crate::web::pair_page(&app, &name, vs, None, BOT_SETS).await,
-        None => crate::web::stored_page(&app, Some(name.clone()), None, BOT_SETS).await,
-    };
-    let faulted = crate::web::faulted_sets(&app, &name).await;
     let history = app.reader.rating_history().await.unwrap_or_default();
+    if let Some(vs) = &q.vs {
+        let Some(other) = s
+            .standings
+            .bots
+            .iter()
+            .find(|b| b.name == *vs && b.name != name)
+        else {
+            return problem_page(
+                &app,
+                StatusCode::NOT_FOUND,
+                &format!("no other bot named {vs:?} to compare {name:?} with"),
+            );
+        };
+        return match crate::web::pair_page(&app, &name, vs, None, BOT_SETS).await {
+            Ok(sets) => respond(
+                StatusCode::OK,
+                page(
+                    &format!("{name} vs {vs}"),
+                    &Status::of(&app),
+                    pair_main(line, other, &s.standings, &history, &sets),
+                ),
+            ),
+            Err(e) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
+        };
+    }
+    let sets = crate::web::stored_page(&app, Some(name.clone()), None, BOT_SETS).await;
+    let faulted = crate::web::faulted_sets(&app, &name).await;
     match (sets, faulted) {
         (Ok(sets), Ok(faulted)) => respond(
             StatusCode::OK,
@@ -905,16 +1186,167 @@ pub async fn bot_page(
                 &Status::of(&app),
                 bot_main_with(
                     line,
-                    q.vs.as_deref(),
                     &sets,
                     &faulted,
                     &s.standings.head_to_head,
+                    s.standings.ratings.as_ref(),
                     &history,
+                    s.standings.bots.len(),
                 ),
             ),
         ),
         (Err(e), _) | (_, Err(e)) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
     }
+}
+
+/// Sets on a page of the archive (`/sets`).
+pub const ARCHIVE_SETS: usize = 50;
+
+/// The query of the archive: a bot's sets, a pair's (`bot` and `vs`), a bot's faulted
+/// sets (`bot` and `faulted`), and the page (`before`: the sets numbered below it).
+#[derive(Deserialize, Default)]
+pub struct ArchiveQuery {
+    bot: Option<String>,
+    vs: Option<String>,
+    faulted: Option<String>,
+    before: Option<u64>,
+}
+
+impl ArchiveQuery {
+    /// The archive's address with this filter and `before`.
+    fn href(&self, before: Option<u64>) -> String {
+        let mut parts = Vec::new();
+        if let Some(bot) = &self.bot {
+            parts.push(format!("bot={}", encode(bot)));
+        }
+        if let Some(vs) = &self.vs {
+            parts.push(format!("vs={}", encode(vs)));
+        }
+        if self.faulted.is_some() {
+            parts.push("faulted=1".to_string());
+        }
+        if let Some(b) = before {
+            parts.push(format!("before={b}"));
+        }
+        if parts.is_empty() {
+            "/sets".to_string()
+        } else {
+            format!("/sets?{}", parts.join("&"))
+        }
+    }
+
+    /// The filter in words.
+    fn said(&self) -> String {
+        match (&self.bot, &self.vs, self.faulted.is_some()) {
+            (Some(b), Some(v), _) => format!("the sets between {b} and {v}"),
+            (Some(b), None, true) => format!("the sets in which {b} faulted"),
+            (Some(b), None, false) => format!("{b}'s sets"),
+            _ => "every set".to_string(),
+        }
+    }
+}
+
+/// The archive's content: a page of sets, newest first, with the links to the older
+/// and the newer page and the filters.
+pub fn archive_main(
+    st: &Standings,
+    q: &ArchiveQuery,
+    sets: &[SetView],
+    newer: Option<Option<u64>>,
+    older: Option<u64>,
+) -> Markup {
+    html! {
+        h2 { "Sets" }
+        p { "Showing " (q.said()) ", newest first, " (ARCHIVE_SETS) " a page." }
+        nav class="filters" aria-label="filters" {
+            a href="/sets" { "every set" }
+            @for b in &st.bots {
+                " · " a href=(ArchiveQuery { bot: Some(b.name.clone()), ..Default::default() }.href(None)) { (b.name) }
+                @if b.faults.total > 0 {
+                    " (" a href=(ArchiveQuery { bot: Some(b.name.clone()), faulted: Some("1".into()), ..Default::default() }.href(None)) { "faulted" } ")"
+                }
+            }
+        }
+        @if let (Some(bot), None) = (&q.bot, &q.vs) {
+            p class="filters" {
+                "Against: "
+                @for o in st.bots.iter().filter(|o| o.name != *bot) {
+                    a href=(ArchiveQuery { bot: Some(bot.clone()), vs: Some(o.name.clone()), ..Default::default() }.href(None)) { (o.name) } " "
+                }
+            }
+        }
+        (sets_table("sets", sets))
+        nav class="pages" aria-label="pages of sets" {
+            @match newer {
+                Some(before) => { a rel="prev" href=(q.href(before)) { "‹ newer" } }
+                None => { span class="muted" { "newest" } }
+            }
+            " · "
+            @match older {
+                Some(before) => { a rel="next" href=(q.href(Some(before))) { "older ›" } }
+                None => { span class="muted" { "oldest" } }
+            }
+        }
+    }
+}
+
+/// `/sets`: the archive, every finished set by pages (`?before=N`), filtered by bot,
+/// pair or a bot's faults; an unknown bot is 404.
+pub async fn archive_page(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<ArchiveQuery>,
+) -> Response {
+    let s = app.snapshot();
+    for name in q.bot.iter().chain(&q.vs) {
+        if !s.standings.bots.iter().any(|b| b.name == *name) {
+            return problem_page(
+                &app,
+                StatusCode::NOT_FOUND,
+                &format!("no bot named {name:?}"),
+            );
+        }
+    }
+    let limit = ARCHIVE_SETS;
+    let sets = match (&q.bot, &q.vs, q.faulted.is_some()) {
+        (Some(bot), Some(vs), _) => crate::web::pair_page(&app, bot, vs, q.before, limit).await,
+        (Some(bot), None, true) => crate::web::faulted_page(&app, bot, q.before, limit).await,
+        (bot, None, _) => crate::web::stored_page(&app, bot.clone(), q.before, limit).await,
+        (None, Some(_), _) => {
+            return problem_page(
+                &app,
+                StatusCode::BAD_REQUEST,
+                "vs=NAME needs bot=NAME: the sets between the two",
+            );
+        }
+    };
+    let sets = match sets {
+        Ok(sets) => sets,
+        Err(e) => return problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
+    };
+    // Older: below the last shown, when the page is full. Newer: on a later page; for
+    // every set, the page that ends just above this one's first (the store's sets
+    // after it, oldest first); with a filter, the first page.
+    let older = (sets.len() == limit)
+        .then(|| sets.last().map(|v| v.number))
+        .flatten();
+    let newer = match (q.before, sets.first()) {
+        (None, _) => None,
+        (Some(_), Some(first)) if q.bot.is_none() => {
+            match crate::web::newer_page(&app, first.number, limit).await {
+                Ok(above) if above.len() == limit => Some(above.last().map(|v| v.number + 1)),
+                _ => Some(None),
+            }
+        }
+        (Some(_), _) => Some(None),
+    };
+    respond(
+        StatusCode::OK,
+        page(
+            "sets",
+            &Status::of(&app),
+            archive_main(&s.standings, &q, &sets, newer, older),
+        ),
+    )
 }
 
 /// `/workers`: the workers of a shared store.
@@ -992,10 +1424,16 @@ mod tests {
     /// Three bots whose rank order (by points) is not their rating order: x first by
     /// points, y first by rating; z unrated comes last.
     fn standings() -> Standings {
+        // y − x = 30 (−9 to 69): 0.74, but open.
         let pair = |a: &str, b: &str, los: f64| PairComparison {
             a: a.into(),
             b: b.into(),
-            difference: rated(30.0).expect("rated"),
+            difference: RatingView {
+                value: 30.0,
+                std_error: 20.0,
+                low: -9.0,
+                high: 69.0,
+            },
             los,
         };
         let h2h = |a: &str, b: &str, points: [u64; 2], games: Record3| HeadToHead {
@@ -1067,7 +1505,20 @@ mod tests {
                 lost: 1,
             },
         }];
-        let page = bot_main_with(bot, None, &[set_view(2)], &[], &head, &history).into_string();
+        let page = bot_main_with(
+            bot,
+            &[set_view(2)],
+            &[],
+            &head,
+            st.ratings.as_ref(),
+            &history,
+            st.bots.len(),
+        )
+        .into_string();
+        assert!(
+            page.contains("<span class=\"rank\" data-rank=\"1\">rank 1 of 3</span>"),
+            "{page}"
+        );
         let rating = &page[page.find("class=\"rating-chart\"").expect("rating chart")..];
         assert!(
             rating.contains("class=\"line s0\" data-points=\"3\""),
@@ -1082,6 +1533,13 @@ mod tests {
         assert!(row.contains(">2–5<"), "{row}");
         assert!(row.contains(">3-1-4<"), "{row}");
         assert!(row.contains(">1-0-1<"), "{row}");
+        // x against y as the fit has it: −30 (−69 to +9), 26%, open.
+        assert!(row.contains(">−30 (−69 to +9)<"), "{row}");
+        assert!(
+            row.contains("<td class=\"num los pair-open\" data-los=\"0.26"),
+            "{row}"
+        );
+        assert!(row.contains(">26%<"), "{row}");
         // The standings page: a line per rated bot (two, in rating order) and the
         // advantage's, each with its points.
         let main = standings_main(&st, &[], 0, &[], None, &[], &history).into_string();
@@ -1160,14 +1618,20 @@ mod tests {
         // 3 rows of 3 cells, the diagonal marked.
         assert_eq!(html.matches("<td ").count(), 9);
         assert_eq!(html.matches("class=\"num self\"").count(), 3);
-        // y against x: x's 3-3 seen from y; LoS 0.74 is the seventh shade; x against y
-        // the mirror; z has no rating: no colour; y and z never met: an empty cell.
+        // y against x: x's 3-3 seen from y; LoS 74%, open (the interval holds zero);
+        // x against y the mirror; z has no rating: no colour; y and z never met: an
+        // empty cell.
         assert!(html.contains(
-            "<td class=\"num los7\" data-vs=\"x\" data-points=\"3-3\" data-games=\"6\"><a href=\"/bots/y?vs=x\""
+            "<td class=\"num pair-open\" data-vs=\"x\" data-points=\"3-3\" data-games=\"6\"><a href=\"/bots/y?vs=x\""
         ), "{html}");
-        assert!(html.contains(
-            "<td class=\"num los3\" data-vs=\"y\" data-points=\"3-3\" data-games=\"6\"><a href=\"/bots/x?vs=y\""
-        ), "{html}");
+        assert!(
+            html.contains(">3–3 (6) <span class=\"los\">74%</span></a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(">3–3 (6) <span class=\"los\">26%</span></a>"),
+            "{html}"
+        );
         assert!(html.contains(
             "<td class=\"num los-none\" data-vs=\"x\" data-points=\"1-2\" data-games=\"3\"><a href=\"/bots/z?vs=x\""
         ), "{html}");
@@ -1177,19 +1641,78 @@ mod tests {
             "{html}"
         );
         assert!(html.contains(
-            "aria-label=\"y against x: 3–3 in 6 games (3-0-3), likelihood of superiority 0.74\""
+            "aria-label=\"y against x: 3–3 in 6 games (3-0-3), likelihood of superiority 74%, open\""
         ), "{html}");
     }
 
+    /// A pair is settled when its difference's interval leaves out zero, whatever the
+    /// likelihood: 0.97 with an interval across zero is open, 0.9 above it settled.
     #[test]
-    fn a_likelihood_is_coloured_in_tenths() {
-        assert_eq!(los_class(Some(0.0)), "los0");
-        assert_eq!(los_class(Some(0.049)), "los0");
-        assert_eq!(los_class(Some(0.05)), "los1");
-        assert_eq!(los_class(Some(0.5)), "los5");
-        assert_eq!(los_class(Some(1.0)), "los10");
-        assert_eq!(los_class(Some(f64::NAN)), "los-none");
-        assert_eq!(los_class(None), "los-none");
+    fn a_pairs_colour_says_whether_it_is_settled() {
+        let c = |value: f64, low: f64, high: f64, los: f64| {
+            Some(Comparison {
+                difference: RatingView {
+                    value,
+                    std_error: 1.0,
+                    low,
+                    high,
+                },
+                los,
+            })
+        };
+        assert_eq!(pair_class(c(60.0, -2.0, 122.0, 0.97)), "pair-open");
+        assert_eq!(pair_class(c(20.0, 1.0, 39.0, 0.9)), "pair-stronger");
+        assert_eq!(pair_class(c(-20.0, -39.0, -1.0, 0.1)), "pair-weaker");
+        assert_eq!(pair_class(c(f64::NAN, 0.0, 0.0, 0.5)), "los-none");
+        assert_eq!(pair_class(None), "los-none");
+        assert_eq!(percent(0.974), "97%");
+        assert_eq!(percent(0.9996), "> 99%");
+        assert_eq!(percent(0.0004), "< 1%");
+        assert_eq!(percent(1.0), "100%");
+        assert_eq!(percent(0.0), "0%");
+        // Seen from the other side: the difference and its interval turn round.
+        let st = standings();
+        let pairs = PairIndex::new(&st);
+        let x = pairs.compare("x", "y").expect("a fit");
+        assert_eq!(
+            (x.difference.value, x.difference.low, x.difference.high),
+            (-30.0, -69.0, 9.0)
+        );
+        assert!((x.los - 0.26).abs() < 1e-12, "{x:?}");
+    }
+
+    /// The head-to-head page, from the first bot's side: score, games, the difference
+    /// with its interval and the likelihood, as the fit has them.
+    #[test]
+    fn a_pair_page_answers_who_is_stronger() {
+        let st = standings();
+        let history: Vec<RatingPoint> = (1..=3)
+            .map(|n| RatingPoint {
+                number: n,
+                ratings: vec![
+                    ("x".to_string(), 1500.0, 10.0),
+                    ("y".to_string(), 1500.0 + n as f64, 10.0),
+                ],
+            })
+            .collect();
+        let html = pair_main(&st.bots[0], &st.bots[1], &st, &history, &[set_view(2)]).into_string();
+        assert!(html.contains("<h2>x vs y</h2>"), "{html}");
+        assert!(
+            html.contains("<dd class=\"score\">3–3 in points</dd>"),
+            "{html}"
+        );
+        assert!(html.contains("<dd class=\"games\">3-0-3</dd>"), "{html}");
+        assert!(html.contains(
+            "<dd class=\"difference\" data-value=\"-30\" data-low=\"-69\" data-high=\"9\">−30 (95% interval −69 to +9)</dd>"
+        ), "{html}");
+        assert!(html.contains("data-los=\"0.26"), "{html}");
+        assert!(
+            html.contains(">26% · open: the interval holds zero</dd>"),
+            "{html}"
+        );
+        let chart = &html[html.find("class=\"difference-chart\"").expect("chart")..];
+        assert!(chart.contains("data-points=\"3\""), "{chart}");
+        assert!(html.contains("data-set=\"r1-x-vs-y\""), "{html}");
     }
 
     #[test]
@@ -1212,7 +1735,7 @@ mod tests {
             "stderr": [EVIL, "last"],
         })];
         for html in [
-            bot_main(&st.bots[0], Some("y"), std::slice::from_ref(&set), &faulted).into_string(),
+            bot_main(&st.bots[0], std::slice::from_ref(&set), &faulted).into_string(),
             set_main(&set).into_string(),
         ] {
             assert!(
@@ -1224,6 +1747,45 @@ mod tests {
         // A name in a path is percent-encoded.
         assert_eq!(bot_href("a b/<c>"), "/bots/a%20b%2F%3Cc%3E");
         assert_eq!(pair_href("a-1", "b_2.x"), "/bots/a-1?vs=b_2.x");
+    }
+
+    /// The archive's links keep its filter; a full page links to the older one, a page
+    /// after the first to the newer one.
+    #[test]
+    fn the_archive_pages_keep_their_filter() {
+        let q = ArchiveQuery {
+            bot: Some("a b".into()),
+            vs: Some("c".into()),
+            ..Default::default()
+        };
+        assert_eq!(q.href(Some(9)), "/sets?bot=a%20b&vs=c&before=9");
+        assert_eq!(ArchiveQuery::default().href(None), "/sets");
+        let faulted = ArchiveQuery {
+            bot: Some("x".into()),
+            faulted: Some("1".into()),
+            ..Default::default()
+        };
+        assert_eq!(faulted.href(None), "/sets?bot=x&faulted=1");
+        assert_eq!(faulted.said(), "the sets in which x faulted");
+        let st = standings();
+        let html = archive_main(&st, &q, &[set_view(2)], Some(Some(120)), Some(40)).into_string();
+        assert!(
+            html.contains(
+                "<a rel=\"prev\" href=\"/sets?bot=a%20b&amp;vs=c&amp;before=120\">‹ newer</a>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<a rel=\"next\" href=\"/sets?bot=a%20b&amp;vs=c&amp;before=40\">older ›</a>"
+            ),
+            "{html}"
+        );
+        let first = archive_main(&st, &ArchiveQuery::default(), &[], None, None).into_string();
+        assert!(
+            first.contains(">newest</span> · <span class=\"muted\">oldest</span>"),
+            "{first}"
+        );
     }
 
     #[test]

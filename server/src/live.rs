@@ -36,6 +36,10 @@ pub struct LiveSet {
     pub announced: [Option<String>; 2],
     /// The game being played (0 before the first).
     pub game: u32,
+    /// The games the set plays, as its header says (0 until the header is written).
+    pub games_planned: u32,
+    /// The points of bots A and B in the games finished so far: the set's score.
+    pub points: [u64; 2],
     /// The time control, as the header has it (`null` until the header is written):
     /// with a clock, a page computes the clocks from it and the moves' times.
     pub time: Option<Value>,
@@ -50,6 +54,8 @@ struct Running {
     bots: [String; 2],
     announced: [Option<String>; 2],
     game: u32,
+    games_planned: u32,
+    points: [u64; 2],
     time: Option<Value>,
     records: Vec<(Record, f64)>,
     /// Moves of the whole set so far: what its replay page would hold.
@@ -152,6 +158,8 @@ impl Hub {
                 bots: r.bots,
                 announced: r.announced,
                 game: r.game,
+                games_planned: r.games_planned,
+                points: r.points,
                 time: r.time,
             })
             .collect()
@@ -184,6 +192,8 @@ impl Hub {
                     bots,
                     announced: [None, None],
                     game: 0,
+                    games_planned: 0,
+                    points: [0, 0],
                     time: None,
                     records: Vec::new(),
                     moves: 0,
@@ -214,7 +224,15 @@ impl Hub {
                 return;
             };
             match record {
-                Record::Header(h) => live.time = serde_json::to_value(h.time).ok(),
+                Record::Header(h) => {
+                    live.time = serde_json::to_value(h.time).ok();
+                    live.games_planned = h.games;
+                }
+                Record::GameEnd(e) => {
+                    for side in referee::Side::BOTH {
+                        live.points[side.index()] += u64::from(e.points[side]);
+                    }
+                }
                 Record::Ready(r) => live.announced[r.bot.index()] = r.name.clone(),
                 Record::GameStart(g) => {
                     live.game = g.game;
@@ -280,6 +298,8 @@ mod tests {
         .expect("a header record");
         hub.record("s", &header);
         assert_eq!(hub.snapshot()[0].time, Some(clock));
+        assert_eq!(hub.snapshot()[0].games_planned, 2);
+        assert_eq!(hub.snapshot()[0].points, [0, 0]);
         // No stream open: the record is kept, and made an event when a page asks.
         hub.record("s", &game_start(1));
         let live = hub.snapshot();
@@ -301,6 +321,15 @@ mod tests {
         let sent = stream.try_recv().expect("an event");
         let live = hub.snapshot();
         assert_eq!(live[0].game, 2);
+        // A game's end adds its points to the set's score.
+        let end: Record = serde_json::from_value(json!({
+            "type": "game-end", "game": 2, "reason": "no-moves", "winner": 1, "faulted": [],
+            "double": false, "points": [0, 2], "plies": 30, "position": start,
+        }))
+        .expect("a game-end record");
+        hub.record("s", &end);
+        let _ = stream.try_recv();
+        assert_eq!(hub.snapshot()[0].points, [0, 2]);
         let shown: Vec<String> = live[0].events.iter().map(Value::to_string).collect();
         assert_eq!(shown, [sent.to_string()]);
         assert_eq!(hub.running(), ["s"]);

@@ -46,6 +46,8 @@ pub use referee::viewer_assets::PAGE_CSP as CSP;
 
 const APP_JS: &str = include_str!("../assets/app.js");
 const APP_CSS: &str = include_str!("../assets/app.css");
+/// The pages' icon (a board of six pits), at `/favicon.svg` and `/favicon.ico`.
+const FAVICON: &str = include_str!("../assets/favicon.svg");
 
 /// The whole application: dashboard, API, live stream. `shutdown` ends live streams.
 /// Every request must be for one of `app.hosts` (421 otherwise), and carry its peer as
@@ -54,7 +56,10 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
     let timed = Router::new()
         .route("/", get(html::standings_page))
         .route("/bots/{name}", get(html::bot_page))
+        .route("/sets", get(html::archive_page))
         .route("/sets/{set}", get(html::set_page))
+        .route("/favicon.svg", get(favicon))
+        .route("/favicon.ico", get(favicon))
         .route("/workers", get(html::workers_page))
         .route("/app.js", get(app_js))
         .route("/app.css", get(app_css))
@@ -190,6 +195,48 @@ async fn board_js() -> Response {
 
 async fn app_css() -> Response {
     asset("text/css; charset=utf-8", APP_CSS)
+}
+
+async fn favicon() -> Response {
+    asset("image/svg+xml", FAVICON)
+}
+
+/// The sets numbered after `after`, oldest first, at most `limit`: the page of the
+/// archive before the one that starts at `after + 1`.
+pub(crate) async fn newer_page(
+    app: &AppState,
+    after: u64,
+    limit: usize,
+) -> Result<Vec<SetView>, ApiError> {
+    Ok(app
+        .reader
+        .sets(league::FinishedQuery::After { after, limit })
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
+        .iter()
+        .map(|(number, set)| SetView::from_finished(*number, set))
+        .collect())
+}
+
+/// A page of the sets in which `bot` faulted, newest first, numbered below `before`.
+pub(crate) async fn faulted_page(
+    app: &AppState,
+    bot: &str,
+    before: Option<u64>,
+    limit: usize,
+) -> Result<Vec<SetView>, ApiError> {
+    Ok(app
+        .reader
+        .sets(league::FinishedQuery::Faulted {
+            bot: bot.to_string(),
+            before,
+            limit,
+        })
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
+        .iter()
+        .map(|(number, set)| SetView::from_finished(*number, set))
+        .collect())
 }
 
 async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
@@ -835,6 +882,7 @@ async fn replay(
             app.page_refusals.note(client);
         }
     })?;
+    let html = with_replay_nav(&page.html, &replay_links(&app, &set).await);
     Ok((
         [
             (
@@ -843,9 +891,53 @@ async fn replay(
             ),
             (header::CONTENT_SECURITY_POLICY, page.csp.clone()),
         ],
-        page.html.clone(),
+        html,
     )
         .into_response())
+}
+
+/// The links of a replay page (`html::replay_nav`): the set's, and the pair's
+/// previous and next finished sets (the next one looked for among the sets finished
+/// within two of the league's rounds after it; the pair's page lists them all). A
+/// running set, or a store that does not answer: the links that need no store.
+async fn replay_links(app: &AppState, set: &str) -> maud::Markup {
+    let Ok(Some(view)) = finished_set(app, set).await else {
+        return crate::html::replay_nav(set, None, None, None);
+    };
+    let [a, b] = view.bots.clone();
+    let previous = pair_page(app, &a, &b, Some(view.number), 1)
+        .await
+        .ok()
+        .and_then(|v| v.into_iter().next())
+        .map(|v| v.set);
+    let bots = app.snapshot().standings.bots.len().max(2) as u64;
+    let window = bots * (bots - 1) * 2 + 2;
+    let next = pair_page(app, &a, &b, Some(view.number + window + 1), window as usize)
+        .await
+        .ok()
+        .and_then(|v| {
+            v.into_iter()
+                .filter(|s| s.number > view.number)
+                .min_by_key(|s| s.number)
+        })
+        .map(|v| v.set);
+    crate::html::replay_nav(set, Some(&view), previous.as_deref(), next.as_deref())
+}
+
+/// The viewer's page with `nav` first in its body.
+fn with_replay_nav(page: &[u8], nav: &maud::Markup) -> Vec<u8> {
+    const BODY: &[u8] = b"<body>";
+    let nav = nav.0.as_bytes();
+    let Some(at) = page.windows(BODY.len()).position(|w| w == BODY) else {
+        return page.to_vec();
+    };
+    let at = at + BODY.len();
+    let mut out = Vec::with_capacity(page.len() + nav.len() + 1);
+    out.extend_from_slice(&page[..at]);
+    out.push(b'\n');
+    out.extend_from_slice(nav);
+    out.extend_from_slice(&page[at..]);
+    out
 }
 
 /// The refusal of a page of `moves` moves, over `max`.

@@ -6,6 +6,7 @@
 //   const page = await browser.open(url);     // a new tab, attached
 //   await page.evaluate("document.title");    // a value, awaited if a promise
 //   await page.send("Input.dispatchMouseEvent", {...});
+//   browser.on((msg) => ...);                 // every event: msg.method, params, sessionId
 //   browser.close();                          // kills Chromium, removes its profile
 "use strict";
 const { spawn } = require("child_process");
@@ -25,6 +26,7 @@ function launch() {
 
   let nextId = 1;
   const waiting = new Map();
+  const listeners = []; // functions given every event (method, params, sessionId)
   let buffer = Buffer.alloc(0);
   chrome.stdio[4].on("data", (chunk) => {
     buffer = Buffer.concat([buffer, chunk]);
@@ -37,6 +39,8 @@ function launch() {
         waiting.delete(msg.id);
         if (msg.error) reject(new Error(JSON.stringify(msg.error)));
         else resolve(msg.result);
+      } else if (msg.method) {
+        for (const listener of listeners) listener(msg);
       }
     }
   });
@@ -54,6 +58,7 @@ function launch() {
     const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
     const page = {
       targetId,
+      sessionId,
       send: (method, params) => send(method, params, sessionId),
       evaluate: async (expression) => {
         const r = await send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true }, sessionId);
@@ -73,7 +78,7 @@ function launch() {
     try { fs.rmSync(profile, { recursive: true, force: true }); } catch (e) { /* left in tmp */ }
   }
 
-  return { send, open, close };
+  return { send, open, close, on: (listener) => listeners.push(listener) };
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

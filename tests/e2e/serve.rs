@@ -801,6 +801,54 @@ fn serve_dashboard_in_chromium_follows_a_live_game_and_opens_its_replay() {
         serde_json::json!({"hash": format!("#/live/{set}"), "set": set, "title": set, "pits": 32}),
         "{r}"
     );
+    // The live view opened directly while the set ran: the set, its game of 2, a
+    // title of its own; not "not playing".
+    let direct = &r["direct"];
+    assert_eq!(direct["set"], set, "{r}");
+    let game = direct["game"].as_u64().expect("a game");
+    assert!(
+        direct["of"]
+            .as_str()
+            .is_some_and(|t| t.contains(&format!("game {game} of 2"))),
+        "{r}"
+    );
+    assert!(
+        direct["text"]
+            .as_str()
+            .is_some_and(|t| !t.contains("not playing")),
+        "{r}"
+    );
+    let (a, b) = (
+        listed["bots"][0].as_str().expect("a"),
+        listed["bots"][1].as_str().expect("b"),
+    );
+    assert!(
+        direct["title"]
+            .as_str()
+            .is_some_and(|t| t.ends_with(&format!("{a} vs {b} ({set}) · hus serve"))),
+        "{r}"
+    );
+    // Once over, the live view says the set's result and its score, as the API has it.
+    let (pa, pb) = (
+        listed["points"][0].as_u64().expect("points"),
+        listed["points"][1].as_u64().expect("points"),
+    );
+    let who = match pa.cmp(&pb) {
+        std::cmp::Ordering::Greater => format!("{a} wins"),
+        std::cmp::Ordering::Less => format!("{b} wins"),
+        std::cmp::Ordering::Equal => "drawn".to_string(),
+    };
+    assert_eq!(
+        r["ended"]["result"],
+        format!("set finished: {a} {pa}–{pb} {b}, {who}"),
+        "{r}"
+    );
+    assert_eq!(r["ended"]["score"], format!("{pa}-{pb}"), "{r}");
+    assert_eq!(
+        r["ended"]["title"],
+        format!("finished: {a} vs {b} ({set}) · hus serve"),
+        "{r}"
+    );
     // Its board, drawn by HusBoard and captured twice: each time the position the log
     // has at the game and ply the card showed (2 x 16 pits, 48 seeds), and not the same;
     // with them the clocks it showed, each 60 s less the bot's time in the game's moves
@@ -2112,6 +2160,41 @@ fn serve_keeps_the_logs_it_is_told_to_and_every_result() {
     assert_same_bots(&read, &served);
 }
 
+/// What `/api/standings` (`st`) says of `a` against `b`, from `a`'s side: the
+/// likelihood that `a` is the stronger, and the 95% interval of rating(a) − rating(b).
+fn pair_from(st: &Value, a: &str, b: &str) -> (f64, f64, f64) {
+    st["ratings"]["pairs"]
+        .as_array()
+        .expect("pairs")
+        .iter()
+        .find_map(|p| {
+            let los = p["los"].as_f64()?;
+            let d = &p["difference"];
+            let (low, high) = (d["low"].as_f64()?, d["high"].as_f64()?);
+            if p["a"] == a && p["b"] == b {
+                Some((los, low, high))
+            } else if p["a"] == b && p["b"] == a {
+                Some((1.0 - los, -high, -low))
+            } else {
+                None
+            }
+        })
+        .unwrap_or_else(|| panic!("no comparison of {a} and {b} in {st}"))
+}
+
+/// A likelihood in whole per cent as the pages write it (`< 1%`, `> 99%` short of 0
+/// and 1).
+fn percent(p: f64) -> String {
+    let r = (p * 100.0).round();
+    if r >= 100.0 && p < 1.0 {
+        "> 99%".to_string()
+    } else if r <= 0.0 && p > 0.0 {
+        "< 1%".to_string()
+    } else {
+        format!("{r:.0}%")
+    }
+}
+
 /// The pages rendered on the server, in Chromium with scripts disabled: the standings
 /// page holds the bots, ranks and points of `/api/standings` exactly, and the
 /// cross-table every pair's score in rating order, a cell per pair of bots, each
@@ -2232,27 +2315,26 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
             let (mine, theirs) = if h["a"] == a { (0, 1) } else { (1, 0) };
             let played = h["games"]["played"].as_u64().expect("played");
             games_in_cells += played;
+            // The fit's comparison seen from the row: the likelihood, the interval.
+            let (p, low, high) = pair_from(&st, a, b);
             assert_eq!(
                 cell["text"],
-                format!("{}–{} ({played})", h["points"][mine], h["points"][theirs]),
+                format!(
+                    "{}–{} ({played}) {}",
+                    h["points"][mine],
+                    h["points"][theirs],
+                    percent(p)
+                ),
                 "{r}"
             );
-            let p = st["ratings"]["pairs"]
-                .as_array()
-                .expect("pairs")
-                .iter()
-                .find_map(|p| {
-                    let los = p["los"].as_f64()?;
-                    if p["a"] == a && p["b"] == *b {
-                        Some(los)
-                    } else if p["a"] == *b && p["b"] == a {
-                        Some(1.0 - los)
-                    } else {
-                        None
-                    }
-                })
-                .expect("a likelihood of superiority");
-            let class = format!("num los{}", (p * 10.0).round() as u32);
+            // Settled (green or red) when the interval leaves out zero, else open.
+            let class = if low > 0.0 {
+                "num pair-stronger"
+            } else if high < 0.0 {
+                "num pair-weaker"
+            } else {
+                "num pair-open"
+            };
             assert_eq!(cell["class"], class, "{r}");
             assert_eq!(
                 cell["href"],
@@ -2280,6 +2362,57 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         (b[0] == "good" && b[1] == "bad") || (b[0] == "bad" && b[1] == "good")
     }));
     assert_eq!(r["/bots/good?vs=bad"]["sets"], Value::Array(listed), "{r}");
+    // The pair's page answers the head-to-head question as /api/standings does: the
+    // difference with its interval and the likelihood, from good's side; their score.
+    let pair = &r["/bots/good?vs=bad"]["pair"];
+    let (p, low, high) = pair_from(&st, "good", "bad");
+    let d = st["ratings"]["pairs"]
+        .as_array()
+        .expect("pairs")
+        .iter()
+        .find_map(|x| {
+            let v = x["difference"]["value"].as_f64()?;
+            if x["a"] == "good" && x["b"] == "bad" {
+                Some(v)
+            } else if x["a"] == "bad" && x["b"] == "good" {
+                Some(-v)
+            } else {
+                None
+            }
+        })
+        .expect("a difference");
+    let close = |seen: &Value, want: f64| {
+        seen.as_str()
+            .and_then(|t| t.parse::<f64>().ok())
+            .is_some_and(|x| (x - want).abs() < 1e-9)
+    };
+    assert!(close(&pair["value"], d), "{d}: {r}");
+    assert!(close(&pair["low"], low), "{low}: {r}");
+    assert!(close(&pair["high"], high), "{high}: {r}");
+    assert!(close(&pair["los"], p), "{p}: {r}");
+    assert!(
+        pair["los_text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with(&format!("{} · ", percent(p)))),
+        "{r}"
+    );
+    let h = st["head_to_head"]
+        .as_array()
+        .expect("head_to_head")
+        .iter()
+        .find(|h| h["a"] == "good" && h["b"] == "bad" || h["a"] == "bad" && h["b"] == "good")
+        .expect("good and bad met");
+    let (mine, theirs) = if h["a"] == "good" { (0, 1) } else { (1, 0) };
+    assert_eq!(
+        pair["score"],
+        format!("{}–{} in points", h["points"][mine], h["points"][theirs]),
+        "{r}"
+    );
+    // An unknown opponent, or the bot itself: not found.
+    for path in ["/bots/good?vs=nobody", "/bots/good?vs=good"] {
+        let (code, body) = server.get(path);
+        assert_eq!(code, 404, "{path}: {body}");
+    }
     // Bot-supplied text is text: the command and the stderr shown as they are.
     let odd = &r["/bots/odd"];
     assert_eq!(odd["title"], "odd", "{r}");
@@ -2314,7 +2447,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         "{r}"
     );
     // On a phone: the page keeps the screen's width, the standings table scrolls in
-    // its box; Tab goes to the skip link, the title's link, the two pages' links, the
+    // its box; Tab goes to the skip link, the title's link, the three pages' links, the
     // live section is empty (no script), then the standings' box and its first bot:
     // each with a visible outline.
     let phone = &r["phone"];
@@ -2343,6 +2476,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
             ("a", ""),
             ("a", ""),
             ("a", ""),
+            ("a", ""),
             ("div", "scroll"),
             ("a", "bot")
         ],
@@ -2368,14 +2502,26 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         .map(|b| b["name"].as_str().expect("name").to_string())
         .collect();
     let charts = r["/"]["charts"].as_array().expect("charts");
-    assert_eq!(charts.len(), 2, "{r}");
+    assert_eq!(charts.len(), 3, "{r}");
     assert_eq!(charts[0]["label"], "ratings over time");
     assert_eq!(charts[0]["legend"], serde_json::json!(rated), "{r}");
     let lines: Vec<u64> = rated.iter().map(|b| count(b)).collect();
     assert_eq!(charts[0]["lines"], serde_json::json!(lines), "{r}");
     assert!(lines.iter().all(|&n| n >= 1), "{history}");
-    assert_eq!(charts[1]["label"], "first-move advantage over time");
-    assert_eq!(charts[1]["lines"], serde_json::json!([points.len()]), "{r}");
+    // Behind the leader (the first in rating order): a line per other bot, through
+    // the points that rated both.
+    assert_eq!(charts[1]["label"], "ratings less the leader's");
+    assert_eq!(charts[1]["legend"], serde_json::json!(rated[1..]), "{r}");
+    let both = |b: &str| -> u64 {
+        points
+            .iter()
+            .filter(|p| !p["bots"][b].is_null() && !p["bots"][&rated[0]].is_null())
+            .count() as u64
+    };
+    let behind: Vec<u64> = rated[1..].iter().map(|b| both(b)).collect();
+    assert_eq!(charts[1]["lines"], serde_json::json!(behind), "{r}");
+    assert_eq!(charts[2]["label"], "first-move advantage over time");
+    assert_eq!(charts[2]["lines"], serde_json::json!([points.len()]), "{r}");
     let bad = &r["/bots/bad"];
     assert_eq!(bad["charts"][0]["label"], "rating over time", "{r}");
     assert_eq!(
@@ -2386,6 +2532,18 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     let mut others: Vec<&str> = vec!["good", "odd"];
     others.sort_by_key(|o| rated.iter().position(|b| b == o));
     assert_eq!(bad["opponents"], serde_json::json!(others), "{r}");
+    // Its rank, and each opponent's likelihood as /api/standings has it.
+    let api_bad = bots.iter().find(|b| b["name"] == "bad").expect("bad");
+    assert_eq!(bad["rank"], api_bad["rank"].to_string(), "{r}");
+    for row in bad["opponent_fit"].as_array().expect("rows") {
+        let other = row["opponent"].as_str().expect("opponent");
+        let (p, _, _) = pair_from(&st, "bad", other);
+        let seen: f64 = row["los"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .expect("a likelihood");
+        assert!((seen - p).abs() < 1e-9, "{other}: {p}: {r}");
+    }
     r.as_object_mut().expect("pages").remove("phone");
     r.as_object_mut().expect("pages").remove("focused");
     for page in r.as_object().expect("pages").values() {
@@ -2452,6 +2610,186 @@ fn serve_writes_no_archive_through_a_linked_archive_directory() {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl.zst"))
         .count();
     assert_eq!(logs as u64, done);
+}
+
+/// The live strip and the pages' links, in Chromium with scripts on, at 1280 and 390
+/// px: after a burst of 200 finished sets the strip is as high as after 2 (the running
+/// sets first, then the latest few finished, newest first), the page's content starts
+/// where it did, and no text says `null`; on the dashboard, a bot page, a pair page, a
+/// set page and a replay page, every link to the server answers 200 and no page's text
+/// says `null`. The server is paused first: the pages stay still.
+#[test]
+fn serve_live_strip_keeps_its_height_and_every_link_answers() {
+    if !crate::replay::browser() {
+        return;
+    }
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2)), ("c", instant(3))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("six sets", Duration::from_secs(240), |s| {
+        s["sets_done"].as_u64().unwrap_or(0) >= 6
+    });
+    server.pause_until_idle(&auth);
+    let sets = server.json("/api/sets?bot=a&vs=b&limit=1");
+    let set = sets["sets"][0]["set"].as_str().expect("a set of a and b");
+    let paths = [
+        "/".to_string(),
+        "/bots/a".to_string(),
+        "/bots/a?vs=b".to_string(),
+        format!("/sets/{set}"),
+        format!("/sets/{set}/replay"),
+    ];
+    // The archive: an unknown bot is not found; the icon is there.
+    assert_eq!(server.get("/sets?bot=nobody").0, 404);
+    assert_eq!(server.get("/sets?vs=a").0, 400);
+    for icon in ["/favicon.ico", "/favicon.svg"] {
+        let (code, head, body) = request(server.addr, "GET", icon, &[], b"");
+        assert_eq!(code, 200, "{icon}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: image/svg+xml"),
+            "{head}"
+        );
+        assert!(body.starts_with("<svg"), "{body}");
+    }
+    // Every set of the archive's first page, newest first: the API's; with a filter,
+    // the API's with the same filter.
+    for (page, api) in [
+        ("/sets", "/api/sets?limit=50"),
+        ("/sets?bot=a", "/api/sets?bot=a&limit=50"),
+        ("/sets?bot=a&vs=b", "/api/sets?bot=a&vs=b&limit=50"),
+    ] {
+        let listed = server.json(api);
+        let (code, archive) = server.get(page);
+        assert_eq!(code, 200, "{page}: {archive}");
+        let rows = archive.matches("<tr data-set=").count();
+        let sets = listed["sets"].as_array().expect("sets");
+        assert_eq!(rows, sets.len(), "{page}: {archive}");
+        for s in sets {
+            let name = s["set"].as_str().expect("set");
+            assert!(
+                archive.contains(&format!("<tr data-set=\"{name}\">")),
+                "{page} {name}: {archive}"
+            );
+        }
+    }
+    let mut args = vec![format!("http://{}", server.addr)];
+    args.extend(paths.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = browser_report("serve_strip_browser.js", &args);
+    let cards = |names: &[&str]| -> Value { serde_json::json!(names) };
+    for width in ["1280", "390"] {
+        let strip = &r[width]["strip"];
+        // Nothing runs: no card before the burst.
+        assert_eq!(strip["before"]["cards"], cards(&[]), "{width}: {r}");
+        assert_eq!(
+            strip["two"]["cards"],
+            cards(&[
+                "strip-running-1:playing",
+                "strip-running-2:playing",
+                "strip-done-2:finished",
+                "strip-done-1:finished"
+            ]),
+            "{width}: {r}"
+        );
+        assert_eq!(
+            strip["many"]["cards"],
+            cards(&[
+                "strip-running-1:playing",
+                "strip-running-2:playing",
+                "strip-done-200:finished",
+                "strip-done-199:finished",
+                "strip-done-198:finished",
+                "strip-done-197:finished"
+            ]),
+            "{width}: {r}"
+        );
+        assert_eq!(
+            strip["many"]["height"], strip["two"]["height"],
+            "{width}: {r}"
+        );
+        assert_eq!(
+            strip["many"]["view_top"], strip["two"]["view_top"],
+            "{width}: {r}"
+        );
+        for at in ["before", "two", "many"] {
+            assert_eq!(strip[at]["text_has_null"], false, "{width} {at}: {r}");
+        }
+        for path in &paths {
+            let page = &r[width]["pages"][path.as_str()];
+            assert_eq!(page["text_has_null"], false, "{width} {path}: {r}");
+            // No wider than the window (a phone's window does not widen with the page).
+            assert_eq!(
+                page["window_width"].as_u64(),
+                width.parse().ok(),
+                "{width} {path}: {r}"
+            );
+            assert!(
+                page["page_width"].as_u64() <= page["window_width"].as_u64(),
+                "{width} {path}: {r}"
+            );
+            let links = page["links"].as_object().expect("links");
+            assert!(!links.is_empty(), "{width} {path}: {r}");
+            for (link, status) in links {
+                assert_eq!(status, 200, "{width} {path} links to {link}: {r}");
+            }
+        }
+        // The replay page: one numbering of plies (after 3 plies the label says ply 3
+        // and the list marks move 3), n and p for the next and the previous game, the
+        // server's links: the dashboard, the set, both bots by league name, the pair.
+        // Named by their league names, not as they announced themselves.
+        let view = server.json(&format!("/api/sets/{set}"));
+        assert_eq!(
+            r[width]["pages"][paths[4].as_str()]["title"],
+            format!(
+                "hus replay: A ({}) vs B ({})",
+                view["bots"][0].as_str().unwrap_or(""),
+                view["bots"][1].as_str().unwrap_or("")
+            ),
+            "{r}"
+        );
+        let replay = &r[width]["pages"][paths[4].as_str()]["replay"];
+        assert_eq!(replay["at3"]["ply"], "3", "{r}");
+        assert!(
+            replay["at3"]["label"]
+                .as_str()
+                .is_some_and(|l| l.starts_with("ply 3 of ")),
+            "{r}"
+        );
+        assert_eq!(replay["at3"]["current"], "3.", "{r}");
+        assert_eq!(
+            (&replay["after_n"], &replay["after_p"]),
+            (&Value::from("2"), &Value::from("1")),
+            "{r}"
+        );
+        let view = server.json(&format!("/api/sets/{set}"));
+        let nav: Vec<String> = replay["nav"]
+            .as_array()
+            .expect("nav")
+            .iter()
+            .map(|a| a.as_str().unwrap_or("").to_string())
+            .collect();
+        let (a, b) = (
+            view["bots"][0].as_str().expect("a"),
+            view["bots"][1].as_str().expect("b"),
+        );
+        assert_eq!(
+            nav[..5],
+            [
+                "← hus serve".to_string(),
+                format!("set {set}"),
+                a.to_string(),
+                b.to_string(),
+                format!("{a} vs {b}")
+            ],
+            "{r}"
+        );
+    }
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
 }
 
 /// `hus serve` archives each whole 64 finished sets' logs into one file
@@ -2531,9 +2869,20 @@ fn serve_archives_logs_and_serves_them_from_the_archive() {
     }
     assert_eq!(from_archive, 64);
     let first = list.iter().find(|s| s["number"] == 1).expect("set 1");
-    // Its replay page is the viewer `hus replay --html` writes of the unpacked log.
+    // Its replay page is the viewer `hus replay --html` writes of the unpacked log, with
+    // the server's links first in its body (html::replay_nav).
     let name = first["set"].as_str().expect("set");
     let (code, page) = server.get(&format!("/sets/{name}/replay"));
+    let nav_at = page
+        .find("<body>\n<nav class=\"serve\"")
+        .expect("the server's links")
+        + "<body>".len();
+    let nav_end = nav_at + page[nav_at..].find("</nav>").expect("their end") + "</nav>".len();
+    assert!(
+        page[nav_at..nav_end].contains(&format!("href=\"/sets/{name}\"")),
+        "{page}"
+    );
+    let page = format!("{}{}", &page[..nav_at], &page[nav_end..]);
     assert_eq!(code, 200, "{page}");
     let html = tmp.path().join("first.html");
     let out = hus(&[

@@ -45,6 +45,26 @@ async function main() {
   let liveHref = null;
   const boards = []; // the first board seen after a move, and the first that differs from it
   let focus = null;
+  let direct = null;
+  async function openDirect(set) {
+    const other = await browser.open(url + "#/live/" + encodeURIComponent(set));
+    let seen = null;
+    for (let i = 0; i < 200 && !(seen && seen.game); i++) {
+      await sleep(50);
+      seen = await other.evaluate(`(() => {
+        const f = document.getElementById('live-focus');
+        if (!f) return null;
+        const game = f.querySelector('.live-game');
+        const score = f.querySelector('.live-score');
+        return { set: f.dataset.set, text: f.textContent, title: document.title,
+                 game: game ? Number(game.textContent) : null,
+                 of: game ? game.parentNode.textContent : null,
+                 score: score ? score.dataset.points : null };
+      })()`);
+    }
+    await other.close();
+    return seen;
+  }
   const started = Date.now();
   while (Date.now() - started < LIMIT_MS - 20000) {
     const seen = await evaluate(`(() => {
@@ -85,6 +105,8 @@ async function main() {
         boards.push(board);
       }
       if (boards.length > 0 && !focus) focus = await liveView();
+      // The set's live view opened directly, in a tab of its own, while it runs.
+      if (seen.state === "playing" && !direct && seen.ply > 0) direct = await openDirect(seen.set);
     }
     await sleep(25);
   }
@@ -93,6 +115,16 @@ async function main() {
     await sleep(50);
     focus = await liveView();
   }
+  // The live view's result line once the set is over, and the page's title.
+  for (let i = 0; i < 200 && focus && !(await evaluate(`/finished/.test((document.querySelector('#live-focus .live-result') || {}).textContent || '')`)); i++) {
+    await sleep(50);
+  }
+  const ended = await evaluate(`(() => {
+    const f = document.getElementById('live-focus');
+    const r = f && f.querySelector('.live-result');
+    const s = f && f.querySelector('.live-score');
+    return f && { result: r ? r.textContent : null, score: s ? s.dataset.points : null, title: document.title };
+  })()`);
   const page = await evaluate(`({ pwned: window.pwned === undefined ? null : window.pwned,
     bold: document.querySelectorAll('#live b, #view b').length,
     replayLink: (document.querySelector('.live-set[data-set="${set}"].replay') || {}).href || null })`);
@@ -127,7 +159,7 @@ async function main() {
                pwned: window.pwned === undefined ? null : window.pwned };
     })()`);
   }
-  finish(0, { set, state, plies_seen: plies, announced, bots, live_href: liveHref, boards, focus,
+  finish(0, { set, state, plies_seen: plies, announced, bots, live_href: liveHref, boards, focus, direct, ended,
     replay_link: page.replayLink, pwned: page.pwned, bold_elements: page.bold, dashboard_seed: dashboardSeed, replay });
 }
 

@@ -54,6 +54,22 @@ const READ = `(() => {
       legend: Array.from(f.querySelectorAll("ul.legend li"), text),
     })),
     opponents: all("#view table.opponents tbody tr").map((r) => r.dataset.opponent),
+    // A bot page's rank, and each opponent's difference and likelihood as written.
+    rank: (document.querySelector("#view .rank") || { dataset: {} }).dataset.rank || null,
+    opponent_fit: all("#view table.opponents tbody tr").map((r) => ({
+      opponent: r.dataset.opponent,
+      value: (r.querySelector("td.difference") || { dataset: {} }).dataset.value || null,
+      los: (r.querySelector("td.los") || { dataset: {} }).dataset.los || null,
+    })),
+    // The head-to-head page's answer: the difference, its interval, the likelihood.
+    pair: document.querySelector("#view dl.pair-figures") && {
+      score: (document.querySelector("#view dd.score") || {}).textContent || null,
+      value: (document.querySelector("#view dd.difference") || { dataset: {} }).dataset.value || null,
+      low: (document.querySelector("#view dd.difference") || { dataset: {} }).dataset.low || null,
+      high: (document.querySelector("#view dd.difference") || { dataset: {} }).dataset.high || null,
+      los: (document.querySelector("#view dd.los") || { dataset: {} }).dataset.los || null,
+      los_text: (document.querySelector("#view dd.los") || {}).textContent || null,
+    },
     view: (document.getElementById("view") || {}).textContent || null,
     viewport: (document.querySelector('meta[name="viewport"]') || { content: null }).content,
     scrollers: all("#view div.scroll").length,
@@ -103,7 +119,7 @@ async function main() {
       label: d.getAttribute("aria-label"), scrolls: d.scrollWidth > d.clientWidth, fits: d.getBoundingClientRect().right <= window.innerWidth })),
   })`);
   const focused = [];
-  for (let i = 0; i < 6; i++) {
+  for (let i = 0; i < 7; i++) {
     for (const type of ["keyDown", "keyUp"]) {
       await phoneTab.send("Input.dispatchKeyEvent", { type, key: "Tab", code: "Tab", windowsVirtualKeyCode: 9 });
     }

@@ -405,9 +405,10 @@ fn the_viewer_shows_who_played_each_move() {
     let names = ["hus", "hus-2"];
     for m in of_type(&set.records, "move").iter().take(4) {
         let side = u(&m["bot"]);
+        // The list counts plies from 1 (the log's `ply` from 0).
         let want = format!(
             "{}. {} {} pit {}",
-            m["ply"],
+            u(&m["ply"]) + 1,
             ["A", "B"][side],
             names[u(&m["mate"])],
             m["pit"]

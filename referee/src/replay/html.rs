@@ -46,7 +46,8 @@ fn hundredths(ms: f64) -> f64 {
 #[derive(Serialize)]
 struct FaultData {
     ply: u32,
-    /// Where, in words: `at ply 3`, or before the game for a fault while starting.
+    /// Where, in words: `at ply 4 (the log's ply 3)`, or before the game for a fault
+    /// while starting.
     at: String,
     bot: Side,
     kind: FaultKind,
@@ -60,7 +61,8 @@ impl From<&Fault> for FaultData {
         FaultData {
             ply: f.ply,
             at: match f.stage {
-                Stage::Game => format!("at ply {}", f.ply),
+                // Plies counted from 1, as the move list and the dashboard count them.
+                Stage::Game => format!("at ply {} (the log's ply {})", f.ply + 1, f.ply),
                 Stage::StartUp | Stage::Result => f.place(),
             },
             bot: f.bot,

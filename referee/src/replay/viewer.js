@@ -22,9 +22,14 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
+  // A page that `hus serve` sends names the bots by their league's names (in the links
+  // it puts on top, nav.serve's data-a and data-b); a file, by the names they announced.
+  const served = document.querySelector('nav.serve[data-a]');
+  const names = served ? [served.dataset.a, served.dataset.b] : [null, null];
   const label = (bot) => {
     const b = data.bots[bot];
-    return b.name === null ? b.letter : b.letter + ' (' + b.name + ')';
+    const name = names[bot] !== null && names[bot] !== undefined ? names[bot] : b.name;
+    return name === null ? b.letter : b.letter + ' (' + name + ')';
   };
   const plural = (n, one, many) => n + ' ' + (n === 1 ? one : many);
   const ms = (x) => (x === null || x === undefined ? '' : x.toFixed(2) + ' ms');
@@ -108,7 +113,7 @@
     const info = $('move-info');
     if (ply > 0) {
       const m = game.moves[ply - 1];
-      info.textContent = 'Ply ' + m.ply + ': ' + label(m.bot) + ', player ' + m.player +
+      info.textContent = 'Ply ' + (m.ply + 1) + ': ' + label(m.bot) + ', player ' + m.player +
         ', played in ' + ms(m.ms) + ' \u2014 ' + m.text + '.';
     } else {
       info.textContent = 'Start of game ' + game.game + (game.start === data.rules.start ? '' : ', from an opening') +
@@ -170,7 +175,7 @@
       const who = data.bots[m.bot].letter +
         (members && m.mate !== undefined ? ' ' + (members[m.mate] || '?') : '');
       const button = el('button', { type: 'button' },
-        m.ply + '. ' + who + ' pit ' + m.pit + ' \u00b7 ' + m.sown + ' sown \u00b7 ' + ms(m.ms));
+        (m.ply + 1) + '. ' + who + ' pit ' + m.pit + ' \u00b7 ' + m.sown + ' sown \u00b7 ' + ms(m.ms));
       if (taken > 0) {
         li.classList.add('capture');
         button.appendChild(el('span', { class: 'took' }, ' \u00b7 took ' + taken));
@@ -207,7 +212,9 @@
     s.wins[0] + '\u2013' + s.wins[1] + ', drawn ' + s.draws + ', faults ' + s.faults[0] + '\u2013' + s.faults[1] +
     ' \u00b7 ' + data.status_text;
   $('numbering').textContent = 'Pit numbers are each owner\u2019s own, in sowing order (' + data.rules.sowing +
-    '): front row 0 to ' + (W - 1) + ', back row ' + W + ' to ' + (2 * W - 1) + '. Player 0 sits at the bottom.';
+    '): front row 0 to ' + (W - 1) + ', back row ' + W + ' to ' + (2 * W - 1) + '. Player 0 sits at the bottom. ' +
+    'Plies are counted from 1 in each game (ply 3 is the third move; the log\u2019s ply field counts from 0). ' +
+    'Keys: \u2190 \u2192 a ply, Home End, space to play, n p (Page Down, Page Up) the next and the previous game.';
   const select = $('game-select');
   data.games.forEach((g, i) => {
     select.appendChild(el('option', { value: String(i) }, 'Game ' + g.game + ': ' + endText(g)));
@@ -235,7 +242,14 @@
     // A focused button already answers the space bar with a click of its own.
     if (tag === 'BUTTON' && e.key === ' ') return;
     const key = { ArrowRight: 'next', ArrowLeft: 'prev', Home: 'first', End: 'last', ' ': 'play' }[e.key];
-    if (key) { e.preventDefault(); buttons[key].click(); }
+    if (key) { e.preventDefault(); buttons[key].click(); return; }
+    // The next and the previous game: n and p, or Page Down and Page Up.
+    const step = { n: 1, PageDown: 1, p: -1, PageUp: -1 }[e.key];
+    const index = Number(select.value) + (step || 0);
+    if (step && !e.ctrlKey && !e.metaKey && !e.altKey && index >= 0 && index < data.games.length) {
+      e.preventDefault();
+      selectGame(index);
+    }
   });
 
   function applyHash(hash) {

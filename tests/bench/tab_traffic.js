@@ -1,0 +1,107 @@
+// What an idle dashboard tab costs while a league of instant bots runs: the bytes each
+// tab receives per minute, its fetches per minute, and the CPU the server uses, with
+// TABS tabs open on `/` in headless Chromium (over the DevTools pipe, tests/e2e/cdp.js).
+//
+//   node tests/bench/tab_traffic.js [HUS] [TABS] [SECONDS]
+//
+// HUS is the binary (default target/debug/hus), TABS the tabs (default 1), SECONDS the
+// measured time (default 60), after 10 s for the tabs to load. The league: four
+// `hus random-bot`s, 2 games a set, 2 sets at a time, in a temporary directory on
+// 127.0.0.1 (removed after). Bytes are the bodies Chromium received (Network.dataReceived's
+// encodedDataLength: pages, API answers and the live stream); the server's CPU is its
+// user and system time over the measured time (/proc/PID/stat), in per cent of one
+// core. Prints one JSON line. Node's standard library only.
+"use strict";
+const { spawn } = require("child_process");
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const { launch, sleep } = require("../e2e/cdp.js");
+
+const root = path.resolve(__dirname, "../..");
+const hus = path.resolve(process.argv[2] || path.join(root, "target/debug/hus"));
+const TABS = Number(process.argv[3] || 1);
+const SECONDS = Number(process.argv[4] || 60);
+const WARM_MS = 10000;
+const LIMIT_MS = WARM_MS + SECONDS * 1000 + TABS * 10000 + 120000;
+const TICKS = 100; // clock ticks per second of /proc/PID/stat (getconf CLK_TCK)
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hus-traffic-"));
+let league = `rules = "hus"\nwidth = 8\ngames = 2\nmove_time = "10s"\nready_time = "30s"\nseed = 7\nconcurrency = 2\n`;
+for (const n of [1, 2, 3, 4]) league += `\n[[bot]]\nname = "r${n}"\ncommand = ${JSON.stringify(hus + " random-bot --seed " + n)}\n`;
+fs.writeFileSync(path.join(dir, "league.toml"), league);
+
+let server = null;
+let browser = null;
+function finish(code, message) {
+  if (message) process.stderr.write(message + "\n");
+  if (browser) browser.close();
+  if (server) server.kill("SIGTERM");
+  const done = () => { fs.rmSync(dir, { recursive: true, force: true }); process.exit(code); };
+  if (server && server.exitCode === null) server.on("exit", done);
+  else done();
+}
+setTimeout(() => finish(1, "tab_traffic: not done within " + LIMIT_MS / 1000 + " s"), LIMIT_MS);
+
+function cpuTicks(pid) {
+  const stat = fs.readFileSync("/proc/" + pid + "/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]); // utime, stime
+}
+
+async function main() {
+  server = spawn(hus, ["serve", path.join(dir, "league.toml"), "--dir", path.join(dir, "league"), "--listen", "127.0.0.1:0"],
+    { stdio: ["ignore", "ignore", "pipe"] });
+  const origin = await new Promise((resolve, reject) => {
+    let text = "";
+    server.stderr.on("data", (c) => {
+      text += c;
+      const m = /dashboard on (http:\/\/[^/\s]+)\//.exec(text);
+      if (m) resolve(m[1]);
+    });
+    server.on("exit", (code) => reject(new Error("hus serve ended (" + code + "): " + text)));
+  });
+  browser = launch();
+  const bytes = new Map(); // sessionId -> bytes received while measuring
+  const fetches = new Map(); // sessionId -> requests sent while measuring
+  let measuring = false;
+  browser.on((msg) => {
+    if (!measuring || !msg.sessionId) return;
+    if (msg.method === "Network.dataReceived") {
+      bytes.set(msg.sessionId, (bytes.get(msg.sessionId) || 0) + (msg.params.encodedDataLength || msg.params.dataLength || 0));
+    } else if (msg.method === "Network.requestWillBeSent") {
+      fetches.set(msg.sessionId, (fetches.get(msg.sessionId) || 0) + 1);
+    }
+  });
+  const tabs = [];
+  for (let i = 0; i < TABS; i++) {
+    const tab = await browser.open("about:blank");
+    await tab.send("Network.enable");
+    await tab.send("Page.navigate", { url: origin + "/" });
+    tabs.push(tab);
+  }
+  await sleep(WARM_MS);
+  const before = { ticks: cpuTicks(server.pid), at: Date.now(), sets: await setsDone(tabs[0]) };
+  measuring = true;
+  await sleep(SECONDS * 1000);
+  measuring = false;
+  const after = { ticks: cpuTicks(server.pid), at: Date.now(), sets: await setsDone(tabs[0]) };
+  const minutes = (after.at - before.at) / 60000;
+  const perTab = tabs.map((t) => bytes.get(t.sessionId) || 0);
+  const fetchesPerTab = tabs.map((t) => fetches.get(t.sessionId) || 0);
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  process.stdout.write(JSON.stringify({
+    hus, tabs: TABS, seconds: SECONDS,
+    sets_finished_per_minute: Math.round((after.sets - before.sets) / minutes),
+    bytes_per_tab_per_minute: Math.round(mean(perTab) / minutes),
+    fetches_per_tab_per_minute: Math.round(mean(fetchesPerTab) / minutes),
+    server_cpu_percent_of_a_core: Math.round(((after.ticks - before.ticks) / TICKS) / (minutes * 60) * 1000) / 10,
+  }) + "\n");
+  finish(0);
+}
+
+async function setsDone(tab) {
+  return tab.evaluate(`fetch("/api/status").then((r) => r.json()).then((s) => s.sets_done)`);
+}
+
+main().catch((e) => finish(1, "tab_traffic: " + String(e.stack || e)));
