@@ -746,6 +746,12 @@ impl Worker<'_> {
     }
 
     /// Stopped by a signal: every set in play is stopped and given back at once.
+    /// Deletes the files a set given up here left in the scratch directory.
+    fn forget_files(&self, set: &ClaimedSet) {
+        let log = format!("{}/{}.jsonl", crate::set_files::LOGS_DIR, set.key.stem());
+        crate::set_files::delete_set_files(self.scratch, &log);
+    }
+
     /// Stopped by a signal: every set in play is stopped, and the loop goes on until
     /// each has ended: a set that finished before the stop reached it is recorded (its
     /// result queued for the store like any), and only a set that was really stopped is
@@ -769,9 +775,16 @@ impl Worker<'_> {
             .get(&set.id)
             .is_none_or(|h| h.attempts != set.attempts)
         {
+            self.forget_files(&set);
             return Ok(());
         }
         self.held.remove(&set.id);
+        if !matches!(ending, Ending::Finished(_)) {
+            // Played no further here: its partial files are of no use to anyone (the
+            // store keeps only finished logs), and a worker that runs for months must
+            // not fill its scratch directory with them.
+            self.forget_files(&set);
+        }
         let who = self.plan.who;
         match ending {
             Ending::Finished(mut outcome) => {
