@@ -907,7 +907,12 @@ impl Sandbox {
     pub(crate) fn process_bound(&self) -> Result<ProcessBound, SandboxError> {
         match BotCgroup::create(Some(self.max_processes), self.memory) {
             Ok(cgroup) => Ok(ProcessBound::Cgroup(cgroup)),
-            Err(_) if !nix::unistd::geteuid().is_root() => Ok(ProcessBound::Rlimit),
+            Err(e) if !nix::unistd::geteuid().is_root() => {
+                // No cgroup at all without root: the memory budget is not enforced, and
+                // that is said once, as where only the memory cgroup is missing.
+                cgroup::say_no_memory_cgroup(&e);
+                Ok(ProcessBound::Rlimit)
+            }
             Err(e) => Err(SandboxError::ProcessBound(e.to_string())),
         }
     }
