@@ -401,12 +401,13 @@ fn member_log(name: &str) -> Option<(&str, bool)> {
         .or_else(|| name.strip_suffix(PLAIN_MEMBER).map(|stem| (stem, false)))
 }
 
-/// Calls `each` with every log in the archive at `archive`, in order: its stem and its
-/// text (lengthened if it was short). Members that are not logs are passed over. A
-/// damaged archive is an error when the reading reaches the damage (after the logs
-/// before it were handed over), never a panic; so is a member larger than a log can be.
-pub fn each_log(
+/// Calls `each` with every member of the archive at `archive` that `keep` takes (by
+/// name; an error stops the reading), in order: its name and its bytes. A damaged
+/// archive is an error when the reading reaches the damage (after the members before it
+/// were handed over), never a panic; so is a member larger than a log can be.
+fn each_member(
     archive: &Path,
+    keep: impl Fn(&str) -> io::Result<bool>,
     mut each: impl FnMut(&str, Vec<u8>) -> io::Result<bool>,
 ) -> io::Result<()> {
     let decoder = zstd::Decoder::new(File::open(archive)?)?;
@@ -414,11 +415,8 @@ pub fn each_log(
     for entry in tar.entries()? {
         let mut entry = entry?;
         let name = entry.path()?.to_string_lossy().into_owned();
-        let Some((stem, short)) = member_log(&name) else {
+        if !keep(&name)? {
             continue;
-        };
-        if check_stem(stem).is_err() {
-            return Err(invalid(archive, format!("a member named {name:?}")));
         }
         if entry.size() > MAX_ARCHIVED_LOG {
             return Err(invalid(
@@ -428,32 +426,63 @@ pub fn each_log(
         }
         let mut body = Vec::new();
         entry.read_to_end(&mut body)?;
-        let text = if short {
-            lengthen(&body).map_err(|e| invalid(archive, format!("{name}: {e}")))?
-        } else {
-            body
-        };
-        if !each(stem, text)? {
+        if !each(&name, body)? {
             break;
         }
     }
     Ok(())
 }
 
+/// The names of the members of the archive at `archive` that `keep` takes, in order,
+/// without reading the members themselves.
+fn member_names(archive: &Path, keep: impl Fn(&str) -> bool) -> io::Result<Vec<String>> {
+    let decoder = zstd::Decoder::new(File::open(archive)?)?;
+    let mut tar = tar::Archive::new(decoder);
+    let mut names = Vec::new();
+    for entry in tar.entries()? {
+        let name = entry?.path()?.to_string_lossy().into_owned();
+        if keep(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Calls `each` with every log in the archive at `archive`, in order: its stem and its
+/// text (lengthened if it was short). Members that are not logs are passed over. A
+/// damaged archive is an error when the reading reaches the damage (after the logs
+/// before it were handed over), never a panic; so is a member larger than a log can be.
+pub fn each_log(
+    archive: &Path,
+    mut each: impl FnMut(&str, Vec<u8>) -> io::Result<bool>,
+) -> io::Result<()> {
+    let keep = |name: &str| match member_log(name) {
+        None => Ok(false),
+        Some((stem, _)) if check_stem(stem).is_err() => {
+            Err(invalid(archive, format!("a member named {name:?}")))
+        }
+        Some(_) => Ok(true),
+    };
+    each_member(archive, keep, |name, body| {
+        let Some((stem, short)) = member_log(name) else {
+            return Ok(true);
+        };
+        let text = if short {
+            lengthen(&body).map_err(|e| invalid(archive, format!("{name}: {e}")))?
+        } else {
+            body
+        };
+        each(stem, text)
+    })
+}
+
 /// The sets (stems) whose logs the archive at `archive` holds, in order, without
 /// reading the logs themselves.
 pub fn stems(archive: &Path) -> io::Result<Vec<String>> {
-    let decoder = zstd::Decoder::new(File::open(archive)?)?;
-    let mut tar = tar::Archive::new(decoder);
-    let mut stems = Vec::new();
-    for entry in tar.entries()? {
-        let entry = entry?;
-        let name = entry.path()?.to_string_lossy().into_owned();
-        if let Some((stem, _)) = member_log(&name) {
-            stems.push(stem.to_string());
-        }
-    }
-    Ok(stems)
+    Ok(member_names(archive, |name| member_log(name).is_some())?
+        .iter()
+        .filter_map(|name| member_log(name).map(|(stem, _)| stem.to_string()))
+        .collect())
 }
 
 /// The text of set `stem`'s log in the archive at `archive`, or `None` if it holds no
@@ -474,29 +503,9 @@ pub fn read_log(archive: &Path, stem: &str) -> io::Result<Option<Vec<u8>>> {
 /// member's name (`STEM.a.stderr`) and its text. Other members are passed over.
 pub fn each_stderr(
     archive: &Path,
-    mut each: impl FnMut(&str, Vec<u8>) -> io::Result<bool>,
+    each: impl FnMut(&str, Vec<u8>) -> io::Result<bool>,
 ) -> io::Result<()> {
-    let decoder = zstd::Decoder::new(File::open(archive)?)?;
-    let mut tar = tar::Archive::new(decoder);
-    for entry in tar.entries()? {
-        let mut entry = entry?;
-        let name = entry.path()?.to_string_lossy().into_owned();
-        if member_stderr(&name).is_none() {
-            continue;
-        }
-        if entry.size() > MAX_ARCHIVED_LOG {
-            return Err(invalid(
-                archive,
-                format!("{name} is over {MAX_ARCHIVED_LOG} bytes"),
-            ));
-        }
-        let mut body = Vec::new();
-        entry.read_to_end(&mut body)?;
-        if !each(&name, body)? {
-            break;
-        }
-    }
-    Ok(())
+    each_member(archive, |name| Ok(member_stderr(name).is_some()), each)
 }
 
 /// The text of the stderr file `name` (`STEM.a.stderr`) in the archive at `archive`,
@@ -515,16 +524,7 @@ pub fn read_stderr(archive: &Path, name: &str) -> io::Result<Option<Vec<u8>>> {
 
 /// The names of the stderr files (`STEM.a.stderr`) the archive at `archive` holds.
 pub fn stderr_names(archive: &Path) -> io::Result<Vec<String>> {
-    let decoder = zstd::Decoder::new(File::open(archive)?)?;
-    let mut tar = tar::Archive::new(decoder);
-    let mut names = Vec::new();
-    for entry in tar.entries()? {
-        let name = entry?.path()?.to_string_lossy().into_owned();
-        if member_stderr(&name).is_some() {
-            names.push(name);
-        }
-    }
-    Ok(names)
+    member_names(archive, |name| member_stderr(name).is_some())
 }
 
 /// Writes every log of the archive at `archive` into `dir` as `STEM.jsonl`, exactly as

@@ -208,14 +208,7 @@ pub(crate) async fn newer_page(
     after: u64,
     limit: usize,
 ) -> Result<Vec<SetView>, ApiError> {
-    Ok(app
-        .reader
-        .sets(league::FinishedQuery::After { after, limit })
-        .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
-        .iter()
-        .map(|(number, set)| SetView::from_finished(*number, set))
-        .collect())
+    set_page(app, league::FinishedQuery::After { after, limit }).await
 }
 
 /// A page of the sets in which `bot` faulted, newest first, numbered below `before`.
@@ -225,18 +218,12 @@ pub(crate) async fn faulted_page(
     before: Option<u64>,
     limit: usize,
 ) -> Result<Vec<SetView>, ApiError> {
-    Ok(app
-        .reader
-        .sets(league::FinishedQuery::Faulted {
-            bot: bot.to_string(),
-            before,
-            limit,
-        })
-        .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
-        .iter()
-        .map(|(number, set)| SetView::from_finished(*number, set))
-        .collect())
+    let query = league::FinishedQuery::Faulted {
+        bot: bot.to_string(),
+        before,
+        limit,
+    };
+    set_page(app, query).await
 }
 
 async fn status(State(app): State<Arc<AppState>>) -> Json<Value> {
@@ -477,9 +464,14 @@ pub(crate) async fn stored_page(
     before: Option<u64>,
     limit: usize,
 ) -> Result<Vec<SetView>, ApiError> {
+    set_page(app, league::FinishedQuery::Newest { bot, before, limit }).await
+}
+
+/// The finished sets `query` asks the store for, as the pages show them.
+async fn set_page(app: &AppState, query: league::FinishedQuery) -> Result<Vec<SetView>, ApiError> {
     Ok(app
         .reader
-        .sets(league::FinishedQuery::Newest { bot, before, limit })
+        .sets(query)
         .await
         .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
         .iter()
@@ -496,19 +488,13 @@ pub(crate) async fn pair_page(
     before: Option<u64>,
     limit: usize,
 ) -> Result<Vec<SetView>, ApiError> {
-    Ok(app
-        .reader
-        .sets(league::FinishedQuery::Between {
-            a: a.to_string(),
-            b: b.to_string(),
-            before,
-            limit,
-        })
-        .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e))?
-        .iter()
-        .map(|(number, set)| SetView::from_finished(*number, set))
-        .collect())
+    let query = league::FinishedQuery::Between {
+        a: a.to_string(),
+        b: b.to_string(),
+        before,
+        limit,
+    };
+    set_page(app, query).await
 }
 
 async fn one_set(

@@ -287,6 +287,51 @@ fn now() -> String {
     referee::now_rfc3339()
 }
 
+/// Claims the first pending set (by round, then id) whose bots are both active and that
+/// meets `condition` (over `sets s`, with its own parameters `params`): marks it running
+/// and counts the attempt. The one claim of [`Store::claim_next_except`] and
+/// [`Store::schedule_and_claim`].
+fn claim_where(
+    tx: &rusqlite::Transaction<'_>,
+    condition: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Option<ClaimedSet>> {
+    let next = tx
+        .query_row(
+            &format!(
+                "SELECT s.id, s.round, s.bot_a, s.bot_b, s.seed, s.attempts
+                 FROM sets s
+                 JOIN bots a ON a.name = s.bot_a
+                 JOIN bots b ON b.name = s.bot_b
+                 WHERE s.status = 'pending' AND a.active = 1 AND b.active = 1 AND {condition}
+                 ORDER BY s.round, s.id
+                 LIMIT 1"
+            ),
+            params,
+            |r| {
+                Ok(ClaimedSet {
+                    id: r.get(0)?,
+                    key: SetKey {
+                        round: r.get(1)?,
+                        a: r.get(2)?,
+                        b: r.get(3)?,
+                    },
+                    seed: r.get::<_, i64>(4)? as u64,
+                    attempts: r.get::<_, u32>(5)? + 1,
+                })
+            },
+        )
+        .optional()?;
+    if let Some(set) = &next {
+        tx.execute(
+            "UPDATE sets SET status = 'running', attempts = attempts + 1, started = ?2, log = NULL
+             WHERE id = ?1",
+            params![set.id, now()],
+        )?;
+    }
+    Ok(next)
+}
+
 impl Store for SqliteStore {
     fn settings(&self) -> Result<BTreeMap<String, String>, StoreError> {
         let read = || -> rusqlite::Result<BTreeMap<String, String>> {
@@ -434,7 +479,6 @@ impl Store for SqliteStore {
         pairs: &[(String, String)],
     ) -> Result<Option<ClaimedSet>, StoreError> {
         let place = self.place.clone();
-        let stamp = now();
         let tx = begin(&mut self.conn, &place)?;
         // Each pair passed over, either seating: its two names are parameters.
         let except: String = (0..pairs.len())
@@ -446,43 +490,12 @@ impl Store for SqliteStore {
             })
             .collect();
         let names: Vec<&String> = pairs.iter().flat_map(|(x, y)| [x, y]).collect();
-        let work = || -> rusqlite::Result<Option<ClaimedSet>> {
-            let next = tx
-                .query_row(
-                    &format!(
-                        "SELECT s.id, s.round, s.bot_a, s.bot_b, s.seed, s.attempts
-                         FROM sets s
-                         JOIN bots a ON a.name = s.bot_a
-                         JOIN bots b ON b.name = s.bot_b
-                         WHERE s.status = 'pending' AND s.scheduled = 1 AND a.active = 1 AND b.active = 1{except}
-                         ORDER BY s.round, s.id
-                         LIMIT 1"
-                    ),
-                    rusqlite::params_from_iter(names.iter()),
-                    |r| {
-                        Ok(ClaimedSet {
-                            id: r.get(0)?,
-                            key: SetKey {
-                                round: r.get(1)?,
-                                a: r.get(2)?,
-                                b: r.get(3)?,
-                            },
-                            seed: r.get::<_, i64>(4)? as u64,
-                            attempts: r.get::<_, u32>(5)? + 1,
-                        })
-                    },
-                )
-                .optional()?;
-            if let Some(set) = &next {
-                tx.execute(
-                    "UPDATE sets SET status = 'running', attempts = attempts + 1, started = ?2, log = NULL
-                     WHERE id = ?1",
-                    params![set.id, stamp],
-                )?;
-            }
-            Ok(next)
-        };
-        let next = work().map_err(|e| backend(&place, "cannot claim a set", e))?;
+        let next = claim_where(
+            &tx,
+            &format!("s.scheduled = 1{except}"),
+            rusqlite::params_from_iter(names.iter()),
+        )
+        .map_err(|e| backend(&place, "cannot claim a set", e))?;
         tx.commit()
             .map_err(|e| backend(&place, "cannot commit a claim", e))?;
         Ok(next)
@@ -494,7 +507,6 @@ impl Store for SqliteStore {
         replaces: Option<&SetKey>,
     ) -> Result<Option<ClaimedSet>, StoreError> {
         let place = self.place.clone();
-        let stamp = now();
         let tx = begin(&mut self.conn, &place)?;
         let work = || -> rusqlite::Result<Option<ClaimedSet>> {
             if let Some(r) = replaces {
@@ -510,33 +522,11 @@ impl Store for SqliteStore {
                  ON CONFLICT (round, bot_a, bot_b) DO UPDATE SET scheduled = 1",
                 params![k.round, k.a, k.b, seed_to_sql(set.seed)],
             )?;
-            let found = tx
-                .query_row(
-                    "SELECT s.id, s.seed, s.attempts
-                     FROM sets s
-                     JOIN bots a ON a.name = s.bot_a
-                     JOIN bots b ON b.name = s.bot_b
-                     WHERE s.round = ?1 AND s.bot_a = ?2 AND s.bot_b = ?3
-                       AND s.status = 'pending' AND a.active = 1 AND b.active = 1",
-                    params![k.round, k.a, k.b],
-                    |r| {
-                        Ok(ClaimedSet {
-                            id: r.get(0)?,
-                            key: k.clone(),
-                            seed: r.get::<_, i64>(1)? as u64,
-                            attempts: r.get::<_, u32>(2)? + 1,
-                        })
-                    },
-                )
-                .optional()?;
-            if let Some(claimed) = &found {
-                tx.execute(
-                    "UPDATE sets SET status = 'running', attempts = attempts + 1, started = ?2, log = NULL
-                     WHERE id = ?1",
-                    params![claimed.id, stamp],
-                )?;
-            }
-            Ok(found)
+            claim_where(
+                &tx,
+                "s.round = ?1 AND s.bot_a = ?2 AND s.bot_b = ?3",
+                params![k.round, k.a, k.b],
+            )
         };
         let claimed = work().map_err(|e| backend(&place, "cannot schedule and claim a set", e))?;
         tx.commit()
