@@ -30,6 +30,7 @@
 mod after_set;
 mod archive;
 mod args;
+pub mod coordinator;
 pub mod disk;
 mod error;
 mod file;
@@ -73,7 +74,7 @@ pub use standings::{
 };
 pub use store::{
     history_stride, seat_side, side_seat, stuck_reason, BotEntry, BotRow, Claim, ClaimedSet,
-    FaultRow, FinishedQuery, FinishedSet, GameRow, Heartbeat, PackedLog, PgStore, Progress,
+    Claims, FaultRow, FinishedQuery, FinishedSet, GameRow, Heartbeat, PackedLog, PgStore, Progress,
     RatingPoint, Recorded, Requeued, RunningSet, SetId, SetOutcome, SetStatus, SqliteStore, Store,
     StoreError, StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS, LIVE_WORKER_S,
 };

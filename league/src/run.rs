@@ -8,18 +8,21 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::args::{LeagueArgs, PruneArgs, StandingsArgs};
-use crate::disk::{DiskFloor, FloorChange, FLOOR_RECHECK};
+use crate::coordinator::{
+    AfterFailure, Coordinator, Finish, Link, Played, Source, Start, StoreChange,
+};
+use crate::disk::{DiskFloor, FloorChange};
 use crate::error::{Error, Result};
 use crate::file::{cores, LeagueConfig};
 use crate::lock::DirLock;
-use crate::pool::{Ending, SetPool, Shared};
+use crate::pool::{SetFailure, SetPool, Shared};
 use crate::progress::Reporter;
 use crate::set_files::{delete_set_files, set_aside, SetFiles, LOGS_DIR};
 use crate::setup::{
     open_dir_store, prepare_run, print, read_standings, settle_settings, store_url, sync_with_file,
     STORE_FILE,
 };
-use crate::store::{ClaimedSet, SqliteStore, Store};
+use crate::store::{ClaimedSet, Claims, Recorded, SetOutcome, SqliteStore, Store, StoreThread};
 
 /// `hus league`: plays a league to its end; exit 0, or 130 when stopped by Ctrl-C or
 /// SIGTERM (the same command then continues it).
@@ -92,9 +95,7 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     let floor = DiskFloor::new(vec![dir.clone(), logs.clone()], args.min_free.bytes()?);
-    let stopped = runtime.block_on(play_pending(
-        &config, &dir, &mut store, nice, args.quiet, floor,
-    ))?;
+    let stopped = runtime.block_on(play_pending(&config, &dir, store, nice, args.quiet, floor))?;
     drop(runtime);
     if let Some(signal) = stopped {
         eprintln!(
@@ -102,6 +103,7 @@ pub fn run_league(args: &LeagueArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
+    let store = open_dir_store(&dir)?;
     let standings = read_standings(&store)?;
     print(&standings.render(args.format));
     Ok(ExitCode::SUCCESS)
@@ -208,142 +210,169 @@ fn standings_of_store(url: &str, args: &StandingsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Plays pending sets until none is left; returns the signal's name when stopped.
+/// Plays pending sets until none is left; returns the signal's name when stopped. The
+/// store moves to a thread of its own for the run, and is closed at its end.
 async fn play_pending(
     config: &LeagueConfig,
     dir: &Path,
-    store: &mut SqliteStore,
+    store: SqliteStore,
     nice: Option<i32>,
     quiet: bool,
     floor: DiskFloor,
 ) -> Result<Option<&'static str>> {
     let shared = Arc::new(Shared::new(config, dir.join(LOGS_DIR), nice));
     let progress = store.progress()?;
-    let start = read_standings(store)?;
+    let start = read_standings(&store)?;
     let points = start
         .bots
         .iter()
         .filter(|b| b.active)
         .map(|b| (b.name.clone(), b.points))
         .collect();
-    let mut reporter = Reporter::new(progress.scheduled, progress.done, points, quiet);
-    let mut pool = SetPool::new();
-    let mut interrupted: Vec<ClaimedSet> = Vec::new();
-    let played = fill_pool(
-        config,
-        &shared,
-        store,
-        &mut pool,
-        &mut reporter,
-        &mut interrupted,
+    let reporter = Reporter::new(progress.scheduled, progress.done, points, quiet);
+    let thread = StoreThread::spawn(store)
+        .map_err(|e| Error::Runtime(format!("cannot start the store's thread: {e}")))?;
+    let source = LeagueSource {
+        shared,
+        reporter,
+        quiet,
+    };
+    let coordinator = Coordinator::new(
+        Link::new(thread),
+        source,
+        SetPool::new(),
+        config.concurrency,
         floor,
     )
-    .await;
-    // Whatever way the loop was left, the sets still running are stopped (their logs
-    // end with `aborted`, their bots are killed) and their threads ended. After a
-    // failure they stay running in the store, and the next run puts them back.
-    pool.shutdown("the end of the league's run").await;
-    let (stopped, failure) = played?;
-    reporter.finish();
-    if !interrupted.is_empty() {
-        let claims: Vec<_> = interrupted.iter().map(|s| s.claim()).collect();
-        store.requeue(&claims)?;
-        for set in &interrupted {
-            if let Some(log) = set_aside(&shared.logs, &set.key.stem())?.first() {
-                if !quiet {
-                    eprintln!(
-                        "hus league: {} was stopped; its partial log is kept as {}",
-                        set.key,
-                        log.display()
-                    );
-                }
-            }
-        }
-    }
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(stopped),
+    .await?;
+    let ended = coordinator.run(referee::stop_signal).await;
+    ended.source.reporter.finish();
+    // Closed on its thread, once its last operation is done.
+    ended.link.shutdown().await;
+    match ended.result? {
+        Finish::Done => Ok(None),
+        Finish::Stopped(signal) => Ok(Some(signal)),
     }
 }
 
-/// `hus league`'s side of the pool: the store's pending sets go in, `concurrency` at
-/// a time; each finished set is recorded, a stopped or failed one goes to
-/// `interrupted`. Returns the name of the signal that stopped the sets, and the first
-/// set's failure (which stopped the others), once every set has ended; an error of the
-/// store ends it at once. Below the free-space `floor`, no set starts: that is said once,
-/// and the sets go on once there is room again.
-async fn fill_pool(
-    config: &LeagueConfig,
-    shared: &Arc<Shared>,
-    store: &mut SqliteStore,
-    pool: &mut SetPool,
-    reporter: &mut Reporter,
-    interrupted: &mut Vec<ClaimedSet>,
-    mut floor: DiskFloor,
-) -> Result<(Option<&'static str>, Option<Error>)> {
-    let signal = referee::stop_signal();
-    tokio::pin!(signal);
-    let mut stopped: Option<&'static str> = None;
-    let mut failure: Option<Error> = None;
-    loop {
-        match floor.update() {
+/// `hus league`'s sets: the store's pending sets in order, each recorded as it
+/// finishes; the first set that cannot be played stops the league (the others are
+/// stopped, those that finished recorded), and the same command continues it.
+struct LeagueSource {
+    shared: Arc<Shared>,
+    reporter: Reporter,
+    quiet: bool,
+}
+
+impl Source<SqliteStore> for LeagueSource {
+    type Outside = std::convert::Infallible;
+
+    async fn claim(
+        &mut self,
+        link: &mut Link<SqliteStore>,
+        _running: &[ClaimedSet],
+    ) -> Result<Option<Start>> {
+        let logs = self.shared.logs.clone();
+        let claimed = link
+            .call(move |store| -> Result<Option<ClaimedSet>> {
+                let Some(set) = store.claim_next()? else {
+                    return Ok(None);
+                };
+                let files = SetFiles::new(&logs, &set.key.stem());
+                files.set_aside()?;
+                store.set_log(set.claim(), &format!("{LOGS_DIR}/{}.jsonl", files.stem()))?;
+                Ok(Some(set))
+            })
+            .await?;
+        Ok(claimed.map(|set| Start {
+            set,
+            shared: self.shared.clone(),
+            tap: None,
+        }))
+    }
+
+    async fn finished(&mut self, _set: &ClaimedSet, outcome: SetOutcome) -> Result<Played> {
+        Ok(Played {
+            outcome: Arc::new(outcome),
+            log: Arc::new(Vec::new()),
+        })
+    }
+
+    async fn recorded(
+        &mut self,
+        _link: &mut Link<SqliteStore>,
+        set: &ClaimedSet,
+        played: &Played,
+        recorded: Recorded,
+    ) -> Result<()> {
+        if recorded != Recorded::Counted {
+            // One runner holds the directory's lock: a claim cannot go stale under it.
+            return Err(Error::Runtime(format!(
+                "{}: the store no longer holds its claim; its result is not recorded",
+                set.key
+            )));
+        }
+        self.reporter.finished(&set.key, &played.outcome);
+        Ok(())
+    }
+
+    async fn failed(
+        &mut self,
+        _link: &mut Link<SqliteStore>,
+        set: &ClaimedSet,
+        failure: SetFailure,
+    ) -> Result<AfterFailure> {
+        Ok(AfterFailure::Fatal(Error::Set {
+            set: set.key.to_string(),
+            error: failure,
+        }))
+    }
+
+    async fn given_back(
+        &mut self,
+        _link: &mut Link<SqliteStore>,
+        sets: &[ClaimedSet],
+        _put_back: usize,
+    ) -> Result<()> {
+        for set in sets {
+            if let Some(log) = set_aside(&self.shared.logs, &set.key.stem())?.first() {
+                if !self.quiet {
+                    self.reporter.note(&format!(
+                        "hus league: {} was stopped; its partial log is kept as {}",
+                        set.key,
+                        log.display()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn abandoned(&mut self, _set: &ClaimedSet) {}
+
+    fn lost(&mut self, _set: &ClaimedSet) {}
+
+    fn say(&mut self, line: &str) {
+        self.reporter.note(&format!("hus league: {line}"));
+    }
+
+    /// Nothing left to play: the league is over, unless it waits for room with sets
+    /// still to play (a league with nothing left ends as ever, whatever the disk).
+    async fn done(&mut self, link: &mut Link<SqliteStore>) -> Result<bool> {
+        let progress = link.call(|s| s.progress()).await?;
+        Ok(progress.pending == 0)
+    }
+
+    fn store_changed(&mut self, _change: &StoreChange) {}
+
+    fn floor_changed(&mut self, change: &FloorChange) {
+        match change {
             FloorChange::Same => {}
-            FloorChange::Low(low) => reporter.note(&format!("hus league: paused: {low}")),
-            FloorChange::Back(free) => reporter.note(&format!(
+            FloorChange::Low(low) => self.reporter.note(&format!("hus league: paused: {low}")),
+            FloorChange::Back(free) => self.reporter.note(&format!(
                 "hus league: {}: sets start again",
-                FloorChange::back_words(free)
+                FloorChange::back_words(*free)
             )),
         }
-        // Below the floor no set starts; the disk is looked at again every FLOOR_RECHECK.
-        let paused = floor.low().is_some() && stopped.is_none() && failure.is_none();
-        while stopped.is_none() && failure.is_none() && !paused && pool.len() < config.concurrency {
-            let Some(set) = store.claim_next()? else {
-                break;
-            };
-            let files = SetFiles::new(&shared.logs, &set.key.stem());
-            files.set_aside()?;
-            store.set_log(set.claim(), &format!("{LOGS_DIR}/{}.jsonl", files.stem()))?;
-            pool.start(set, shared.clone(), None);
-        }
-        // Nothing running: the league is over, unless it waits for room with sets still
-        // to play (a league with nothing left to play ends as ever, whatever the disk).
-        if pool.is_empty() && !(paused && store.progress()?.pending > 0) {
-            break;
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(FLOOR_RECHECK), if paused => {}
-            name = &mut signal, if stopped.is_none() => {
-                stopped = Some(name);
-                pool.stop_all(name);
-                reporter.note(&format!("hus league: {name}: stopping the running sets"));
-            }
-            Some((set, ending)) = pool.next_ended() => {
-                let error = match ending {
-                    Ending::Finished(outcome) => {
-                        if !store.record(set.claim(), &outcome)? {
-                            // One runner holds the directory's lock: a claim cannot go
-                            // stale under it.
-                            return Err(Error::Runtime(format!(
-                                "{}: the store no longer holds its claim; its result is not recorded",
-                                set.key
-                            )));
-                        }
-                        reporter.finished(&set.key, &outcome);
-                        continue;
-                    }
-                    Ending::Stopped => {
-                        interrupted.push(set);
-                        continue;
-                    }
-                    Ending::Failed(error) => error,
-                };
-                if failure.is_none() {
-                    failure = Some(Error::Set { set: set.key.to_string(), error });
-                    pool.stop_all("the failure of another set");
-                }
-                interrupted.push(set);
-            }
-        }
     }
-    Ok((stopped, failure))
 }

@@ -14,10 +14,9 @@ mod sqlite;
 mod thread;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-pub use pg::{
-    stuck_reason, Heartbeat, PackedLog, PgStore, Recorded, StoredLog, WorkerRow, LIVE_WORKER_S,
-};
+pub use pg::{stuck_reason, Heartbeat, PackedLog, PgStore, StoredLog, WorkerRow, LIVE_WORKER_S};
 pub use sqlite::SqliteStore;
 pub use thread::StoreThread;
 
@@ -430,8 +429,89 @@ fn db_error_text(db: &postgres::error::DbError) -> String {
     text
 }
 
+/// What became of a result sent to the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// It was the set's current attempt: the set is done and its result counts.
+    Counted,
+    /// The set had been claimed again (this attempt's lease was lost) or was already
+    /// done: the result counts for nothing (PostgreSQL keeps it as a duplicate).
+    Duplicate,
+}
+
+/// What a runner does with the sets it holds: renewing their claims, recording them,
+/// putting them back. The coordinator (`coordinator`) needs only this.
+pub trait Claims {
+    /// Puts these sets back to `pending` (they were stopped part-way), each only if its
+    /// claim still holds it; returns how many were put back (a stale claim changes
+    /// nothing). One transaction.
+    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError>;
+
+    /// Notes where the running set's log is written (relative to the league's
+    /// directory), if `claim` still holds it; false (nothing changed) otherwise.
+    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError>;
+
+    /// Records a finished set: its games, faults and move times, and marks it `done`,
+    /// all in one transaction, if `claim` still holds it (the set is `running` under
+    /// that attempt); false, with nothing changed, for a stale claim: a set done
+    /// already, or claimed again since.
+    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError>;
+
+    /// Records a finished set claimed as `set`, as [`Store::record`] does, with its log
+    /// (`log`, the file's bytes) where the store keeps logs.
+    /// PostgreSQL: [`PgStore::record_attempt`] (the log kept compressed; a result whose
+    /// attempt no longer holds the set is kept as a duplicate). SQLite: the log stays a
+    /// file; `record` (a stale claim keeps nothing, and says `Duplicate`).
+    fn record_played(
+        &mut self,
+        set: &ClaimedSet,
+        outcome: &SetOutcome,
+        log: &[u8],
+    ) -> Result<Recorded, StoreError> {
+        let _ = log;
+        Ok(match self.record(set.claim(), outcome)? {
+            true => Recorded::Counted,
+            false => Recorded::Duplicate,
+        })
+    }
+
+    /// Whether other processes (`hus worker`) play this store's sets too: then its
+    /// runner keeps its claims alive ([`Claims::renew_claims`]) and reads the finished
+    /// sets again from time to time. SQLite: no.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// How long a claim holds its set unless renewed ([`Claims::renew_claims`]);
+    /// `None`: until it is given back or recorded (SQLite: one runner holds the
+    /// league's directory, and no one else claims its sets).
+    fn lease(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Renews these claims by the store's lease ([`Claims::lease`]); false for a claim
+    /// that no longer holds its set (another took it over). SQLite: nothing to do.
+    fn renew_claims(&mut self, held: &[Claim]) -> Result<Vec<bool>, StoreError> {
+        Ok(vec![true; held.len()])
+    }
+
+    /// Whether `error` is the store out of reach (a lost connection, a server that
+    /// restarts), which a runner waits out with a backoff, rather than an end.
+    /// SQLite: never.
+    fn is_outage(&self, error: &StoreError) -> bool {
+        let _ = error;
+        false
+    }
+
+    /// Opens a new connection if the store's was lost (PostgreSQL restarted or out of
+    /// reach); SQLite: nothing to do.
+    fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
 /// The operations a league needs from its store. Each is atomic.
-pub trait Store {
+pub trait Store: Claims {
     /// The league's settings (rules, width, time, games, seed, anchor), as strings.
     fn settings(&self) -> Result<BTreeMap<String, String>, StoreError>;
 
@@ -447,11 +527,6 @@ pub trait Store {
     /// Puts every `running` set back to `pending` (at the start of a run, a running set
     /// is one whose runner died). One transaction; returns the sets.
     fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError>;
-
-    /// Puts these sets back to `pending` (they were stopped part-way), each only if its
-    /// claim still holds it; returns how many were put back (a stale claim changes
-    /// nothing). One transaction.
-    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError>;
 
     /// Takes the next pending set of the current schedule whose bots are both active,
     /// marks it `running` and counts the attempt; `None` when there is none.
@@ -478,16 +553,6 @@ pub trait Store {
         set: &PlannedSet,
         replaces: Option<&SetKey>,
     ) -> Result<Option<ClaimedSet>, StoreError>;
-
-    /// Notes where the running set's log is written (relative to the league's
-    /// directory), if `claim` still holds it; false (nothing changed) otherwise.
-    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError>;
-
-    /// Records a finished set: its games, faults and move times, and marks it `done`,
-    /// all in one transaction, if `claim` still holds it (the set is `running` under
-    /// that attempt); false, with nothing changed, for a stale claim: a set done
-    /// already, or claimed again since.
-    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError>;
 
     /// Every bot ever in the league.
     fn bots(&self) -> Result<Vec<BotRow>, StoreError>;
@@ -558,41 +623,6 @@ pub trait Store {
 
     /// The rating history, oldest first.
     fn rating_history(&self) -> Result<Vec<RatingPoint>, StoreError>;
-
-    /// Records a finished set claimed as `set`, as [`Store::record`] does, with its log
-    /// (`log`, the file's bytes) where the store keeps logs; true if the result counts.
-    /// PostgreSQL: [`PgStore::record_attempt`] (the log kept compressed; a result whose
-    /// attempt no longer holds the set is kept as a duplicate: false). SQLite: the log
-    /// stays a file; `record`.
-    fn record_played(
-        &mut self,
-        set: &ClaimedSet,
-        outcome: &SetOutcome,
-        log: &[u8],
-    ) -> Result<bool, StoreError> {
-        let _ = log;
-        self.record(set.claim(), outcome)
-    }
-
-    /// Whether other processes (`hus worker`) play this store's sets too: then its
-    /// runner keeps its claims alive ([`Store::renew_claims`]) and reads the finished
-    /// sets again from time to time. SQLite: no.
-    fn is_shared(&self) -> bool {
-        false
-    }
-
-    /// Renews the leases of these claimed sets (id, attempt), where claims have leases
-    /// (PostgreSQL: [`PgStore::renew`] by [`pg::DEFAULT_LEASE`]); false for a set that
-    /// the attempt no longer holds. SQLite: nothing to do.
-    fn renew_claims(&mut self, held: &[(SetId, u32)]) -> Result<Vec<bool>, StoreError> {
-        Ok(vec![true; held.len()])
-    }
-
-    /// Opens a new connection if the store's was lost (PostgreSQL restarted or out of
-    /// reach); SQLite: nothing to do.
-    fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
-        Ok(())
-    }
 
     /// The workers the store has heard of (`hus workers`); SQLite: none.
     fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {

@@ -32,15 +32,15 @@ use std::time::Duration;
 use postgres::{Client, Config, Transaction};
 use postgres_native_tls::MakeTlsConnector;
 
-use super::pg_url;
+use super::pg_url::{self, is_tls_refusal};
 use super::rows::{
     bot_changes, rating_points, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows,
     Param,
 };
 use super::{
-    history_step, BotEntry, BotRow, Claim, ClaimedSet, FaultRow, FinishedQuery, FinishedSet,
-    GameRow, HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetId, SetOutcome, Store,
-    StoreError, SyncReport,
+    history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FaultRow, FinishedQuery,
+    FinishedSet, GameRow, HistoryStep, Progress, RatingPoint, Recorded, Requeued, RunningSet,
+    SetId, SetOutcome, Store, StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -210,16 +210,8 @@ pub struct PgStore {
     place: String,
     /// The name under which this process claims sets (`hus worker --name`).
     name: String,
-}
-
-/// What became of a result sent to the store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recorded {
-    /// It was the set's current attempt: the set is done and its result counts.
-    Counted,
-    /// The set had been claimed again (this attempt's lease was lost) or was already
-    /// done: the result is kept as a duplicate and counts for nothing.
-    Duplicate,
+    /// The lease of the sets claimed through [`Claims`] (`hus worker --lease`).
+    lease: Duration,
 }
 
 /// A worker as the store last heard of it.
@@ -446,6 +438,7 @@ impl PgStore {
             tls,
             place,
             name: format!("{}:{}", host_name(), std::process::id()),
+            lease: DEFAULT_LEASE,
         };
         store.migrate()?;
         Ok(store)
@@ -464,6 +457,12 @@ impl PgStore {
     /// Claims sets under this name from now on.
     pub fn set_name(&mut self, name: &str) {
         self.name = name.to_string();
+    }
+
+    /// Claims sets through [`Claims`] and [`Store`] for `lease` from now on, and renews
+    /// them by it.
+    pub fn set_lease(&mut self, lease: Duration) {
+        self.lease = lease;
     }
 
     /// The connection is gone (the server restarted, the network failed): the next
@@ -993,6 +992,103 @@ fn write_outcome(
     Ok(())
 }
 
+impl Claims for PgStore {
+    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let mut put_back = 0;
+        for claim in claims {
+            put_back += tx
+                .execute(
+                    &format!(
+                        "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+                             log = NULL, started = NULL
+                         WHERE {HOLDS}"
+                    ),
+                    &[&claim.id, &to_i32(claim.attempt)],
+                )
+                .map_err(|e| backend(&place, "cannot put stopped sets back", e))?
+                as usize;
+        }
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))?;
+        Ok(put_back)
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn lease(&self) -> Option<Duration> {
+        Some(self.lease)
+    }
+
+    fn renew_claims(&mut self, held: &[Claim]) -> Result<Vec<bool>, StoreError> {
+        let lease = self.lease;
+        held.iter()
+            .map(|c| self.renew(c.id, c.attempt, lease))
+            .collect()
+    }
+
+    fn is_outage(&self, error: &StoreError) -> bool {
+        self.is_lost() || unreachable(error)
+    }
+
+    fn record_played(
+        &mut self,
+        set: &ClaimedSet,
+        outcome: &SetOutcome,
+        log: &[u8],
+    ) -> Result<Recorded, StoreError> {
+        self.record_attempt(set.id, set.attempts, outcome, log)
+    }
+
+    fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
+        if self.is_lost() {
+            self.reconnect()?;
+        }
+        Ok(())
+    }
+
+    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        self.c()
+            .execute(
+                &format!("UPDATE sets SET log = $3 WHERE {HOLDS}"),
+                &[&claim.id, &to_i32(claim.attempt), &log],
+            )
+            .map(|changed| changed == 1)
+            .map_err(|e| backend(&place, "cannot note a set's log", e))
+    }
+
+    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let id = claim.id;
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let holds = tx
+            .query_opt(
+                &format!("SELECT id FROM sets WHERE {HOLDS} FOR UPDATE"),
+                &[&id, &to_i32(claim.attempt)],
+            )
+            .map_err(|e| backend(&place, "cannot read a set", e))?
+            .is_some();
+        // Done already, or claimed again since: a stale claim records nothing.
+        if !holds {
+            return Ok(false);
+        }
+        write_outcome(&mut tx, &place, id, outcome)?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
+        Ok(true)
+    }
+}
+
 impl Store for PgStore {
     fn settings(&self) -> Result<BTreeMap<String, String>, StoreError> {
         let rows = self
@@ -1125,63 +1221,11 @@ impl Store for PgStore {
         Ok(found.into_iter().map(|(_, r)| r).collect())
     }
 
-    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let mut put_back = 0;
-        for claim in claims {
-            put_back += tx
-                .execute(
-                    &format!(
-                        "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
-                             log = NULL, started = NULL
-                         WHERE {HOLDS}"
-                    ),
-                    &[&claim.id, &to_i32(claim.attempt)],
-                )
-                .map_err(|e| backend(&place, "cannot put stopped sets back", e))?
-                as usize;
-        }
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))?;
-        Ok(put_back)
-    }
-
     fn claim_next_except(
         &mut self,
         pairs: &[(String, String)],
     ) -> Result<Option<ClaimedSet>, StoreError> {
-        self.claim_except(DEFAULT_LEASE, &[], pairs)
-    }
-
-    fn is_shared(&self) -> bool {
-        true
-    }
-
-    fn renew_claims(&mut self, held: &[(SetId, u32)]) -> Result<Vec<bool>, StoreError> {
-        held.iter()
-            .map(|&(id, attempt)| self.renew(id, attempt, DEFAULT_LEASE))
-            .collect()
-    }
-
-    fn record_played(
-        &mut self,
-        set: &ClaimedSet,
-        outcome: &SetOutcome,
-        log: &[u8],
-    ) -> Result<bool, StoreError> {
-        let recorded = self.record_attempt(set.id, set.attempts, outcome, log)?;
-        Ok(recorded == Recorded::Counted)
-    }
-
-    fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
-        if self.is_lost() {
-            self.reconnect()?;
-        }
-        Ok(())
+        self.claim_except(self.lease, &[], pairs)
     }
 
     fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
@@ -1233,13 +1277,7 @@ impl Store for PgStore {
                  WHERE s.round = $1 AND s.bot_a = $2 AND s.bot_b = $3 AND s.status = 'pending'
                    AND a.name = s.bot_a AND b.name = s.bot_b AND a.active AND b.active
                  RETURNING s.id, s.seed, s.attempts",
-                &[
-                    &round,
-                    &k.a,
-                    &k.b,
-                    &name,
-                    &(DEFAULT_LEASE.as_millis() as f64),
-                ],
+                &[&round, &k.a, &k.b, &name, &(self.lease.as_millis() as f64)],
             )
             .map_err(err)?;
         tx.commit()
@@ -1250,41 +1288,6 @@ impl Store for PgStore {
             seed: row.get::<_, i64>(1) as u64,
             attempts: to_u32(row.get(2)),
         }))
-    }
-
-    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
-        let place = self.place.clone();
-        self.c()
-            .execute(
-                &format!("UPDATE sets SET log = $3 WHERE {HOLDS}"),
-                &[&claim.id, &to_i32(claim.attempt), &log],
-            )
-            .map(|changed| changed == 1)
-            .map_err(|e| backend(&place, "cannot note a set's log", e))
-    }
-
-    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
-        let place = self.place.clone();
-        let id = claim.id;
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let holds = tx
-            .query_opt(
-                &format!("SELECT id FROM sets WHERE {HOLDS} FOR UPDATE"),
-                &[&id, &to_i32(claim.attempt)],
-            )
-            .map_err(|e| backend(&place, "cannot read a set", e))?
-            .is_some();
-        // Done already, or claimed again since: a stale claim records nothing.
-        if !holds {
-            return Ok(false);
-        }
-        write_outcome(&mut tx, &place, id, outcome)?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
-        Ok(true)
     }
 
     fn bots(&self) -> Result<Vec<BotRow>, StoreError> {
@@ -1658,5 +1661,26 @@ mod stuck_tests {
         let gone = worker("w3", &[], 1.0, true);
         let silent = worker("w4", &[], super::LIVE_WORKER_S + 1.0, false);
         assert!(stuck_reason(&[bad, gone, silent], &pending, 0).is_some());
+    }
+}
+
+/// A store error that waiting may cure (the server down or unreachable), as opposed to
+/// a bad URL, a refused login, a newer schema, or a TLS handshake that failed on
+/// something other than the network (a certificate, a server without TLS).
+pub fn unreachable(e: &StoreError) -> bool {
+    let StoreError::Backend { cause, .. } = e else {
+        return false;
+    };
+    match cause.downcast_ref::<postgres::Error>() {
+        Some(pg) if is_tls_refusal(pg) => false,
+        Some(pg) => match pg.code() {
+            // Server shutting down or starting up, too many connections.
+            Some(code) => {
+                let c = code.code();
+                c.starts_with("57P") || c.starts_with("08") || c == "53300"
+            }
+            None => true,
+        },
+        None => false,
     }
 }

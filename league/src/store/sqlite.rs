@@ -16,9 +16,9 @@ use super::rows::{
     Param,
 };
 use super::{
-    history_step, BotEntry, BotRow, Claim, ClaimedSet, FaultRow, FinishedQuery, FinishedSet,
-    GameRow, HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetOutcome, SetStatus,
-    Store, StoreError, SyncReport,
+    history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FaultRow, FinishedQuery,
+    FinishedSet, GameRow, HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetOutcome,
+    SetStatus, Store, StoreError, SyncReport,
 };
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -332,6 +332,116 @@ fn claim_where(
     Ok(next)
 }
 
+impl Claims for SqliteStore {
+    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
+        let place = self.place.clone();
+        let tx = begin(&mut self.conn, &place)?;
+        let work = || -> rusqlite::Result<usize> {
+            let mut stmt = tx.prepare(
+                "UPDATE sets SET status = 'pending', log = NULL, started = NULL
+                 WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
+            )?;
+            let mut put_back = 0;
+            for claim in claims {
+                put_back += stmt.execute(params![claim.id, claim.attempt])?;
+            }
+            Ok(put_back)
+        };
+        let put_back = work().map_err(|e| backend(&place, "cannot put stopped sets back", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))?;
+        Ok(put_back)
+    }
+
+    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
+        self.conn
+            .execute(
+                "UPDATE sets SET log = ?3 WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
+                params![claim.id, claim.attempt, log],
+            )
+            .map(|changed| changed == 1)
+            .map_err(|e| backend(&self.place, "cannot note a set's log", e))
+    }
+
+    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let stamp = now();
+        let id = claim.id;
+        let tx = begin(&mut self.conn, &place)?;
+        let held: Option<(String, u32)> = tx
+            .query_row(
+                "SELECT status, attempts FROM sets WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| backend(&place, "cannot read a set", e))?;
+        // Done already, or claimed again since: this claim is stale, and its result is
+        // not recorded (never twice, never over a later attempt's).
+        if held != Some((SetStatus::Running.as_str().to_string(), claim.attempt)) {
+            return Ok(false);
+        }
+        let games = || -> rusqlite::Result<()> {
+            let mut stmt = tx.prepare(
+                "INSERT INTO games (set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            for g in &outcome.games {
+                stmt.execute(params![
+                    id,
+                    g.game,
+                    g.first,
+                    g.winner,
+                    g.points[0],
+                    g.points[1],
+                    g.reason,
+                    g.plies,
+                    g.double,
+                    seats_to_text(&g.faulted)
+                ])?;
+            }
+            Ok(())
+        };
+        games().map_err(|e| backend(&place, "cannot record a set's games", e))?;
+        self.hook.check(&place, "record-after-games")?;
+        let faults = || -> rusqlite::Result<()> {
+            let mut stmt = tx.prepare(
+                "INSERT INTO faults (set_id, game, ply, bot, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for f in &outcome.faults {
+                stmt.execute(params![id, f.game, f.ply, f.bot, f.kind, f.detail])?;
+            }
+            Ok(())
+        };
+        faults().map_err(|e| backend(&place, "cannot record a set's faults", e))?;
+        self.hook.check(&place, "record-after-faults")?;
+        tx.execute(
+            "UPDATE sets SET status = 'done', finished = ?2, log = ?3,
+                 points_a = ?4, points_b = ?5, winner = ?6,
+                 moves_a = ?7, moves_b = ?8, move_ms_a = ?9, move_ms_b = ?10,
+                 done_seq = (SELECT COALESCE(MAX(done_seq), 0) + 1 FROM sets)
+             WHERE id = ?1",
+            params![
+                id,
+                stamp,
+                outcome.log,
+                outcome.points[0],
+                outcome.points[1],
+                outcome.winner,
+                outcome.moves[0] as i64,
+                outcome.moves[1] as i64,
+                outcome.move_ms[0],
+                outcome.move_ms[1]
+            ],
+        )
+        .map_err(|e| backend(&place, "cannot mark a set done", e))?;
+        self.hook.check(&place, "record-before-commit")?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
+        Ok(true)
+    }
+}
+
 impl Store for SqliteStore {
     fn settings(&self) -> Result<BTreeMap<String, String>, StoreError> {
         let read = || -> rusqlite::Result<BTreeMap<String, String>> {
@@ -454,26 +564,6 @@ impl Store for SqliteStore {
         Ok(found)
     }
 
-    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
-        let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<usize> {
-            let mut stmt = tx.prepare(
-                "UPDATE sets SET status = 'pending', log = NULL, started = NULL
-                 WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
-            )?;
-            let mut put_back = 0;
-            for claim in claims {
-                put_back += stmt.execute(params![claim.id, claim.attempt])?;
-            }
-            Ok(put_back)
-        };
-        let put_back = work().map_err(|e| backend(&place, "cannot put stopped sets back", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))?;
-        Ok(put_back)
-    }
-
     fn claim_next_except(
         &mut self,
         pairs: &[(String, String)],
@@ -532,94 +622,6 @@ impl Store for SqliteStore {
         tx.commit()
             .map_err(|e| backend(&place, "cannot commit a claim", e))?;
         Ok(claimed)
-    }
-
-    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
-        self.conn
-            .execute(
-                "UPDATE sets SET log = ?3 WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
-                params![claim.id, claim.attempt, log],
-            )
-            .map(|changed| changed == 1)
-            .map_err(|e| backend(&self.place, "cannot note a set's log", e))
-    }
-
-    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
-        let place = self.place.clone();
-        let stamp = now();
-        let id = claim.id;
-        let tx = begin(&mut self.conn, &place)?;
-        let held: Option<(String, u32)> = tx
-            .query_row(
-                "SELECT status, attempts FROM sets WHERE id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| backend(&place, "cannot read a set", e))?;
-        // Done already, or claimed again since: this claim is stale, and its result is
-        // not recorded (never twice, never over a later attempt's).
-        if held != Some((SetStatus::Running.as_str().to_string(), claim.attempt)) {
-            return Ok(false);
-        }
-        let games = || -> rusqlite::Result<()> {
-            let mut stmt = tx.prepare(
-                "INSERT INTO games (set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?;
-            for g in &outcome.games {
-                stmt.execute(params![
-                    id,
-                    g.game,
-                    g.first,
-                    g.winner,
-                    g.points[0],
-                    g.points[1],
-                    g.reason,
-                    g.plies,
-                    g.double,
-                    seats_to_text(&g.faulted)
-                ])?;
-            }
-            Ok(())
-        };
-        games().map_err(|e| backend(&place, "cannot record a set's games", e))?;
-        self.hook.check(&place, "record-after-games")?;
-        let faults = || -> rusqlite::Result<()> {
-            let mut stmt = tx.prepare(
-                "INSERT INTO faults (set_id, game, ply, bot, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            for f in &outcome.faults {
-                stmt.execute(params![id, f.game, f.ply, f.bot, f.kind, f.detail])?;
-            }
-            Ok(())
-        };
-        faults().map_err(|e| backend(&place, "cannot record a set's faults", e))?;
-        self.hook.check(&place, "record-after-faults")?;
-        tx.execute(
-            "UPDATE sets SET status = 'done', finished = ?2, log = ?3,
-                 points_a = ?4, points_b = ?5, winner = ?6,
-                 moves_a = ?7, moves_b = ?8, move_ms_a = ?9, move_ms_b = ?10,
-                 done_seq = (SELECT COALESCE(MAX(done_seq), 0) + 1 FROM sets)
-             WHERE id = ?1",
-            params![
-                id,
-                stamp,
-                outcome.log,
-                outcome.points[0],
-                outcome.points[1],
-                outcome.winner,
-                outcome.moves[0] as i64,
-                outcome.moves[1] as i64,
-                outcome.move_ms[0],
-                outcome.move_ms[1]
-            ],
-        )
-        .map_err(|e| backend(&place, "cannot mark a set done", e))?;
-        self.hook.check(&place, "record-before-commit")?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
-        Ok(true)
     }
 
     fn bots(&self) -> Result<Vec<BotRow>, StoreError> {

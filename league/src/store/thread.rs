@@ -127,7 +127,7 @@ mod tests {
 
     use super::*;
     use crate::schedule::{PlannedSet, SetKey};
-    use crate::store::{BotEntry, SqliteStore, Store};
+    use crate::store::{BotEntry, Claims, SqliteStore, Store};
 
     /// A real SQLite store that says which thread closes it.
     struct Noted {
