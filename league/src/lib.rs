@@ -76,7 +76,8 @@ pub use store::{
     history_stride, seat_side, side_seat, stuck_reason, BotEntry, BotRow, Claim, ClaimedSet,
     Claims, FaultRow, FinishedQuery, FinishedSet, GameRow, Heartbeat, PackedLog, PgStore, Progress,
     RatingPoint, Recorded, Requeued, RunningSet, SetId, SetOutcome, SetStatus, SqliteStore, Store,
-    StoreError, StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS, LIVE_WORKER_S,
+    StoreCaller, StoreError, StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS,
+    LIVE_WORKER_S,
 };
 pub use tally::Tally;
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

@@ -13,20 +13,25 @@
 //! store unreachable (a restart, a network cut): claims, renewals and results wait and
 //! are retried with a backoff from 0.2 s to 5 s; the sets in play go on meanwhile.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs, WorkersFormat};
+use crate::coordinator::{
+    AfterFailure, Coordinator, Ended, Finish, Link, Played, Source, Start, StoreChange,
+    BACKOFF_MAX, BACKOFF_MIN,
+};
+use crate::disk::{DiskFloor, FloorChange};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
-use crate::pool::{Ending, SetFailure, SetPool, Shared};
+use crate::pool::{SetFailure, SetPool, Shared};
 use crate::set_files::SetFiles;
 use crate::setup::{print, read_standings, settle_settings, sync_with_file};
 use crate::store::{
-    ClaimedSet, Heartbeat, PgStore, Recorded, SetId, SetOutcome, Store, StoreError, StoreThread,
+    unreachable, ClaimedSet, Heartbeat, PgStore, Recorded, SetId, SetOutcome, Store, StoreThread,
     WorkerRow,
 };
 use referee::SetError;
@@ -37,17 +42,6 @@ const LEAGUE_PATH: &str = "league_path";
 
 /// The lease of `hus league --store` without `--lease`, in seconds.
 const DEFAULT_LEASE_S: f64 = 30.0;
-
-/// Backoff bounds while the store is unreachable.
-const BACKOFF_MIN: Duration = Duration::from_millis(200);
-const BACKOFF_MAX: Duration = Duration::from_secs(5);
-
-/// The first wait of a worker that found no set to claim; it doubles at each empty
-/// claim up to a quarter of a lease (at most 1 s), and starts again at a claim. Short,
-/// because at the end of a league the last sets are in play elsewhere and a worker
-/// with `--until-done` waits for them to finish (to play them again if their worker
-/// dies); a fixed 1 s poll there added up to 1 s to every league's end.
-const IDLE_MIN: Duration = Duration::from_millis(20);
 
 /// How a worker runs.
 struct Plan {
@@ -189,27 +183,6 @@ fn connect_patiently(url: &str, quiet: bool) -> Result<PgStore> {
     }
 }
 
-/// A connection failure that waiting may cure (the server down or unreachable), as
-/// opposed to a bad URL, a refused login, a newer schema, or a TLS handshake that
-/// failed on something other than the network (a certificate, a server without TLS).
-fn unreachable(e: &StoreError) -> bool {
-    let StoreError::Backend { cause, .. } = e else {
-        return false;
-    };
-    match cause.downcast_ref::<postgres::Error>() {
-        Some(pg) if crate::store::is_tls_refusal(pg) => false,
-        Some(pg) => match pg.code() {
-            // Server shutting down or starting up, too many connections.
-            Some(code) => {
-                let c = code.code();
-                c.starts_with("57P") || c.starts_with("08") || c == "53300"
-            }
-            None => true,
-        },
-        None => false,
-    }
-}
-
 /// The league as the store carries it.
 fn league_from_store(store: &PgStore) -> Result<LeagueConfig> {
     let settings = store.settings()?;
@@ -221,129 +194,9 @@ fn league_from_store(store: &PgStore) -> Result<LeagueConfig> {
     LeagueConfig::parse(Path::new(path), text)
 }
 
-/// A finished set's result waiting to reach the store.
-struct Unsent {
-    set: ClaimedSet,
-    /// Shared with the store's thread while it is sent.
-    outcome: Arc<SetOutcome>,
-    log: Arc<Vec<u8>>,
-    /// Its files in the scratch directory, removed once the store has the result.
-    files: SetFiles,
-}
-
-/// The store's connection with its backoff: operations fail fast while it is down,
-/// and a reconnection is tried once the backoff has passed. The store itself is on its
-/// own thread ([`StoreThread`]): the worker's runtime never holds the synchronous
-/// client, so it can neither call nor close it there.
-struct Link {
-    store: StoreThread<PgStore>,
-    down_since: Option<Instant>,
-    retry_at: Instant,
-    backoff: Duration,
-    quiet: bool,
-    who: &'static str,
-}
-
-/// What one turn of [`Link::run`] did on the store's thread.
-enum Attempt<T> {
-    /// The store is down and its backoff has not passed: nothing was tried.
-    Later,
-    /// The store is down and a reconnection failed.
-    Unreachable(StoreError),
-    /// The operation ran (after a reconnection, if `reconnected`); `lost`: the
-    /// connection was lost by it.
-    Ran {
-        reconnected: bool,
-        result: std::result::Result<T, StoreError>,
-        lost: bool,
-    },
-}
-
-impl Link {
-    /// Runs `op` on the store if it is up; `None` (noted) when the store is unreachable.
-    async fn run<T: Send + 'static>(
-        &mut self,
-        what: &str,
-        op: impl FnOnce(&mut PgStore) -> std::result::Result<T, StoreError> + Send + 'static,
-    ) -> Result<Option<T>> {
-        let down = self.down_since.is_some();
-        let retry_at = self.retry_at;
-        let attempt = self
-            .store
-            .call(move |store| {
-                let mut reconnected = false;
-                if store.is_lost() || down {
-                    if Instant::now() < retry_at {
-                        return Ok(Attempt::Later);
-                    }
-                    if let Err(e) = store.reconnect() {
-                        return Ok(Attempt::Unreachable(e));
-                    }
-                    reconnected = true;
-                }
-                let result = op(store);
-                Ok::<_, StoreError>(Attempt::Ran {
-                    reconnected,
-                    lost: store.is_lost(),
-                    result,
-                })
-            })
-            .await
-            .map_err(|e| Error::Runtime(format!("{what} failed: {e}")))?;
-        let (result, lost) = match attempt {
-            Attempt::Later => return Ok(None),
-            Attempt::Unreachable(e) => {
-                self.failed(&e);
-                return Ok(None);
-            }
-            Attempt::Ran {
-                reconnected,
-                result,
-                lost,
-            } => {
-                if reconnected {
-                    if let Some(since) = self.down_since.take() {
-                        if !self.quiet {
-                            eprintln!(
-                                "{}: the store is back after {:.1} s",
-                                self.who,
-                                since.elapsed().as_secs_f64()
-                            );
-                        }
-                    }
-                    self.backoff = BACKOFF_MIN;
-                }
-                (result, lost)
-            }
-        };
-        match result {
-            Ok(v) => Ok(Some(v)),
-            Err(e) if lost || unreachable(&e) => {
-                self.failed(&e);
-                Ok(None)
-            }
-            Err(e) => Err(Error::Runtime(format!("{} failed: {e}", what))),
-        }
-    }
-
-    fn failed(&mut self, e: &StoreError) {
-        if self.down_since.is_none() {
-            self.down_since = Some(Instant::now());
-            if !self.quiet {
-                eprintln!(
-                    "{}: the store is unreachable ({e}); retrying with a backoff, the sets in play go on",
-                    self.who
-                );
-            }
-        }
-        self.retry_at = Instant::now() + self.backoff;
-        self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
-    }
-}
-
 /// Plays the store's sets until stopped (or, with `until_done`, until none is left);
 /// `Some(130)` when stopped by a signal.
-fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Option<ExitCode>> {
+fn work(mut store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Option<ExitCode>> {
     let config = match config {
         Some(c) => c,
         None => league_from_store(&store)?,
@@ -355,40 +208,59 @@ fn work(store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<Opti
         .build()
         .map_err(|e| Error::Runtime(format!("cannot start the async runtime: {e}")))?;
     let who = plan.who;
-    let quiet = plan.quiet;
-    if !quiet {
+    if !plan.quiet {
         eprintln!(
             "{who}: {} plays sets of {} ({} at a time, leases of {:.1} s)",
             store.name(),
-            url_place(&store),
+            store.place(),
             plan.concurrency,
             plan.lease.as_secs_f64()
         );
     }
+    store.set_lease(plan.lease);
     // From here on the store lives on its own thread: the runtime only has the handle.
-    let store = StoreThread::spawn(store)
+    let thread = StoreThread::spawn(store)
         .map_err(|e| Error::Runtime(format!("cannot start the store's thread: {e}")))?;
-    let mut link = Link {
-        store,
-        down_since: None,
-        retry_at: Instant::now(),
-        backoff: BACKOFF_MIN,
-        quiet,
-        who,
+    let floor = DiskFloor::new(vec![scratch.path().to_path_buf()], plan.min_free);
+    let concurrency = plan.concurrency;
+    let source = WorkerSource {
+        shared: Arc::new(Shared {
+            compress_logs: false,
+            ..Shared::new(&config, scratch.path().to_path_buf(), nice)
+        }),
+        config,
+        scratch: scratch.path().to_path_buf(),
+        nice,
+        skip: Vec::new(),
+        problem: None,
+        floor_problem: None,
+        finished: HashMap::new(),
+        in_flight: 0,
+        plan,
     };
     let result = runtime.block_on(async {
-        let result = work_loop(&mut link, config, plan, scratch.path(), nice).await;
+        let coordinator = Coordinator::new(
+            Link::new(thread),
+            source,
+            SetPool::new(),
+            concurrency,
+            floor,
+        )
+        .await?;
+        let Ended {
+            result, mut link, ..
+        } = coordinator.run(referee::stop_signal).await;
+        let _ = link.run("saying goodbye", |s| s.goodbye()).await;
         // Closes the connection on the store's thread, after its last operation.
-        link.store.shutdown().await;
-        result
+        link.shutdown().await;
+        Ok::<_, Error>(match result? {
+            Finish::Done => None,
+            Finish::Stopped(_) => Some(ExitCode::from(130)),
+        })
     });
     drop(runtime);
     let _ = std::fs::remove_dir_all(scratch.path());
     result
-}
-
-fn url_place(store: &PgStore) -> String {
-    store.place().to_string()
 }
 
 /// The start of a worker's scratch directory's name, in the system's temporary
@@ -480,391 +352,261 @@ fn remove_dead_scratch(parent: &Path, me: &referee::Writer) -> usize {
     removed
 }
 
-async fn work_loop(
-    link: &mut Link,
+/// A worker's sets: claimed from the store under a lease, their results sent with the
+/// whole log, a set it cannot start given back and its bots left to the others.
+struct WorkerSource {
     config: LeagueConfig,
     plan: Plan,
-    scratch: &Path,
-    nice: Option<i32>,
-) -> Result<Option<ExitCode>> {
-    let mut pool = SetPool::new();
-    let idle_poll = (plan.lease / 4).min(Duration::from_secs(1));
-    let mut worker = Worker {
-        shared: Arc::new(Shared {
-            compress_logs: false,
-            ..Shared::new(&config, scratch.to_path_buf(), nice)
-        }),
-        config,
-        link,
-        scratch,
-        nice,
-        held: HashMap::new(),
-        unsent: VecDeque::new(),
-        skip: Vec::new(),
-        problem: None,
-        stopped: None,
-        next_renewal: Instant::now(),
-        idle_poll,
-        idle: IDLE_MIN.min(idle_poll),
-        floor: crate::disk::DiskFloor::new(vec![scratch.to_path_buf()], plan.min_free),
-        floor_problem: None,
-        plan,
-    };
-    let worked = worker.work(&mut pool).await;
-    // Whatever way the loop was left, the sets still playing here (given up: their
-    // leases lost, or the worker stopping or failing) end their logs with `aborted`
-    // and their bots are killed before the scratch directory goes.
-    pool.shutdown(GAVE_UP).await;
-    worked
-}
-
-/// What a set given up here says in its log's `aborted` record.
-const GAVE_UP: &str = "the worker gave the set up";
-
-/// A worker's side of the set pool: sets come from the store's claims under a lease,
-/// and their results are queued for the store (sent with the whole log).
-struct Worker<'a> {
-    link: &'a mut Link,
-    config: LeagueConfig,
-    plan: Plan,
-    scratch: &'a Path,
+    scratch: PathBuf,
     nice: Option<i32>,
     shared: Arc<Shared>,
-    /// The sets played here whose lease this worker holds.
-    held: HashMap<SetId, ClaimedSet>,
-    unsent: VecDeque<Unsent>,
     /// The bots this worker cannot start: their sets are left to the others.
     skip: Vec<String>,
     /// Why it last gave a set back (said in `hus workers` through the heartbeat).
     problem: Option<String>,
-    stopped: Option<&'static str>,
-    next_renewal: Instant,
-    idle_poll: Duration,
-    idle: Duration,
-    /// The free-space floor of the scratch directory: below it, nothing is claimed.
-    floor: crate::disk::DiskFloor,
     /// While paused by the floor: the problem it had before, said again once there is
     /// room.
     floor_problem: Option<String>,
+    /// The scratch files of the finished sets whose results are on their way.
+    finished: HashMap<SetId, SetFiles>,
+    /// Sets in play, as the last heartbeat said.
+    in_flight: usize,
 }
 
-impl Worker<'_> {
-    fn say(&self, line: String) {
+impl WorkerSource {
+    fn say_line(&self, line: String) {
         if !self.plan.quiet {
-            eprintln!("{line}");
+            eprintln!("{}: {line}", self.plan.who);
         }
     }
 
-    /// Plays the store's sets until stopped (or, with `until_done`, until none is
-    /// left); `Some(130)` when stopped by a signal.
-    async fn work(&mut self, pool: &mut SetPool) -> Result<Option<ExitCode>> {
-        let signal = referee::stop_signal();
-        tokio::pin!(signal);
-        loop {
-            if Instant::now() >= self.next_renewal {
-                self.renew(pool).await?;
-            }
-            let claimed_none = self.claim(pool).await?;
-            self.send_results().await?;
-            if self.held.is_empty() && self.unsent.is_empty() {
-                if self.stopped.is_some() {
-                    break;
-                }
-                if self.plan.until_done && claimed_none {
-                    let progress = self.link.run("counting the sets", |s| s.progress()).await?;
-                    if progress.is_some_and(|p| p.pending == 0 && p.running == 0) {
-                        break;
-                    }
-                }
-            }
-            let wait = self.wait(claimed_none);
-            tokio::select! {
-                name = &mut signal => {
-                    if self.stopped.is_none() {
-                        self.give_back(pool, name).await?;
-                        // A second signal leaves at once (a store out of reach can hold
-                        // the results of the sets that finished).
-                        signal.set(referee::stop_signal());
-                    } else {
-                        self.say(format!(
-                            "{}: {name} again: leaving now; the sets whose results the store did not take are played again once their leases run out",
-                            self.plan.who
-                        ));
-                        break;
-                    }
-                }
-                Some((set, ending)) = pool.next_ended() => self.ended(set, ending).await?,
-                _ = tokio::time::sleep(wait) => {}
-            }
-        }
-        let _ = self.link.run("saying goodbye", |s| s.goodbye()).await?;
-        Ok(self.stopped.map(|_| ExitCode::from(130)))
+    /// Deletes the files a set given up here left in the scratch directory.
+    fn forget_files(&self, set: &ClaimedSet) {
+        let log = format!("{}/{}.jsonl", crate::set_files::LOGS_DIR, set.key.stem());
+        crate::set_files::delete_set_files(&self.scratch, &log);
     }
 
-    /// The heartbeat and the leases' renewals, every quarter of a lease; a set whose
-    /// lease was lost is stopped here.
-    async fn renew(&mut self, pool: &mut SetPool) -> Result<()> {
-        self.next_renewal = Instant::now() + self.plan.lease / 4;
-        if self.heartbeat().await?.is_none() {
-            return Ok(());
-        }
-        let ids: Vec<(SetId, u32)> = self.held.values().map(|h| (h.id, h.attempts)).collect();
-        let lease = self.plan.lease;
-        for (id, attempt) in ids {
-            let renewed = self
-                .link
-                .run("renewing a lease", move |s| s.renew(id, attempt, lease))
-                .await?;
-            if renewed == Some(false) {
-                if let Some(set) = self.held.remove(&id) {
-                    pool.stop(&set, GAVE_UP);
-                    self.say(format!(
-                        "{}: {} was lost (this worker was silent past its lease, another took it): stopped here",
-                        self.plan.who, set.key
-                    ));
-                }
+    /// Says in the store that this worker lives, what it holds, and what it cannot
+    /// play (nothing while the store is out of reach).
+    async fn heartbeat(&mut self, link: &mut Link<PgStore>) -> Result<()> {
+        let beat = Heartbeat {
+            concurrency: self.plan.concurrency,
+            in_flight: self.in_flight,
+            problem: self.problem.clone(),
+            leaves: self.skip.clone(),
+        };
+        link.run("a heartbeat", move |s| s.heartbeat(&beat)).await?;
+        Ok(())
+    }
+}
+
+impl Source<PgStore> for WorkerSource {
+    type Outside = std::convert::Infallible;
+
+    async fn claim(
+        &mut self,
+        link: &mut Link<PgStore>,
+        running: &[ClaimedSet],
+    ) -> Result<Option<Start>> {
+        let (lease, skip) = (self.plan.lease, self.skip.clone());
+        let Some(Some(set)) = link
+            .run("claiming a set", move |s| s.claim(lease, &skip))
+            .await?
+        else {
+            return Ok(None);
+        };
+        self.in_flight = running.len() + 1;
+        // A bot added to the league since this worker read the file.
+        if [&set.key.a, &set.key.b]
+            .iter()
+            .any(|n| !self.shared.bots.contains_key(*n))
+        {
+            if let Ok(fresh) = link.call(|s| league_from_store(s)).await {
+                self.config = fresh;
+                self.shared = Arc::new(Shared {
+                    compress_logs: false,
+                    ..Shared::new(&self.config, self.scratch.clone(), self.nice)
+                });
             }
+        }
+        Ok(Some(Start {
+            set,
+            shared: self.shared.clone(),
+            tap: None,
+        }))
+    }
+
+    /// The log goes to the store with the result; the scratch files go once it is there.
+    async fn finished(&mut self, set: &ClaimedSet, mut outcome: SetOutcome) -> Result<Played> {
+        let stem = outcome
+            .log
+            .trim_start_matches("logs/")
+            .trim_end_matches(".jsonl")
+            .to_string();
+        let files = SetFiles::new(&self.scratch, &stem);
+        let path = files.log();
+        let log = std::fs::read(&path).map_err(|error| Error::Io {
+            what: "cannot read a finished set's log",
+            path: path.clone(),
+            error,
+        })?;
+        self.finished.insert(set.id, files);
+        outcome.log = format!("store:{}", set.id);
+        Ok(Played {
+            outcome: Arc::new(outcome),
+            log: Arc::new(log),
+        })
+    }
+
+    async fn recorded(
+        &mut self,
+        _link: &mut Link<PgStore>,
+        set: &ClaimedSet,
+        played: &Played,
+        recorded: Recorded,
+    ) -> Result<()> {
+        if let Some(files) = self.finished.remove(&set.id) {
+            for f in files.existing() {
+                let _ = std::fs::remove_file(f);
+            }
+        }
+        let points = played.outcome.points;
+        match recorded {
+            Recorded::Counted => self.say_line(format!(
+                "{} finished: {}-{}",
+                set.key, points[0], points[1]
+            )),
+            Recorded::Duplicate => self.say_line(format!(
+                "{} finished, but its lease was lost and another worker played it: kept as a duplicate, not counted",
+                set.key
+            )),
         }
         Ok(())
     }
 
-    /// Says in the store that this worker lives, what it holds, and what it cannot
-    /// play; `None` while the store is out of reach.
-    async fn heartbeat(&mut self) -> Result<Option<()>> {
-        let beat = Heartbeat {
-            concurrency: self.plan.concurrency,
-            in_flight: self.held.len(),
-            problem: self.problem.clone(),
-            leaves: self.skip.clone(),
+    async fn failed(
+        &mut self,
+        link: &mut Link<PgStore>,
+        set: &ClaimedSet,
+        failure: SetFailure,
+    ) -> Result<AfterFailure> {
+        let SetFailure::Set(e @ SetError::CannotStart { .. }) = failure else {
+            return Ok(AfterFailure::Fatal(Error::Set {
+                set: set.key.to_string(),
+                error: failure,
+            }));
         };
-        self.link
-            .run("a heartbeat", move |s| s.heartbeat(&beat))
-            .await
+        // The bots whose program is not found here; when both are (or neither is, and
+        // the start failed for another reason), both are left to the other workers.
+        let mut missing: Vec<String> = [&set.key.a, &set.key.b]
+            .into_iter()
+            .filter(|n| {
+                !self
+                    .shared
+                    .bots
+                    .get(*n)
+                    .is_some_and(|b| b.spec.argv.first().is_some_and(|p| program_found(p)))
+            })
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            missing = vec![set.key.a.clone(), set.key.b.clone()];
+        }
+        self.say_line(format!(
+            "cannot play {}: {e}; the set is given back to the other workers, and this worker leaves {}'s sets to them",
+            set.key,
+            missing.join(" and ")
+        ));
+        self.problem = Some(format!("cannot play {}: {e}", set.key));
+        for bot in missing {
+            if !self.skip.contains(&bot) {
+                self.skip.push(bot);
+            }
+        }
+        // Said at once, not at the next heartbeat: `hus workers` shows it.
+        self.heartbeat(link).await?;
+        Ok(AfterFailure::GiveBack)
     }
 
-    /// Claims sets up to the concurrency and starts them; true when the store had
-    /// none to give.
-    async fn claim(&mut self, pool: &mut SetPool) -> Result<bool> {
-        // Below the free-space floor nothing is claimed (said once, and in `hus
-        // workers` as this worker's problem); claiming goes on once there is room.
-        match self.floor.update() {
-            crate::disk::FloorChange::Same => {}
-            crate::disk::FloorChange::Low(low) => {
+    /// Played no further here: a set's partial files are of no use to anyone (the
+    /// store keeps only finished logs), and a worker that runs for months must not fill
+    /// its scratch directory with them.
+    async fn given_back(
+        &mut self,
+        _link: &mut Link<PgStore>,
+        sets: &[ClaimedSet],
+        _put_back: usize,
+    ) -> Result<()> {
+        for set in sets {
+            self.forget_files(set);
+        }
+        Ok(())
+    }
+
+    fn abandoned(&mut self, set: &ClaimedSet) {
+        self.forget_files(set);
+    }
+
+    fn lost(&mut self, set: &ClaimedSet) {
+        self.say_line(format!(
+            "{} was lost (this worker was silent past its lease, another took it): stopped here",
+            set.key
+        ));
+    }
+
+    fn say(&mut self, line: &str) {
+        self.say_line(line.to_string());
+    }
+
+    fn tick_every(&self) -> Option<Duration> {
+        Some(self.plan.lease / 4)
+    }
+
+    async fn tick(&mut self, link: &mut Link<PgStore>, running: &[ClaimedSet]) -> Result<()> {
+        self.in_flight = running.len();
+        self.heartbeat(link).await
+    }
+
+    /// With `--until-done`, once no set is pending or running anywhere.
+    async fn done(&mut self, link: &mut Link<PgStore>) -> Result<bool> {
+        if !self.plan.until_done {
+            return Ok(false);
+        }
+        let progress = link.run("counting the sets", |s| s.progress()).await?;
+        Ok(progress.is_some_and(|p| p.pending == 0 && p.running == 0))
+    }
+
+    fn store_changed(&mut self, change: &StoreChange) {
+        match change {
+            StoreChange::Down(e) => self.say_line(format!(
+                "the store is unreachable ({e}); retrying with a backoff, the sets in play go on"
+            )),
+            StoreChange::Back(after) => self.say_line(format!(
+                "the store is back after {:.1} s",
+                after.as_secs_f64()
+            )),
+        }
+    }
+
+    /// Below the free-space floor nothing is claimed (said once, and in `hus workers`
+    /// as this worker's problem); claiming goes on once there is room.
+    fn floor_changed(&mut self, change: &FloorChange) {
+        match change {
+            FloorChange::Same => {}
+            FloorChange::Low(low) => {
                 eprintln!("{}: paused: {low}", self.plan.who);
                 self.floor_problem = self.problem.replace(format!("paused: {low}"));
             }
-            crate::disk::FloorChange::Back(free) => {
+            FloorChange::Back(free) => {
                 eprintln!(
                     "{}: {}: sets are claimed again",
                     self.plan.who,
-                    crate::disk::FloorChange::back_words(free)
+                    FloorChange::back_words(*free)
                 );
                 // The problem it had before the pause, if any, is its problem again.
                 self.problem = self.floor_problem.take();
             }
         }
-        if self.floor.low().is_some() {
-            return Ok(true);
-        }
-        while self.stopped.is_none() && self.held.len() < self.plan.concurrency {
-            let (lease, skip) = (self.plan.lease, self.skip.clone());
-            let got = self
-                .link
-                .run("claiming a set", move |s| s.claim(lease, &skip))
-                .await?;
-            let Some(Some(set)) = got else {
-                return Ok(got.is_some());
-            };
-            self.idle = IDLE_MIN.min(self.idle_poll);
-            // A bot added to the league since this worker read the file.
-            if [&set.key.a, &set.key.b]
-                .iter()
-                .any(|n| !self.shared.bots.contains_key(*n))
-            {
-                let fresh = self.link.store.call(|s| league_from_store(s)).await;
-                if let Ok(fresh) = fresh {
-                    self.config = fresh;
-                    self.shared = Arc::new(Shared {
-                        compress_logs: false,
-                        ..Shared::new(&self.config, self.scratch.to_path_buf(), self.nice)
-                    });
-                }
-            }
-            pool.start(set.clone(), self.shared.clone(), None);
-            self.held.insert(set.id, set);
-        }
-        Ok(false)
-    }
-
-    /// Sends the finished sets' results, once the next sets are started: a set's
-    /// thread plays while its predecessor's result goes to the store (with one set at a
-    /// time, the store's commit no longer stops the games).
-    async fn send_results(&mut self) -> Result<()> {
-        let who = self.plan.who;
-        while let Some(u) = self.unsent.front() {
-            let (id, attempt) = (u.set.id, u.set.attempts);
-            let (outcome, log) = (u.outcome.clone(), u.log.clone());
-            let sent = self
-                .link
-                .run("recording a result", move |s| {
-                    s.record_attempt(id, attempt, &outcome, &log)
-                })
-                .await?;
-            let Some(recorded) = sent else { break };
-            let Some(u) = self.unsent.pop_front() else {
-                break;
-            };
-            for f in u.files.existing() {
-                let _ = std::fs::remove_file(f);
-            }
-            match recorded {
-                Recorded::Counted => self.say(format!(
-                    "{who}: {} finished: {}-{}",
-                    u.set.key, u.outcome.points[0], u.outcome.points[1]
-                )),
-                Recorded::Duplicate => self.say(format!(
-                    "{who}: {} finished, but its lease was lost and another worker played it: kept as a duplicate, not counted",
-                    u.set.key
-                )),
-            }
-        }
-        Ok(())
-    }
-
-    /// How long to wait for a set to end before looking again.
-    fn wait(&mut self, claimed_none: bool) -> Duration {
-        let to_renewal = self.next_renewal.saturating_duration_since(Instant::now());
-        if !self.unsent.is_empty() {
-            BACKOFF_MIN
-        } else if claimed_none {
-            let wait = self.idle;
-            self.idle = (self.idle * 2).min(self.idle_poll);
-            to_renewal.min(wait)
-        } else {
-            to_renewal.min(self.idle_poll)
-        }
-    }
-
-    /// Stopped by a signal: every set in play is stopped and given back at once.
-    /// Deletes the files a set given up here left in the scratch directory.
-    fn forget_files(&self, set: &ClaimedSet) {
-        let log = format!("{}/{}.jsonl", crate::set_files::LOGS_DIR, set.key.stem());
-        crate::set_files::delete_set_files(self.scratch, &log);
-    }
-
-    /// Stopped by a signal: every set in play is stopped, and the loop goes on until
-    /// each has ended: a set that finished before the stop reached it is recorded (its
-    /// result queued for the store like any), and only a set that was really stopped is
-    /// given back ([`Worker::ended`]). Nothing played is thrown away.
-    async fn give_back(&mut self, pool: &mut SetPool, name: &'static str) -> Result<()> {
-        self.stopped = Some(name);
-        self.say(format!(
-            "{}: {name}: giving back the sets in play",
-            self.plan.who
-        ));
-        pool.stop_all(GAVE_UP);
-        Ok(())
-    }
-
-    /// A set of the pool ended: its result is queued for the store, or the set given
-    /// back. A set given up here already (its lease lost, the worker stopping) is
-    /// no longer held, and its ending is dropped.
-    async fn ended(&mut self, set: ClaimedSet, ending: Ending) -> Result<()> {
-        if self
-            .held
-            .get(&set.id)
-            .is_none_or(|h| h.attempts != set.attempts)
-        {
-            self.forget_files(&set);
-            return Ok(());
-        }
-        self.held.remove(&set.id);
-        if !matches!(ending, Ending::Finished(_)) {
-            // Played no further here: its partial files are of no use to anyone (the
-            // store keeps only finished logs), and a worker that runs for months must
-            // not fill its scratch directory with them.
-            self.forget_files(&set);
-        }
-        let who = self.plan.who;
-        match ending {
-            Ending::Finished(mut outcome) => {
-                let stem = outcome
-                    .log
-                    .trim_start_matches("logs/")
-                    .trim_end_matches(".jsonl");
-                let files = SetFiles::new(self.scratch, stem);
-                let path = files.log();
-                let log = std::fs::read(&path).map_err(|error| Error::Io {
-                    what: "cannot read a finished set's log",
-                    path: path.clone(),
-                    error,
-                })?;
-                outcome.log = format!("store:{}", set.id);
-                self.unsent.push_back(Unsent {
-                    set,
-                    outcome: Arc::new(outcome),
-                    log: Arc::new(log),
-                    files,
-                });
-            }
-            Ending::Failed(SetFailure::Set(e @ SetError::CannotStart { .. })) => {
-                // The bots whose program is not found here; when both are (or neither
-                // is, and the start failed for another reason), both are left to the
-                // other workers.
-                let mut missing: Vec<String> =
-                    [&set.key.a, &set.key.b]
-                        .into_iter()
-                        .filter(|n| {
-                            !self.shared.bots.get(*n).is_some_and(|b| {
-                                b.spec.argv.first().is_some_and(|p| program_found(p))
-                            })
-                        })
-                        .cloned()
-                        .collect();
-                if missing.is_empty() {
-                    missing = vec![set.key.a.clone(), set.key.b.clone()];
-                }
-                self.say(format!(
-                    "{who}: cannot play {}: {e}; the set is given back to the other workers, and this worker leaves {}'s sets to them",
-                    set.key,
-                    missing.join(" and ")
-                ));
-                self.problem = Some(format!("cannot play {}: {e}", set.key));
-                for bot in missing {
-                    if !self.skip.contains(&bot) {
-                        self.skip.push(bot);
-                    }
-                }
-                let (id, attempt) = (set.id, set.attempts);
-                let _ = self
-                    .link
-                    .run("giving a set back", move |s| s.release(id, attempt))
-                    .await?;
-                // Said at once, not at the next heartbeat: `hus workers` shows it.
-                self.heartbeat().await?;
-            }
-            Ending::Stopped => {
-                // Stopped while this worker held it (a signal): given back at once, for
-                // another worker to play.
-                let (id, attempt) = (set.id, set.attempts);
-                let _ = self
-                    .link
-                    .run("giving a set back", move |s| s.release(id, attempt))
-                    .await?;
-            }
-            Ending::Failed(e) => {
-                let (id, attempt) = (set.id, set.attempts);
-                let _ = self
-                    .link
-                    .run("giving a set back", move |s| s.release(id, attempt))
-                    .await?;
-                return Err(Error::Set {
-                    set: set.key.to_string(),
-                    error: e,
-                });
-            }
-        }
-        Ok(())
     }
 }
 

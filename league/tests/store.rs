@@ -2,8 +2,8 @@
 //! a file, and PostgreSQL (a real server, see `pg.rs`, a fresh database per test).
 
 use league::{
-    schedule, BotEntry, FaultRow, Format, GameRow, PgStore, SetKey, SetOutcome, SqliteStore, Store,
-    StoreError,
+    schedule, BotEntry, Claims, FaultRow, Format, GameRow, PgStore, SetKey, SetOutcome,
+    SqliteStore, Store, StoreError,
 };
 
 /// Each implementation, fresh, with a name for messages. The temp dir lives as long as

@@ -33,9 +33,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use league::coordinator::{
+    AfterFailure, Coordinator, Ended, Finish, Link, Played, Source, Start, StoreChange,
+};
 use league::{
-    BotEntry, ClaimedSet, Ending, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, SetFiles,
-    SetId, SetOutcome, SetPool, Shared, Store, StoreThread, Tally,
+    BotEntry, ClaimedSet, Claims, FinishedSet, LeagueConfig, LeagueInfo, PlannedSet, Recorded,
+    SetFailure, SetFiles, SetOutcome, SetPool, Shared, Store, StoreCaller, StoreThread, Tally,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -54,8 +57,6 @@ const OUT_OF_REACH: &str = "the store is out of reach";
 /// How many sets the pairing may choose in a row that turn out to be taken (running or
 /// done elsewhere) before a start waits for the next look.
 const CHOICE_TRIES: u32 = 4;
-/// Why a set whose lease another took over is stopped here (its log says so).
-const LEASE_LOST: &str = "its lease ran out and another took the set over";
 
 /// Whether `problem` is an outage of the store (cleared once the store is back).
 fn is_outage(problem: &Problem) -> bool {
@@ -72,8 +73,13 @@ pub struct Runner {
     pub config: LeagueConfig,
     /// The league's directory.
     pub dir: PathBuf,
-    /// The store (SQLite or PostgreSQL), on its own thread.
-    store: StoreThread<Box<dyn Store + Send>>,
+    /// The store (SQLite or PostgreSQL), on its own thread: the runner's reads (the
+    /// finished sets, the snapshot) go through this caller; claims, renewals, results
+    /// and give-backs through the coordinator's link.
+    store: StoreCaller<BoxStore>,
+    /// The link to the store's thread, until [`Runner::run`] hands it to the
+    /// coordinator.
+    link: Option<Link<BoxStore>>,
     /// Whether the store is shared with workers ([`Store::is_shared`]).
     shared_store: bool,
     /// The league's seed.
@@ -125,12 +131,26 @@ pub struct Runner {
     /// The set the pairing chose last.
     last_chosen: Option<league::SetKey>,
     paused: bool,
-    /// The free-space floor: below it no set starts (`--min-free-space`).
+    /// The free-space floor: below it no set starts (`--min-free-space`); the
+    /// coordinator watches it once the run starts.
     pub floor: league::DiskFloor,
+    /// Why no set starts for want of space, while that lasts.
+    low_space: Option<String>,
     problems: Vec<Problem>,
     started: u64,
     done: u64,
+    /// The pages' state, once the run starts.
+    app: Option<Arc<AppState>>,
+    /// The admin's requests, once the run starts (`None` again once closed).
+    commands: Option<mpsc::Receiver<Request>>,
+    /// The last snapshot published.
+    current: Option<Snapshot>,
+    /// A shared store is out of reach (said once, as a problem).
+    store_down: bool,
 }
+
+/// The store, either kind.
+type BoxStore = Box<dyn Store + Send>;
 
 impl Runner {
     /// A runner over a store already in line with the file (settings settled,
@@ -144,8 +164,9 @@ impl Runner {
         quiet: bool,
     ) -> league::Result<Runner> {
         let shared_store = store.is_shared();
-        let store = StoreThread::spawn(store)
+        let thread = StoreThread::spawn(store)
             .map_err(|e| league::Error::Runtime(format!("cannot start the store's thread: {e}")))?;
+        let store = thread.caller();
         // Every finished set once, in batches: into the tally, the latest kept.
         let (tally, recent, seen) = store
             .call(|s| {
@@ -162,6 +183,7 @@ impl Runner {
             config,
             dir: dir.to_path_buf(),
             store,
+            link: Some(Link::new(thread)),
             shared_store,
             seed,
             shared: Arc::new(shared),
@@ -184,9 +206,14 @@ impl Runner {
             last_chosen: None,
             paused: false,
             floor: league::DiskFloor::new(Vec::new(), 0),
+            low_space: None,
             problems: Vec::new(),
             started: 0,
             done: 0,
+            app: None,
+            commands: None,
+            current: None,
+            store_down: false,
         })
     }
 
@@ -250,35 +277,6 @@ impl Runner {
             .store
             .call(move |s| s.sync(&entries, &schedule))
             .await?)
-    }
-
-    /// With a shared store: renews the leases of the sets this server plays, and reads
-    /// what finished since the last read (the workers' sets too). True when anything
-    /// did.
-    async fn refresh(&mut self, pool: &mut SetPool) -> league::Result<bool> {
-        let sets: Vec<ClaimedSet> = pool.sets().cloned().collect();
-        let held: Vec<(SetId, u32)> = sets.iter().map(|s| (s.id, s.attempts)).collect();
-        let renewed = self
-            .store
-            .call(move |s| {
-                s.reconnect_if_lost()?;
-                s.renew_claims(&held)
-            })
-            .await?;
-        // A set whose lease a worker took over (this server was out of reach past it)
-        // is stopped here: it is the worker's now, and playing it on is work thrown
-        // away (its result would not count, its claim being stale).
-        for (set, kept) in sets.iter().zip(renewed) {
-            if !kept {
-                pool.stop(set, LEASE_LOST);
-                self.problem(
-                    &set.key.stem(),
-                    "this server's lease ran out and another took the set over: stopped here"
-                        .into(),
-                );
-            }
-        }
-        self.read_new().await
     }
 
     /// Reads the sets that finished since the last read into the tally and the latest
@@ -433,7 +431,7 @@ impl Runner {
             standings,
             sets: self.recent.clone(),
             paused: self.paused,
-            low_space: self.floor.low().map(|low| low.to_string()),
+            low_space: self.low_space.clone(),
             removed: self.removed.clone(),
             problems: self.problems.clone(),
             started: self.started,
@@ -453,14 +451,148 @@ impl Runner {
         }
     }
 
-    /// Chooses, adds, claims and starts the next set in `pool`; false when no pair can
-    /// play. The set's thread has its live tap: the pages see every record.
-    async fn start_next(
+    /// Plays until `shutdown` says why to stop; running sets are then cut off (their
+    /// logs end with `aborted`, they go back to pending and are played again from
+    /// their start), every result already played recorded first. Returns the reason.
+    /// The sets are played by the league's coordinator, this runner being its source.
+    pub async fn run(
+        mut self,
+        app: Arc<AppState>,
+        commands: mpsc::Receiver<Request>,
+        shutdown: watch::Receiver<Option<&'static str>>,
+    ) -> league::Result<&'static str> {
+        let Some(link) = self.link.take() else {
+            return Err(league::Error::Runtime("the runner ran twice".into()));
+        };
+        let snapshot = self.snapshot().await?;
+        app.publish(snapshot.clone());
+        self.current = Some(snapshot);
+        self.app = Some(app);
+        self.commands = Some(commands);
+        let concurrency = self.config.concurrency;
+        let floor = std::mem::replace(&mut self.floor, league::DiskFloor::new(Vec::new(), 0));
+        let coordinator = Coordinator::new(link, self, SetPool::new(), concurrency, floor).await?;
+        // The first stop is the shutdown's reason; there is no second one (the server's
+        // signals end in that one reason).
+        let mut asked = 0;
+        let stop = move || {
+            asked += 1;
+            let first = asked == 1;
+            let mut shutdown = shutdown.clone();
+            async move {
+                if first {
+                    if let Ok(why) = shutdown.wait_for(|s| s.is_some()).await {
+                        return why.unwrap_or("shutdown");
+                    }
+                }
+                std::future::pending().await
+            }
+        };
+        let Ended {
+            result,
+            source,
+            link,
+        } = coordinator.run(stop).await;
+        // Its store caller first: the store's thread ends once no one can call it.
+        drop(source);
+        // Closed on the store's thread (a PostgreSQL connection blocks on its client's
+        // own runtime as it closes), once its last operation is done.
+        link.shutdown().await;
+        Ok(match result? {
+            Finish::Done => "the end of the league",
+            Finish::Stopped(why) => why,
+        })
+    }
+
+    /// Publishes the snapshot of now; with a shared store out of reach, the last one
+    /// with the outage among its problems.
+    async fn publish(&mut self) -> league::Result<()> {
+        match self.snapshot().await {
+            Ok(fresh) => {
+                self.show(fresh);
+                Ok(())
+            }
+            Err(e) if outage(self.shared_store, &e) => {
+                self.store_out_of_reach(&e);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Shows `snapshot` on the pages.
+    fn show(&mut self, snapshot: Snapshot) {
+        if let Some(app) = &self.app {
+            app.publish(snapshot.clone());
+        }
+        self.current = Some(snapshot);
+    }
+
+    /// Shows the last snapshot again with what changed since in the runner's own state
+    /// (problems, space, counts), without reading the store.
+    fn show_again(&mut self) {
+        if let Some(mut snapshot) = self.current.take() {
+            snapshot.problems = self.problems.clone();
+            snapshot.low_space = self.low_space.clone();
+            snapshot.paused = self.paused;
+            snapshot.started = self.started;
+            self.show(snapshot);
+        }
+    }
+
+    /// Reads what finished since the last read; a shared store out of reach is said
+    /// (the next look reads it).
+    async fn read_new_noting(&mut self) -> league::Result<bool> {
+        match self.read_new().await {
+            Err(e) if outage(self.shared_store, &e) => {
+                self.store_out_of_reach(&e);
+                Ok(false)
+            }
+            other => other,
+        }
+    }
+
+    /// A shared store out of reach (a restart, a network cut): said once, as a problem;
+    /// no set starts and no result is recorded until it answers again. The sets that are
+    /// playing go on.
+    fn store_out_of_reach(&mut self, error: &dyn std::fmt::Display) {
+        if self.store_down {
+            return;
+        }
+        self.store_down = true;
+        let said = format!("{OUT_OF_REACH} ({error}); trying again every second");
+        self.say(&said);
+        self.problems.push(Problem {
+            at: referee::now_rfc3339(),
+            set: String::new(),
+            error: said,
+        });
+        if self.problems.len() > PROBLEMS {
+            self.problems.remove(0);
+        }
+        self.show_again();
+    }
+
+    /// The store answers again.
+    fn store_back(&mut self) {
+        if !self.store_down {
+            return;
+        }
+        self.store_down = false;
+        self.say("the store is back");
+        // The outage is over: no longer a problem on the pages.
+        self.problems.retain(|p| !is_outage(p));
+        self.show_again();
+    }
+
+    /// Chooses the next set by the pairing (a shared store's pending sets first), adds
+    /// it to the store and claims it; `None` when no pair can play now, or the store is
+    /// out of reach.
+    async fn choose(
         &mut self,
-        app: &AppState,
-        pool: &mut SetPool,
-        standings: &league::Standings,
-    ) -> league::Result<bool> {
+        link: &mut Link<BoxStore>,
+        running: &[ClaimedSet],
+    ) -> league::Result<Option<ClaimedSet>> {
         let now = Instant::now();
         self.held.retain(|_, until| *until > now);
         let mut input = PairingInput {
@@ -478,468 +610,72 @@ impl Runner {
             *input.finished.entry(pair(a, b)).or_insert(0) += sets;
         }
         input.joined = self.tally.joined().clone();
-        for s in pool.sets() {
+        for s in running {
             *input.running.entry(pair(&s.key.a, &s.key.b)).or_insert(0) += 1;
         }
-        if let Some(r) = &standings.ratings {
+        if let Some(r) = self
+            .current
+            .as_ref()
+            .and_then(|s| s.standings.ratings.as_ref())
+        {
             input.set_ratings(r);
         }
         input.held = self.held.keys().cloned().collect();
         // A shared store's pending sets (the file's schedule, for the workers too) go
-        // first; the pairing chooses only when none is left.
-        // A pair held back (its set just failed here) is passed over, left to the
-        // workers for now: it holds up no set behind it and counts no attempt.
-        let waiting = if self.shared_store {
+        // first; the pairing chooses only when none is left. A pair held back (its set
+        // just failed here) is passed over, left to the workers for now: it holds up no
+        // set behind it and counts no attempt.
+        if self.shared_store {
             let held: Vec<Pair> = input.held.iter().cloned().collect();
-            self.store.call(move |s| s.claim_next_except(&held)).await?
-        } else {
-            None
-        };
-        let set = match waiting {
-            Some(set) => set,
-            None => {
-                // A chosen set may be taken already (the file's set of that round, played
-                // by a worker): then the pair's next round, a few times at most.
-                let mut tries = 0;
-                loop {
-                    let Some(mut key) = pairing::choose(&self.config.format, &input) else {
-                        return Ok(false);
-                    };
-                    // The pair's set that could not be played, if one waits: played again.
-                    let chosen = pair(&key.a, &key.b);
-                    if let Some(i) = self.retry.iter().position(|k| pair(&k.a, &k.b) == chosen) {
-                        key = self.retry.remove(i);
-                    }
-                    let seed = league::set_seed(self.seed, &key);
-                    let planned = PlannedSet {
-                        key: key.clone(),
-                        seed,
-                    };
-                    // The set chosen before leaves the schedule unless it is the file's:
-                    // one transaction of a few rows, whatever the schedule's size.
-                    let replaces = self
-                        .last_chosen
-                        .clone()
-                        .filter(|k| !self.schedule_keys.contains(k));
-                    let claimed = self
-                        .store
-                        .call(move |s| s.schedule_and_claim(&planned, replaces.as_ref()))
-                        .await?;
-                    // In the schedule now, claimed or not: the next pick replaces it.
-                    self.last_chosen = Some(key.clone());
-                    if let Some(set) = claimed {
-                        break set;
-                    }
-                    let r = self.rounds.entry(chosen).or_insert(0);
-                    *r = (*r).max(key.round);
-                    input.rounds = self.rounds.clone();
-                    tries += 1;
-                    if tries == CHOICE_TRIES {
-                        return Ok(false);
-                    }
-                }
-            }
-        };
-        self.retry.retain(|k| *k != set.key);
-        let stem = set.key.stem();
-        if let Err(e) = SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside() {
-            // Not played here: given back at once rather than held until its lease ends.
-            let claim = set.claim();
-            let _ = self.store.call(move |s| s.requeue(&[claim])).await;
-            return Err(e);
-        }
-        let (claim, log) = (set.claim(), format!("{}/{stem}.jsonl", league::LOGS_DIR));
-        if !self.store.call(move |s| s.set_log(claim, &log)).await? {
-            // Taken over between the claim and now (a lease that ran out): not ours.
-            self.say(&format!(
-                "{}: claimed again elsewhere before it started here",
-                set.key
-            ));
-            return Ok(false);
-        }
-        let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
-        *r = (*r).max(set.key.round);
-        self.started += 1;
-        app.hub
-            .started(&stem, [set.key.a.clone(), set.key.b.clone()]);
-        let tap = LiveTap {
-            set: stem,
-            hub: app.hub.clone(),
-        };
-        pool.start(set, self.shared.clone(), Some(Box::new(tap)));
-        Ok(true)
-    }
-
-    /// Plays until `shutdown` says why to stop; running sets are then cut off (their
-    /// logs end with `aborted`, they go back to pending and are played again from
-    /// their start by the next run). Returns the reason.
-    pub async fn run(
-        mut self,
-        app: Arc<AppState>,
-        commands: mpsc::Receiver<Request>,
-        shutdown: watch::Receiver<Option<&'static str>>,
-    ) -> league::Result<&'static str> {
-        let result = self.play(app, commands, shutdown).await;
-        // Closed on the store's thread (a PostgreSQL connection blocks on its client's
-        // own runtime as it closes), once its last operation is done.
-        self.store.shutdown().await;
-        result
-    }
-
-    async fn play(
-        &mut self,
-        app: Arc<AppState>,
-        commands: mpsc::Receiver<Request>,
-        shutdown: watch::Receiver<Option<&'static str>>,
-    ) -> league::Result<&'static str> {
-        let mut pool = SetPool::new();
-        let played = self.fill_pool(&mut pool, app, commands, shutdown).await;
-        // Whatever way the loop was left, the sets still playing are stopped (their logs
-        // end with `aborted`, their bots are killed) and their threads ended. After an
-        // error they stay running in the store, and the next start puts them back.
-        pool.shutdown("the end of the server").await;
-        played
-    }
-
-    /// The server's side of the set pool: sets come from the pairing (or a shared
-    /// store's pending sets), `concurrency` at a time; each finished set is recorded
-    /// and a new snapshot published.
-    async fn fill_pool(
-        &mut self,
-        pool: &mut SetPool,
-        app: Arc<AppState>,
-        mut commands: mpsc::Receiver<Request>,
-        mut shutdown: watch::Receiver<Option<&'static str>>,
-    ) -> league::Result<&'static str> {
-        let mut interrupted: Vec<ClaimedSet> = Vec::new();
-        let mut stopping: Option<&'static str> = None;
-        let mut snapshot = self.snapshot().await?;
-        app.publish(snapshot.clone());
-        let shared = self.shared_store;
-        let mut store_down = false;
-        // With a shared store, the results of this server's sets that the store could
-        // not take (it was out of reach): recorded as soon as it is back. Their logs are
-        // on disk; a lease that ran out meanwhile makes the result a duplicate.
-        let mut unrecorded: Vec<(ClaimedSet, SetOutcome)> = Vec::new();
-        // A shared store's look every second: an interval made once, so that sets ending
-        // (or admin requests) less than a second apart never put the leases' renewal
-        // off, as a sleep made again at every turn of the loop would.
-        let mut refresh = tokio::time::interval(Duration::from_secs(1));
-        refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            // Below the free-space floor no set starts: said once, on the console and
-            // the pages, and again when there is room (looked at every second).
-            match self.floor.update() {
-                league::FloorChange::Same => {}
-                league::FloorChange::Low(low) => {
-                    eprintln!("hus serve: paused: {low}");
-                    snapshot.low_space = Some(low.to_string());
-                    app.publish(snapshot.clone());
-                }
-                league::FloorChange::Back(free) => {
-                    eprintln!(
-                        "hus serve: {}: sets start again",
-                        league::FloorChange::back_words(free)
-                    );
-                    snapshot.low_space = None;
-                    app.publish(snapshot.clone());
-                }
-            }
-            let mut started = 0;
-            while stopping.is_none()
-                && !self.paused
-                && self.floor.low().is_none()
-                && !store_down
-                && pool.len() < self.config.concurrency
+            match link
+                .run("claiming a set", move |s| s.claim_next_except(&held))
+                .await?
             {
-                match self.start_next(&app, pool, &snapshot.standings).await {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(e) if outage(shared, &e) => {
-                        self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
-                        break;
-                    }
-                    Err(e) => return Err(e),
-                }
-                started += 1;
-            }
-            if started > 0 {
-                // A start changes only the running sets' count: the snapshot of the last
-                // change, with that count, rather than the whole table again (it was
-                // read just now, and reading it lies between a set's end and the next
-                // set's start).
-                snapshot.standings.progress.sets_running += started;
-                if shared {
-                    // Claimed from the schedule (one the pairing chose joins it first).
-                    let pending = &mut snapshot.standings.progress.sets_pending;
-                    *pending = pending.saturating_sub(started);
-                } else {
-                    snapshot.standings.progress.sets_scheduled += started;
-                }
-                snapshot.started = self.started;
-                app.publish(snapshot.clone());
-            }
-            if stopping.is_some() && pool.is_empty() {
-                break;
-            }
-            tokio::select! {
-                why = shutdown.wait_for(|s| s.is_some()), if stopping.is_none() => {
-                    let why = why.ok().and_then(|w| *w).unwrap_or("shutdown");
-                    stopping = Some(why);
-                    pool.stop_all(why);
-                    self.say(&format!("{why}: stopping the running sets"));
-                }
-                Some((set, ending)) = pool.next_ended() => {
-                    let stem = set.key.stem();
-                    match ending {
-                        Ending::Finished(outcome) => {
-                            let recorded = if store_down {
-                                Err(league::Error::Runtime("the store is out of reach".into()))
-                            } else {
-                                self.record(&set, &outcome).await.map_err(league::Error::from)
-                            };
-                            match recorded {
-                                Ok(false) => {
-                                    app.hub.ended(&stem, "failed");
-                                    self.problem(&stem, "this server's lease ran out and a worker played the set: its result is kept as a duplicate, not counted".into());
-                                }
-                                Ok(true) => {
-                                    self.say(&format!("{} finished: {} {}-{} {}", set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b));
-                                    for line in league::fault_lines(&set.key, &outcome) {
-                                        self.say(&format!("{}: {line}", set.key));
-                                    }
-                                    self.done += 1;
-                                    app.hub.ended(&stem, "finished");
-                                    // Counted as every result is: read back by its number.
-                                    match self.read_new().await {
-                                        Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
-                                        other => { other?; }
-                                    }
-                                }
-                                Err(e) if outage(shared, &e) => {
-                                    self.say(&format!("{} finished; its result waits for the store", set.key));
-                                    self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e);
-                                    unrecorded.push((set, outcome));
-                                }
-                                Err(e) => return Err(e),
-                            }
-                        }
-                        Ending::Stopped => {
-                            app.hub.ended(&stem, "stopped");
-                            interrupted.push(set);
-                        }
-                        Ending::Failed(e) => {
-                            app.hub.ended(&stem, "failed");
-                            self.held.insert(pair(&set.key.a, &set.key.b), Instant::now() + HOLD_BACK);
-                            self.problem(&stem, e.to_string());
-                            self.retry.push(set.key.clone());
-                            interrupted.push(set);
-                        }
-                    }
-                    if !store_down {
-                        match self.requeue(&mut interrupted).await {
-                            Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
-                            other => other?,
-                        }
-                    }
-                    self.publish(shared, &mut store_down, &mut snapshot, &app).await?;
-                }
-                request = commands.recv() => {
-                    let Some((command, answer)) = request else { continue };
-                    let said = self.command(command).await;
-                    // The pages see the change before the admin hears it is done.
-                    self.publish(shared, &mut store_down, &mut snapshot, &app).await?;
-                    let _ = answer.send(said);
-                }
-                // Held-back pairs come back, and a paused league may resume: look again.
-                _ = tokio::time::sleep(Duration::from_secs(1)), if pool.len() < self.config.concurrency && stopping.is_none() && !shared => {}
-                // A shared store: the workers' results, and this server's leases.
-                // The store out of reach (a restart): said once, as a problem, and tried
-                // again every second; the pages keep the last snapshot meanwhile.
-                _ = refresh.tick(), if shared && stopping.is_none() => {
-                    let fresh = match self.refresh(pool).await {
-                        Ok(changed) => self.catch_up(&mut unrecorded, &mut interrupted, &app).await.map(|caught| changed || caught),
-                        Err(e) => Err(e),
-                    };
-                    let fresh = match fresh {
-                        // The workers start and finish sets unseen: a fresh snapshot
-                        // every second, so the progress is the store's of now.
-                        Ok(_) => self.snapshot().await.map(Some),
-                        Err(e) => Err(e),
-                    };
-                    match fresh {
-                        Ok(fresh) => {
-                            let was_down = store_down;
-                            if store_down {
-                                store_down = false;
-                                self.say("the store is back");
-                                // The outage is over: no longer a problem on the pages.
-                                self.problems.retain(|p| !is_outage(p));
-                            }
-                            if let Some(fresh) = fresh {
-                                snapshot = fresh;
-                                app.publish(snapshot.clone());
-                            } else if was_down {
-                                snapshot.problems = self.problems.clone();
-                                app.publish(snapshot.clone());
-                            }
-                        }
-                        Err(e) if outage(shared, &e) => self.store_out_of_reach(&mut store_down, &mut snapshot, &app, &e),
-                        Err(e) => return Err(e),
-                    }
-                }
+                None => return Ok(None),
+                Some(Some(set)) => return Ok(Some(set)),
+                Some(None) => {}
             }
         }
-        if shared {
-            if let Err(e) = self.catch_up(&mut unrecorded, &mut interrupted, &app).await {
-                for (set, _) in &unrecorded {
-                    self.say(&format!(
-                        "{}: its result could not be recorded ({e}); the set will be played again once its lease runs out",
-                        set.key
-                    ));
-                }
-                return Err(e);
+        // A chosen set may be taken already (the file's set of that round, played by a
+        // worker): then the pair's next round, a few times at most.
+        for _ in 0..CHOICE_TRIES {
+            let Some(mut key) = pairing::choose(&self.config.format, &input) else {
+                return Ok(None);
+            };
+            // The pair's set that could not be played, if one waits: played again.
+            let chosen = pair(&key.a, &key.b);
+            if let Some(i) = self.retry.iter().position(|k| pair(&k.a, &k.b) == chosen) {
+                key = self.retry.remove(i);
             }
-        }
-        self.requeue(&mut interrupted).await?;
-        Ok(stopping.unwrap_or("shutdown"))
-    }
-
-    /// Records a finished set of this server's: true when counted, false when kept as a
-    /// duplicate (the lease ran out and another player finished it). A shared store
-    /// keeps the log too (`hus export`); the pages serve the file.
-    async fn record(
-        &mut self,
-        set: &ClaimedSet,
-        outcome: &SetOutcome,
-    ) -> Result<bool, league::StoreError> {
-        let log = if self.shared_store {
-            // Its text, compressed or not yet (`referee::open_finished_log`).
-            read_finished_log(&self.dir.join(&outcome.log)).unwrap_or_else(|e| {
-                self.say(&format!(
-                    "cannot read {}: {e}; the store keeps no copy of it",
-                    outcome.log
-                ));
-                Vec::new()
-            })
-        } else {
-            Vec::new()
-        };
-        let (set, outcome) = (set.clone(), outcome.clone());
-        self.store
-            .call(move |s| s.record_played(&set, &outcome, &log))
-            .await
-    }
-
-    /// With the store back: records the results that waited for it and puts the
-    /// interrupted sets back. True when anything was recorded.
-    async fn catch_up(
-        &mut self,
-        unrecorded: &mut Vec<(ClaimedSet, SetOutcome)>,
-        interrupted: &mut Vec<ClaimedSet>,
-        app: &AppState,
-    ) -> league::Result<bool> {
-        let mut recorded = false;
-        while let Some((set, outcome)) = unrecorded.first().cloned() {
-            let stem = set.key.stem();
-            if self.record(&set, &outcome).await? {
-                self.say(&format!(
-                    "{} finished: {} {}-{} {} (recorded once the store was back)",
-                    set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b
-                ));
-                self.done += 1;
-                app.hub.ended(&stem, "finished");
-                recorded = true;
-            } else {
-                app.hub.ended(&stem, "failed");
-                self.problem(&stem, "this server's lease ran out while the store was out of reach, and the set was played elsewhere: its result is kept as a duplicate, not counted".into());
+            let seed = league::set_seed(self.seed, &key);
+            let planned = PlannedSet {
+                key: key.clone(),
+                seed,
+            };
+            // The set chosen before leaves the schedule unless it is the file's: one
+            // transaction of a few rows, whatever the schedule's size.
+            let replaces = self
+                .last_chosen
+                .clone()
+                .filter(|k| !self.schedule_keys.contains(k));
+            let Some(claimed) = link
+                .run("choosing a set", move |s| {
+                    s.schedule_and_claim(&planned, replaces.as_ref())
+                })
+                .await?
+            else {
+                return Ok(None);
+            };
+            // In the schedule now, claimed or not: the next pick replaces it.
+            self.last_chosen = Some(key.clone());
+            if claimed.is_some() {
+                return Ok(claimed);
             }
-            unrecorded.remove(0);
+            let r = self.rounds.entry(chosen).or_insert(0);
+            *r = (*r).max(key.round);
+            input.rounds = self.rounds.clone();
         }
-        self.requeue(interrupted).await?;
-        if recorded {
-            self.read_new().await?;
-        }
-        Ok(recorded)
-    }
-
-    /// Publishes the snapshot of now; with a shared store out of reach, the last one
-    /// with the outage among its problems.
-    async fn publish(
-        &mut self,
-        shared: bool,
-        store_down: &mut bool,
-        snapshot: &mut Snapshot,
-        app: &AppState,
-    ) -> league::Result<()> {
-        match self.snapshot().await {
-            Ok(fresh) => {
-                *snapshot = fresh;
-                app.publish(snapshot.clone());
-                Ok(())
-            }
-            Err(e) if outage(shared, &e) => {
-                self.store_out_of_reach(store_down, snapshot, app, &e);
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// A shared store out of reach (a restart, a network cut): said once, as a problem;
-    /// no set starts and no result is recorded until the once-a-second read reaches it
-    /// again. The sets that are playing go on.
-    fn store_out_of_reach(
-        &mut self,
-        store_down: &mut bool,
-        snapshot: &mut Snapshot,
-        app: &AppState,
-        error: &dyn std::fmt::Display,
-    ) {
-        if *store_down {
-            return;
-        }
-        *store_down = true;
-        let said = format!("{OUT_OF_REACH} ({error}); trying again every second");
-        self.say(&said);
-        self.problems.push(Problem {
-            at: referee::now_rfc3339(),
-            set: String::new(),
-            error: said,
-        });
-        if self.problems.len() > PROBLEMS {
-            self.problems.remove(0);
-        }
-        snapshot.problems = self.problems.clone();
-        app.publish(snapshot.clone());
-    }
-
-    /// Puts stopped and failed sets back to pending, their partial logs aside.
-    async fn requeue(&mut self, sets: &mut Vec<ClaimedSet>) -> league::Result<()> {
-        if sets.is_empty() {
-            return Ok(());
-        }
-        let claims: Vec<league::Claim> = sets.iter().map(|s| s.claim()).collect();
-        let put_back = self.store.call(move |s| s.requeue(&claims)).await?;
-        if put_back < sets.len() {
-            // Claimed again elsewhere since (a worker, after this server's lease ran
-            // out): theirs now, left as they are.
-            self.say(&format!(
-                "{} of the sets stopped here had been claimed again elsewhere: left to whoever holds them",
-                sets.len() - put_back
-            ));
-        }
-        let logs = self.dir.join(league::LOGS_DIR);
-        for set in sets.drain(..) {
-            if let Some(kept) = league::set_aside(&logs, &set.key.stem())?.first() {
-                self.say(&format!(
-                    "{} was stopped; its partial log is kept as {}",
-                    set.key,
-                    kept.display()
-                ));
-            }
-        }
-        Ok(())
+        Ok(None)
     }
 
     async fn command(&mut self, command: Command) -> Result<String, String> {
@@ -1017,6 +753,297 @@ impl Runner {
                 Ok(format!("{name} plays from now on"))
             }
         }
+    }
+}
+
+/// The server as the coordinator's source: sets from its pairing (a shared store's
+/// pending sets first), each with its live tap; the pages see every change.
+impl Source<BoxStore> for Runner {
+    type Outside = Option<Request>;
+
+    async fn claim(
+        &mut self,
+        link: &mut Link<BoxStore>,
+        running: &[ClaimedSet],
+    ) -> league::Result<Option<Start>> {
+        let Some(set) = self.choose(link, running).await? else {
+            return Ok(None);
+        };
+        self.retry.retain(|k| *k != set.key);
+        let stem = set.key.stem();
+        if let Err(e) = SetFiles::new(&self.dir.join(league::LOGS_DIR), &stem).set_aside() {
+            // Not played here: given back at once rather than held until its lease ends.
+            let claim = set.claim();
+            let _ = link
+                .run("putting a set back", move |s| s.requeue(&[claim]))
+                .await;
+            return Err(e);
+        }
+        let (claim, log) = (set.claim(), format!("{}/{stem}.jsonl", league::LOGS_DIR));
+        if link
+            .run("noting a set's log", move |s| s.set_log(claim, &log))
+            .await?
+            == Some(false)
+        {
+            // Taken over between the claim and now (a lease that ran out): not ours.
+            self.say(&format!(
+                "{}: claimed again elsewhere before it started here",
+                set.key
+            ));
+            return Ok(None);
+        }
+        let r = self.rounds.entry(pair(&set.key.a, &set.key.b)).or_insert(0);
+        *r = (*r).max(set.key.round);
+        self.started += 1;
+        let Some(app) = self.app.clone() else {
+            return Err(league::Error::Runtime("the runner has no pages".into()));
+        };
+        app.hub
+            .started(&stem, [set.key.a.clone(), set.key.b.clone()]);
+        // A start changes only the running sets' count: the snapshot of the last
+        // change, with that count, rather than the whole table again.
+        if let Some(mut snapshot) = self.current.take() {
+            let progress = &mut snapshot.standings.progress;
+            progress.sets_running += 1;
+            if self.shared_store {
+                // Claimed from the schedule (one the pairing chose joins it first).
+                progress.sets_pending = progress.sets_pending.saturating_sub(1);
+            } else {
+                progress.sets_scheduled += 1;
+            }
+            snapshot.started = self.started;
+            self.show(snapshot);
+        }
+        let tap = LiveTap {
+            set: stem,
+            hub: app.hub.clone(),
+        };
+        Ok(Some(Start {
+            set,
+            shared: self.shared.clone(),
+            tap: Some(Box::new(tap)),
+        }))
+    }
+
+    fn may_claim(&self) -> bool {
+        !self.paused
+    }
+
+    /// A shared store keeps the log too (`hus export`); the pages serve the file.
+    async fn finished(&mut self, _set: &ClaimedSet, outcome: SetOutcome) -> league::Result<Played> {
+        let log = if self.shared_store {
+            // Its text, compressed or not yet (`referee::open_finished_log`).
+            read_finished_log(&self.dir.join(&outcome.log)).unwrap_or_else(|e| {
+                self.say(&format!(
+                    "cannot read {}: {e}; the store keeps no copy of it",
+                    outcome.log
+                ));
+                Vec::new()
+            })
+        } else {
+            Vec::new()
+        };
+        Ok(Played {
+            outcome: Arc::new(outcome),
+            log: Arc::new(log),
+        })
+    }
+
+    async fn recorded(
+        &mut self,
+        _link: &mut Link<BoxStore>,
+        set: &ClaimedSet,
+        played: &Played,
+        recorded: Recorded,
+    ) -> league::Result<()> {
+        let stem = set.key.stem();
+        let outcome = &played.outcome;
+        let hub = self.app.as_ref().map(|a| a.hub.clone());
+        match recorded {
+            Recorded::Duplicate => {
+                if let Some(hub) = &hub {
+                    hub.ended(&stem, "failed");
+                }
+                self.problem(&stem, "this server's lease ran out and another played the set: its result is kept as a duplicate, not counted".into());
+            }
+            Recorded::Counted => {
+                self.say(&format!(
+                    "{} finished: {} {}-{} {}",
+                    set.key, set.key.a, outcome.points[0], outcome.points[1], set.key.b
+                ));
+                for line in league::fault_lines(&set.key, outcome) {
+                    self.say(&format!("{}: {line}", set.key));
+                }
+                self.done += 1;
+                if let Some(hub) = &hub {
+                    hub.ended(&stem, "finished");
+                }
+                // Counted as every result is: read back by its number.
+                self.read_new_noting().await?;
+            }
+        }
+        self.publish().await
+    }
+
+    async fn failed(
+        &mut self,
+        _link: &mut Link<BoxStore>,
+        set: &ClaimedSet,
+        failure: SetFailure,
+    ) -> league::Result<AfterFailure> {
+        let stem = set.key.stem();
+        if let Some(app) = &self.app {
+            app.hub.ended(&stem, "failed");
+        }
+        self.held
+            .insert(pair(&set.key.a, &set.key.b), Instant::now() + HOLD_BACK);
+        self.problem(&stem, failure.to_string());
+        self.retry.push(set.key.clone());
+        Ok(AfterFailure::GiveBack)
+    }
+
+    fn stopped(&mut self, set: &ClaimedSet) {
+        if let Some(app) = &self.app {
+            app.hub.ended(&set.key.stem(), "stopped");
+        }
+    }
+
+    /// Stopped and failed sets are pending again, their partial logs set aside.
+    async fn given_back(
+        &mut self,
+        _link: &mut Link<BoxStore>,
+        sets: &[ClaimedSet],
+        put_back: usize,
+    ) -> league::Result<()> {
+        if put_back < sets.len() {
+            // Claimed again elsewhere since (a worker, after this server's lease ran
+            // out): theirs now, left as they are.
+            self.say(&format!(
+                "{} of the sets stopped here had been claimed again elsewhere: left to whoever holds them",
+                sets.len() - put_back
+            ));
+        }
+        let logs = self.dir.join(league::LOGS_DIR);
+        for set in sets {
+            if let Some(kept) = league::set_aside(&logs, &set.key.stem())?.first() {
+                self.say(&format!(
+                    "{} was stopped; its partial log is kept as {}",
+                    set.key,
+                    kept.display()
+                ));
+            }
+        }
+        self.publish().await
+    }
+
+    fn abandoned(&mut self, set: &ClaimedSet) {
+        let stem = set.key.stem();
+        if let Some(app) = &self.app {
+            app.hub.ended(&stem, "stopped");
+        }
+        let _ = league::set_aside(&self.dir.join(league::LOGS_DIR), &stem);
+    }
+
+    /// A set whose lease a worker took over (this server was out of reach past it) is
+    /// stopped here: it is the worker's now, and playing it on is work thrown away.
+    fn lost(&mut self, set: &ClaimedSet) {
+        self.problem(
+            &set.key.stem(),
+            "this server's lease ran out and another took the set over: stopped here".into(),
+        );
+    }
+
+    fn say(&mut self, line: &str) {
+        Runner::say(self, line);
+    }
+
+    /// A shared store: the workers' results, every second.
+    fn tick_every(&self) -> Option<Duration> {
+        self.shared_store.then_some(Duration::from_secs(1))
+    }
+
+    /// The workers start and finish sets unseen: a fresh snapshot every second, so the
+    /// progress is the store's of now.
+    async fn tick(
+        &mut self,
+        _link: &mut Link<BoxStore>,
+        _running: &[ClaimedSet],
+    ) -> league::Result<()> {
+        let fresh = match self.read_new().await {
+            Ok(_) => self.snapshot().await,
+            Err(e) => Err(e),
+        };
+        match fresh {
+            Ok(fresh) => {
+                self.store_back();
+                self.show(fresh);
+                Ok(())
+            }
+            Err(e) if outage(self.shared_store, &e) => {
+                self.store_out_of_reach(&e);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn outside(&mut self) -> Option<Request> {
+        let Some(commands) = self.commands.as_mut() else {
+            return std::future::pending().await;
+        };
+        let request = commands.recv().await;
+        if request.is_none() {
+            // No admin any more: nothing comes from outside from now on.
+            self.commands = None;
+        }
+        request
+    }
+
+    async fn handle(
+        &mut self,
+        _link: &mut Link<BoxStore>,
+        request: Option<Request>,
+    ) -> league::Result<()> {
+        let Some((command, answer)) = request else {
+            return Ok(());
+        };
+        let said = self.command(command).await;
+        // The pages see the change before the admin hears it is done.
+        self.publish().await?;
+        let _ = answer.send(said);
+        Ok(())
+    }
+
+    /// A server plays without end.
+    async fn done(&mut self, _link: &mut Link<BoxStore>) -> league::Result<bool> {
+        Ok(false)
+    }
+
+    fn store_changed(&mut self, change: &StoreChange) {
+        match change {
+            StoreChange::Down(e) => self.store_out_of_reach(e),
+            StoreChange::Back(_) => self.store_back(),
+        }
+    }
+
+    /// Below the free-space floor no set starts: said once, on the console and the
+    /// pages, and again when there is room.
+    fn floor_changed(&mut self, change: &league::FloorChange) {
+        match change {
+            league::FloorChange::Same => return,
+            league::FloorChange::Low(low) => {
+                eprintln!("hus serve: paused: {low}");
+                self.low_space = Some(low.to_string());
+            }
+            league::FloorChange::Back(free) => {
+                eprintln!(
+                    "hus serve: {}: sets start again",
+                    league::FloorChange::back_words(*free)
+                );
+                self.low_space = None;
+            }
+        }
+        self.show_again();
     }
 }
 

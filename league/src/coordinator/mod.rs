@@ -106,6 +106,10 @@ pub trait Pool {
     fn next_ended(&mut self) -> impl Future<Output = Option<(ClaimedSet, Ending)>> + Send;
     /// Sets in the pool.
     fn len(&self) -> usize;
+    /// No set in the pool.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// The sets in the pool.
     fn running(&self) -> Vec<ClaimedSet>;
     /// Stops what still plays and waits for every set's end; the endings no one took.
@@ -182,6 +186,11 @@ pub trait Source<S: Claims + Send + 'static> {
         sets: &[ClaimedSet],
         put_back: usize,
     ) -> Result<()>;
+
+    /// A set was stopped (a stop, a failure elsewhere); it goes back to the store.
+    fn stopped(&mut self, set: &ClaimedSet) {
+        let _ = set;
+    }
 
     /// A set that is no longer this runner's ended (its lease was lost): its files.
     fn abandoned(&mut self, set: &ClaimedSet);
@@ -468,12 +477,12 @@ where
             self.flush().await?;
             self.note_store();
             let idle =
-                self.pool.len() == 0 && self.unrecorded.is_empty() && self.give_back.is_empty();
+                self.pool.is_empty() && self.unrecorded.is_empty() && self.give_back.is_empty();
             if self.stopping.is_some() || self.failure.is_some() {
                 if idle {
                     break;
                 }
-                if self.pool.len() == 0 && self.leave_by.is_some_and(|by| Instant::now() >= by) {
+                if self.pool.is_empty() && self.leave_by.is_some_and(|by| Instant::now() >= by) {
                     self.leave_unrecorded();
                     break;
                 }
@@ -542,11 +551,14 @@ where
     /// Claims and starts sets up to the concurrency; true when a claim found none (or
     /// none may be claimed now).
     async fn claim(&mut self) -> Result<bool> {
+        // While the store is out of reach, a claim is tried again once its backoff has
+        // passed: the try is what finds the store back.
+        let waiting = self.link.retry_at().is_some_and(|at| Instant::now() < at);
         if self.stopping.is_some()
             || self.failure.is_some()
             || self.floor.low().is_some()
             || !self.source.may_claim()
-            || self.link.is_down()
+            || waiting
         {
             return Ok(true);
         }
@@ -649,7 +661,10 @@ where
                 let played = self.source.finished(&set, outcome).await?;
                 self.unrecorded.push_back((set, played));
             }
-            Ending::Stopped => self.give_back.push(set),
+            Ending::Stopped => {
+                self.source.stopped(&set);
+                self.give_back.push(set);
+            }
             Ending::Failed(failure) => {
                 let after = self.source.failed(&mut self.link, &set, failure).await?;
                 self.give_back.push(set);
@@ -686,7 +701,7 @@ where
             wait = wait.max(at.saturating_duration_since(now)).min(BACKOFF_MAX);
         }
         if let Some(by) = self.leave_by {
-            if self.pool.len() == 0 {
+            if self.pool.is_empty() {
                 wait = wait.min(by.saturating_duration_since(now));
             }
         }

@@ -8,7 +8,7 @@
 
 mod pg;
 pub(crate) mod pg_url;
-pub(crate) use pg_url::is_tls_refusal;
+pub(crate) use pg::unreachable;
 mod rows;
 mod sqlite;
 mod thread;
@@ -18,7 +18,7 @@ use std::time::Duration;
 
 pub use pg::{stuck_reason, Heartbeat, PackedLog, PgStore, StoredLog, WorkerRow, LIVE_WORKER_S};
 pub use sqlite::SqliteStore;
-pub use thread::StoreThread;
+pub use thread::{StoreCaller, StoreThread};
 
 use referee::Side;
 
@@ -507,6 +507,42 @@ pub trait Claims {
     /// reach); SQLite: nothing to do.
     fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
         Ok(())
+    }
+}
+
+/// A boxed store (the server's `Box<dyn Store + Send>`) claims as its store does.
+impl<S: Claims + ?Sized> Claims for Box<S> {
+    fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
+        (**self).requeue(claims)
+    }
+    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
+        (**self).set_log(claim, log)
+    }
+    fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
+        (**self).record(claim, outcome)
+    }
+    fn record_played(
+        &mut self,
+        set: &ClaimedSet,
+        outcome: &SetOutcome,
+        log: &[u8],
+    ) -> Result<Recorded, StoreError> {
+        (**self).record_played(set, outcome, log)
+    }
+    fn is_shared(&self) -> bool {
+        (**self).is_shared()
+    }
+    fn lease(&self) -> Option<Duration> {
+        (**self).lease()
+    }
+    fn renew_claims(&mut self, held: &[Claim]) -> Result<Vec<bool>, StoreError> {
+        (**self).renew_claims(held)
+    }
+    fn is_outage(&self, error: &StoreError) -> bool {
+        (**self).is_outage(error)
+    }
+    fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
+        (**self).reconnect_if_lost()
     }
 }
 

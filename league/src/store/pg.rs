@@ -1612,6 +1612,27 @@ impl Store for PgStore {
     }
 }
 
+/// A store error that waiting may cure (the server down or unreachable), as opposed to
+/// a bad URL, a refused login, a newer schema, or a TLS handshake that failed on
+/// something other than the network (a certificate, a server without TLS).
+pub fn unreachable(e: &StoreError) -> bool {
+    let StoreError::Backend { cause, .. } = e else {
+        return false;
+    };
+    match cause.downcast_ref::<postgres::Error>() {
+        Some(pg) if is_tls_refusal(pg) => false,
+        Some(pg) => match pg.code() {
+            // Server shutting down or starting up, too many connections.
+            Some(code) => {
+                let c = code.code();
+                c.starts_with("57P") || c.starts_with("08") || c == "53300"
+            }
+            None => true,
+        },
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod stuck_tests {
     use super::{stuck_reason, WorkerRow};
@@ -1661,26 +1682,5 @@ mod stuck_tests {
         let gone = worker("w3", &[], 1.0, true);
         let silent = worker("w4", &[], super::LIVE_WORKER_S + 1.0, false);
         assert!(stuck_reason(&[bad, gone, silent], &pending, 0).is_some());
-    }
-}
-
-/// A store error that waiting may cure (the server down or unreachable), as opposed to
-/// a bad URL, a refused login, a newer schema, or a TLS handshake that failed on
-/// something other than the network (a certificate, a server without TLS).
-pub fn unreachable(e: &StoreError) -> bool {
-    let StoreError::Backend { cause, .. } = e else {
-        return false;
-    };
-    match cause.downcast_ref::<postgres::Error>() {
-        Some(pg) if is_tls_refusal(pg) => false,
-        Some(pg) => match pg.code() {
-            // Server shutting down or starting up, too many connections.
-            Some(code) => {
-                let c = code.code();
-                c.starts_with("57P") || c.starts_with("08") || c == "53300"
-            }
-            None => true,
-        },
-        None => false,
     }
 }

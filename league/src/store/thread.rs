@@ -33,6 +33,35 @@ pub struct StoreThread<S> {
     closed: oneshot::Receiver<()>,
 }
 
+/// One more caller of a [`StoreThread`]'s store, for a second owner of calls (the
+/// server's reads for its pages beside the coordinator's claims). The thread ends once
+/// its handle is shut down and every caller is dropped.
+pub struct StoreCaller<S> {
+    jobs: mpsc::Sender<Job<S>>,
+}
+
+impl<S> Clone for StoreCaller<S> {
+    fn clone(&self) -> Self {
+        StoreCaller {
+            jobs: self.jobs.clone(),
+        }
+    }
+}
+
+impl<S: Send + 'static> StoreCaller<S> {
+    /// As [`StoreThread::call`].
+    pub async fn call<T, E>(
+        &self,
+        op: impl FnOnce(&mut S) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        call(&self.jobs, op).await
+    }
+}
+
 impl<S: Send + 'static> StoreThread<S> {
     /// Starts the thread, which owns `store` from now on. Fails only when the
     /// operating system cannot start a thread.
@@ -69,28 +98,13 @@ impl<S: Send + 'static> StoreThread<S> {
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
     {
-        let (answer, answered) = oneshot::channel();
-        let job: Job<S> =
-            Box::new(
-                move |store| match catch_unwind(AssertUnwindSafe(|| op(store))) {
-                    Ok(result) => {
-                        let _ = answer.send(result);
-                        true
-                    }
-                    Err(panic) => {
-                        let _ = answer.send(Err(E::from(StoreError::ThreadStopped {
-                            why: format!("a store operation panicked: {}", panic_text(&*panic)),
-                        })));
-                        false
-                    }
-                },
-            );
-        if self.jobs.send(job).await.is_err() {
-            return Err(E::from(stopped()));
-        }
-        match answered.await {
-            Ok(result) => result,
-            Err(_) => Err(E::from(stopped())),
+        call(&self.jobs, op).await
+    }
+
+    /// One more caller of this store (see [`StoreCaller`]).
+    pub fn caller(&self) -> StoreCaller<S> {
+        StoreCaller {
+            jobs: self.jobs.clone(),
         }
     }
 
@@ -101,6 +115,39 @@ impl<S: Send + 'static> StoreThread<S> {
         drop(jobs);
         // An error here is a thread that already ended (a panic): its store is closed.
         let _ = closed.await;
+    }
+}
+
+/// Sends `op` to the thread behind `jobs` and waits for its answer.
+async fn call<S: Send + 'static, T, E>(
+    jobs: &mpsc::Sender<Job<S>>,
+    op: impl FnOnce(&mut S) -> Result<T, E> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+{
+    let (answer, answered) = oneshot::channel();
+    let job: Job<S> = Box::new(
+        move |store| match catch_unwind(AssertUnwindSafe(|| op(store))) {
+            Ok(result) => {
+                let _ = answer.send(result);
+                true
+            }
+            Err(panic) => {
+                let _ = answer.send(Err(E::from(StoreError::ThreadStopped {
+                    why: format!("a store operation panicked: {}", panic_text(&*panic)),
+                })));
+                false
+            }
+        },
+    );
+    if jobs.send(job).await.is_err() {
+        return Err(E::from(stopped()));
+    }
+    match answered.await {
+        Ok(result) => result,
+        Err(_) => Err(E::from(stopped())),
     }
 }
 
