@@ -1067,4 +1067,43 @@ mod tests {
             .expect("update");
         tx.commit().expect("commit");
     }
+
+    /// Defect 5 of issue 34: a server's pick changes a few rows whatever the schedule's
+    /// size; syncing the whole schedule at each pick (as it did) changed every row of it.
+    #[test]
+    fn a_pick_changes_a_few_rows_whatever_the_schedules_size() {
+        let dir = match tempfile::tempdir() {
+            Ok(dir) => dir,
+            Err(e) => panic!("{e}"),
+        };
+        let mut store = match SqliteStore::open(&dir.path().join("league.sqlite"), true) {
+            Ok(store) => store,
+            Err(e) => panic!("{e}"),
+        };
+        let bots: Vec<BotEntry> = (0..64)
+            .map(|i| BotEntry {
+                name: format!("b{i:02}"),
+                command: format!("b{i:02}"),
+            })
+            .collect();
+        let names: Vec<String> = bots.iter().map(|b| b.name.clone()).collect();
+        let file = schedule(&names, &Format::RoundRobin, 1, 9);
+        assert_eq!(file.len(), 2016);
+        store.sync(&bots, &file).expect("sync");
+        // The pairing's choices: later rounds, outside the file's schedule.
+        let chosen = schedule(&names, &Format::RoundRobin, 3, 9);
+        let mut before = None;
+        for pick in &chosen[4032..4042] {
+            let changes = store.conn.total_changes();
+            let claimed = store
+                .schedule_and_claim(pick, before.as_ref())
+                .expect("pick");
+            assert!(claimed.is_some());
+            let changed = store.conn.total_changes() - changes;
+            // The one chosen before leaves the schedule, the new one joins it and is
+            // claimed: three rows at most.
+            assert!(changed <= 3, "a pick changed {changed} rows");
+            before = Some(pick.key.clone());
+        }
+    }
 }
