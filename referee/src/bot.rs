@@ -659,7 +659,7 @@ impl Drop for BotProcess {
 /// The bot's own status from bubblewrap's: bubblewrap exits with 128 + N when the
 /// process it ran was killed by signal N, and that is shown as the signal, as a shell
 /// would (a bot that exits with such a status itself is shown the same way).
-fn unwrap_bwrap_status(status: ExitStatus) -> ExitStatus {
+pub(crate) fn unwrap_bwrap_status(status: ExitStatus) -> ExitStatus {
     match status.code() {
         Some(code @ 129..=192) => ExitStatus::from_raw(code - 128),
         _ => status,

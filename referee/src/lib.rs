@@ -43,6 +43,7 @@ mod link;
 mod listen;
 mod logfile;
 mod names;
+mod once;
 mod openings;
 mod records;
 mod replay;
@@ -82,6 +83,7 @@ pub use logfile::{
     GZIP_SUFFIX, LOG_LEVEL,
 };
 pub use names::{log_stem, referee_version};
+pub use once::OnceProcess;
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,
 };
