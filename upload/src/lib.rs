@@ -1,0 +1,24 @@
+//! `upload`: bots by upload. An author's directory is packed into an archive
+//! ([`pack`]), a tar compressed with zstd whose SHA-256 names it; a server unpacks a
+//! stranger's archive with every bound checked before anything is written
+//! ([`unpack_archive`] into a [`new_version_dir`]); its manifest `hus-bot.toml`
+//! ([`Manifest`]) says how to build and run it; [`build`] builds it in the sandbox.
+//! docs/upload.md is the authors' and organisers' guide; docs/security.md lists the
+//! threats and their tests.
+
+#![deny(missing_docs)]
+
+mod bounds;
+mod manifest;
+mod pack;
+mod unpack;
+
+pub use bounds::{
+    check_path, Bounds, PathProblem, DEFAULT_ARCHIVE_BYTES, DEFAULT_DEPTH, DEFAULT_FILES,
+    DEFAULT_PATH_BYTES, DEFAULT_UNPACKED_BYTES, MAX_NAME_BYTES,
+};
+pub use manifest::{
+    Commands, Language, Manifest, ManifestError, MANIFEST_NAME, MAX_MANIFEST_BYTES,
+};
+pub use pack::{pack, sha256_hex, PackError, Packed, ARCHIVE_LEVEL, ARCHIVE_WINDOW_LOG, HUSIGNORE};
+pub use unpack::{new_version_dir, unpack_archive, unpack_tar_file, UnpackError, Unpacked};
