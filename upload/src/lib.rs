@@ -21,4 +21,6 @@ pub use manifest::{
     Commands, Language, Manifest, ManifestError, MANIFEST_NAME, MAX_MANIFEST_BYTES,
 };
 pub use pack::{pack, sha256_hex, PackError, Packed, ARCHIVE_LEVEL, ARCHIVE_WINDOW_LOG, HUSIGNORE};
-pub use unpack::{new_version_dir, unpack_archive, unpack_tar_file, UnpackError, Unpacked};
+pub use unpack::{
+    new_version_dir, unpack_archive, unpack_tar_file, UnpackError, Unpacked, Version, SOURCES,
+};

@@ -3,15 +3,16 @@
 //! Two passes. The first reads the whole archive and writes nothing: every entry's
 //! type and path is checked, and the files, their sizes and the archive's own size are
 //! counted against the [`Bounds`]; anything refused is refused there, with an error
-//! naming it ([`UnpackError`]). Only symbolic links of no kind are accepted (a link that
-//! stays inside the tree is refused too: one rule that needs no resolving), nor hard
-//! links, devices, fifos or sparse files: plain files and directories only. The
+//! naming it ([`UnpackError`]). No symbolic link is accepted (one that stays inside the
+//! tree is refused too: one rule that needs no resolving), nor hard links, devices,
+//! fifos or sparse files: plain files and directories only. The
 //! decompressed stream is itself bounded (the files' bound plus 1 KiB of headers per
 //! entry), so a small archive that would unpack to a gigabyte is refused at the bound,
 //! having decompressed no more than that, and nothing of it written.
 //!
-//! The second pass writes into a new directory, created for this unpacking alone (named
-//! by the hash and a unique suffix: [`new_version_dir`]) and never reused, through a
+//! The second pass writes into a new directory, created for this unpacking alone once
+//! the first pass has passed (named by the hash and a unique suffix:
+//! [`new_version_dir`]) and never reused, through a
 //! `referee::Dir` (no link followed, at any component), every file created new (never
 //! an existing one opened), modes 0644 or 0755 only (no set-user-id bit, no owner).
 
@@ -22,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use referee::{Create, Dir};
 
 use crate::bounds::{check_path, human_bytes, Bounds};
-use crate::pack::{describe, ARCHIVE_WINDOW_LOG};
+use crate::pack::{describe, sha256_hex, ARCHIVE_WINDOW_LOG};
 
 /// Header bytes allowed per entry on top of the files' bytes, for the bound on the
 /// decompressed stream (a tar header is 512 bytes; a long name or PAX record more).
@@ -136,14 +137,30 @@ pub struct Unpacked {
     pub bytes: u64,
 }
 
-/// Checks the zstd-compressed tar `archive` against `bounds`, then unpacks it into the
-/// existing empty directory `into` (opened as a `referee::Dir`). Nothing is written
-/// unless the whole archive passes.
+/// A version unpacked by [`unpack_archive`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Version {
+    /// Its SHA-256 (the archive's bytes), 64 lowercase hexadecimal digits.
+    pub hash: String,
+    /// Its own new directory in the store ([`new_version_dir`]).
+    pub dir: PathBuf,
+    /// Its sources, unpacked: `dir/src` ([`SOURCES`]).
+    pub sources: PathBuf,
+    /// What was written there.
+    pub unpacked: Unpacked,
+}
+
+/// The directory of a version's unpacked sources, in its version directory.
+pub const SOURCES: &str = "src";
+
+/// Checks the zstd-compressed tar `archive` against `bounds` and, only if the whole
+/// archive passes, unpacks it into `src` of a new version directory in `store`
+/// ([`new_version_dir`]). A refused archive leaves `store` as it was.
 pub fn unpack_archive(
     archive: &[u8],
-    into: &Dir,
+    store: &Dir,
     bounds: &Bounds,
-) -> Result<Unpacked, UnpackError> {
+) -> Result<Version, UnpackError> {
     if archive.len() as u64 > bounds.archive_bytes {
         return Err(UnpackError::ArchiveTooBig {
             size: archive.len() as u64,
@@ -151,7 +168,24 @@ pub fn unpack_archive(
         });
     }
     let plan = scan(decoder(archive)?, bounds)?;
-    write(decoder(archive)?, &plan, into)
+    let hash = sha256_hex(archive);
+    let (version, dir) = new_version_dir(store, &hash).map_err(|error| UnpackError::Write {
+        path: store.path().to_path_buf(),
+        error,
+    })?;
+    let sources = version
+        .create_dir(Path::new(SOURCES))
+        .map_err(|error| UnpackError::Write {
+            path: dir.join(SOURCES),
+            error,
+        })?;
+    let unpacked = write(decoder(archive)?, &plan, &sources)?;
+    Ok(Version {
+        hash,
+        sources: dir.join(SOURCES),
+        dir,
+        unpacked,
+    })
 }
 
 /// As [`unpack_archive`], for a plain (uncompressed) tar in the file `tar` (what a
