@@ -666,7 +666,6 @@ pub(crate) fn unwrap_bwrap_status(status: ExitStatus) -> ExitStatus {
     }
 }
 
-/// `exit status 3`, `killed by signal 9 (SIGKILL)`.
 /// What to try when a bot command cannot be started: said the same way by every
 /// command that starts bots.
 pub fn spawn_hint(e: &io::Error) -> &'static str {
@@ -681,6 +680,7 @@ pub fn spawn_hint(e: &io::Error) -> &'static str {
     }
 }
 
+/// A process's exit status in words: `exit status 3`, `killed by signal 9 (SIGKILL)`.
 pub fn describe_status(status: ExitStatus) -> String {
     if let Some(code) = status.code() {
         format!("exit status {code}")

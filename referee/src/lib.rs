@@ -56,6 +56,7 @@ mod stderr;
 mod stop;
 pub mod web_host;
 
+pub use bot::describe_status;
 pub use cli::args::{
     BoardArgs, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs,
     SandboxArgs, TimeArgs,

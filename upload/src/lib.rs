@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 mod bounds;
+mod build;
 mod manifest;
 mod pack;
 mod unpack;
@@ -16,6 +17,10 @@ mod unpack;
 pub use bounds::{
     check_path, Bounds, PathProblem, DEFAULT_ARCHIVE_BYTES, DEFAULT_DEPTH, DEFAULT_FILES,
     DEFAULT_PATH_BYTES, DEFAULT_UNPACKED_BYTES, MAX_NAME_BYTES,
+};
+pub use build::{
+    build, BuildFailure, BuildLimits, BuildReport, Built, DEFAULT_BUILD_DISK, DEFAULT_BUILD_MEMORY,
+    DEFAULT_BUILD_OUTPUT, DEFAULT_BUILD_PROCESSES, DEFAULT_BUILD_TIME, SCRIPT, TREE,
 };
 pub use manifest::{
     Commands, Language, Manifest, ManifestError, MANIFEST_NAME, MAX_MANIFEST_BYTES,

@@ -315,6 +315,10 @@ fn scan(reader: impl Read, bounds: &Bounds) -> Result<Vec<Planned>, UnpackError>
                 })
             }
         };
+        if dir && is_root(&raw_path) {
+            // `./`, the tree itself (GNU tar writes it first): nothing to make.
+            continue;
+        }
         let path = check_path(&raw_path, bounds).map_err(|problem| UnpackError::Path {
             path: shown.clone(),
             problem: describe(&problem, bounds),
@@ -366,6 +370,12 @@ fn scan(reader: impl Read, bounds: &Bounds) -> Result<Vec<Planned>, UnpackError>
     Ok(plan)
 }
 
+/// Whether a path names the tree itself (`.`, `./`).
+fn is_root(path: &[u8]) -> bool {
+    path.split(|&b| b == b'/')
+        .all(|part| part.is_empty() || part == b".")
+}
+
 /// The second pass: writes what [`scan`] planned, in the same order.
 fn write(reader: impl Read, plan: &[Planned], into: &Dir) -> Result<Unpacked, UnpackError> {
     let fail = |path: &str| {
@@ -380,6 +390,10 @@ fn write(reader: impl Read, plan: &[Planned], into: &Dir) -> Result<Unpacked, Un
     let mut written = Unpacked { files: 0, bytes: 0 };
     for entry in entries {
         let mut entry = entry.map_err(|e| UnpackError::Corrupt(e.to_string()))?;
+        if entry.header().entry_type() == tar::EntryType::Directory && is_root(&entry.path_bytes())
+        {
+            continue;
+        }
         let same = planned.next().filter(|item| {
             let bytes = entry.path_bytes();
             let unbounded = Bounds {

@@ -656,7 +656,9 @@ impl Sandbox {
 
     /// The scratch file system's path and size, if it has one ([`Sandbox::scratch`]).
     pub fn scratch_dir(&self) -> Option<(&Path, u64)> {
-        self.scratch.as_ref().map(|(path, bytes)| (path.as_path(), *bytes))
+        self.scratch
+            .as_ref()
+            .map(|(path, bytes)| (path.as_path(), *bytes))
     }
 
     /// The bot's directory (canonical): its working directory, and all it sees of the
