@@ -5,6 +5,14 @@
 //! ([`Manifest`]) says how to build and run it; [`build`] builds it in the sandbox.
 //! docs/upload.md is the authors' and organisers' guide; docs/security.md lists the
 //! threats and their tests.
+//!
+//! ```
+//! use upload::{check_path, Bounds, Manifest, PathProblem};
+//! let manifest = Manifest::parse("language = \"python\"\nmain = \"my_bot.py\"\n").unwrap();
+//! assert_eq!(manifest.main.as_deref(), Some("my_bot.py"));
+//! // A path that would leave the bot's directory is refused before anything is written.
+//! assert_eq!(check_path(b"../../etc/cron.d/x", &Bounds::default()), Err(PathProblem::Parent));
+//! ```
 
 #![deny(missing_docs)]
 

@@ -1305,6 +1305,30 @@ mod tests {
             "bot.py",
         ]);
         assert_eq!(args[args.len() - tail.len()..], tail);
+        // A scratch file system: right after the bot's directory, writable, sized.
+        let sandbox = sandbox.scratch("/srv/v/tree", 3 << 20).expect("scratch");
+        let args = strings(&sandbox.bwrap_args(&argv, &ProcessBound::Cgroup(fake_cgroup()), 7));
+        let at = args.iter().position(|a| a == "--bind").expect("bind");
+        assert_eq!(
+            args[at..at + 7],
+            [
+                "--bind",
+                &bot,
+                &bot,
+                "--size",
+                "3145728",
+                "--tmpfs",
+                "/srv/v/tree"
+            ]
+        );
+        assert!(Sandbox::new(&bot)
+            .expect("sandbox")
+            .scratch("rel/tree", 3 << 20)
+            .is_err());
+        assert!(Sandbox::new(&bot)
+            .expect("sandbox")
+            .scratch("/t", 1000)
+            .is_err());
     }
 
     #[test]
