@@ -168,10 +168,7 @@ impl Manifest {
 
     /// Reads the manifest at the root of the unpacked tree `dir`.
     pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
-        let bytes = match std::fs::read(dir.join(MANIFEST_NAME)) {
-            Ok(bytes) => bytes,
-            Err(_) => return Err(ManifestError::Missing),
-        };
+        let bytes = read_bounded(&dir.join(MANIFEST_NAME)).map_err(|_| ManifestError::Missing)?;
         if bytes.len() > MAX_MANIFEST_BYTES {
             return Err(ManifestError::TooLong(bytes.len()));
         }
@@ -240,6 +237,17 @@ impl Manifest {
     }
 }
 
+/// The first [`MAX_MANIFEST_BYTES`] + 1 bytes of a file: enough to tell one too long,
+/// never a whole large file read.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_MANIFEST_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// The package name in `dir/Cargo.toml`, which names the binary cargo builds.
 fn rust_package(dir: &Path) -> Result<String, ManifestError> {
     #[derive(Deserialize)]
@@ -250,8 +258,15 @@ fn rust_package(dir: &Path) -> Result<String, ManifestError> {
     struct Package {
         name: Option<String>,
     }
-    let text = std::fs::read_to_string(dir.join("Cargo.toml"))
-        .map_err(|_| ManifestError::NoRustPackage("there is no readable Cargo.toml".into()))?;
+    let text = read_bounded(&dir.join("Cargo.toml"))
+        .ok()
+        .filter(|bytes| bytes.len() <= MAX_MANIFEST_BYTES)
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| {
+            ManifestError::NoRustPackage(format!(
+                "there is no Cargo.toml of at most {MAX_MANIFEST_BYTES} bytes of text"
+            ))
+        })?;
     let parsed: CargoToml = toml::from_str(&text).map_err(|e| {
         ManifestError::NoRustPackage(format!(
             "Cargo.toml does not parse ({})",
@@ -391,7 +406,7 @@ mod tests {
         let rust = Manifest::parse("language = \"rust\"").unwrap();
         assert_eq!(
             rust.commands(dir.path()).unwrap_err().to_string(),
-            "hus-bot.toml: `language = \"rust\"` runs ./target/release/NAME, NAME the package's name in Cargo.toml, and there is no readable Cargo.toml; give `run`"
+            "hus-bot.toml: `language = \"rust\"` runs ./target/release/NAME, NAME the package's name in Cargo.toml, and there is no Cargo.toml of at most 65536 bytes of text; give `run`"
         );
         assert!(matches!(
             Manifest::read(dir.path()),

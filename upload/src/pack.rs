@@ -1,7 +1,7 @@
 //! Packing a bot's directory into an archive: a tar compressed with zstd, as the
-//! project's log archives (`referee::archive`), so one reader and one format serve
-//! both; zstd unpacks several times faster than gzip at a better ratio, and a tar keeps
-//! what a zip would need extensions for (the executable bit).
+//! project's log archives (`referee::archive`), so one format and one pair of crates
+//! serve both; a tar keeps what a zip would need extensions for (the executable bit),
+//! and is read as a stream, entry by entry, which the unpacker's two passes need.
 //!
 //! What `.gitignore` (and `.git/info/exclude`) and a `.husignore` leave out is left
 //! out (the `ignore` crate, ripgrep's reader of those files; `.husignore` has the same

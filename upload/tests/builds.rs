@@ -177,6 +177,11 @@ async fn a_fork_bomb_is_stopped_at_the_bound_on_processes() {
     if !sandbox_ready("fork bomb") {
         return;
     }
+    if !nix::unistd::geteuid().is_root() {
+        // Without root the bound is RLIMIT_NPROC, which counts no refused fork.
+        eprintln!("fork bomb: skipped unless root (no pids cgroup to tell the cause)");
+        return;
+    }
     let limits = BuildLimits {
         processes: 32,
         wall: Duration::from_secs(20),
@@ -317,6 +322,130 @@ async fn a_flood_of_output_is_kept_to_its_bound_and_the_status_is_told() {
             report.output_bytes - 1000
         )
     );
+}
+
+#[tokio::test]
+async fn java_and_javascript_bots_build_and_their_run_commands_start() {
+    if !sandbox_ready("java and javascript") {
+        return;
+    }
+    let on_usr = |program: &str| Path::new("/usr/bin").join(program).exists();
+    if on_usr("node") {
+        let (_place, _dir, report) = built(
+            &[
+                (
+                    "hus-bot.toml",
+                    "language = \"javascript\"\nmain = \"random_bot.js\"\n",
+                ),
+                (
+                    "random_bot.js",
+                    include_str!("../../sample-bots/js/random_bot.js"),
+                ),
+            ],
+            &limits(),
+        )
+        .await;
+        assert_eq!(
+            report.result.as_ref().unwrap().commands.run,
+            "node random_bot.js"
+        );
+        assert_eq!(run_bot(&report).await, "");
+    } else {
+        eprintln!("javascript: skipped: no /usr/bin/node");
+    }
+    if on_usr("javac") && on_usr("java") {
+        let (_place, dir, report) = built(
+            &[
+                (
+                    "hus-bot.toml",
+                    "language = \"java\"\nmain = \"RandomBot\"\n",
+                ),
+                (
+                    "RandomBot.java",
+                    include_str!("../../sample-bots/java/RandomBot.java"),
+                ),
+            ],
+            &limits(),
+        )
+        .await;
+        assert_eq!(
+            report.result.as_ref().unwrap().commands.run,
+            "java -cp . RandomBot"
+        );
+        assert!(dir.join("tree/RandomBot.class").is_file());
+        assert_eq!(run_bot(&report).await, "");
+    } else {
+        eprintln!("java: skipped: no /usr/bin/javac");
+    }
+}
+
+#[tokio::test]
+async fn a_build_writes_only_its_own_directory() {
+    if !sandbox_ready("writes") {
+        return;
+    }
+    let marker = format!("hus-upload-planted-{}", std::process::id());
+    let command = format!(
+        "touch ../src/{marker}; touch /usr/{marker}; touch /{marker}; touch /tmp/{marker}; echo made > made"
+    );
+    let (_place, dir, report) = hostile(&command, &limits()).await;
+    assert!(report.result.is_ok(), "{:?}", report.result);
+    assert_eq!(
+        report.output.matches("Read-only file system").count(),
+        3,
+        "{}",
+        report.output
+    );
+    assert!(!dir.join("src").join(&marker).exists());
+    assert!(!Path::new("/usr").join(&marker).exists());
+    assert!(!Path::new("/").join(&marker).exists());
+    // Its /tmp was its own, gone with it; its products are in the tree.
+    assert!(!Path::new("/tmp").join(&marker).exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tree/made")).unwrap(),
+        "made\n"
+    );
+}
+
+#[tokio::test]
+async fn a_build_of_root_runs_as_nobody_seen_from_the_host() {
+    if !sandbox_ready("user") || !nix::unistd::geteuid().is_root() {
+        eprintln!("user: skipped unless root with bubblewrap");
+        return;
+    }
+    let nobody = nix::unistd::User::from_name("nobody")
+        .unwrap()
+        .unwrap()
+        .uid
+        .as_raw();
+    let (_place, dir) = version(&[("hus-bot.toml", "build = \"sleep 2.345\"\nrun = \"./bot\"\n")]);
+    let watch = tokio::task::spawn_blocking(move || {
+        // The build's sleep, found in the host's /proc: its real user.
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < until {
+            for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+                if cmdline == b"sleep\x002.345\x00" {
+                    let status =
+                        std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
+                    if let Some(line) = status.lines().find(|l| l.starts_with("Uid:")) {
+                        return Some(
+                            line.split_whitespace()
+                                .skip(1)
+                                .map(|u| u.parse::<u32>().unwrap())
+                                .collect::<Vec<_>>(),
+                        );
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    });
+    let report = build(&dir, &limits()).await;
+    assert!(report.result.is_ok(), "{:?}", report.result);
+    // Real, effective, saved and file-system user ids.
+    assert_eq!(watch.await.unwrap(), Some(vec![nobody; 4]));
 }
 
 #[test]
