@@ -174,7 +174,7 @@ pub struct BuildReport {
     pub output: String,
     /// All the bytes of output, kept or not.
     pub output_bytes: u64,
-    /// From the sandbox's start to its end.
+    /// The whole build: the sandbox's check, the build, and the tree's unpacking.
     pub took: Duration,
     /// The built tree, or why there is none.
     pub result: Result<Built, BuildFailure>,
@@ -268,6 +268,9 @@ async fn run(
     limits: &BuildLimits,
     output: &mut Output,
 ) -> Result<Built, BuildFailure> {
+    // The tree's path inside the sandbox is the one it has on the host when the bot
+    // runs (a sandbox shows its directory at its real path).
+    let version_dir = &std::fs::canonicalize(version_dir)?;
     let sources = version_dir.join(SOURCES);
     let commands = Manifest::read(&sources)?.commands(&sources)?;
     let tree = version_dir.join(TREE);
@@ -340,7 +343,7 @@ async fn run(
             .map(|joined| joined.unwrap_or_else(|e| Err(io::Error::other(e)))),
     };
     spool.abort();
-    let cause = cause(&child, &outcome, spooled.as_ref(), limits, tar_bound);
+    let cause = cause(&child, &outcome, spooled.as_ref(), limits);
     let result = match cause {
         Some(failure) => Err(failure),
         None => {
@@ -425,7 +428,6 @@ fn cause(
     outcome: &Outcome,
     spooled: Option<&io::Result<u64>>,
     limits: &BuildLimits,
-    tar_bound: u64,
 ) -> Option<BuildFailure> {
     let succeeded = outcome.status.is_some_and(|s| s.success()) && matches!(spooled, Some(Ok(_)));
     if succeeded {
@@ -448,7 +450,7 @@ fn cause(
     if let Some(Err(e)) = spooled {
         if is_tree_too_big(e) {
             return Some(BuildFailure::Tree(UnpackError::UnpackedTooBig {
-                bound: tar_bound,
+                bound: limits.tree.unpacked_bytes.min(limits.disk),
             }));
         }
     }

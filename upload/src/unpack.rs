@@ -237,9 +237,22 @@ impl<R: Read> Read for Bounded<R> {
     }
 }
 
+/// Whether `e` is, or was caused by, [`Bounded`]'s error (the tar reader may wrap it in
+/// an error of its own).
 fn is_past_bound(e: &io::Error) -> bool {
-    e.get_ref()
-        .is_some_and(|inner| inner.to_string() == PAST_BOUND)
+    let mut next: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|inner| inner as _);
+    while let Some(error) = next {
+        if error.to_string() == PAST_BOUND {
+            return true;
+        }
+        if let Some(io) = error.downcast_ref::<io::Error>() {
+            if is_past_bound(io) {
+                return true;
+            }
+        }
+        next = error.source();
+    }
+    false
 }
 
 /// The first pass: checks every entry, writes nothing.
@@ -459,5 +472,44 @@ pub fn new_version_dir(store: &Dir, hash: &str) -> io::Result<(Dir, PathBuf)> {
                 ))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_streams_bound_is_told_even_when_wrapped() {
+        let past = io::Error::other(PAST_BOUND);
+        assert!(is_past_bound(&past));
+        #[derive(Debug)]
+        struct Wrapper(io::Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("failed to read an entry")
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let wrapped = io::Error::other(Wrapper(io::Error::other(PAST_BOUND)));
+        assert!(is_past_bound(&wrapped));
+        assert!(!is_past_bound(&io::Error::other("unexpected end of file")));
+        let mut bounded = Bounded {
+            inner: &[1u8, 2, 3, 4][..],
+            left: 3,
+        };
+        let mut buf = [0u8; 8];
+        assert_eq!(bounded.read(&mut buf).unwrap(), 3);
+        assert!(is_past_bound(&bounded.read(&mut buf).unwrap_err()));
+        let mut exact = Bounded {
+            inner: &[1u8, 2, 3][..],
+            left: 3,
+        };
+        assert_eq!(exact.read(&mut buf).unwrap(), 3);
+        assert_eq!(exact.read(&mut buf).unwrap(), 0);
     }
 }
