@@ -659,14 +659,13 @@ impl Drop for BotProcess {
 /// The bot's own status from bubblewrap's: bubblewrap exits with 128 + N when the
 /// process it ran was killed by signal N, and that is shown as the signal, as a shell
 /// would (a bot that exits with such a status itself is shown the same way).
-fn unwrap_bwrap_status(status: ExitStatus) -> ExitStatus {
+pub(crate) fn unwrap_bwrap_status(status: ExitStatus) -> ExitStatus {
     match status.code() {
         Some(code @ 129..=192) => ExitStatus::from_raw(code - 128),
         _ => status,
     }
 }
 
-/// `exit status 3`, `killed by signal 9 (SIGKILL)`.
 /// What to try when a bot command cannot be started: said the same way by every
 /// command that starts bots.
 pub fn spawn_hint(e: &io::Error) -> &'static str {
@@ -681,6 +680,7 @@ pub fn spawn_hint(e: &io::Error) -> &'static str {
     }
 }
 
+/// A process's exit status in words: `exit status 3`, `killed by signal 9 (SIGKILL)`.
 pub fn describe_status(status: ExitStatus) -> String {
     if let Some(code) = status.code() {
         format!("exit status {code}")

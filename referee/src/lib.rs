@@ -43,6 +43,7 @@ mod link;
 mod listen;
 mod logfile;
 mod names;
+mod once;
 mod openings;
 mod records;
 mod replay;
@@ -55,6 +56,7 @@ mod stderr;
 mod stop;
 pub mod web_host;
 
+pub use bot::describe_status;
 pub use cli::args::{
     BoardArgs, CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs,
     SandboxArgs, TimeArgs,
@@ -82,6 +84,7 @@ pub use logfile::{
     GZIP_SUFFIX, LOG_LEVEL,
 };
 pub use names::{log_stem, referee_version};
+pub use once::OnceProcess;
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,
 };

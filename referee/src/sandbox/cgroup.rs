@@ -238,6 +238,16 @@ impl BotCgroup {
         self.pids.dir.join("cgroup.procs")
     }
 
+    /// How many times a fork or clone failed for its pids cgroup's bound (`pids.events`'s
+    /// `max`); `None` where the kernel does not count it.
+    pub(crate) fn process_bound_hits(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.pids.dir.join("pids.events")).ok()?;
+        text.lines().find_map(|line| {
+            let (key, value) = line.split_once(' ')?;
+            (key == "max").then(|| value.trim().parse().ok()).flatten()
+        })
+    }
+
     /// What its memory cgroup counted; `None` without one.
     pub(crate) fn memory_events(&self) -> Option<MemoryEvents> {
         let bound = self.memory.as_ref()?;

@@ -252,6 +252,9 @@ pub struct Sandbox {
     tmp_size: u64,
     memory: u64,
     run_as: RunAs,
+    /// A writable memory file system of its own at a path, and its size: see
+    /// [`Sandbox::scratch`].
+    scratch: Option<(PathBuf, u64)>,
 }
 
 /// Whom a sandbox's processes run as, outside their user namespace.
@@ -497,6 +500,7 @@ impl Sandbox {
             tmp_size: DEFAULT_TMP_SIZE,
             memory: DEFAULT_SANDBOX_MEMORY,
             run_as: default_run_as(),
+            scratch: None,
         })
     }
 
@@ -628,6 +632,33 @@ impl Sandbox {
         }
         self.memory = bytes;
         Ok(self)
+    }
+
+    /// Also gives the sandbox a writable memory file system (tmpfs) of `bytes` at the
+    /// absolute path `path`, empty at the start and gone with the sandbox: room that
+    /// really is bounded (a write past `bytes` fails with "no space left on device"),
+    /// and whose pages count against the sandbox's memory budget too. What builds an
+    /// uploaded bot works in (the `upload` crate); nothing of the host is seen there.
+    pub fn scratch(mut self, path: impl AsRef<Path>, bytes: u64) -> Result<Sandbox, SandboxError> {
+        let path = path.as_ref();
+        if !path.is_absolute() || path.parent().is_none() {
+            return Err(SandboxError::Path {
+                path: path.to_path_buf(),
+                error: io::Error::other("a scratch directory must be an absolute path below /"),
+            });
+        }
+        if bytes < MIN_TMP_SIZE {
+            return Err(SandboxError::TmpTooSmall(bytes));
+        }
+        self.scratch = Some((path.to_path_buf(), bytes));
+        Ok(self)
+    }
+
+    /// The scratch file system's path and size, if it has one ([`Sandbox::scratch`]).
+    pub fn scratch_dir(&self) -> Option<(&Path, u64)> {
+        self.scratch
+            .as_ref()
+            .map(|(path, bytes)| (path.as_path(), *bytes))
     }
 
     /// The bot's directory (canonical): its working directory, and all it sees of the
@@ -881,6 +912,9 @@ impl Sandbox {
         }
         let bind = if self.writable { "--bind" } else { "--ro-bind" };
         push(&[&bind, &self.bot_dir, &self.bot_dir]);
+        if let Some((path, bytes)) = &self.scratch {
+            push(&[&"--size", &bytes.to_string(), &"--tmpfs", path]);
+        }
         // Last, so that nothing can be created beside the mounts.
         for path in &masked_dirs {
             push(&[&"--remount-ro", path]);
@@ -1271,6 +1305,30 @@ mod tests {
             "bot.py",
         ]);
         assert_eq!(args[args.len() - tail.len()..], tail);
+        // A scratch file system: right after the bot's directory, writable, sized.
+        let sandbox = sandbox.scratch("/srv/v/tree", 3 << 20).expect("scratch");
+        let args = strings(&sandbox.bwrap_args(&argv, &ProcessBound::Cgroup(fake_cgroup()), 7));
+        let at = args.iter().position(|a| a == "--bind").expect("bind");
+        assert_eq!(
+            args[at..at + 7],
+            [
+                "--bind",
+                &bot,
+                &bot,
+                "--size",
+                "3145728",
+                "--tmpfs",
+                "/srv/v/tree"
+            ]
+        );
+        assert!(Sandbox::new(&bot)
+            .expect("sandbox")
+            .scratch("rel/tree", 3 << 20)
+            .is_err());
+        assert!(Sandbox::new(&bot)
+            .expect("sandbox")
+            .scratch("/t", 1000)
+            .is_err());
     }
 
     #[test]
