@@ -966,9 +966,18 @@ impl Source<BoxStore> for Runner {
     /// progress is the store's of now.
     async fn tick(
         &mut self,
-        _link: &mut Link<BoxStore>,
+        link: &mut Link<BoxStore>,
         _running: &[ClaimedSet],
     ) -> league::Result<()> {
+        // Through the link: a lost connection is opened again here (after its backoff),
+        // whether or not this server plays sets of its own.
+        if link
+            .run("reaching the store", |s| s.reconnect_if_lost())
+            .await?
+            .is_none()
+        {
+            return Ok(());
+        }
         let fresh = match self.read_new().await {
             Ok(_) => self.snapshot().await,
             Err(e) => Err(e),

@@ -149,7 +149,8 @@ pub trait Source<S: Claims + Send + 'static> {
     type Outside;
 
     /// Claims the next set to start; `None` when there is none now (or the store is
-    /// out of reach). `running`: the sets in play here.
+    /// out of reach). `running`: the sets in play here, and those finished whose result
+    /// the store has not taken yet.
     async fn claim(&mut self, link: &mut Link<S>, running: &[ClaimedSet]) -> Result<Option<Start>>;
 
     /// Whether sets may be claimed now (the server's admin pause).
@@ -418,7 +419,7 @@ where
             link,
             source,
             pool,
-            concurrency: concurrency.max(1),
+            concurrency,
             lease,
             held: HashMap::new(),
             unrecorded: VecDeque::new(),
@@ -563,7 +564,11 @@ where
             return Ok(true);
         }
         while self.pool.len() < self.concurrency {
-            let running = self.pool.running();
+            // A set that finished but whose result the store has not taken yet is still
+            // in play for whoever chooses the next (the server's pairing sees it neither
+            // finished nor running otherwise).
+            let mut running = self.pool.running();
+            running.extend(self.unrecorded.iter().map(|(set, _)| set.clone()));
             let claimed = self.source.claim(&mut self.link, &running).await?;
             self.note_store();
             let Some(start) = claimed else {
