@@ -1155,6 +1155,133 @@ fn serve_skips_a_remote_bot_until_hus_connect_brings_it() {
     assert_eq!(code, 0, "{said}");
 }
 
+/// Issue 34: a league put in PostgreSQL by `hus league --no-play`, played by `hus
+/// serve` and two workers at once, one bot of which the server (and one worker) cannot
+/// start: the server holds that bot's pairs back without stalling (the other sets go on,
+/// its own included), the worker that can start it plays them, and every scheduled set is
+/// counted exactly once, with no result counted twice and none lost. The waits are
+/// guards against a hang, never verdicts.
+#[test]
+fn a_server_and_workers_on_one_store_count_each_set_once_when_a_bot_fails_to_start() {
+    let tmp = LogDir::new();
+    // `f` is a program found through PATH, which only the worker "good" has.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).expect("bin dir");
+    let wrapper = bin.join("hus-test-flaky-f");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec {} \"$@\"\n", instant(9)))
+        .expect("write the wrapper");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let head = HEAD.replace("seed = 7", "seed = 7\nrounds = 3");
+    let bots = [
+        ("a", instant(1)),
+        ("b", instant(2)),
+        ("c", instant(3)),
+        ("f", "hus-test-flaky-f".to_string()),
+    ];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    let pg = crate::pg::Postgres::start();
+    let url = pg.fresh_db();
+    let db = url.rsplit('/').next().expect("a database name").to_string();
+    let out = hus(&[
+        "league",
+        &file.display().to_string(),
+        "--store",
+        &url,
+        "--no-play",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // 3 rounds of 6 pairs: 18 sets, 9 of them f's.
+    assert_eq!(pg.psql(&db, "SELECT count(*) FROM sets"), "18");
+    let server = Server::start(&file, &dir, &["--store", &url, "--concurrency", "1"]);
+    let path = std::env::var("PATH").unwrap_or_default();
+    let worker = |name: &str, path: &str| {
+        let err = tmp.path().join(format!("{name}.err"));
+        let child = Command::new(hus_bin())
+            .args(["worker", "--store", &url, "--name", name, "--lease", "5"])
+            .env("PATH", path)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).expect("stderr file"))
+            .spawn()
+            .expect("hus worker starts");
+        (child, err)
+    };
+    let (mut bad, bad_err) = worker("bad", &path);
+    // The server cannot start f: it says so, and goes on with the other sets.
+    server.wait_for_stderr(
+        "could not be played",
+        Instant::now() + Duration::from_secs(120),
+        "the server never met f",
+    );
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let without_f = "SELECT count(*) FROM sets WHERE scheduled AND status = 'done' \
+                     AND bot_a <> 'f' AND bot_b <> 'f' AND round <= 3";
+    while pg.psql(&db, without_f) != "9" {
+        assert!(Instant::now() < deadline, "the sets without f were held up");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (mut good, good_err) = worker("good", &format!("{}:{path}", bin.display()));
+    let all = "SELECT count(*) FROM sets WHERE status = 'done' AND round <= 3 \
+               AND (bot_a = 'f' OR bot_b = 'f')";
+    while pg.psql(&db, all) != "9" {
+        assert!(Instant::now() < deadline, "f's sets were never played");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    for (child, err) in [(&mut bad, &bad_err), (&mut good, &good_err)] {
+        assert_eq!(
+            terminate(child),
+            130,
+            "{}",
+            std::fs::read_to_string(err).unwrap_or_default()
+        );
+    }
+    // Every finished set counted once: as many counted results as done sets, none twice.
+    let done = pg.psql(&db, "SELECT count(*) FROM sets WHERE status = 'done'");
+    assert_eq!(
+        pg.psql(&db, "SELECT count(*) FROM results WHERE counted"),
+        done
+    );
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM (SELECT set_id FROM results WHERE counted \
+             GROUP BY set_id HAVING count(*) > 1) AS twice"
+        ),
+        "0"
+    );
+    // f's sets were played by the worker that has it, unforfeited.
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM sets WHERE (bot_a = 'f' OR bot_b = 'f') AND worker <> 'good'"
+        ),
+        "0"
+    );
+    assert_eq!(pg.psql(&db, "SELECT count(*) FROM faults"), "0");
+    // The server played sets of its own beside the held pairs.
+    assert!(
+        said.contains(" finished: "),
+        "the server played nothing of its own: {said}"
+    );
+    assert!(
+        std::fs::read_to_string(&bad_err)
+            .unwrap_or_default()
+            .contains("this worker leaves f's sets to them"),
+        "{}",
+        std::fs::read_to_string(&bad_err).unwrap_or_default()
+    );
+}
+
 /// `hus serve --store URL` over a real PostgreSQL (tests/support/pg.rs), playing no set
 /// itself (`--concurrency 0`), while one `hus worker --until-done` plays the league that
 /// `hus league --no-play` put in the store: the API counts each of the six sets once,
