@@ -37,11 +37,12 @@ use std::time::Instant;
 use clap::Parser;
 use engine::Scoring;
 use league::{
-    open_dir_store, schedule, settle_settings, BotEntry, DirLock, GameRow, LeagueConfig, PgStore,
-    SetOutcome, Store,
+    open_dir_store, schedule, settle_settings, BotEntry, DirLock, GameRow, LeagueConfig, LogForm,
+    LogPlace, PgStore, SetKey, SetOutcome, Store,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use referee::{GameEndReason, Side};
 
 /// Fills a league's store with generated results (see the example's documentation).
 #[derive(Parser, Debug)]
@@ -239,36 +240,41 @@ struct Model {
 
 impl Model {
     /// The result of the set with this seed between `a` and `b`.
-    fn outcome(&self, set_seed: u64, a: &str, b: &str) -> SetOutcome {
+    fn outcome(&self, set_seed: u64, set: &SetKey) -> SetOutcome {
+        let (a, b) = (set.a.as_str(), set.b.as_str());
         let mut key = [0u8; 32];
         key[..8].copy_from_slice(&set_seed.to_le_bytes());
         key[8..16].copy_from_slice(&self.seed.to_le_bytes());
         let mut rng = ChaCha8Rng::from_seed(key);
         let rating = |name: &str| self.ratings.get(name).copied().unwrap_or(0.0);
         let (ra, rb) = (rating(a), rating(b));
-        let mut outcome = SetOutcome::default();
+        // Named as a server names a finished set's log (no file is written).
+        let mut outcome = SetOutcome::new(LogPlace::file(&set.stem(), LogForm::Zstd));
         for (i, first) in referee::first_movers(set_seed, self.games, self.paired)
             .into_iter()
             .enumerate()
         {
-            let first = league::side_seat(first);
-            let diff = if first == 0 { ra - rb } else { rb - ra } + self.advantage;
+            let diff = if first == Side::A { ra - rb } else { rb - ra } + self.advantage;
             let p_first = 1.0 / (1.0 + 10f64.powf(-diff / 400.0));
             let plies: u32 = rng.gen_range(30..=150);
             let (winner, reason, double) = if rng.gen_bool(self.draws) {
-                (None, "repetition", false)
+                (None, GameEndReason::Repetition, false)
             } else {
                 let first_wins = rng.gen_bool(p_first.clamp(0.0, 1.0));
-                let winner = if first_wins { first } else { 1 - first };
-                (Some(winner), "no-moves", rng.gen_bool(self.doubles))
+                let winner = if first_wins { first } else { first.other() };
+                (
+                    Some(winner),
+                    GameEndReason::NoMoves,
+                    rng.gen_bool(self.doubles),
+                )
             };
             let mut points = [0u32; 2];
             if let Some(w) = winner {
-                points[usize::from(w)] = if double { 2 } else { 1 };
+                points[w.index()] = if double { 2 } else { 1 };
             }
             // The first mover makes the odd plies.
             let (by_first, by_second) = (plies.div_ceil(2), plies / 2);
-            let moves = if first == 0 {
+            let moves = if first == Side::A {
                 [by_first, by_second]
             } else {
                 [by_second, by_first]
@@ -283,15 +289,15 @@ impl Model {
                 first,
                 winner,
                 points,
-                reason: reason.to_string(),
+                reason,
                 plies,
                 double,
                 faulted: Vec::new(),
             });
         }
         outcome.winner = match outcome.points[0].cmp(&outcome.points[1]) {
-            std::cmp::Ordering::Greater => Some(0),
-            std::cmp::Ordering::Less => Some(1),
+            std::cmp::Ordering::Greater => Some(Side::A),
+            std::cmp::Ordering::Less => Some(Side::B),
             std::cmp::Ordering::Equal => None,
         };
         outcome
@@ -302,7 +308,7 @@ impl Model {
 fn fill(store: &mut dyn Store, model: &Model) -> Result<u64, league::StoreError> {
     let mut written = 0u64;
     while let Some(set) = store.claim_next()? {
-        let outcome = model.outcome(set.seed, &set.key.a, &set.key.b);
+        let outcome = model.outcome(set.seed, &set.key);
         store.record(set.claim(), &outcome)?;
         written += 1;
     }

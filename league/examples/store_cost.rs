@@ -13,7 +13,10 @@
 
 use std::time::{Duration, Instant};
 
-use league::{schedule, BotEntry, FaultRow, Format, GameRow, PgStore, Recorded, SetOutcome, Store};
+use league::{
+    schedule, BotEntry, FaultRow, Format, GameRow, LogPlace, PgStore, Recorded, SetOutcome, Store,
+};
+use referee::{FaultKind, GameEndReason, Side};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -50,10 +53,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         games: (1..=7)
             .map(|g| GameRow {
                 game: g,
-                first: (g % 2) as u8,
-                winner: Some(0),
+                first: Side::BOTH[g as usize % 2],
+                winner: Some(Side::A),
                 points: [2, 0],
-                reason: "no-moves".into(),
+                reason: GameEndReason::NoMoves,
                 plies: 80,
                 double: false,
                 faulted: Vec::new(),
@@ -62,15 +65,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         faults: vec![FaultRow {
             game: 3,
             ply: 12,
-            bot: 1,
-            kind: "time-out".into(),
+            bot: Side::B,
+            kind: FaultKind::TimeOut,
             detail: "no move within 100 ms".into(),
         }],
         points: [14, 0],
-        winner: Some(0),
+        winner: Some(Side::A),
         moves: [280, 280],
         move_ms: [100.0, 100.0],
-        log: "store".into(),
+        // Each set's own, as a worker names it.
+        log: LogPlace::Stored(0),
     };
     let lease = Duration::from_secs(30);
     let start = Instant::now();
@@ -78,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|t| {
             let url = url.clone();
             let log = log.clone();
-            let outcome = outcome.clone();
+            let mut outcome = outcome.clone();
             std::thread::spawn(move || -> Result<Vec<f64>, String> {
                 let mut store = PgStore::connect(&url).map_err(|e| e.to_string())?;
                 store.set_name(&format!("bench-{t}"));
@@ -98,6 +102,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     store
                         .renew(set.id, set.attempts, lease)
                         .map_err(|e| e.to_string())?;
+                    outcome.log = LogPlace::Stored(set.id);
                     let r = store
                         .record_attempt(set.id, set.attempts, &outcome, &log)
                         .map_err(|e| e.to_string())?;

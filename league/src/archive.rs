@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use referee::archive::{self, ARCHIVE_SUFFIX};
 
 use crate::error::{Error, Result};
-use crate::set_files::{log_file, open_logs, SetFiles};
+use crate::set_files::{open_logs, SetFiles};
 use crate::store::{FinishedQuery, Store};
 
 /// The archives' directory in the logs directory.
@@ -114,8 +114,8 @@ pub fn archive_logs(
             .iter()
             .filter(|(n, set)| *n <= last && !set.pruned)
             .filter_map(|(_, set)| {
-                let (name, stem) = log_file(&set.outcome.log).filter(|(n, s)| n != s)?;
-                referee::finished_log_candidates(Path::new(name))
+                let (stem, name) = (set.outcome.log.stem()?, set.outcome.log.file_name()?);
+                referee::finished_log_candidates(Path::new(&name))
                     .into_iter()
                     .find(|name| dir.entry(name).is_ok_and(|entry| entry.file && !entry.link))
                     .map(|name| (stem.to_string(), name.clone(), logs.join(&name)))
@@ -223,6 +223,7 @@ pub fn delete_archives_up_to(logs: &Path, up_to: u64) -> std::io::Result<(Vec<Pa
 mod tests {
     use super::*;
     use crate::file::Format;
+    use crate::log_place::LogPlace;
     use crate::schedule::schedule;
     use crate::set_files::LOGS_DIR;
     use crate::store::{BotEntry, Claims, SetOutcome, SqliteStore};
@@ -256,10 +257,8 @@ mod tests {
             let stem = set.key.stem();
             let file = logs.join(format!("{stem}.{kept}"));
             std::fs::write(&file, format!("the log of {stem}\n")).expect("write");
-            let outcome = SetOutcome {
-                log: format!("{LOGS_DIR}/{stem}.{named}"),
-                ..Default::default()
-            };
+            let log = LogPlace::parse(&format!("{LOGS_DIR}/{stem}.{named}")).expect("a log");
+            let outcome = SetOutcome::new(log);
             store.record(set.claim(), &outcome).expect("record");
             stems.push(stem);
         }

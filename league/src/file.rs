@@ -134,22 +134,87 @@ pub enum Anchor {
 pub struct BotConfig {
     /// Its unique name, safe in file names.
     pub name: String,
-    /// Its command line; a relative program path with a slash is made relative to the
-    /// league file's directory (`command` keeps what the file says).
-    pub spec: BotSpec,
-    /// Its limits; its working directory is the file's directory unless `dir` says
-    /// otherwise.
-    pub limits: Limits,
-    /// A remote bot (`remote = true`): it connects to the server's bot port with a
-    /// token whose SHA-256 is this, instead of being run from a command. Its `spec` is
-    /// then `remote NAME`, which only the logs show.
-    pub token_sha256: Option<[u8; 32]>,
+    /// How it plays: a process the league starts, or a link it opens itself.
+    pub transport: Transport,
+}
+
+/// How a bot of the league plays: what the file's `command` or `remote = true` says.
+// A league has a handful of bots: the size of a process's limits costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+pub enum Transport {
+    /// A process the league starts from a command line, under limits.
+    Process {
+        /// Its command line; a relative program path with a slash is made relative to
+        /// the league file's directory (`command` keeps what the file says).
+        spec: BotSpec,
+        /// Its limits; its working directory is the file's directory unless `dir` says
+        /// otherwise.
+        limits: Limits,
+    },
+    /// A remote bot (`remote = true`): it runs on its author's machine and connects to
+    /// the server's bot port with a token whose SHA-256 is this.
+    Link {
+        /// The SHA-256 of its token.
+        token_sha256: [u8; 32],
+    },
 }
 
 impl BotConfig {
     /// Whether the bot plays remotely (connects with a token) rather than as a process.
     pub fn is_remote(&self) -> bool {
-        self.token_sha256.is_some()
+        matches!(self.transport, Transport::Link { .. })
+    }
+
+    /// Its command as the store, the standings and the logs name it: the file's
+    /// `command`, or `remote NAME` for a remote bot.
+    pub fn command(&self) -> String {
+        match &self.transport {
+            Transport::Process { spec, .. } => spec.command.clone(),
+            Transport::Link { .. } => format!("remote {}", self.name),
+        }
+    }
+
+    /// The command line and limits of a bot the league starts; `None` for a remote bot.
+    pub fn process(&self) -> Option<(&BotSpec, &Limits)> {
+        match &self.transport {
+            Transport::Process { spec, limits } => Some((spec, limits)),
+            Transport::Link { .. } => None,
+        }
+    }
+
+    /// The SHA-256 of a remote bot's token; `None` for a bot the league starts.
+    pub fn token_sha256(&self) -> Option<[u8; 32]> {
+        match &self.transport {
+            Transport::Process { .. } => None,
+            Transport::Link { token_sha256 } => Some(*token_sha256),
+        }
+    }
+
+    /// Sets the nice value its process runs at (`referee::raise_referee_priority`);
+    /// nothing for a remote bot.
+    pub fn set_nice(&mut self, nice: Option<i32>) {
+        if let Transport::Process { limits, .. } = &mut self.transport {
+            limits.nice = nice;
+        }
+    }
+
+    /// Starts its sandbox once to see that it works (`referee::Sandbox::probe`), when
+    /// the league starts it in one; nothing to do for a bot without a sandbox or a
+    /// remote bot.
+    pub fn probe_sandbox(&self) -> std::result::Result<(), referee::SandboxError> {
+        match self.process() {
+            Some((spec, limits)) => match &limits.sandbox {
+                Some(sandbox) => sandbox.probe(spec, limits),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+
+    /// The nice value its process runs at; `None` for a remote bot.
+    pub fn nice(&self) -> Option<i32> {
+        self.process().and_then(|(_, limits)| limits.nice)
     }
 }
 
@@ -540,7 +605,7 @@ impl LeagueConfig {
             return self
                 .bots
                 .iter()
-                .map(|b| (b.name.clone(), b.spec.command.clone()))
+                .map(|b| (b.name.clone(), b.command()))
                 .collect();
         }
         self.teams
@@ -550,7 +615,7 @@ impl LeagueConfig {
                     .members
                     .iter()
                     .map(|m| match self.bot(m) {
-                        Some(b) => format!("{m}: {}", b.spec.command),
+                        Some(b) => format!("{m}: {}", b.command()),
                         None => m.clone(),
                     })
                     .collect();
@@ -725,17 +790,18 @@ fn check_bot(file: &FileText, base: &Path, bot: &RawBot, span: Range<usize>) -> 
     let (sandbox, spec, cwd) = check_sandbox(file, base, bot, &name, spec, cwd)?;
     Ok(BotConfig {
         name,
-        spec,
-        limits: Limits {
-            memory,
-            cpu_seconds,
-            open_files: bot.files.as_ref().map(|f| *f.get_ref()),
-            cwd: Some(cwd),
-            env,
-            nice: None,
-            sandbox,
+        transport: Transport::Process {
+            spec,
+            limits: Limits {
+                memory,
+                cpu_seconds,
+                open_files: bot.files.as_ref().map(|f| *f.get_ref()),
+                cwd: Some(cwd),
+                env,
+                nice: None,
+                sandbox,
+            },
         },
-        token_sha256: None,
     })
 }
 
@@ -785,13 +851,8 @@ fn check_remote_bot(file: &FileText, bot: &RawBot, span: Range<usize>) -> Result
     };
     let hash = parse_sha256(token.get_ref()).map_err(|e| at(token.span(), "token_sha256", e))?;
     Ok(BotConfig {
-        spec: BotSpec {
-            command: format!("remote {name}"),
-            argv: vec!["remote".to_string(), name.clone()],
-        },
         name,
-        limits: Limits::default(),
-        token_sha256: Some(hash),
+        transport: Transport::Link { token_sha256: hash },
     })
 }
 

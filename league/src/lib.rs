@@ -35,6 +35,7 @@ pub mod disk;
 mod error;
 mod file;
 mod lock;
+mod log_place;
 mod pool;
 mod progress;
 mod run;
@@ -56,8 +57,11 @@ pub use args::{
 };
 pub use disk::{free_space, DiskFloor, FloorChange, LowSpace, DEFAULT_MIN_FREE_SPACE};
 pub use error::{Error, Result};
-pub use file::{parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, DEFAULT_LAG_CAP};
+pub use file::{
+    parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, Transport, DEFAULT_LAG_CAP,
+};
 pub use lock::DirLock;
+pub use log_place::{LogForm, LogPlace};
 pub use pool::{play_claimed, Ending, SetFailure, SetPool, Shared, Tap};
 pub use progress::fault_lines;
 pub use run::{run_league, run_prune, run_standings};
@@ -73,11 +77,10 @@ pub use standings::{
     Record3, Standings,
 };
 pub use store::{
-    history_stride, seat_side, side_seat, stuck_reason, BotEntry, BotRow, Claim, ClaimedSet,
-    Claims, FaultRow, FinishedQuery, FinishedSet, GameRow, Heartbeat, PackedLog, PgStore, Progress,
-    RatingPoint, Recorded, Requeued, RunningSet, SetId, SetOutcome, SetStatus, SqliteStore, Store,
-    StoreCaller, StoreError, StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS,
-    LIVE_WORKER_S,
+    history_stride, stuck_reason, BotEntry, BotRow, Claim, ClaimedSet, Claims, FaultRow,
+    FinishedQuery, FinishedSet, GameRow, Heartbeat, PackedLog, PgStore, Progress, RatingPoint,
+    Recorded, Requeued, RunningSet, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreCaller,
+    StoreError, StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS, LIVE_WORKER_S,
 };
 pub use tally::Tally;
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

@@ -19,9 +19,9 @@ use referee::{
 };
 use tokio::sync::{mpsc, watch};
 
-use crate::file::{BotConfig, LeagueConfig};
-use crate::set_files::{open_logs, SetFiles, LOGS_DIR};
-use crate::store::side_seat;
+use crate::file::{BotConfig, LeagueConfig, Transport};
+use crate::log_place::{LogForm, LogPlace};
+use crate::set_files::{open_logs, SetFiles};
 use crate::store::{ClaimedSet, FaultRow, GameRow, SetId, SetOutcome};
 
 /// What one set's task ends with.
@@ -60,6 +60,13 @@ pub enum SetFailure {
         /// The team it is a member of, if any.
         team: Option<String>,
     },
+    /// A remote bot with no link to play over: only `hus serve` with a bot port
+    /// (`--bot-listen`) plays remote bots.
+    #[error("{bot} is a remote bot, and this runner has no bot port for it to connect to")]
+    NoLink {
+        /// The bot's name.
+        bot: String,
+    },
 }
 
 /// What every set of a run shares: the league, where logs go, the bots (with the
@@ -75,7 +82,7 @@ pub struct Shared {
     /// The referee's version.
     pub referee: String,
     /// Where a remote bot's links come from, by name (`hus serve` fills it from its bot
-    /// port); a bot without one is started as a process.
+    /// port); a remote bot without one cannot play ([`SetFailure::NoLink`]).
     pub links: HashMap<String, Arc<dyn referee::Connect>>,
     /// Whether a finished set's log is compressed (`STEM.jsonl.zst`,
     /// `referee::compress_log`, off the next set's path: `after_set`): a league's and a
@@ -96,7 +103,7 @@ impl Shared {
                 .iter()
                 .map(|b| {
                     let mut b = b.clone();
-                    b.limits.nice = nice;
+                    b.set_nice(nice);
                     (b.name.clone(), b)
                 })
                 .collect(),
@@ -377,11 +384,8 @@ pub async fn play_claimed(
     };
     let mut sink = Collector {
         log,
-        outcome: SetOutcome {
-            log: format!("{LOGS_DIR}/{stem}.jsonl"),
-            ..SetOutcome::default()
-        },
-        first: 0,
+        outcome: SetOutcome::new(LogPlace::file(&stem, LogForm::Plain)),
+        first: Side::A,
         tap,
     };
     let result = tokio::select! {
@@ -419,11 +423,11 @@ pub async fn play_claimed(
             // log), readers find the plain file.
             drop(log);
             if shared.compress_logs {
-                outcome.log = format!("{LOGS_DIR}/{stem}.jsonl{}", referee::COMPRESSED_SUFFIX);
+                outcome.log = LogPlace::file(&stem, LogForm::Zstd);
                 crate::after_set::compress_later(logs.clone(), files);
             }
             outcome.points = end.points.into();
-            outcome.winner = end.winner.map(side_seat);
+            outcome.winner = end.winner;
             Ending::Finished(outcome)
         }
     }
@@ -449,16 +453,21 @@ fn lineup(
         }
     };
     // A remote bot plays over its link, as a member of a team too.
-    let entrant = |bot: &BotConfig, member: Option<usize>| match shared.links.get(&bot.name) {
-        Some(connect) => Entrant::Link {
-            command: bot.spec.command.clone(),
-            connect: connect.clone(),
-            time: None,
-        },
-        None => Entrant::Process {
-            spec: bot.spec.clone(),
+    let entrant = |bot: &BotConfig, member: Option<usize>| match &bot.transport {
+        Transport::Process { spec, limits } => Ok(Entrant::Process {
+            spec: spec.clone(),
             stderr: stderr(member),
-            limits: bot.limits.clone(),
+            limits: limits.clone(),
+        }),
+        Transport::Link { .. } => match shared.links.get(&bot.name) {
+            Some(connect) => Ok(Entrant::Link {
+                command: bot.command(),
+                connect: connect.clone(),
+                time: None,
+            }),
+            None => Err(SetFailure::NoLink {
+                bot: bot.name.clone(),
+            }),
         },
     };
     let Some(team) = shared.config.team(name) else {
@@ -466,7 +475,7 @@ fn lineup(
             bot: name.to_string(),
             team: None,
         })?;
-        return Ok(Lineup::from(entrant(bot, None)));
+        return Ok(Lineup::from(entrant(bot, None)?));
     };
     let mut members = Vec::with_capacity(team.members.len());
     for (i, m) in team.members.iter().enumerate() {
@@ -476,7 +485,7 @@ fn lineup(
         })?;
         members.push(Member {
             name: m.clone(),
-            entrant: entrant(bot, Some(i)),
+            entrant: entrant(bot, Some(i))?,
         });
     }
     Ok(Lineup::Team(Team {
@@ -490,7 +499,7 @@ fn lineup(
 struct Collector<'t> {
     log: LogWriter,
     outcome: SetOutcome,
-    first: u8,
+    first: Side,
     tap: Option<&'t mut (dyn RecordSink + Send)>,
 }
 
@@ -502,7 +511,7 @@ impl RecordSink for Collector<'_> {
         }
         let o = &mut self.outcome;
         match record {
-            Record::GameStart(g) => self.first = side_seat(g.first),
+            Record::GameStart(g) => self.first = g.first,
             Record::Move(m) => {
                 let seat = m.bot.index();
                 o.moves[seat] += 1;
@@ -511,22 +520,68 @@ impl RecordSink for Collector<'_> {
             Record::Fault(f) => o.faults.push(FaultRow {
                 game: f.game,
                 ply: f.ply,
-                bot: side_seat(f.bot),
-                kind: f.kind.to_string(),
+                bot: f.bot,
+                kind: f.kind,
                 detail: f.detail.clone(),
             }),
             Record::GameEnd(g) => o.games.push(GameRow {
                 game: g.game,
                 first: self.first,
-                winner: g.winner.map(side_seat),
+                winner: g.winner,
                 points: g.points.into(),
-                reason: g.reason.to_string(),
+                reason: g.reason,
                 plies: g.plies,
                 double: g.double,
-                faulted: g.faulted.iter().copied().map(side_seat).collect(),
+                faulted: g.faulted.clone(),
             }),
             _ => {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A league of a bot the league starts and a remote one.
+    fn shared(dir: &std::path::Path) -> Shared {
+        let text = format!(
+            "[[bot]]\nname = \"near\"\ncommand = \"python3 near.py\"\n\n\
+             [[bot]]\nname = \"far\"\nremote = true\ntoken_sha256 = \"{}\"\n",
+            "0".repeat(64)
+        );
+        let config = LeagueConfig::parse(&dir.join("league.toml"), &text).expect("a league");
+        std::fs::create_dir(dir.join("logs")).expect("logs");
+        Shared::new(&config, dir.join("logs"), Some(5))
+    }
+
+    /// A bot the league starts plays as a process at the referee's nice value; a remote
+    /// bot plays only over a link, and without one its set fails saying so (it is never
+    /// started as a program named `remote`).
+    #[test]
+    fn a_process_is_started_and_a_remote_bot_needs_its_link() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let shared = shared(dir.path());
+        let logs = Arc::new(open_logs(&shared.logs).expect("logs"));
+        let files = SetFiles::new(&shared.logs, "r1-near-vs-far");
+        let near = match lineup(&shared, &logs, &files, Side::A, "near") {
+            Ok(Lineup::Bot(entrant)) => *entrant,
+            Ok(Lineup::Team(_)) => panic!("a team"),
+            Err(e) => panic!("{e}"),
+        };
+        let Entrant::Process { spec, limits, .. } = near else {
+            panic!("not a process");
+        };
+        assert_eq!(spec.argv, ["python3", "near.py"]);
+        assert_eq!(limits.nice, Some(5));
+        match lineup(&shared, &logs, &files, Side::B, "far") {
+            Err(e @ SetFailure::NoLink { .. }) => assert_eq!(
+                e.to_string(),
+                "far is a remote bot, and this runner has no bot port for it to connect to"
+            ),
+            Err(e) => panic!("expected NoLink, got {e}"),
+            Ok(_) => panic!("expected NoLink, got a lineup"),
+        }
     }
 }

@@ -11,18 +11,21 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::schedule::SetKey;
-use crate::store::{seat_side, SetOutcome};
+use referee::{BySide, Side};
+
+use crate::store::SetOutcome;
 
 /// For each bot that faulted in a set, its count of faults and the first in words, its
 /// detail as the log keeps it (a crash's with the last line of the bot's stderr and
 /// the file's path): `bad: 2 faults, the first in game 1: crash: closed its stdout
 /// (exit status 2); last line of its stderr (...): ...`.
 pub fn fault_lines(key: &SetKey, outcome: &SetOutcome) -> Vec<String> {
-    [&key.a, &key.b]
+    let names = BySide::new(&key.a, &key.b);
+    Side::BOTH
         .into_iter()
-        .enumerate()
-        .filter_map(|(seat, name)| {
-            let mut faults = outcome.faults.iter().filter(|f| usize::from(f.bot) == seat);
+        .filter_map(|side| {
+            let name = names[side];
+            let mut faults = outcome.faults.iter().filter(|f| f.bot == side);
             let first = faults.next()?;
             let n = 1 + faults.count();
             Some(format!(
@@ -107,7 +110,7 @@ impl Reporter {
             }
         } else if self.plain {
             let result = match outcome.winner {
-                Some(w) => format!("{} wins the set", names[seat_side(w).index()]),
+                Some(w) => format!("{} wins the set", names[w.index()]),
                 None => "the set is drawn".to_string(),
             };
             let faults = outcome.faults.len();

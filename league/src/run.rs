@@ -15,6 +15,7 @@ use crate::disk::{DiskFloor, FloorChange};
 use crate::error::{Error, Result};
 use crate::file::{cores, LeagueConfig};
 use crate::lock::DirLock;
+use crate::log_place::{LogForm, LogPlace};
 use crate::pool::{SetFailure, SetPool, Shared};
 use crate::progress::Reporter;
 use crate::set_files::{delete_set_files, set_aside, SetFiles, LOGS_DIR};
@@ -280,7 +281,7 @@ impl Source<SqliteStore> for LeagueSource {
                 };
                 let files = SetFiles::new(&logs, &set.key.stem());
                 files.set_aside()?;
-                store.set_log(set.claim(), &format!("{LOGS_DIR}/{}.jsonl", files.stem()))?;
+                store.set_log(set.claim(), &LogPlace::file(files.stem(), LogForm::Plain))?;
                 Ok(Some(set))
             })
             .await?;

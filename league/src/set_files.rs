@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use referee::{Dir, Side};
 
 use crate::error::{Error, Result};
+use crate::log_place::{LogForm, LogPlace};
 
 /// The logs' directory in the league's directory.
 pub const LOGS_DIR: &str = "logs";
@@ -19,13 +20,13 @@ pub fn open_logs(logs: &Path) -> std::io::Result<Dir> {
     dir.open_dir(name)
 }
 
-/// Deletes the files of a finished set whose log is `log` as the store names it
-/// (`logs/STEM.jsonl.zst`, `logs/STEM.jsonl.gz`, `logs/STEM.jsonl`): its log and its bots' stderr, in
-/// `logs`. A log the store keeps (`store:ID`) has no file. Returns the files deleted
-/// and their bytes; a file already gone is no error, and a link is never followed
-/// (it is removed as a name, like any other).
-pub fn delete_set_files(logs: &Path, log: &str) -> (Vec<PathBuf>, u64) {
-    let Some((_, stem)) = log_file(log) else {
+/// Deletes the files of a finished set whose log is `log` (`logs/STEM.jsonl.zst`,
+/// `logs/STEM.jsonl.gz`, `logs/STEM.jsonl`): its log and its bots' stderr, in `logs`.
+/// A log the store keeps (`store:ID`) has no file. Returns the files deleted and their
+/// bytes; a file already gone is no error, and a link is never followed (it is removed
+/// as a name, like any other).
+pub fn delete_set_files(logs: &Path, log: &LogPlace) -> (Vec<PathBuf>, u64) {
+    let Some(stem) = log.stem() else {
         return (Vec::new(), 0);
     };
     let mut deleted = Vec::new();
@@ -46,26 +47,6 @@ pub fn delete_set_files(logs: &Path, log: &str) -> (Vec<PathBuf>, u64) {
     }
     (deleted, bytes)
 }
-
-/// The file name in `logs/` and the set's stem of a log as the store names it
-/// (`logs/STEM.jsonl.zst`, `logs/STEM.jsonl.gz` of an older version, `logs/STEM.jsonl`);
-/// `None` for a log the store keeps (`store:ID`) or a name that is not a file of the
-/// logs directory.
-pub(crate) fn log_file(log: &str) -> Option<(&str, &str)> {
-    let name = log.strip_prefix(LOGS_DIR)?.strip_prefix('/')?;
-    let stem = name
-        .strip_suffix(".jsonl.zst")
-        .or_else(|| name.strip_suffix(".jsonl.gz"))
-        .or_else(|| name.strip_suffix(".jsonl"))
-        .unwrap_or(name);
-    (!stem.is_empty() && !stem.contains('/')).then_some((name, stem))
-}
-
-/// The suffix of a compressed log after `STEM.`.
-const ZST: &str = "jsonl.zst";
-
-/// The suffix after `STEM.` of a log compressed by an older version (gzip).
-const GZ: &str = "jsonl.gz";
 
 /// The endings a compressed file's name adds to its plain name: zstd's, then gzip's
 /// (an older version's).
@@ -102,12 +83,12 @@ impl SetFiles {
 
     /// The log as it is written, `STEM.jsonl`.
     pub fn log(&self) -> PathBuf {
-        self.path("jsonl")
+        self.path(LogForm::Plain.suffix())
     }
 
     /// The finished log, compressed: `STEM.jsonl.zst`.
     pub fn compressed_log(&self) -> PathBuf {
-        self.path(ZST)
+        self.path(LogForm::Zstd.suffix())
     }
 
     /// The stderr file of side `side`: its bot's, `STEM.a.stderr`, or with `member`
@@ -179,7 +160,7 @@ impl SetFiles {
     fn present_suffixes(&self) -> Vec<String> {
         let there = |suffix: &str| self.path(suffix).symlink_metadata().is_ok();
         let mut present = Vec::new();
-        for suffix in ["jsonl", ZST, GZ] {
+        for suffix in [LogForm::Plain, LogForm::Zstd, LogForm::Gzip].map(LogForm::suffix) {
             if there(suffix) {
                 present.push(suffix.to_string());
             }
@@ -287,11 +268,16 @@ impl SetFiles {
         }
         let taken = |n: u32| {
             let partial = self.partial(n);
-            ["jsonl", GZ, "a.stderr", "b.stderr"]
-                .iter()
-                .map(|s| s.to_string())
-                .chain(present.iter().cloned())
-                .any(|s| partial.path(&s).symlink_metadata().is_ok())
+            [
+                LogForm::Plain.suffix(),
+                LogForm::Gzip.suffix(),
+                "a.stderr",
+                "b.stderr",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(present.iter().cloned())
+            .any(|s| partial.path(&s).symlink_metadata().is_ok())
         };
         let n = (1..).find(|&n| !taken(n)).unwrap_or(1);
         let partial = self.partial(n);
@@ -416,7 +402,7 @@ mod tests {
                 ("r1-x-vs-y.b1.stderr".to_string(), compressed[1].clone())
             ]
         );
-        let (deleted, _) = delete_set_files(logs, "logs/r1-x-vs-y.jsonl");
+        let (deleted, _) = delete_set_files(logs, &LogPlace::file("r1-x-vs-y", LogForm::Plain));
         assert_eq!(deleted.len(), 3);
         assert!(names(logs).is_empty());
     }
@@ -453,15 +439,9 @@ mod tests {
             files.compress_stderr(),
             [logs.join("r1-x-vs-y.b.stderr.zst")]
         );
-        assert_eq!(
-            log_file("logs/r1-x-vs-y.jsonl.gz"),
-            Some(("r1-x-vs-y.jsonl.gz", "r1-x-vs-y"))
-        );
-        assert_eq!(
-            log_file("logs/r1-x-vs-y.jsonl.zst"),
-            Some(("r1-x-vs-y.jsonl.zst", "r1-x-vs-y"))
-        );
-        let (deleted, _) = delete_set_files(logs, "logs/r1-x-vs-y.jsonl.gz");
+        let old = LogPlace::parse("logs/r1-x-vs-y.jsonl.gz").expect("an older version's log");
+        assert_eq!(old, LogPlace::file("r1-x-vs-y", LogForm::Gzip));
+        let (deleted, _) = delete_set_files(logs, &old);
         assert_eq!(
             deleted,
             [

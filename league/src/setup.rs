@@ -41,14 +41,10 @@ pub fn prepare_run<S: Store + ?Sized>(
         ));
     }
     for bot in &config.bots {
-        if let Some(sandbox) = &bot.limits.sandbox {
-            sandbox
-                .probe(&bot.spec, &bot.limits)
-                .map_err(|error| Error::Sandbox {
-                    bot: bot.name.clone(),
-                    error,
-                })?;
-        }
+        bot.probe_sandbox().map_err(|error| Error::Sandbox {
+            bot: bot.name.clone(),
+            error,
+        })?;
     }
     Ok(())
 }

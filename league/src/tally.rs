@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use crate::standings::{Faults, PairCounts, Record3};
-use crate::store::{seat_side, FinishedSet};
+use crate::store::FinishedSet;
 
 /// What the bot in one seat of a seated pair did, over the pair's sets.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -86,16 +86,16 @@ impl Tally {
         pair.max_round = pair.max_round.max(set.key.round);
         for (seat, tally) in pair.seats.iter_mut().enumerate() {
             tally.points += u64::from(o.points[seat]);
-            tally.sets.add(o.winner.map(|w| usize::from(w) == seat));
+            tally.sets.add(o.winner.map(|w| w.index() == seat));
             tally.moves += o.moves[seat];
             tally.move_ms += o.move_ms[seat];
         }
         for g in &o.games {
             for (seat, tally) in pair.seats.iter_mut().enumerate() {
-                tally.games.add(g.winner.map(|w| usize::from(w) == seat));
+                tally.games.add(g.winner.map(|w| w.index() == seat));
             }
-            let first = names[seat_side(g.first).index()];
-            let second = names[seat_side(g.first).other().index()];
+            let first = names[g.first.index()];
+            let second = names[g.first.other().index()];
             let movers = self
                 .movers
                 .entry((first.to_string(), second.to_string()))
@@ -111,9 +111,9 @@ impl Tally {
             }
         }
         for f in &o.faults {
-            let faults = &mut pair.seats[seat_side(f.bot).index()].faults;
+            let faults = &mut pair.seats[f.bot.index()].faults;
             faults.total += 1;
-            *faults.by_kind.entry(f.kind.clone()).or_insert(0) += 1;
+            *faults.by_kind.entry(f.kind.to_string()).or_insert(0) += 1;
         }
     }
 
@@ -148,12 +148,14 @@ mod tests {
     use proptest::prelude::*;
 
     use super::Tally;
+    use crate::log_place::{LogForm, LogPlace};
     use crate::standings::{LeagueInfo, Standings};
     use crate::store::{BotRow, FaultRow, FinishedSet, GameRow, Progress, SetOutcome};
     use crate::SetKey;
+    use referee::{FaultKind, GameEndReason, Side};
 
     const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
-    const KINDS: [&str; 3] = ["time-out", "crash", "illegal-move"];
+    const KINDS: [FaultKind; 3] = [FaultKind::TimeOut, FaultKind::Crash, FaultKind::IllegalMove];
 
     /// A set between two different bots: each game's first mover and result, its
     /// faults, moves and move times.
@@ -162,8 +164,8 @@ mod tests {
             0..NAMES.len(),
             1..NAMES.len(),
             1u32..4,
-            prop::collection::vec((0u8..2, 0u8..3, 0u32..3), 1..4),
-            prop::collection::vec((0u8..2, 0..KINDS.len()), 0..3),
+            prop::collection::vec((0usize..2, 0usize..3, 0u32..3), 1..4),
+            prop::collection::vec((0usize..2, 0..KINDS.len()), 0..3),
             (0u64..200, 0u64..200, 0.0f64..500.0, 0.0f64..500.0),
         )
             .prop_map(|(a, step, round, games, faults, (ma, mb, ta, tb))| {
@@ -173,14 +175,14 @@ mod tests {
                     .enumerate()
                     .map(|(i, &(first, result, margin))| GameRow {
                         game: i as u32 + 1,
-                        first,
-                        winner: (result < 2).then_some(result),
+                        first: Side::BOTH[first],
+                        winner: Side::from_index(result),
                         points: match result {
                             0 => [1 + margin, 0],
                             1 => [0, 1 + margin],
                             _ => [0, 0],
                         },
-                        reason: "no-moves".into(),
+                        reason: GameEndReason::NoMoves,
                         plies: 20,
                         double: false,
                         faulted: Vec::new(),
@@ -199,8 +201,8 @@ mod tests {
                     pruned: false,
                     outcome: SetOutcome {
                         winner: match points[0].cmp(&points[1]) {
-                            std::cmp::Ordering::Greater => Some(0),
-                            std::cmp::Ordering::Less => Some(1),
+                            std::cmp::Ordering::Greater => Some(Side::A),
+                            std::cmp::Ordering::Less => Some(Side::B),
                             std::cmp::Ordering::Equal => None,
                         },
                         points,
@@ -210,14 +212,14 @@ mod tests {
                             .map(|&(bot, kind)| FaultRow {
                                 game: 1,
                                 ply: 3,
-                                bot,
-                                kind: KINDS[kind].into(),
+                                bot: Side::BOTH[bot],
+                                kind: KINDS[kind],
                                 detail: "x".into(),
                             })
                             .collect(),
                         moves: [ma, mb],
                         move_ms: [ta, tb],
-                        log: String::new(),
+                        log: LogPlace::file("x", LogForm::Plain),
                     },
                 }
             })
@@ -261,12 +263,12 @@ mod tests {
             for (seat, name) in [&s.key.a, &s.key.b].into_iter().enumerate() {
                 let c = bots.entry(name.clone()).or_default();
                 c.0 += u64::from(o.points[seat]);
-                c.1[wdl(o.winner.map(|w| usize::from(w) == seat))] += 1;
+                c.1[wdl(o.winner.map(|w| w.index() == seat))] += 1;
                 for g in &o.games {
-                    c.2[wdl(g.winner.map(|w| usize::from(w) == seat))] += 1;
+                    c.2[wdl(g.winner.map(|w| w.index() == seat))] += 1;
                 }
-                for f in o.faults.iter().filter(|f| usize::from(f.bot) == seat) {
-                    *c.3.entry(f.kind.clone()).or_insert(0) += 1;
+                for f in o.faults.iter().filter(|f| f.bot.index() == seat) {
+                    *c.3.entry(f.kind.to_string()).or_insert(0) += 1;
                 }
                 c.4 += o.moves[seat];
                 c.5 += o.move_ms[seat];

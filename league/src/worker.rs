@@ -27,6 +27,7 @@ use crate::coordinator::{
 use crate::disk::{DiskFloor, FloorChange};
 use crate::error::{Error, Result};
 use crate::file::LeagueConfig;
+use crate::log_place::{LogForm, LogPlace};
 use crate::pool::{SetFailure, SetPool, Shared};
 use crate::set_files::SetFiles;
 use crate::setup::{print, read_standings, settle_settings, sync_with_file};
@@ -382,7 +383,7 @@ impl WorkerSource {
 
     /// Deletes the files a set given up here left in the scratch directory.
     fn forget_files(&self, set: &ClaimedSet) {
-        let log = format!("{}/{}.jsonl", crate::set_files::LOGS_DIR, set.key.stem());
+        let log = LogPlace::file(&set.key.stem(), LogForm::Plain);
         crate::set_files::delete_set_files(&self.scratch, &log);
     }
 
@@ -438,12 +439,7 @@ impl Source<PgStore> for WorkerSource {
 
     /// The log goes to the store with the result; the scratch files go once it is there.
     async fn finished(&mut self, set: &ClaimedSet, mut outcome: SetOutcome) -> Result<Played> {
-        let stem = outcome
-            .log
-            .trim_start_matches("logs/")
-            .trim_end_matches(".jsonl")
-            .to_string();
-        let files = SetFiles::new(&self.scratch, &stem);
+        let files = SetFiles::new(&self.scratch, outcome.log.stem().unwrap_or_default());
         let path = files.log();
         let log = std::fs::read(&path).map_err(|error| Error::Io {
             what: "cannot read a finished set's log",
@@ -451,7 +447,7 @@ impl Source<PgStore> for WorkerSource {
             error,
         })?;
         self.finished.insert(set.id, files);
-        outcome.log = format!("store:{}", set.id);
+        outcome.log = LogPlace::Stored(set.id);
         Ok(Played {
             outcome: Arc::new(outcome),
             log: Arc::new(log),
@@ -505,7 +501,8 @@ impl Source<PgStore> for WorkerSource {
                     .shared
                     .bots
                     .get(*n)
-                    .is_some_and(|b| b.spec.argv.first().is_some_and(|p| program_found(p)))
+                    .and_then(|b| b.process())
+                    .is_some_and(|(spec, _)| spec.argv.first().is_some_and(|p| program_found(p)))
             })
             .cloned()
             .collect();

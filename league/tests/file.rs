@@ -61,15 +61,19 @@ fn a_good_file_is_read_with_defaults() {
     assert_eq!(c.default_dir(), d.dir.path().join("L"));
     let a = &c.bots[0];
     assert_eq!(a.name, "a");
-    assert_eq!(a.spec.command, "./bot --fast");
+    assert_eq!(a.command(), "./bot --fast");
+    let (spec, limits) = a.process().expect("a process");
     // The program path is the file's directory's; the bot runs in that directory.
     assert_eq!(
-        Path::new(&a.spec.argv[0]),
+        Path::new(&spec.argv[0]),
         d.dir.path().join("./bot").as_path()
     );
-    assert_eq!(a.spec.argv[1], "--fast");
-    assert_eq!(a.limits.cwd.as_deref(), Some(d.dir.path()));
-    assert_eq!(c.bots[1].spec.argv, ["python3", "b.py"]);
+    assert_eq!(spec.argv[1], "--fast");
+    assert_eq!(limits.cwd.as_deref(), Some(d.dir.path()));
+    assert_eq!(
+        c.bots[1].process().expect("a process").0.argv,
+        ["python3", "b.py"]
+    );
 }
 
 #[test]
@@ -129,13 +133,13 @@ command = \"./bot\"
             rating: 2000.0
         }
     );
-    let l = &c.bots[0].limits;
+    let l = c.bots[0].process().expect("a process").1;
     assert_eq!(l.memory, Some(512 << 20));
     assert_eq!(l.cpu_seconds, Some(120));
     assert_eq!(l.open_files, Some(32));
     assert_eq!(l.cwd.as_deref(), Some(d.dir.path().join("work").as_path()));
     assert_eq!(l.env, Some(vec!["PATH".to_string(), "LEVEL=3".to_string()]));
-    assert_eq!(c.bots[1].limits.env, None);
+    assert_eq!(c.bots[1].process().expect("a process").1.env, None);
     assert_eq!(c.place("seed"), format!("{} line 11", d.path().display()));
     assert_eq!(c.place("games"), format!("{} line 4", d.path().display()));
 }
@@ -378,10 +382,11 @@ fn a_remote_bot_has_a_token_hash_and_no_process() {
     assert_eq!(c.lag_cap, Duration::from_millis(250));
     let far = c.bot("far").expect("far");
     assert!(far.is_remote());
-    assert_eq!(far.spec.command, "remote far");
+    assert_eq!(far.command(), "remote far");
+    assert!(far.process().is_none());
     assert_eq!(
         league::parse_sha256(hash),
-        Ok(far.token_sha256.expect("hash"))
+        Ok(far.token_sha256().expect("hash"))
     );
     assert!(!c.bot("a").expect("a").is_remote());
     assert_eq!(

@@ -48,7 +48,7 @@ fn an_expired_lease_is_claimed_again_and_the_late_result_is_a_duplicate() {
         "the lease is lost"
     );
     // The late result of attempt 1: kept, not counted.
-    let late = outcome(3, "late");
+    let late = outcome(3, "logs/late.jsonl");
     assert_eq!(
         one.record_attempt(held.id, 1, &late, b"late log\n")
             .expect("record"),
@@ -58,7 +58,7 @@ fn an_expired_lease_is_claimed_again_and_the_late_result_is_a_duplicate() {
     assert_eq!(one.duplicates().expect("duplicates"), 1);
     // The current attempt's result counts, once; sent again (a lost answer), it is
     // still the counted one and changes nothing.
-    let good = outcome(2, "good");
+    let good = outcome(2, "logs/good.jsonl");
     assert_eq!(
         two.record_attempt(held.id, 2, &good, b"good log\n")
             .expect("record"),
@@ -96,7 +96,7 @@ fn a_result_past_its_lease_counts_when_nobody_took_the_set() {
     let held = one.claim(lease, &[]).expect("claim").expect("a set");
     std::thread::sleep(lease * 2);
     assert_eq!(
-        one.record_attempt(held.id, 1, &outcome(1, "l"), b"{}\n")
+        one.record_attempt(held.id, 1, &outcome(1, "logs/l.jsonl"), b"{}\n")
             .expect("record"),
         Recorded::Counted
     );
@@ -151,7 +151,7 @@ fn workers_are_listed_with_heartbeat_in_flight_and_finished_sets() {
     let a = one.claim(lease, &[]).expect("claim").expect("set");
     let b = one.claim(lease, &[]).expect("claim").expect("set");
     let c = two.claim(lease, &[]).expect("claim").expect("set");
-    one.record_attempt(a.id, 1, &outcome(1, "l"), b"x\n")
+    one.record_attempt(a.id, 1, &outcome(1, "logs/l.jsonl"), b"x\n")
         .expect("record");
     two.goodbye().expect("goodbye");
     let rows = one.workers().expect("workers");
@@ -275,10 +275,10 @@ fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
     let first = store.claim_next().expect("claim").expect("a set");
     let second = store.claim_next().expect("claim").expect("a set");
     assert!(store
-        .record(second.claim(), &outcome(1, "l2"))
+        .record(second.claim(), &outcome(1, "logs/l2.jsonl"))
         .expect("record"));
     assert!(store
-        .record(first.claim(), &outcome(1, "l1"))
+        .record(first.claim(), &outcome(1, "logs/l1.jsonl"))
         .expect("record"));
     drop(store);
     // Back to schema 2, as an older hus left it: no numbers, no counter, no history,
@@ -321,7 +321,7 @@ fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
     assert_eq!(numbered(&store), [(1, second.id), (2, first.id)]);
     let third = store.claim_next().expect("claim").expect("the third set");
     assert!(store
-        .record(third.claim(), &outcome(1, "l3"))
+        .record(third.claim(), &outcome(1, "logs/l3.jsonl"))
         .expect("record"));
     let all = store
         .finished_sets(&FinishedQuery::After {

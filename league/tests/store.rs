@@ -2,9 +2,10 @@
 //! a file, and PostgreSQL (a real server, see `pg.rs`, a fresh database per test).
 
 use league::{
-    schedule, BotEntry, Claims, FaultRow, Format, GameRow, PgStore, SetKey, SetOutcome,
+    schedule, BotEntry, Claims, FaultRow, Format, GameRow, LogPlace, PgStore, SetKey, SetOutcome,
     SqliteStore, Store, StoreError,
 };
+use referee::{FaultKind, GameEndReason, Side};
 
 /// Each implementation, fresh, with a name for messages. The temp dir lives as long as
 /// the store.
@@ -40,32 +41,37 @@ pub fn names(entries: &[BotEntry]) -> Vec<String> {
     entries.iter().map(|b| b.name.clone()).collect()
 }
 
+/// The log place a store writes as `text` (`logs/STEM.jsonl`, `store:ID`).
+pub fn place(text: &str) -> LogPlace {
+    LogPlace::parse(text).expect("a log place")
+}
+
 pub fn outcome(games: u32, log: &str) -> SetOutcome {
     SetOutcome {
         games: (1..=games)
             .map(|g| GameRow {
                 game: g,
-                first: (g % 2) as u8,
-                winner: if g == 2 { None } else { Some(0) },
+                first: Side::BOTH[g as usize % 2],
+                winner: if g == 2 { None } else { Some(Side::A) },
                 points: if g == 2 { [0, 0] } else { [2, 0] },
-                reason: "no-moves".into(),
+                reason: GameEndReason::NoMoves,
                 plies: 30 + g,
                 double: g == 3,
-                faulted: if g == 1 { vec![1] } else { Vec::new() },
+                faulted: if g == 1 { vec![Side::B] } else { Vec::new() },
             })
             .collect(),
         faults: vec![FaultRow {
             game: 1,
             ply: 7,
-            bot: 1,
-            kind: "time-out".into(),
+            bot: Side::B,
+            kind: FaultKind::TimeOut,
             detail: "no move within 100 ms".into(),
         }],
         points: [2 * (games - 1), 0],
-        winner: Some(0),
+        winner: Some(Side::A),
         moves: [40, 39],
         move_ms: [80.5, 20.25],
-        log: log.into(),
+        log: place(log),
     }
 }
 
@@ -94,7 +100,9 @@ fn sync_claim_record_and_read_back() {
         let p = store.progress().expect("progress");
         assert_eq!((p.running, p.pending), (2, 4), "{name}");
 
-        assert!(store.set_log(first.claim(), "logs/one.jsonl").expect("log"));
+        assert!(store
+            .set_log(first.claim(), &place("logs/one.jsonl"))
+            .expect("log"));
         let o = outcome(3, "logs/one.jsonl");
         assert!(store.record(first.claim(), &o).expect("record"), "{name}");
         let finished = store.finished().expect("finished");
@@ -107,7 +115,9 @@ fn sync_claim_record_and_read_back() {
         // and changes nothing.
         assert!(!store.record(first.claim(), &o).expect("record"), "{name}");
         assert!(
-            !store.set_log(first.claim(), "logs/two.jsonl").expect("log"),
+            !store
+                .set_log(first.claim(), &place("logs/two.jsonl"))
+                .expect("log"),
             "{name}"
         );
         assert_eq!(
@@ -132,7 +142,9 @@ fn sync_claim_record_and_read_back() {
         let stale = second.claim();
         assert!(!store.record(stale, &o).expect("record"), "{name}");
         assert!(
-            !store.set_log(stale, "logs/stale.jsonl").expect("log"),
+            !store
+                .set_log(stale, &place("logs/stale.jsonl"))
+                .expect("log"),
             "{name}"
         );
         assert_eq!(store.requeue(&[stale]).expect("requeue"), 0, "{name}");
@@ -140,7 +152,7 @@ fn sync_claim_record_and_read_back() {
         assert_eq!((p.done, p.running, p.pending), (1, 1, 4), "{name}");
         assert!(
             store
-                .set_log(again.claim(), "logs/again.jsonl")
+                .set_log(again.claim(), &place("logs/again.jsonl"))
                 .expect("log"),
             "{name}"
         );
@@ -154,7 +166,9 @@ fn sync_claim_record_and_read_back() {
         // Play everything.
         let mut played = 1;
         while let Some(set) = store.claim_next().expect("claim") {
-            assert!(store.record(set.claim(), &outcome(2, "l")).expect("record"));
+            assert!(store
+                .record(set.claim(), &outcome(2, "logs/l.jsonl"))
+                .expect("record"));
             played += 1;
         }
         assert_eq!(played, 6, "{name}");
@@ -178,7 +192,9 @@ fn a_removed_bot_plays_no_more_and_keeps_its_results_and_a_new_one_is_scheduled(
         assert_eq!(report.added_bots, ["x", "y", "z"], "{name}");
         // Play the first set (x-y... whichever comes first) only.
         let set = store.claim_next().expect("claim").expect("set");
-        assert!(store.record(set.claim(), &outcome(1, "l")).expect("record"));
+        assert!(store
+            .record(set.claim(), &outcome(1, "logs/l.jsonl"))
+            .expect("record"));
         let played_key = set.key.clone();
 
         // z leaves; w joins.
@@ -196,7 +212,9 @@ fn a_removed_bot_plays_no_more_and_keeps_its_results_and_a_new_one_is_scheduled(
         let mut claimed: Vec<SetKey> = Vec::new();
         while let Some(set) = store.claim_next().expect("claim") {
             assert!(set.key.a != "z" && set.key.b != "z", "{name}: {}", set.key);
-            assert!(store.record(set.claim(), &outcome(1, "l")).expect("record"));
+            assert!(store
+                .record(set.claim(), &outcome(1, "logs/l.jsonl"))
+                .expect("record"));
             claimed.push(set.key);
         }
         let mut expected: Vec<SetKey> = plan
@@ -514,9 +532,9 @@ fn the_migration_numbers_an_old_stores_finished_sets_in_their_order() {
              INSERT INTO bots VALUES ('x', './x', 1, '2026-01-01'), ('y', './y', 1, '2026-01-01');
              INSERT INTO sets (id, round, bot_a, bot_b, seed, scheduled, status, finished,
                                points_a, points_b, winner, moves_a, moves_b, move_ms_a, move_ms_b, log)
-             VALUES (1, 1, 'x', 'y', 5, 1, 'done', '2026-01-01T10:00:02Z', 2, 0, 0, 10, 9, 1.0, 1.0, 'l1'),
+             VALUES (1, 1, 'x', 'y', 5, 1, 'done', '2026-01-01T10:00:02Z', 2, 0, 0, 10, 9, 1.0, 1.0, 'logs/r1-x-vs-y.jsonl.gz'),
                     (2, 2, 'x', 'y', 6, 1, 'pending', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
-                    (3, 3, 'x', 'y', 7, 1, 'done', '2026-01-01T10:00:01Z', 0, 2, 1, 10, 9, 1.0, 1.0, 'l3');
+                    (3, 3, 'x', 'y', 7, 1, 'done', '2026-01-01T10:00:01Z', 0, 2, 1, 10, 9, 1.0, 1.0, 'logs/r3-x-vs-y.jsonl.gz');
              INSERT INTO games VALUES (1, 1, 0, 0, 2, 0, 'no-moves', 20, 0, ''),
                                       (3, 1, 0, 1, 0, 2, 'no-moves', 21, 0, '');",
         )
@@ -539,7 +557,7 @@ fn the_migration_numbers_an_old_stores_finished_sets_in_their_order() {
     let set = store.claim_next().expect("claim").expect("set 2");
     assert_eq!(set.key.round, 2);
     assert!(store
-        .record(set.claim(), &outcome(1, "l2"))
+        .record(set.claim(), &outcome(1, "logs/l2.jsonl"))
         .expect("record"));
     assert_eq!(numbered(&store), [(1, 3), (2, 1), (3, 2)]);
 }
@@ -624,18 +642,18 @@ fn pruned_logs_are_named_once_and_every_result_stays() {
             assert!(store
                 .record(set.claim(), &outcome(2, &log))
                 .expect("record"));
-            logs.push(log);
+            logs.push(place(&log));
         }
         let before = league::read_standings(&*store).expect("standings");
         assert_eq!(store.prune_logs(3).expect("prune"), logs[..3], "{name}");
         assert_eq!(
             store.prune_logs(2).expect("again"),
-            Vec::<String>::new(),
+            Vec::<LogPlace>::new(),
             "{name}"
         );
         assert_eq!(
             store.prune_logs(3).expect("again"),
-            Vec::<String>::new(),
+            Vec::<LogPlace>::new(),
             "{name}"
         );
         assert_eq!(store.prune_logs(5).expect("more"), logs[3..5], "{name}");

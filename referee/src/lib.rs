@@ -88,7 +88,7 @@ pub use once::OnceProcess;
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,
 };
-pub use records::{now_rfc3339, Aborted, Record, StoppedBy, Writer};
+pub use records::{now_rfc3339, Aborted, FaultKind, GameEndReason, Record, StoppedBy, Writer};
 pub use replay::text::{draw_board, draw_board_from, plural, report_words, Marks, Style};
 pub use replay::watch::{writer_state, WriterState};
 pub use replay::{verify_records, viewer_page};

@@ -1587,14 +1587,14 @@ mod tests {
             winner: Some("x".into()),
             moves: [10, 10],
             mean_move_ms: [Some(1.0), None],
-            log: "logs/r1-x-vs-y.jsonl".into(),
+            log: league::LogPlace::file("r1-x-vs-y", league::LogForm::Plain),
             games: (0..games)
                 .map(|i| GameView {
                     game: i as u32 + 1,
                     first: "x".into(),
                     winner: if i == 1 { None } else { Some("x".into()) },
                     points: [1, 0],
-                    reason: "no-moves".into(),
+                    reason: referee::GameEndReason::NoMoves,
                     plies: 30,
                     double: false,
                 })
@@ -1603,7 +1603,7 @@ mod tests {
                 game: 1,
                 ply: 3,
                 bot: "y".into(),
-                kind: "malformed".into(),
+                kind: referee::FaultKind::Malformed,
                 detail: EVIL.into(),
             }],
         }

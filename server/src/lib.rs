@@ -98,7 +98,7 @@ pub fn remote_tokens(config: &LeagueConfig) -> HashMap<String, [u8; 32]> {
     config
         .bots
         .iter()
-        .filter_map(|b| b.token_sha256.map(|h| (b.name.clone(), h)))
+        .filter_map(|b| b.token_sha256().map(|h| (b.name.clone(), h)))
         .collect()
 }
 

@@ -253,7 +253,7 @@ impl Runner {
             .filter(|b| self.active.contains(&b.name))
             .map(|b| BotEntry {
                 name: b.name.clone(),
-                command: b.spec.command.clone(),
+                command: b.command(),
             })
             .collect()
     }
@@ -718,18 +718,15 @@ impl Runner {
                             path.display()
                         ));
                     };
-                    if let Some(sandbox) = &bot.limits.sandbox {
-                        sandbox
-                            .probe(&bot.spec, &bot.limits)
-                            .map_err(|e| format!("{wanted}'s sandbox cannot start: {e}"))?;
-                    }
+                    bot.probe_sandbox()
+                        .map_err(|e| format!("{wanted}'s sandbox cannot start: {e}"))?;
                     Ok(bot)
                 })
                 .await
                 .map_err(|e| format!("reading the league file failed: {e}"))??;
                 let mut shared = (*self.shared).clone();
                 let mut b = bot.clone();
-                b.limits.nice = shared.bots.values().next().and_then(|x| x.limits.nice);
+                b.set_nice(shared.bots.values().find_map(|x| x.nice()));
                 shared.bots.insert(name.clone(), b);
                 self.shared = Arc::new(shared);
                 self.config.bots.retain(|b| b.name != name);
@@ -779,7 +776,10 @@ impl Source<BoxStore> for Runner {
                 .await;
             return Err(e);
         }
-        let (claim, log) = (set.claim(), format!("{}/{stem}.jsonl", league::LOGS_DIR));
+        let (claim, log) = (
+            set.claim(),
+            league::LogPlace::file(&stem, league::LogForm::Plain),
+        );
         if link
             .run("noting a set's log", move |s| s.set_log(claim, &log))
             .await?
@@ -833,7 +833,7 @@ impl Source<BoxStore> for Runner {
     async fn finished(&mut self, _set: &ClaimedSet, outcome: SetOutcome) -> league::Result<Played> {
         let log = if self.shared_store {
             // Its text, compressed or not yet (`referee::open_finished_log`).
-            read_finished_log(&self.dir.join(&outcome.log)).unwrap_or_else(|e| {
+            read_finished_log(&self.dir.join(outcome.log.to_string())).unwrap_or_else(|e| {
                 self.say(&format!(
                     "cannot read {}: {e}; the store keeps no copy of it",
                     outcome.log

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use league::{FinishedSet, Standings};
+use league::{FinishedSet, LogPlace, Standings};
+use referee::{FaultKind, GameEndReason, Side};
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
@@ -25,7 +26,7 @@ pub struct GameView {
     /// Points of A and B.
     pub points: [u32; 2],
     /// Why it ended: `no-moves`, `repetition`, `no-capture-limit`, or a fault kind.
-    pub reason: String,
+    pub reason: GameEndReason,
     /// Moves played.
     pub plies: u32,
     /// The loser had no seeds at all.
@@ -42,7 +43,7 @@ pub struct FaultView {
     /// Who faulted.
     pub bot: String,
     /// The fault kind (PROTOCOL.md).
-    pub kind: String,
+    pub kind: FaultKind,
     /// In plain words (may quote what the bot sent).
     pub detail: String,
 }
@@ -75,8 +76,9 @@ pub struct SetView {
     pub moves: [u64; 2],
     /// Mean milliseconds per move of A and B (`null` without moves).
     pub mean_move_ms: [Option<f64>; 2],
-    /// The log, relative to the league's directory.
-    pub log: String,
+    /// Where the log is: `logs/STEM.jsonl.zst` (relative to the league's directory),
+    /// `store:ID` (kept by a shared store).
+    pub log: LogPlace,
     /// Every game.
     pub games: Vec<GameView>,
     /// Every fault.
@@ -88,7 +90,7 @@ impl SetView {
     pub fn from_finished(number: u64, f: &FinishedSet) -> SetView {
         let o = &f.outcome;
         let bots = [f.key.a.clone(), f.key.b.clone()];
-        let name = |seat: u8| bots[league::seat_side(seat).index()].clone();
+        let name = |side: Side| bots[side.index()].clone();
         SetView {
             set: f.key.stem(),
             number,
@@ -110,7 +112,7 @@ impl SetView {
                     first: name(g.first),
                     winner: g.winner.map(name),
                     points: g.points,
-                    reason: g.reason.clone(),
+                    reason: g.reason,
                     plies: g.plies,
                     double: g.double,
                 })
@@ -122,7 +124,7 @@ impl SetView {
                     game: x.game,
                     ply: x.ply,
                     bot: name(x.bot),
-                    kind: x.kind.clone(),
+                    kind: x.kind,
                     detail: x.detail.clone(),
                 })
                 .collect(),

@@ -343,16 +343,20 @@ pub(crate) async fn faulted_sets(app: &Arc<AppState>, bot: &str) -> Result<Vec<V
     let out = tokio::task::spawn_blocking(move || {
         sets.into_iter()
             .map(|(number, set)| {
-                let seat = u8::from(set.key.a != bot);
+                let side = if set.key.a == bot {
+                    referee::Side::A
+                } else {
+                    referee::Side::B
+                };
                 let view = SetView::from_finished(number, &set);
                 let faults: Vec<&crate::state::FaultView> = view
                     .faults
                     .iter()
                     .zip(&set.outcome.faults)
-                    .filter(|(_, f)| f.bot == seat)
+                    .filter(|(_, f)| f.bot == side)
                     .map(|(v, _)| v)
                     .collect();
-                let letter = if seat == 0 { 'a' } else { 'b' };
+                let letter = side.lower();
                 let stderr = stderr_tail(&logs, number, &format!("{}.{letter}.stderr", view.set));
                 json!({ "set": view.set, "number": number, "faults": faults, "stderr": stderr })
             })
@@ -586,17 +590,14 @@ async fn set_log_source(app: &AppState, set: &str) -> Result<FoundLog, ApiError>
             ),
         ));
     }
-    if let Some(id) = view
-        .and_then(|v| v.log.strip_prefix("store:"))
-        .and_then(|id| id.parse().ok())
-    {
+    if let Some(&league::LogPlace::Stored(id)) = view.map(|v| &v.log) {
         return Ok(found(LogSource::Stored(id)));
     }
     // A finished set's log is the file the store names (`STEM.jsonl.zst`; the plain
     // `STEM.jsonl` until its compression is whole); a running set's is being written,
     // `STEM.jsonl`.
     let name = match view {
-        Some(v) => v.log.rsplit('/').next().unwrap_or_default().to_string(),
+        Some(v) => v.log.file_name().unwrap_or_default(),
         None => format!("{set}.jsonl"),
     };
     let file = referee::finished_log_candidates(FsPath::new(&name))

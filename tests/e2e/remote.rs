@@ -160,18 +160,17 @@ impl Server {
         let entrants: [Entrant; 2] = ["alice", "local"].map(|name| {
             let bot = self.config.bot(name).expect("bot");
             // A remote bot plays over a link from the registry, as the league's sets do.
-            if bot.is_remote() {
-                Entrant::Link {
-                    command: bot.spec.command.clone(),
+            match &bot.transport {
+                league::Transport::Link { .. } => Entrant::Link {
+                    command: bot.command(),
                     connect: registry.connector(name),
                     time: None,
-                }
-            } else {
-                Entrant::Process {
-                    spec: bot.spec.clone(),
+                },
+                league::Transport::Process { spec, limits } => Entrant::Process {
+                    spec: spec.clone(),
                     stderr: logs.join(format!("{name}.stderr")).into(),
-                    limits: bot.limits.clone(),
-                }
+                    limits: limits.clone(),
+                },
             }
         });
         let (mut writer, stem) = LogWriter::create(&logs, "set").expect("log");

@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::*;
 use crate::file::LeagueConfig;
+use crate::log_place::{LogForm, LogPlace};
 use crate::schedule::SetKey;
 use crate::store::SetStatus;
 
@@ -146,7 +147,7 @@ impl Claims for Mem {
         Ok(n)
     }
 
-    fn set_log(&mut self, claim: Claim, _log: &str) -> Result<bool, StoreError> {
+    fn set_log(&mut self, claim: Claim, _log: &LogPlace) -> Result<bool, StoreError> {
         Ok(Mem::holds(&self.inner(), claim))
     }
 
@@ -254,7 +255,7 @@ impl Pool for FakePool {
                     after,
                     Ending::Finished(SetOutcome {
                         points,
-                        ..SetOutcome::default()
+                        ..SetOutcome::new(LogPlace::file(&played.key.stem(), LogForm::Plain))
                     }),
                 ),
                 Plan::Fail(after) => (

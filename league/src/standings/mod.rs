@@ -560,16 +560,19 @@ fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log_place::LogPlace;
     use crate::schedule::SetKey;
     use crate::store::{FaultRow, GameRow, SetOutcome};
+    use referee::{FaultKind, GameEndReason, Side};
+    use Side::{A, B};
 
-    fn game(n: u32, first: u8, winner: Option<u8>, points: [u32; 2]) -> GameRow {
+    fn game(n: u32, first: Side, winner: Option<Side>, points: [u32; 2]) -> GameRow {
         GameRow {
             game: n,
             first,
             winner,
             points,
-            reason: "no-moves".into(),
+            reason: GameEndReason::NoMoves,
             plies: 40,
             double: false,
             faulted: Vec::new(),
@@ -596,22 +599,22 @@ mod tests {
                 pruned: false,
                 outcome: SetOutcome {
                     games: vec![
-                        game(1, 0, Some(0), [2, 0]),
-                        game(2, 1, Some(1), [0, 1]),
-                        game(3, 0, None, [0, 0]),
+                        game(1, A, Some(A), [2, 0]),
+                        game(2, B, Some(B), [0, 1]),
+                        game(3, A, None, [0, 0]),
                     ],
                     faults: vec![FaultRow {
                         game: 2,
                         ply: 3,
-                        bot: 0,
-                        kind: "time-out".into(),
+                        bot: A,
+                        kind: FaultKind::TimeOut,
                         detail: "late".into(),
                     }],
                     points: [2, 1],
-                    winner: Some(0),
+                    winner: Some(A),
                     moves: [30, 29],
                     move_ms: [60.0, 29.0],
-                    log: "logs/r1-x-vs-y.jsonl".into(),
+                    log: LogPlace::parse("logs/r1-x-vs-y.jsonl").expect("a log"),
                 },
             },
             FinishedSet {
@@ -623,13 +626,13 @@ mod tests {
                 seed: 2,
                 pruned: false,
                 outcome: SetOutcome {
-                    games: vec![game(1, 1, Some(1), [0, 2])],
+                    games: vec![game(1, B, Some(B), [0, 2])],
                     faults: Vec::new(),
                     points: [0, 2],
-                    winner: Some(1),
+                    winner: Some(B),
                     moves: [10, 10],
                     move_ms: [10.0, 10.0],
-                    log: "logs/r1-y-vs-z.jsonl".into(),
+                    log: LogPlace::parse("logs/r1-y-vs-z.jsonl").expect("a log"),
                 },
             },
         ]
@@ -643,9 +646,9 @@ mod tests {
         let mut again = sets[0].clone();
         again.key.round = 2;
         std::mem::swap(&mut again.key.a, &mut again.key.b);
-        again.outcome.games = vec![game(1, 0, Some(0), [2, 0])];
+        again.outcome.games = vec![game(1, A, Some(A), [2, 0])];
         again.outcome.points = [2, 0];
-        again.outcome.winner = Some(0);
+        again.outcome.winner = Some(A);
         sets.push(again);
         let s = compute(LeagueInfo::default(), Progress::default(), &bots, &sets);
         let rank = |n: &str| s.bots.iter().position(|b| b.name == n).expect("ranked");

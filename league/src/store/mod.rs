@@ -20,8 +20,9 @@ pub use pg::{stuck_reason, Heartbeat, PackedLog, PgStore, StoredLog, WorkerRow, 
 pub use sqlite::SqliteStore;
 pub use thread::{StoreCaller, StoreThread};
 
-use referee::Side;
+use referee::{FaultKind, GameEndReason, Side};
 
+use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
 
 /// A set's place in its life: `pending` (to be played), `running` (being played, or
@@ -128,43 +129,32 @@ impl ClaimedSet {
 pub struct Requeued {
     /// The set.
     pub key: SetKey,
-    /// The log of the interrupted attempt, if one was started.
-    pub log: Option<String>,
+    /// The log of the interrupted attempt, if one was noted.
+    pub log: Option<LogPlace>,
 }
 
-/// The side of a stored seat. The store keeps seats as the logs number sides, 0 (A)
-/// and 1 (B), and its tables accept no other value.
-pub fn seat_side(seat: u8) -> Side {
-    match seat {
-        0 => Side::A,
-        _ => Side::B,
-    }
-}
-
-/// The seat the store keeps for `side`: 0 (A) or 1 (B).
-pub fn side_seat(side: Side) -> u8 {
-    side.index() as u8
-}
-
-/// One game of a finished set. Seats: 0 is bot A, 1 is bot B ([`seat_side`]).
+/// One game of a finished set. The store keeps a side as the logs number it, 0 (A)
+/// and 1 (B), a reason and a fault kind as their wire names; a row that holds anything
+/// else is [`StoreError::Invalid`] when it is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRow {
     /// Games count from 1.
     pub game: u32,
-    /// The seat that moved first.
-    pub first: u8,
-    /// The winning seat; `None` for a draw.
-    pub winner: Option<u8>,
+    /// The side that moved first.
+    pub first: Side,
+    /// The winning side; `None` for a draw.
+    pub winner: Option<Side>,
     /// Points of A and B.
     pub points: [u32; 2],
-    /// `no-moves`, `repetition`, `no-capture-limit`, or a fault kind.
-    pub reason: String,
+    /// An end rule (`no-moves`, `repetition`, `no-capture-limit`) or the kind of the
+    /// fault that ended the game.
+    pub reason: GameEndReason,
     /// Moves played.
     pub plies: u32,
     /// The loser had no seeds at all.
     pub double: bool,
-    /// The seats that faulted in the game.
-    pub faulted: Vec<u8>,
+    /// The sides that faulted in the game.
+    pub faulted: Vec<Side>,
 }
 
 /// A fault of a finished set.
@@ -174,16 +164,16 @@ pub struct FaultRow {
     pub game: u32,
     /// The ply at which it happened.
     pub ply: u32,
-    /// The seat that faulted.
-    pub bot: u8,
+    /// The side that faulted.
+    pub bot: Side,
     /// A fault kind of PROTOCOL.md.
-    pub kind: String,
+    pub kind: FaultKind,
     /// In plain words.
     pub detail: String,
 }
 
 /// Everything recorded about a finished set.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SetOutcome {
     /// Every game, in order.
     pub games: Vec<GameRow>,
@@ -191,14 +181,29 @@ pub struct SetOutcome {
     pub faults: Vec<FaultRow>,
     /// Points of A and B over the set.
     pub points: [u32; 2],
-    /// The seat with more points; `None` for a drawn set.
-    pub winner: Option<u8>,
+    /// The side with more points; `None` for a drawn set.
+    pub winner: Option<Side>,
     /// Moves made by A and by B.
     pub moves: [u64; 2],
     /// Total time A and B took over their moves, in milliseconds.
     pub move_ms: [f64; 2],
-    /// The log, relative to the league's directory.
-    pub log: String,
+    /// Where its log is.
+    pub log: LogPlace,
+}
+
+impl SetOutcome {
+    /// A set with no game yet whose log is at `log`.
+    pub fn new(log: LogPlace) -> SetOutcome {
+        SetOutcome {
+            games: Vec::new(),
+            faults: Vec::new(),
+            points: [0; 2],
+            winner: None,
+            moves: [0; 2],
+            move_ms: [0.0; 2],
+            log,
+        }
+    }
 }
 
 /// A finished set with its key.
@@ -449,7 +454,7 @@ pub trait Claims {
 
     /// Notes where the running set's log is written (relative to the league's
     /// directory), if `claim` still holds it; false (nothing changed) otherwise.
-    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError>;
+    fn set_log(&mut self, claim: Claim, log: &LogPlace) -> Result<bool, StoreError>;
 
     /// Records a finished set: its games, faults and move times, and marks it `done`,
     /// all in one transaction, if `claim` still holds it (the set is `running` under
@@ -515,7 +520,7 @@ impl<S: Claims + ?Sized> Claims for Box<S> {
     fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
         (**self).requeue(claims)
     }
-    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
+    fn set_log(&mut self, claim: Claim, log: &LogPlace) -> Result<bool, StoreError> {
         (**self).set_log(claim, log)
     }
     fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
@@ -643,9 +648,9 @@ pub trait Store: Claims {
     /// Marks the logs of the finished sets numbered up to `up_to` pruned (those above
     /// the last call's mark, which the store keeps: each set is pruned once, and a call
     /// reads only the sets since the last), and returns their logs as the store names
-    /// them (`logs/STEM.jsonl.zst`; `store:ID` for a log the store keeps, which it
+    /// them (a file, `logs/STEM.jsonl.zst`; or one the store keeps, `store:ID`, which it
     /// drops), for the caller to delete. One transaction.
-    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<String>, StoreError>;
+    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError>;
 
     /// The sets being played, oldest claim first (at most `limit`), through the status
     /// index.

@@ -34,14 +34,15 @@ use postgres_native_tls::MakeTlsConnector;
 
 use super::pg_url::{self, is_tls_refusal};
 use super::rows::{
-    bot_changes, rating_points, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows,
-    Param,
+    bot_changes, rating_points, seats_to_text, seed_to_sql, selection, side_to_sql, stored_logs,
+    BotChange, FaultRowText, FinishedRows, GameRowText, Param, SetRowText,
 };
 use super::{
-    history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FaultRow, FinishedQuery,
-    FinishedSet, GameRow, HistoryStep, Progress, RatingPoint, Recorded, Requeued, RunningSet,
-    SetId, SetOutcome, Store, StoreError, SyncReport,
+    history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FinishedQuery, FinishedSet,
+    HistoryStep, Progress, RatingPoint, Recorded, Requeued, RunningSet, SetId, SetOutcome, Store,
+    StoreError, SyncReport,
 };
+use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
 
 /// The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`.
@@ -932,11 +933,11 @@ fn write_outcome(
             &[
                 &id,
                 &to_i32(g.game),
-                &(g.first as i16),
-                &g.winner.map(|w| w as i16),
+                &side_to_sql(g.first),
+                &g.winner.map(side_to_sql),
                 &to_i32(g.points[0]),
                 &to_i32(g.points[1]),
-                &g.reason,
+                &g.reason.as_str(),
                 &to_i32(g.plies),
                 &g.double,
                 &seats_to_text(&g.faulted),
@@ -956,8 +957,8 @@ fn write_outcome(
                 &id,
                 &to_i32(f.game),
                 &to_i32(f.ply),
-                &(f.bot as i16),
-                &f.kind,
+                &side_to_sql(f.bot),
+                &f.kind.as_str(),
                 &f.detail,
             ],
         )
@@ -977,10 +978,10 @@ fn write_outcome(
          WHERE id = $1",
         &[
             &id,
-            &outcome.log,
+            &outcome.log.to_string(),
             &to_i32(outcome.points[0]),
             &to_i32(outcome.points[1]),
-            &outcome.winner.map(|w| w as i16),
+            &outcome.winner.map(side_to_sql),
             &(outcome.moves[0] as i64),
             &(outcome.moves[1] as i64),
             &outcome.move_ms[0],
@@ -1053,12 +1054,12 @@ impl Claims for PgStore {
         Ok(())
     }
 
-    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
+    fn set_log(&mut self, claim: Claim, log: &LogPlace) -> Result<bool, StoreError> {
         let place = self.place.clone();
         self.c()
             .execute(
                 &format!("UPDATE sets SET log = $3 WHERE {HOLDS}"),
-                &[&claim.id, &to_i32(claim.attempt), &log],
+                &[&claim.id, &to_i32(claim.attempt), &log.to_string()],
             )
             .map(|changed| changed == 1)
             .map_err(|e| backend(&place, "cannot note a set's log", e))
@@ -1345,38 +1346,30 @@ impl Store for PgStore {
             )
             .map_err(err)?
             .iter()
-            .map(|r| {
-                (
-                    r.get::<_, i64>(0),
-                    r.get::<_, i64>(13) as u64,
-                    FinishedSet {
-                        key: SetKey {
-                            round: to_u32(r.get(1)),
-                            a: r.get(2),
-                            b: r.get(3),
-                        },
-                        seed: r.get::<_, i64>(4) as u64,
-                        outcome: SetOutcome {
-                            games: Vec::new(),
-                            faults: Vec::new(),
-                            points: [
-                                r.get::<_, Option<i32>>(5).map_or(0, to_u32),
-                                r.get::<_, Option<i32>>(6).map_or(0, to_u32),
-                            ],
-                            winner: r.get::<_, Option<i16>>(7).map(|w| w as u8),
-                            moves: [
-                                r.get::<_, Option<i64>>(8).unwrap_or(0) as u64,
-                                r.get::<_, Option<i64>>(9).unwrap_or(0) as u64,
-                            ],
-                            move_ms: [
-                                r.get::<_, Option<f64>>(10).unwrap_or(0.0),
-                                r.get::<_, Option<f64>>(11).unwrap_or(0.0),
-                            ],
-                            log: r.get::<_, Option<String>>(12).unwrap_or_default(),
-                        },
-                        pruned: r.get(14),
-                    },
-                )
+            .map(|r| SetRowText {
+                id: r.get(0),
+                seq: r.get::<_, i64>(13) as u64,
+                key: SetKey {
+                    round: to_u32(r.get(1)),
+                    a: r.get(2),
+                    b: r.get(3),
+                },
+                seed: r.get::<_, i64>(4) as u64,
+                points: [
+                    r.get::<_, Option<i32>>(5).map_or(0, to_u32),
+                    r.get::<_, Option<i32>>(6).map_or(0, to_u32),
+                ],
+                winner: r.get::<_, Option<i16>>(7).map(i64::from),
+                moves: [
+                    r.get::<_, Option<i64>>(8).unwrap_or(0) as u64,
+                    r.get::<_, Option<i64>>(9).unwrap_or(0) as u64,
+                ],
+                move_ms: [
+                    r.get::<_, Option<f64>>(10).unwrap_or(0.0),
+                    r.get::<_, Option<f64>>(11).unwrap_or(0.0),
+                ],
+                log: r.get(12),
+                pruned: r.get(14),
             })
             .collect();
         let games = tx
@@ -1390,21 +1383,16 @@ impl Store for PgStore {
             )
             .map_err(err)?
             .iter()
-            .map(|r| {
-                (
-                    r.get::<_, i64>(0),
-                    GameRow {
-                        game: to_u32(r.get(1)),
-                        first: r.get::<_, i16>(2) as u8,
-                        winner: r.get::<_, Option<i16>>(3).map(|w| w as u8),
-                        points: [to_u32(r.get(4)), to_u32(r.get(5))],
-                        reason: r.get(6),
-                        plies: to_u32(r.get(7)),
-                        double: r.get(8),
-                        faulted: Vec::new(),
-                    },
-                    r.get::<_, String>(9),
-                )
+            .map(|r| GameRowText {
+                set_id: r.get(0),
+                game: to_u32(r.get(1)),
+                first: i64::from(r.get::<_, i16>(2)),
+                winner: r.get::<_, Option<i16>>(3).map(i64::from),
+                points: [to_u32(r.get(4)), to_u32(r.get(5))],
+                reason: r.get(6),
+                plies: to_u32(r.get(7)),
+                double: r.get(8),
+                faulted: r.get(9),
             })
             .collect();
         let faults = tx
@@ -1418,17 +1406,13 @@ impl Store for PgStore {
             )
             .map_err(err)?
             .iter()
-            .map(|r| {
-                (
-                    r.get::<_, i64>(0),
-                    FaultRow {
-                        game: to_u32(r.get(1)),
-                        ply: to_u32(r.get(2)),
-                        bot: r.get::<_, i16>(3) as u8,
-                        kind: r.get(4),
-                        detail: r.get(5),
-                    },
-                )
+            .map(|r| FaultRowText {
+                set_id: r.get(0),
+                game: to_u32(r.get(1)),
+                ply: to_u32(r.get(2)),
+                bot: i64::from(r.get::<_, i16>(3)),
+                kind: r.get(4),
+                detail: r.get(5),
             })
             .collect();
         tx.commit()
@@ -1495,7 +1479,7 @@ impl Store for PgStore {
         ))
     }
 
-    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<String>, StoreError> {
+    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError> {
         let place = self.place.clone();
         let mut client = self.c();
         let mut tx = client
@@ -1517,7 +1501,7 @@ impl Store for PgStore {
         if up_to <= after {
             return Ok(Vec::new());
         }
-        let logs: Vec<String> = tx
+        let logs: Vec<Option<String>> = tx
             .query(
                 "SELECT log FROM sets WHERE done_seq > $1 AND done_seq <= $2 AND NOT pruned
                  ORDER BY done_seq",
@@ -1525,8 +1509,10 @@ impl Store for PgStore {
             )
             .map_err(err)?
             .iter()
-            .filter_map(|r| r.get::<_, Option<String>>(0))
+            .map(|r| r.get(0))
             .collect();
+        // Checked before anything changes: a log that names no place prunes nothing.
+        let logs = stored_logs(&place, logs)?;
         tx.execute(
             "UPDATE sets SET pruned = TRUE WHERE done_seq > $1 AND done_seq <= $2",
             &[&after, &up_to],

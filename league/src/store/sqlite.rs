@@ -12,14 +12,15 @@ use rusqlite::{
 };
 
 use super::rows::{
-    bot_changes, rating_points, seats_to_text, seed_to_sql, selection, BotChange, FinishedRows,
-    Param,
+    bot_changes, rating_points, requeued, seats_to_text, seed_to_sql, selection, side_to_sql,
+    stored_logs, BotChange, FaultRowText, FinishedRows, GameRowText, Param, SetRowText,
 };
 use super::{
-    history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FaultRow, FinishedQuery,
-    FinishedSet, GameRow, HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetOutcome,
-    SetStatus, Store, StoreError, SyncReport,
+    history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FinishedQuery, FinishedSet,
+    HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetOutcome, SetStatus, Store,
+    StoreError, SyncReport,
 };
+use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
 
 /// The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`.
@@ -353,11 +354,11 @@ impl Claims for SqliteStore {
         Ok(put_back)
     }
 
-    fn set_log(&mut self, claim: Claim, log: &str) -> Result<bool, StoreError> {
+    fn set_log(&mut self, claim: Claim, log: &LogPlace) -> Result<bool, StoreError> {
         self.conn
             .execute(
                 "UPDATE sets SET log = ?3 WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
-                params![claim.id, claim.attempt, log],
+                params![claim.id, claim.attempt, log.to_string()],
             )
             .map(|changed| changed == 1)
             .map_err(|e| backend(&self.place, "cannot note a set's log", e))
@@ -390,11 +391,11 @@ impl Claims for SqliteStore {
                 stmt.execute(params![
                     id,
                     g.game,
-                    g.first,
-                    g.winner,
+                    side_to_sql(g.first),
+                    g.winner.map(side_to_sql),
                     g.points[0],
                     g.points[1],
-                    g.reason,
+                    g.reason.as_str(),
                     g.plies,
                     g.double,
                     seats_to_text(&g.faulted)
@@ -409,7 +410,14 @@ impl Claims for SqliteStore {
                 "INSERT INTO faults (set_id, game, ply, bot, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for f in &outcome.faults {
-                stmt.execute(params![id, f.game, f.ply, f.bot, f.kind, f.detail])?;
+                stmt.execute(params![
+                    id,
+                    f.game,
+                    f.ply,
+                    side_to_sql(f.bot),
+                    f.kind.as_str(),
+                    f.detail
+                ])?;
             }
             Ok(())
         };
@@ -424,10 +432,10 @@ impl Claims for SqliteStore {
             params![
                 id,
                 stamp,
-                outcome.log,
+                outcome.log.to_string(),
                 outcome.points[0],
                 outcome.points[1],
-                outcome.winner,
+                outcome.winner.map(side_to_sql),
                 outcome.moves[0] as i64,
                 outcome.moves[1] as i64,
                 outcome.move_ms[0],
@@ -535,20 +543,20 @@ impl Store for SqliteStore {
     fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError> {
         let place = self.place.clone();
         let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<Vec<Requeued>> {
+        let work = || -> rusqlite::Result<Vec<(SetKey, Option<String>)>> {
             let found = {
                 let mut stmt = tx.prepare(
                     "SELECT round, bot_a, bot_b, log FROM sets WHERE status = 'running' ORDER BY id",
                 )?;
                 let rows = stmt.query_map([], |r| {
-                    Ok(Requeued {
-                        key: SetKey {
+                    Ok((
+                        SetKey {
                             round: r.get(0)?,
                             a: r.get(1)?,
                             b: r.get(2)?,
                         },
-                        log: r.get(3)?,
-                    })
+                        r.get(3)?,
+                    ))
                 })?;
                 rows.collect::<rusqlite::Result<Vec<_>>>()?
             };
@@ -559,6 +567,7 @@ impl Store for SqliteStore {
             Ok(found)
         };
         let found = work().map_err(|e| backend(&place, "cannot put interrupted sets back", e))?;
+        let found = requeued(&place, found)?;
         tx.commit()
             .map_err(|e| backend(&place, "cannot commit the interrupted sets", e))?;
         Ok(found)
@@ -669,28 +678,22 @@ impl Store for SqliteStore {
             ))?;
             let sets = stmt
                 .query_map(params.clone(), |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)? as u64,
-                        FinishedSet {
-                            key: SetKey {
-                                round: r.get(2)?,
-                                a: r.get(3)?,
-                                b: r.get(4)?,
-                            },
-                            seed: r.get::<_, i64>(5)? as u64,
-                            outcome: SetOutcome {
-                                games: Vec::new(),
-                                faults: Vec::new(),
-                                points: [r.get(6)?, r.get(7)?],
-                                winner: r.get(8)?,
-                                moves: [r.get::<_, i64>(9)? as u64, r.get::<_, i64>(10)? as u64],
-                                move_ms: [r.get(11)?, r.get(12)?],
-                                log: r.get::<_, Option<String>>(13)?.unwrap_or_default(),
-                            },
-                            pruned: r.get(14)?,
+                    Ok(SetRowText {
+                        id: r.get(0)?,
+                        seq: r.get::<_, i64>(1)? as u64,
+                        key: SetKey {
+                            round: r.get(2)?,
+                            a: r.get(3)?,
+                            b: r.get(4)?,
                         },
-                    ))
+                        seed: r.get::<_, i64>(5)? as u64,
+                        points: [r.get(6)?, r.get(7)?],
+                        winner: r.get(8)?,
+                        moves: [r.get::<_, i64>(9)? as u64, r.get::<_, i64>(10)? as u64],
+                        move_ms: [r.get(11)?, r.get(12)?],
+                        log: r.get(13)?,
+                        pruned: r.get(14)?,
+                    })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             let mut stmt = tx.prepare(&format!(
@@ -700,20 +703,17 @@ impl Store for SqliteStore {
             ))?;
             let games = stmt
                 .query_map(params.clone(), |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        GameRow {
-                            game: r.get(1)?,
-                            first: r.get(2)?,
-                            winner: r.get(3)?,
-                            points: [r.get(4)?, r.get(5)?],
-                            reason: r.get(6)?,
-                            plies: r.get(7)?,
-                            double: r.get(8)?,
-                            faulted: Vec::new(),
-                        },
-                        r.get::<_, String>(9)?,
-                    ))
+                    Ok(GameRowText {
+                        set_id: r.get(0)?,
+                        game: r.get(1)?,
+                        first: r.get(2)?,
+                        winner: r.get(3)?,
+                        points: [r.get(4)?, r.get(5)?],
+                        reason: r.get(6)?,
+                        plies: r.get(7)?,
+                        double: r.get(8)?,
+                        faulted: r.get(9)?,
+                    })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             let mut stmt = tx.prepare(&format!(
@@ -723,16 +723,14 @@ impl Store for SqliteStore {
             ))?;
             let faults = stmt
                 .query_map(params.clone(), |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        FaultRow {
-                            game: r.get(1)?,
-                            ply: r.get(2)?,
-                            bot: r.get(3)?,
-                            kind: r.get(4)?,
-                            detail: r.get(5)?,
-                        },
-                    ))
+                    Ok(FaultRowText {
+                        set_id: r.get(0)?,
+                        game: r.get(1)?,
+                        ply: r.get(2)?,
+                        bot: r.get(3)?,
+                        kind: r.get(4)?,
+                        detail: r.get(5)?,
+                    })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(FinishedRows {
@@ -793,10 +791,10 @@ impl Store for SqliteStore {
             .map_err(|e| backend(&self.place, "cannot read the rating history", e))
     }
 
-    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<String>, StoreError> {
+    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError> {
         let place = self.place.clone();
         let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<Vec<String>> {
+        let work = || -> rusqlite::Result<Vec<Option<String>>> {
             let after: i64 = tx
                 .query_row(
                     "SELECT CAST(value AS INTEGER) FROM settings WHERE key = ?1",
@@ -816,8 +814,7 @@ impl Store for SqliteStore {
                 )?;
                 let rows =
                     stmt.query_map(params![after, up_to], |r| r.get::<_, Option<String>>(0))?;
-                rows.filter_map(|r| r.transpose())
-                    .collect::<rusqlite::Result<Vec<_>>>()?
+                rows.collect::<rusqlite::Result<Vec<_>>>()?
             };
             tx.execute(
                 "UPDATE sets SET pruned = 1 WHERE done_seq > ?1 AND done_seq <= ?2",
@@ -831,6 +828,8 @@ impl Store for SqliteStore {
             Ok(logs)
         };
         let logs = work().map_err(|e| backend(&place, "cannot prune logs", e))?;
+        // Checked before the commit: a log that names no place prunes nothing.
+        let logs = stored_logs(&place, logs)?;
         tx.commit()
             .map_err(|e| backend(&place, "cannot commit the pruned logs", e))?;
         Ok(logs)
@@ -906,6 +905,8 @@ mod tests {
     use super::*;
     use crate::file::Format;
     use crate::schedule::schedule;
+    use crate::store::{FaultRow, GameRow};
+    use referee::{FaultKind, GameEndReason, Side};
 
     fn entries() -> Vec<BotEntry> {
         ["x", "y", "z"]
@@ -927,10 +928,10 @@ mod tests {
             games: (1..=3)
                 .map(|g| GameRow {
                     game: g,
-                    first: 0,
-                    winner: Some(1),
+                    first: Side::A,
+                    winner: Some(Side::B),
                     points: [0, 2],
-                    reason: "no-moves".into(),
+                    reason: GameEndReason::NoMoves,
                     plies: 20,
                     double: false,
                     faulted: Vec::new(),
@@ -939,15 +940,15 @@ mod tests {
             faults: vec![FaultRow {
                 game: 2,
                 ply: 4,
-                bot: 0,
-                kind: "crash".into(),
+                bot: Side::A,
+                kind: FaultKind::Crash,
                 detail: "exited".into(),
             }],
             points: [0, 6],
-            winner: Some(1),
+            winner: Some(Side::B),
             moves: [30, 30],
             move_ms: [1.0, 2.0],
-            log: "logs/x.jsonl".into(),
+            log: LogPlace::file("x", crate::log_place::LogForm::Plain),
         }
     }
 
@@ -992,6 +993,67 @@ mod tests {
             assert_eq!(count(&store, "faults"), 1, "{point}");
             assert_eq!(store.finished().expect("finished")[0].outcome, outcome());
         }
+    }
+
+    /// What a store's tables hold for a row is checked once, when it is read: a value
+    /// this code never writes there (a fault kind it does not know, a faulted seat 2, a
+    /// log that names no place) makes the store invalid, and the prune of such a log
+    /// changes nothing.
+    #[test]
+    fn a_row_holding_what_the_league_never_writes_is_invalid() {
+        let refused = |store: &SqliteStore| match store.finished() {
+            Err(StoreError::Invalid { what, .. }) => what,
+            other => panic!("expected Invalid, got {other:?}"),
+        };
+        let mut store = SqliteStore::in_memory().expect("store");
+        store.sync(&entries(), &plan()).expect("sync");
+        let set = store.claim_next().expect("claim").expect("a set");
+        store.record(set.claim(), &outcome()).expect("record");
+        let (kind, faulted, log): (String, String, String) = store
+            .conn
+            .query_row(
+                "SELECT f.kind, g.faulted, s.log FROM faults f JOIN games g ON g.set_id = f.set_id
+                 JOIN sets s ON s.id = f.set_id WHERE g.game = 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .expect("the rows");
+        assert_eq!(
+            (kind.as_str(), faulted.as_str(), log.as_str()),
+            ("crash", "", "logs/x.jsonl")
+        );
+        let change = |store: &SqliteStore, sql: &str| {
+            store.conn.execute(sql, []).expect("change");
+        };
+        change(&store, "UPDATE faults SET kind = 'segfault'");
+        assert_eq!(
+            refused(&store),
+            "a fault in game 2 of set 1 has the kind \"segfault\""
+        );
+        change(&store, "UPDATE faults SET kind = 'crash'");
+        change(&store, "UPDATE games SET faulted = '2' WHERE game = 3");
+        assert_eq!(refused(&store), "game 3 of set 1 has faulted seats \"2\"");
+        change(&store, "UPDATE games SET faulted = ''");
+        change(
+            &store,
+            "UPDATE sets SET log = '../elsewhere.jsonl' WHERE id = 1",
+        );
+        assert_eq!(refused(&store), "set 1 has the log \"../elsewhere.jsonl\"");
+        assert!(matches!(
+            store.prune_logs(1),
+            Err(StoreError::Invalid { .. })
+        ));
+        let pruned: i64 = store
+            .conn
+            .query_row("SELECT pruned FROM sets WHERE id = 1", [], |r| r.get(0))
+            .expect("pruned");
+        assert_eq!(pruned, 0);
+        change(&store, "UPDATE sets SET log = 'logs/x.jsonl' WHERE id = 1");
+        assert_eq!(store.finished().expect("finished")[0].outcome, outcome());
+        assert_eq!(
+            store.prune_logs(1).expect("prune"),
+            [LogPlace::file("x", crate::log_place::LogForm::Plain)]
+        );
     }
 
     /// A sync is all or nothing too.

@@ -173,8 +173,9 @@ mod tests {
     use std::sync::mpsc as std_mpsc;
 
     use super::*;
+    use crate::log_place::{LogForm, LogPlace};
     use crate::schedule::{PlannedSet, SetKey};
-    use crate::store::{BotEntry, Claims, SqliteStore, Store};
+    use crate::store::{BotEntry, Claims, SetOutcome, SqliteStore, Store};
 
     /// A real SQLite store that says which thread closes it.
     struct Noted {
@@ -266,7 +267,8 @@ mod tests {
                     s.store.sync(&entries(), &planned(1))?;
                     let set = s.store.claim_next()?.expect("a set");
                     s.store.fail_at(Some("record-after-games"));
-                    let refused = s.store.record(set.claim(), &Default::default());
+                    let log = LogPlace::file(&set.key.stem(), LogForm::Plain);
+                    let refused = s.store.record(set.claim(), &SetOutcome::new(log));
                     s.store.fail_at(None);
                     refused
                 })
