@@ -76,10 +76,10 @@ impl LogPlace {
     /// other string (an empty stem, a stem with `/`, an unknown ending, a number not
     /// written as the store writes it).
     pub fn parse(text: &str) -> Option<LogPlace> {
-        if let Some(id) = text.strip_prefix(STORED_PREFIX) {
-            let id: SetId = id.parse().ok().filter(|&n| n > 0)?;
+        if let Some(digits) = text.strip_prefix(STORED_PREFIX) {
+            let id: SetId = digits.parse().ok().filter(|&n| n > 0)?;
             // Only the form this code writes: `store:7`, never `store:07` or `store:+7`.
-            return (text[STORED_PREFIX.len()..] == id.to_string()).then_some(LogPlace::Stored(id));
+            return (digits == id.to_string()).then_some(LogPlace::Stored(id));
         }
         let name = text.strip_prefix(LOGS_DIR)?.strip_prefix('/')?;
         LogForm::ALL.into_iter().find_map(|form| {
