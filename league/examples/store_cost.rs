@@ -14,7 +14,8 @@
 use std::time::{Duration, Instant};
 
 use league::{
-    schedule, BotEntry, FaultRow, Format, GameRow, LogPlace, PgStore, Recorded, SetOutcome, Store,
+    schedule, BotEntry, FaultRow, Format, GameRow, LogPlace, PgStore, Recorded, Schedule,
+    SetOutcome,
 };
 use referee::{FaultKind, GameEndReason, Side};
 

@@ -226,7 +226,7 @@ mod tests {
     use crate::log_place::LogPlace;
     use crate::schedule::schedule;
     use crate::set_files::LOGS_DIR;
-    use crate::store::{BotEntry, Claims, SetOutcome, SqliteStore};
+    use crate::store::{BotEntry, Claims, Reads, Schedule, SetOutcome, SqliteStore};
 
     /// A store of three bots with `n` finished sets, each with its log file in `logs`
     /// (`logs/STEM.jsonl.gz`, whose text names its set): returns the stems in the order

@@ -79,8 +79,9 @@ pub use standings::{
 pub use store::{
     history_stride, stuck_reason, BotEntry, BotRow, Claim, ClaimedSet, Claims, FaultRow,
     FinishedQuery, FinishedSet, GameRow, Heartbeat, PackedLog, PgStore, Progress, RatingPoint,
-    Recorded, Requeued, RunningSet, SetId, SetOutcome, SetStatus, SqliteStore, Store, StoreCaller,
-    StoreError, StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS, LIVE_WORKER_S,
+    Reads, Recorded, Requeued, RunningSet, Schedule, SetId, SetOutcome, SetStatus, SqliteStore,
+    Store, StoreCaller, StoreError, StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS,
+    LIVE_WORKER_S,
 };
 pub use tally::Tally;
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

@@ -23,7 +23,9 @@ use crate::setup::{
     open_dir_store, prepare_run, print, read_standings, settle_settings, store_url, sync_with_file,
     STORE_FILE,
 };
-use crate::store::{ClaimedSet, Claims, Recorded, SetOutcome, SqliteStore, Store, StoreThread};
+use crate::store::{
+    ClaimedSet, Claims, Reads, Recorded, Schedule, SetOutcome, SqliteStore, StoreThread,
+};
 
 /// `hus league`: plays a league to its end; exit 0, or 130 when stopped by Ctrl-C or
 /// SIGTERM (the same command then continues it).

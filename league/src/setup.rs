@@ -12,7 +12,7 @@ use crate::file::{show_time, Anchor, LeagueConfig};
 use crate::schedule::schedule;
 use crate::set_files::{set_aside, LOGS_DIR};
 use crate::standings::{LeagueInfo, Standings};
-use crate::store::{BotEntry, SqliteStore, Store, SyncReport};
+use crate::store::{BotEntry, Reads, SqliteStore, Store, SyncReport};
 use crate::tally::Tally;
 
 /// The store's file in the league's directory.

@@ -32,8 +32,8 @@ use crate::pool::{SetFailure, SetPool, Shared};
 use crate::set_files::SetFiles;
 use crate::setup::{print, read_standings, settle_settings, sync_with_file};
 use crate::store::{
-    unreachable, ClaimedSet, Heartbeat, PgStore, Recorded, SetId, SetOutcome, Store, StoreThread,
-    WorkerRow,
+    unreachable, ClaimedSet, Heartbeat, PgStore, Reads, Recorded, Schedule, SetId, SetOutcome,
+    Store, StoreThread, WorkerRow,
 };
 use referee::SetError;
 

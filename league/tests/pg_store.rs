@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use league::{schedule, Claims, Format, Heartbeat, PgStore, Recorded, Store, StoreError};
+use league::{schedule, Claims, Format, Heartbeat, PgStore, Reads, Recorded, Schedule, StoreError};
 
 use crate::store::{bots, names, outcome};
 

@@ -2,8 +2,8 @@
 //! a file, and PostgreSQL (a real server, see `pg.rs`, a fresh database per test).
 
 use league::{
-    schedule, BotEntry, Claims, FaultRow, Format, GameRow, LogPlace, PgStore, SetKey, SetOutcome,
-    SqliteStore, Store, StoreError,
+    schedule, BotEntry, Claims, FaultRow, Format, GameRow, LogPlace, PgStore, Reads, Schedule,
+    SetKey, SetOutcome, SqliteStore, Store, StoreError,
 };
 use referee::{FaultKind, GameEndReason, Side};
 

@@ -551,49 +551,11 @@ impl<S: Claims + ?Sized> Claims for Box<S> {
     }
 }
 
-/// The operations a league needs from its store. Each is atomic.
-pub trait Store: Claims {
+/// What a league's store answers: its settings, bots, finished sets, progress, rating
+/// history and (PostgreSQL) workers.
+pub trait Reads {
     /// The league's settings (rules, width, time, games, seed, anchor), as strings.
     fn settings(&self) -> Result<BTreeMap<String, String>, StoreError>;
-
-    /// Writes these settings (others keep their values), in one transaction.
-    fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError>;
-
-    /// Makes the store agree with the file: `bots` are the active bots (others become
-    /// inactive, new ones are added), `sets` the current schedule (new sets are added as
-    /// pending; sets no longer in it are kept, and a pending one is not played). One
-    /// transaction.
-    fn sync(&mut self, bots: &[BotEntry], sets: &[PlannedSet]) -> Result<SyncReport, StoreError>;
-
-    /// Puts every `running` set back to `pending` (at the start of a run, a running set
-    /// is one whose runner died). One transaction; returns the sets.
-    fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError>;
-
-    /// Takes the next pending set of the current schedule whose bots are both active,
-    /// marks it `running` and counts the attempt; `None` when there is none.
-    fn claim_next(&mut self) -> Result<Option<ClaimedSet>, StoreError> {
-        self.claim_next_except(&[])
-    }
-
-    /// As [`Store::claim_next`], passing over the sets of these pairs (either seating):
-    /// a pair held back after a failure waits without holding up the sets behind it,
-    /// and without a claim (an attempt) counted against it.
-    fn claim_next_except(
-        &mut self,
-        pairs: &[(String, String)],
-    ) -> Result<Option<ClaimedSet>, StoreError>;
-
-    /// Puts `set`, the one a server's pairing chose, in the schedule in place of
-    /// `replaces` (the one it chose before, when that one is not the league file's), and
-    /// claims it if it is pending and its bots are active, as [`Store::claim_next`]
-    /// would; `None` otherwise. One transaction whose cost does not grow with the
-    /// schedule: it is what a [`Store::sync`] of the whole schedule and one set more,
-    /// then a claim, did at every pick.
-    fn schedule_and_claim(
-        &mut self,
-        set: &PlannedSet,
-        replaces: Option<&SetKey>,
-    ) -> Result<Option<ClaimedSet>, StoreError>;
 
     /// Every bot ever in the league.
     fn bots(&self) -> Result<Vec<BotRow>, StoreError>;
@@ -645,22 +607,9 @@ pub trait Store: Claims {
     /// status index, whatever the store's size.
     fn running(&self) -> Result<u64, StoreError>;
 
-    /// Marks the logs of the finished sets numbered up to `up_to` pruned (those above
-    /// the last call's mark, which the store keeps: each set is pruned once, and a call
-    /// reads only the sets since the last), and returns their logs as the store names
-    /// them (a file, `logs/STEM.jsonl.zst`; or one the store keeps, `store:ID`, which it
-    /// drops), for the caller to delete. One transaction.
-    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError>;
-
     /// The sets being played, oldest claim first (at most `limit`), through the status
     /// index.
     fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError>;
-
-    /// Keeps `point` in the rating history if it is the first of its bucket
-    /// ([`history_stride`]), thinning the older points when the stride grows: the history
-    /// never holds more than [`HISTORY_POINTS`] + 1 points per series. True if kept.
-    /// One transaction.
-    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError>;
 
     /// The rating history, oldest first.
     fn rating_history(&self) -> Result<Vec<RatingPoint>, StoreError>;
@@ -683,3 +632,66 @@ pub trait Store: Claims {
         Ok(None)
     }
 }
+
+/// What a league's runner writes besides its claims: the settings, the bots and the
+/// schedule in line with the file, claims in schedule order, the rating history and
+/// the retention mark. Each is one transaction.
+pub trait Schedule {
+    /// Writes these settings (others keep their values), in one transaction.
+    fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError>;
+
+    /// Makes the store agree with the file: `bots` are the active bots (others become
+    /// inactive, new ones are added), `sets` the current schedule (new sets are added as
+    /// pending; sets no longer in it are kept, and a pending one is not played). One
+    /// transaction.
+    fn sync(&mut self, bots: &[BotEntry], sets: &[PlannedSet]) -> Result<SyncReport, StoreError>;
+
+    /// Puts every `running` set back to `pending` (at the start of a run, a running set
+    /// is one whose runner died). One transaction; returns the sets.
+    fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError>;
+
+    /// Takes the next pending set of the current schedule whose bots are both active,
+    /// marks it `running` and counts the attempt; `None` when there is none.
+    fn claim_next(&mut self) -> Result<Option<ClaimedSet>, StoreError> {
+        self.claim_next_except(&[])
+    }
+
+    /// As [`Store::claim_next`], passing over the sets of these pairs (either seating):
+    /// a pair held back after a failure waits without holding up the sets behind it,
+    /// and without a claim (an attempt) counted against it.
+    fn claim_next_except(
+        &mut self,
+        pairs: &[(String, String)],
+    ) -> Result<Option<ClaimedSet>, StoreError>;
+
+    /// Puts `set`, the one a server's pairing chose, in the schedule in place of
+    /// `replaces` (the one it chose before, when that one is not the league file's), and
+    /// claims it if it is pending and its bots are active, as [`Store::claim_next`]
+    /// would; `None` otherwise. One transaction whose cost does not grow with the
+    /// schedule: it is what a [`Store::sync`] of the whole schedule and one set more,
+    /// then a claim, did at every pick.
+    fn schedule_and_claim(
+        &mut self,
+        set: &PlannedSet,
+        replaces: Option<&SetKey>,
+    ) -> Result<Option<ClaimedSet>, StoreError>;
+
+    /// Marks the logs of the finished sets numbered up to `up_to` pruned (those above
+    /// the last call's mark, which the store keeps: each set is pruned once, and a call
+    /// reads only the sets since the last), and returns their logs as the store names
+    /// them (a file, `logs/STEM.jsonl.zst`; or one the store keeps, `store:ID`, which it
+    /// drops), for the caller to delete. One transaction.
+    fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError>;
+
+    /// Keeps `point` in the rating history if it is the first of its bucket
+    /// ([`history_stride`]), thinning the older points when the stride grows: the history
+    /// never holds more than [`HISTORY_POINTS`] + 1 points per series. True if kept.
+    /// One transaction.
+    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError>;
+}
+
+/// A league's store, by concern: [`Reads`], [`Schedule`], and [`Claims`] (whose
+/// leases only a shared store has). Every type with the three is a store.
+pub trait Store: Reads + Schedule + Claims {}
+
+impl<T: Reads + Schedule + Claims> Store for T {}

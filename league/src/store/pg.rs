@@ -39,8 +39,8 @@ use super::rows::{
 };
 use super::{
     history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FinishedQuery, FinishedSet,
-    HistoryStep, Progress, RatingPoint, Recorded, Requeued, RunningSet, SetId, SetOutcome, Store,
-    StoreError, SyncReport,
+    HistoryStep, Progress, RatingPoint, Reads, Recorded, Requeued, RunningSet, Schedule, SetId,
+    SetOutcome, StoreError, SyncReport,
 };
 use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
@@ -1090,205 +1090,13 @@ impl Claims for PgStore {
     }
 }
 
-impl Store for PgStore {
+impl Reads for PgStore {
     fn settings(&self) -> Result<BTreeMap<String, String>, StoreError> {
         let rows = self
             .c()
             .query("SELECT key, value FROM settings", &[])
             .map_err(|e| backend(&self.place, "cannot read the settings", e))?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-    }
-
-    fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError> {
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        for (k, v) in settings {
-            tx.execute(
-                "INSERT INTO settings (key, value) VALUES ($1, $2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[k, v],
-            )
-            .map_err(|e| backend(&place, "cannot write the settings", e))?;
-        }
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the settings", e))
-    }
-
-    fn sync(&mut self, bots: &[BotEntry], sets: &[PlannedSet]) -> Result<SyncReport, StoreError> {
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let err = |e| backend(&place, "cannot update the schedule", e);
-        // One sync at a time (two `hus league` runs on the same store).
-        tx.execute("LOCK TABLE bots IN EXCLUSIVE MODE", &[])
-            .map_err(err)?;
-        let mut report = SyncReport::default();
-        let known: HashMap<String, (String, bool)> = tx
-            .query("SELECT name, command, active FROM bots", &[])
-            .map_err(err)?
-            .iter()
-            .map(|r| (r.get(0), (r.get(1), r.get(2))))
-            .collect();
-        for change in bot_changes(&known, bots, &mut report) {
-            match change {
-                BotChange::Add(bot) => tx.execute(
-                    "INSERT INTO bots (name, command, active, added) VALUES ($1, $2, true, now())",
-                    &[&bot.name, &bot.command],
-                ),
-                BotChange::Keep(bot) => tx.execute(
-                    "UPDATE bots SET command = $2, active = true WHERE name = $1",
-                    &[&bot.name, &bot.command],
-                ),
-                BotChange::Retire(name) => {
-                    tx.execute("UPDATE bots SET active = false WHERE name = $1", &[&name])
-                }
-            }
-            .map_err(err)?;
-        }
-        tx.execute("UPDATE sets SET scheduled = false WHERE scheduled", &[])
-            .map_err(err)?;
-        let insert = tx
-            .prepare(
-                "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
-                 VALUES ($1, $2, $3, $4, true, 'pending')
-                 ON CONFLICT (round, bot_a, bot_b) DO NOTHING",
-            )
-            .map_err(err)?;
-        let mark = tx
-            .prepare(
-                "UPDATE sets SET scheduled = true WHERE round = $1 AND bot_a = $2 AND bot_b = $3",
-            )
-            .map_err(err)?;
-        for set in sets {
-            let k = &set.key;
-            let round = to_i32(k.round);
-            let added = tx
-                .execute(&insert, &[&round, &k.a, &k.b, &seed_to_sql(set.seed)])
-                .map_err(err)?;
-            if added == 1 {
-                report.added_sets += 1;
-            } else {
-                tx.execute(&mark, &[&round, &k.a, &k.b]).map_err(err)?;
-            }
-        }
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the schedule", e))?;
-        Ok(report)
-    }
-
-    /// Puts back the running sets whose runner is gone: those this process's name
-    /// holds (a league run restarted under the same name) and those whose lease has
-    /// expired. Sets that live workers hold keep running.
-    fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError> {
-        let name = self.name.clone();
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let rows = tx
-            .query(
-                "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
-                     log = NULL, started = NULL
-                 WHERE status = 'running' AND (worker = $1 OR worker IS NULL OR lease_until < now())
-                 RETURNING id, round, bot_a, bot_b",
-                &[&name],
-            )
-            .map_err(|e| backend(&place, "cannot put interrupted sets back", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the interrupted sets", e))?;
-        let mut found: Vec<(i64, Requeued)> = rows
-            .iter()
-            .map(|r| {
-                (
-                    r.get(0),
-                    Requeued {
-                        key: SetKey {
-                            round: to_u32(r.get(1)),
-                            a: r.get(2),
-                            b: r.get(3),
-                        },
-                        log: None,
-                    },
-                )
-            })
-            .collect();
-        found.sort_by_key(|(id, _)| *id);
-        Ok(found.into_iter().map(|(_, r)| r).collect())
-    }
-
-    fn claim_next_except(
-        &mut self,
-        pairs: &[(String, String)],
-    ) -> Result<Option<ClaimedSet>, StoreError> {
-        self.claim_except(self.lease, &[], pairs)
-    }
-
-    fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
-        self.workers()
-    }
-
-    fn stuck(&mut self) -> Result<Option<String>, StoreError> {
-        PgStore::stuck(self)
-    }
-
-    fn stored_log(&mut self, id: SetId) -> Result<Option<PackedLog>, StoreError> {
-        self.packed_log(id)
-    }
-
-    fn schedule_and_claim(
-        &mut self,
-        set: &PlannedSet,
-        replaces: Option<&SetKey>,
-    ) -> Result<Option<ClaimedSet>, StoreError> {
-        let name = self.name.clone();
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let err = |e| backend(&place, "cannot schedule and claim a set", e);
-        if let Some(r) = replaces {
-            tx.execute(
-                "UPDATE sets SET scheduled = false WHERE round = $1 AND bot_a = $2 AND bot_b = $3",
-                &[&to_i32(r.round), &r.a, &r.b],
-            )
-            .map_err(err)?;
-        }
-        let k = &set.key;
-        let round = to_i32(k.round);
-        tx.execute(
-            "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
-             VALUES ($1, $2, $3, $4, true, 'pending')
-             ON CONFLICT (round, bot_a, bot_b) DO UPDATE SET scheduled = true",
-            &[&round, &k.a, &k.b, &seed_to_sql(set.seed)],
-        )
-        .map_err(err)?;
-        let row = tx
-            .query_opt(
-                "UPDATE sets s SET status = 'running', attempts = s.attempts + 1, worker = $4,
-                     lease_until = now() + $5 * interval '1 millisecond',
-                     started = now(), log = NULL
-                 FROM bots a, bots b
-                 WHERE s.round = $1 AND s.bot_a = $2 AND s.bot_b = $3 AND s.status = 'pending'
-                   AND a.name = s.bot_a AND b.name = s.bot_b AND a.active AND b.active
-                 RETURNING s.id, s.seed, s.attempts",
-                &[&round, &k.a, &k.b, &name, &(self.lease.as_millis() as f64)],
-            )
-            .map_err(err)?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
-        Ok(row.map(|row| ClaimedSet {
-            id: row.get(0),
-            key: k.clone(),
-            seed: row.get::<_, i64>(1) as u64,
-            attempts: to_u32(row.get(2)),
-        }))
     }
 
     fn bots(&self) -> Result<Vec<BotRow>, StoreError> {
@@ -1425,44 +1233,65 @@ impl Store for PgStore {
         .assemble(place)
     }
 
-    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError> {
-        let place = self.place.clone();
+    fn progress(&self) -> Result<Progress, StoreError> {
         let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let err = |e| backend(&place, "cannot record the ratings", e);
-        // One writer of the history at a time (a server; workers never write it).
-        tx.execute("LOCK TABLE rating_history IN EXCLUSIVE MODE", &[])
-            .map_err(err)?;
-        let last: Option<i64> = tx
-            .query_one("SELECT max(number) FROM rating_history", &[])
-            .map_err(err)?
-            .get(0);
-        let n = point.number;
-        match history_step(last.map(|l| l.max(0) as u64), n) {
-            HistoryStep::Skip => return Ok(false),
-            HistoryStep::Keep => {}
-            // Each bucket of the new stride keeps its first point.
-            HistoryStep::ThinAndKeep(stride) => {
-                tx.execute(
-                    "DELETE FROM rating_history WHERE number NOT IN
-                         (SELECT min(number) FROM rating_history GROUP BY number / $1)",
-                    &[&(stride as i64)],
-                )
-                .map_err(err)?;
-            }
-        }
-        for (bot, value, std_error) in &point.ratings {
-            tx.execute(
-                "INSERT INTO rating_history (number, bot, value, std_error) VALUES ($1, $2, $3, $4)",
-                &[&(n as i64), bot, value, std_error],
+        let r = client
+            .query_one(
+                // Through indexes: the schedule's sets (`sets_scheduled`), the running
+                // ones (`sets_to_play`), and every counted set as the counter (numbers
+                // are given without gaps).
+                "SELECT
+                    (SELECT count(*) FROM sets WHERE scheduled),
+                    (SELECT count(*) FROM sets WHERE scheduled AND status = 'done'),
+                    (SELECT count(*) FROM sets WHERE status = 'running'),
+                    (SELECT count(*) FROM sets s
+                        JOIN bots a ON a.name = s.bot_a
+                        JOIN bots b ON b.name = s.bot_b
+                        WHERE s.scheduled AND s.status = 'pending' AND a.active AND b.active),
+                    (SELECT n FROM done_counter)",
+                &[],
             )
-            .map_err(err)?;
-        }
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the ratings", e))?;
-        Ok(true)
+            .map_err(|e| backend(&self.place, "cannot count the sets", e))?;
+        Ok(Progress {
+            scheduled: r.get::<_, i64>(0) as u64,
+            done: r.get::<_, i64>(1) as u64,
+            running: r.get::<_, i64>(2) as u64,
+            pending: r.get::<_, i64>(3) as u64,
+            done_elsewhere: (r.get::<_, i64>(4) - r.get::<_, i64>(1)).max(0) as u64,
+        })
+    }
+
+    fn running(&self) -> Result<u64, StoreError> {
+        let n: i64 = self
+            .c()
+            .query_one("SELECT count(*) FROM sets WHERE status = 'running'", &[])
+            .map_err(|e| backend(&self.place, "cannot count the running sets", e))?
+            .get(0);
+        Ok(n as u64)
+    }
+
+    fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError> {
+        let rows = self
+            .c()
+            .query(
+                "SELECT round, bot_a, bot_b, worker,
+                        COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - started)::float8, 0)
+                 FROM sets WHERE status = 'running' ORDER BY started, id LIMIT $1",
+                &[&i64::try_from(limit).unwrap_or(i64::MAX)],
+            )
+            .map_err(|e| backend(&self.place, "cannot list the running sets", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| RunningSet {
+                key: SetKey {
+                    round: to_u32(r.get(0)),
+                    a: r.get(1),
+                    b: r.get(2),
+                },
+                worker: r.get(3),
+                for_s: r.get::<_, f64>(4).max(0.0),
+            })
+            .collect())
     }
 
     fn rating_history(&self) -> Result<Vec<RatingPoint>, StoreError> {
@@ -1477,6 +1306,200 @@ impl Store for PgStore {
             rows.iter()
                 .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))),
         ))
+    }
+
+    fn worker_rows(&mut self) -> Result<Vec<WorkerRow>, StoreError> {
+        self.workers()
+    }
+
+    fn stuck(&mut self) -> Result<Option<String>, StoreError> {
+        PgStore::stuck(self)
+    }
+
+    fn stored_log(&mut self, id: SetId) -> Result<Option<PackedLog>, StoreError> {
+        self.packed_log(id)
+    }
+}
+
+impl Schedule for PgStore {
+    fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        for (k, v) in settings {
+            tx.execute(
+                "INSERT INTO settings (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[k, v],
+            )
+            .map_err(|e| backend(&place, "cannot write the settings", e))?;
+        }
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the settings", e))
+    }
+
+    fn sync(&mut self, bots: &[BotEntry], sets: &[PlannedSet]) -> Result<SyncReport, StoreError> {
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let err = |e| backend(&place, "cannot update the schedule", e);
+        // One sync at a time (two `hus league` runs on the same store).
+        tx.execute("LOCK TABLE bots IN EXCLUSIVE MODE", &[])
+            .map_err(err)?;
+        let mut report = SyncReport::default();
+        let known: HashMap<String, (String, bool)> = tx
+            .query("SELECT name, command, active FROM bots", &[])
+            .map_err(err)?
+            .iter()
+            .map(|r| (r.get(0), (r.get(1), r.get(2))))
+            .collect();
+        for change in bot_changes(&known, bots, &mut report) {
+            match change {
+                BotChange::Add(bot) => tx.execute(
+                    "INSERT INTO bots (name, command, active, added) VALUES ($1, $2, true, now())",
+                    &[&bot.name, &bot.command],
+                ),
+                BotChange::Keep(bot) => tx.execute(
+                    "UPDATE bots SET command = $2, active = true WHERE name = $1",
+                    &[&bot.name, &bot.command],
+                ),
+                BotChange::Retire(name) => {
+                    tx.execute("UPDATE bots SET active = false WHERE name = $1", &[&name])
+                }
+            }
+            .map_err(err)?;
+        }
+        tx.execute("UPDATE sets SET scheduled = false WHERE scheduled", &[])
+            .map_err(err)?;
+        let insert = tx
+            .prepare(
+                "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+                 VALUES ($1, $2, $3, $4, true, 'pending')
+                 ON CONFLICT (round, bot_a, bot_b) DO NOTHING",
+            )
+            .map_err(err)?;
+        let mark = tx
+            .prepare(
+                "UPDATE sets SET scheduled = true WHERE round = $1 AND bot_a = $2 AND bot_b = $3",
+            )
+            .map_err(err)?;
+        for set in sets {
+            let k = &set.key;
+            let round = to_i32(k.round);
+            let added = tx
+                .execute(&insert, &[&round, &k.a, &k.b, &seed_to_sql(set.seed)])
+                .map_err(err)?;
+            if added == 1 {
+                report.added_sets += 1;
+            } else {
+                tx.execute(&mark, &[&round, &k.a, &k.b]).map_err(err)?;
+            }
+        }
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the schedule", e))?;
+        Ok(report)
+    }
+
+    /// Puts back the running sets whose runner is gone: those this process's name
+    /// holds (a league run restarted under the same name) and those whose lease has
+    /// expired. Sets that live workers hold keep running.
+    fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError> {
+        let name = self.name.clone();
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let rows = tx
+            .query(
+                "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+                     log = NULL, started = NULL
+                 WHERE status = 'running' AND (worker = $1 OR worker IS NULL OR lease_until < now())
+                 RETURNING id, round, bot_a, bot_b",
+                &[&name],
+            )
+            .map_err(|e| backend(&place, "cannot put interrupted sets back", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the interrupted sets", e))?;
+        let mut found: Vec<(i64, Requeued)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    Requeued {
+                        key: SetKey {
+                            round: to_u32(r.get(1)),
+                            a: r.get(2),
+                            b: r.get(3),
+                        },
+                        log: None,
+                    },
+                )
+            })
+            .collect();
+        found.sort_by_key(|(id, _)| *id);
+        Ok(found.into_iter().map(|(_, r)| r).collect())
+    }
+
+    fn claim_next_except(
+        &mut self,
+        pairs: &[(String, String)],
+    ) -> Result<Option<ClaimedSet>, StoreError> {
+        self.claim_except(self.lease, &[], pairs)
+    }
+
+    fn schedule_and_claim(
+        &mut self,
+        set: &PlannedSet,
+        replaces: Option<&SetKey>,
+    ) -> Result<Option<ClaimedSet>, StoreError> {
+        let name = self.name.clone();
+        let place = self.place.clone();
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let err = |e| backend(&place, "cannot schedule and claim a set", e);
+        if let Some(r) = replaces {
+            tx.execute(
+                "UPDATE sets SET scheduled = false WHERE round = $1 AND bot_a = $2 AND bot_b = $3",
+                &[&to_i32(r.round), &r.a, &r.b],
+            )
+            .map_err(err)?;
+        }
+        let k = &set.key;
+        let round = to_i32(k.round);
+        tx.execute(
+            "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+             VALUES ($1, $2, $3, $4, true, 'pending')
+             ON CONFLICT (round, bot_a, bot_b) DO UPDATE SET scheduled = true",
+            &[&round, &k.a, &k.b, &seed_to_sql(set.seed)],
+        )
+        .map_err(err)?;
+        let row = tx
+            .query_opt(
+                "UPDATE sets s SET status = 'running', attempts = s.attempts + 1, worker = $4,
+                     lease_until = now() + $5 * interval '1 millisecond',
+                     started = now(), log = NULL
+                 FROM bots a, bots b
+                 WHERE s.round = $1 AND s.bot_a = $2 AND s.bot_b = $3 AND s.status = 'pending'
+                   AND a.name = s.bot_a AND b.name = s.bot_b AND a.active AND b.active
+                 RETURNING s.id, s.seed, s.attempts",
+                &[&round, &k.a, &k.b, &name, &(self.lease.as_millis() as f64)],
+            )
+            .map_err(err)?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
+        Ok(row.map(|row| ClaimedSet {
+            id: row.get(0),
+            key: k.clone(),
+            seed: row.get::<_, i64>(1) as u64,
+            attempts: to_u32(row.get(2)),
+        }))
     }
 
     fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError> {
@@ -1536,65 +1559,44 @@ impl Store for PgStore {
         Ok(logs)
     }
 
-    fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError> {
-        let rows = self
-            .c()
-            .query(
-                "SELECT round, bot_a, bot_b, worker,
-                        COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - started)::float8, 0)
-                 FROM sets WHERE status = 'running' ORDER BY started, id LIMIT $1",
-                &[&i64::try_from(limit).unwrap_or(i64::MAX)],
-            )
-            .map_err(|e| backend(&self.place, "cannot list the running sets", e))?;
-        Ok(rows
-            .iter()
-            .map(|r| RunningSet {
-                key: SetKey {
-                    round: to_u32(r.get(0)),
-                    a: r.get(1),
-                    b: r.get(2),
-                },
-                worker: r.get(3),
-                for_s: r.get::<_, f64>(4).max(0.0),
-            })
-            .collect())
-    }
-
-    fn running(&self) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .c()
-            .query_one("SELECT count(*) FROM sets WHERE status = 'running'", &[])
-            .map_err(|e| backend(&self.place, "cannot count the running sets", e))?
-            .get(0);
-        Ok(n as u64)
-    }
-
-    fn progress(&self) -> Result<Progress, StoreError> {
+    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError> {
+        let place = self.place.clone();
         let mut client = self.c();
-        let r = client
-            .query_one(
-                // Through indexes: the schedule's sets (`sets_scheduled`), the running
-                // ones (`sets_to_play`), and every counted set as the counter (numbers
-                // are given without gaps).
-                "SELECT
-                    (SELECT count(*) FROM sets WHERE scheduled),
-                    (SELECT count(*) FROM sets WHERE scheduled AND status = 'done'),
-                    (SELECT count(*) FROM sets WHERE status = 'running'),
-                    (SELECT count(*) FROM sets s
-                        JOIN bots a ON a.name = s.bot_a
-                        JOIN bots b ON b.name = s.bot_b
-                        WHERE s.scheduled AND s.status = 'pending' AND a.active AND b.active),
-                    (SELECT n FROM done_counter)",
-                &[],
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        let err = |e| backend(&place, "cannot record the ratings", e);
+        // One writer of the history at a time (a server; workers never write it).
+        tx.execute("LOCK TABLE rating_history IN EXCLUSIVE MODE", &[])
+            .map_err(err)?;
+        let last: Option<i64> = tx
+            .query_one("SELECT max(number) FROM rating_history", &[])
+            .map_err(err)?
+            .get(0);
+        let n = point.number;
+        match history_step(last.map(|l| l.max(0) as u64), n) {
+            HistoryStep::Skip => return Ok(false),
+            HistoryStep::Keep => {}
+            // Each bucket of the new stride keeps its first point.
+            HistoryStep::ThinAndKeep(stride) => {
+                tx.execute(
+                    "DELETE FROM rating_history WHERE number NOT IN
+                         (SELECT min(number) FROM rating_history GROUP BY number / $1)",
+                    &[&(stride as i64)],
+                )
+                .map_err(err)?;
+            }
+        }
+        for (bot, value, std_error) in &point.ratings {
+            tx.execute(
+                "INSERT INTO rating_history (number, bot, value, std_error) VALUES ($1, $2, $3, $4)",
+                &[&(n as i64), bot, value, std_error],
             )
-            .map_err(|e| backend(&self.place, "cannot count the sets", e))?;
-        Ok(Progress {
-            scheduled: r.get::<_, i64>(0) as u64,
-            done: r.get::<_, i64>(1) as u64,
-            running: r.get::<_, i64>(2) as u64,
-            pending: r.get::<_, i64>(3) as u64,
-            done_elsewhere: (r.get::<_, i64>(4) - r.get::<_, i64>(1)).max(0) as u64,
-        })
+            .map_err(err)?;
+        }
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the ratings", e))?;
+        Ok(true)
     }
 }
 

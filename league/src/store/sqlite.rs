@@ -17,8 +17,8 @@ use super::rows::{
 };
 use super::{
     history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FinishedQuery, FinishedSet,
-    HistoryStep, Progress, RatingPoint, Requeued, RunningSet, SetOutcome, SetStatus, Store,
-    StoreError, SyncReport,
+    HistoryStep, Progress, RatingPoint, Reads, Requeued, RunningSet, Schedule, SetOutcome,
+    SetStatus, StoreError, SyncReport,
 };
 use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
@@ -450,7 +450,7 @@ impl Claims for SqliteStore {
     }
 }
 
-impl Store for SqliteStore {
+impl Reads for SqliteStore {
     fn settings(&self) -> Result<BTreeMap<String, String>, StoreError> {
         let read = || -> rusqlite::Result<BTreeMap<String, String>> {
             let mut stmt = self.conn.prepare("SELECT key, value FROM settings")?;
@@ -460,6 +460,197 @@ impl Store for SqliteStore {
         read().map_err(|e| backend(&self.place, "cannot read the settings", e))
     }
 
+    fn bots(&self) -> Result<Vec<BotRow>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<BotRow>> {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT name, command, active FROM bots ORDER BY added, name")?;
+            let rows = stmt.query_map([], |r| {
+                Ok(BotRow {
+                    name: r.get(0)?,
+                    command: r.get(1)?,
+                    active: r.get(2)?,
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| backend(&self.place, "cannot read the bots", e))
+    }
+
+    fn finished_sets(&self, query: &FinishedQuery) -> Result<Vec<(u64, FinishedSet)>, StoreError> {
+        let selection = selection(query);
+        let ids = selection.ids.replace('$', "?");
+        let params: Vec<Box<dyn rusqlite::ToSql>> = selection
+            .params
+            .into_iter()
+            .map(|p| -> Box<dyn rusqlite::ToSql> {
+                match p {
+                    Param::Int(n) => Box::new(n),
+                    Param::Text(t) => Box::new(t),
+                }
+            })
+            .collect();
+        let params = rusqlite::params_from_iter(params.iter());
+        // One snapshot for the three reads.
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| backend(&self.place, "cannot start a read", e))?;
+        let read = || -> rusqlite::Result<FinishedRows> {
+            let mut stmt = tx.prepare(&format!(
+                "SELECT id, done_seq, round, bot_a, bot_b, seed, points_a, points_b, winner,
+                        moves_a, moves_b, move_ms_a, move_ms_b, log, pruned
+                 FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
+                selection.order
+            ))?;
+            let sets = stmt
+                .query_map(params.clone(), |r| {
+                    Ok(SetRowText {
+                        id: r.get(0)?,
+                        seq: r.get::<_, i64>(1)? as u64,
+                        key: SetKey {
+                            round: r.get(2)?,
+                            a: r.get(3)?,
+                            b: r.get(4)?,
+                        },
+                        seed: r.get::<_, i64>(5)? as u64,
+                        points: [r.get(6)?, r.get(7)?],
+                        winner: r.get(8)?,
+                        moves: [r.get::<_, i64>(9)? as u64, r.get::<_, i64>(10)? as u64],
+                        move_ms: [r.get(11)?, r.get(12)?],
+                        log: r.get(13)?,
+                        pruned: r.get(14)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut stmt = tx.prepare(&format!(
+                "SELECT set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted
+                 FROM games WHERE set_id IN ({ids})
+                 ORDER BY set_id, game"
+            ))?;
+            let games = stmt
+                .query_map(params.clone(), |r| {
+                    Ok(GameRowText {
+                        set_id: r.get(0)?,
+                        game: r.get(1)?,
+                        first: r.get(2)?,
+                        winner: r.get(3)?,
+                        points: [r.get(4)?, r.get(5)?],
+                        reason: r.get(6)?,
+                        plies: r.get(7)?,
+                        double: r.get(8)?,
+                        faulted: r.get(9)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut stmt = tx.prepare(&format!(
+                "SELECT set_id, game, ply, bot, kind, detail
+                 FROM faults WHERE set_id IN ({ids})
+                 ORDER BY set_id, id"
+            ))?;
+            let faults = stmt
+                .query_map(params.clone(), |r| {
+                    Ok(FaultRowText {
+                        set_id: r.get(0)?,
+                        game: r.get(1)?,
+                        ply: r.get(2)?,
+                        bot: r.get(3)?,
+                        kind: r.get(4)?,
+                        detail: r.get(5)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(FinishedRows {
+                sets,
+                games,
+                faults,
+            })
+        };
+        let rows = read().map_err(|e| backend(&self.place, "cannot read the finished sets", e))?;
+        tx.finish()
+            .map_err(|e| backend(&self.place, "cannot end a read", e))?;
+        rows.assemble(&self.place)
+    }
+
+    fn progress(&self) -> Result<Progress, StoreError> {
+        let read = || -> rusqlite::Result<Progress> {
+            self.conn.query_row(
+                // Through indexes: the schedule's sets (`sets_scheduled`), the running
+                // ones (`sets_to_play`), and every finished set's count as the highest
+                // number (`sets_done`: numbers are given without gaps).
+                "SELECT
+                    (SELECT count(*) FROM sets WHERE scheduled = 1),
+                    (SELECT count(*) FROM sets WHERE scheduled = 1 AND status = 'done'),
+                    (SELECT count(*) FROM sets WHERE status = 'running'),
+                    (SELECT count(*) FROM sets s
+                        JOIN bots a ON a.name = s.bot_a
+                        JOIN bots b ON b.name = s.bot_b
+                        WHERE s.scheduled = 1 AND s.status = 'pending' AND a.active AND b.active),
+                    (SELECT COALESCE(MAX(done_seq), 0) FROM sets)",
+                [],
+                |r| {
+                    Ok(Progress {
+                        scheduled: r.get::<_, i64>(0)? as u64,
+                        done: r.get::<_, i64>(1)? as u64,
+                        running: r.get::<_, i64>(2)? as u64,
+                        pending: r.get::<_, i64>(3)? as u64,
+                        done_elsewhere: (r.get::<_, i64>(4)? - r.get::<_, i64>(1)?).max(0) as u64,
+                    })
+                },
+            )
+        };
+        read().map_err(|e| backend(&self.place, "cannot count the sets", e))
+    }
+
+    fn running(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sets WHERE status = 'running'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| backend(&self.place, "cannot count the running sets", e))
+    }
+
+    fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<RunningSet>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT round, bot_a, bot_b,
+                        COALESCE((julianday('now') - julianday(started)) * 86400.0, 0)
+                 FROM sets WHERE status = 'running' ORDER BY started, id LIMIT ?1",
+            )?;
+            let rows = stmt.query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+                Ok(RunningSet {
+                    key: SetKey {
+                        round: r.get(0)?,
+                        a: r.get(1)?,
+                        b: r.get(2)?,
+                    },
+                    worker: None,
+                    for_s: r.get::<_, f64>(3)?.max(0.0),
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| backend(&self.place, "cannot list the running sets", e))
+    }
+
+    fn rating_history(&self) -> Result<Vec<RatingPoint>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<(i64, String, f64, f64)>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT number, bot, value, std_error FROM rating_history ORDER BY number, bot",
+            )?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            rows.collect()
+        };
+        read()
+            .map(rating_points)
+            .map_err(|e| backend(&self.place, "cannot read the rating history", e))
+    }
+}
+
+impl Schedule for SqliteStore {
     fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError> {
         let place = self.place.clone();
         let tx = begin(&mut self.conn, &place)?;
@@ -633,164 +824,6 @@ impl Store for SqliteStore {
         Ok(claimed)
     }
 
-    fn bots(&self) -> Result<Vec<BotRow>, StoreError> {
-        let read = || -> rusqlite::Result<Vec<BotRow>> {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT name, command, active FROM bots ORDER BY added, name")?;
-            let rows = stmt.query_map([], |r| {
-                Ok(BotRow {
-                    name: r.get(0)?,
-                    command: r.get(1)?,
-                    active: r.get(2)?,
-                })
-            })?;
-            rows.collect()
-        };
-        read().map_err(|e| backend(&self.place, "cannot read the bots", e))
-    }
-
-    fn finished_sets(&self, query: &FinishedQuery) -> Result<Vec<(u64, FinishedSet)>, StoreError> {
-        let selection = selection(query);
-        let ids = selection.ids.replace('$', "?");
-        let params: Vec<Box<dyn rusqlite::ToSql>> = selection
-            .params
-            .into_iter()
-            .map(|p| -> Box<dyn rusqlite::ToSql> {
-                match p {
-                    Param::Int(n) => Box::new(n),
-                    Param::Text(t) => Box::new(t),
-                }
-            })
-            .collect();
-        let params = rusqlite::params_from_iter(params.iter());
-        // One snapshot for the three reads.
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(|e| backend(&self.place, "cannot start a read", e))?;
-        let read = || -> rusqlite::Result<FinishedRows> {
-            let mut stmt = tx.prepare(&format!(
-                "SELECT id, done_seq, round, bot_a, bot_b, seed, points_a, points_b, winner,
-                        moves_a, moves_b, move_ms_a, move_ms_b, log, pruned
-                 FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
-                selection.order
-            ))?;
-            let sets = stmt
-                .query_map(params.clone(), |r| {
-                    Ok(SetRowText {
-                        id: r.get(0)?,
-                        seq: r.get::<_, i64>(1)? as u64,
-                        key: SetKey {
-                            round: r.get(2)?,
-                            a: r.get(3)?,
-                            b: r.get(4)?,
-                        },
-                        seed: r.get::<_, i64>(5)? as u64,
-                        points: [r.get(6)?, r.get(7)?],
-                        winner: r.get(8)?,
-                        moves: [r.get::<_, i64>(9)? as u64, r.get::<_, i64>(10)? as u64],
-                        move_ms: [r.get(11)?, r.get(12)?],
-                        log: r.get(13)?,
-                        pruned: r.get(14)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            let mut stmt = tx.prepare(&format!(
-                "SELECT set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted
-                 FROM games WHERE set_id IN ({ids})
-                 ORDER BY set_id, game"
-            ))?;
-            let games = stmt
-                .query_map(params.clone(), |r| {
-                    Ok(GameRowText {
-                        set_id: r.get(0)?,
-                        game: r.get(1)?,
-                        first: r.get(2)?,
-                        winner: r.get(3)?,
-                        points: [r.get(4)?, r.get(5)?],
-                        reason: r.get(6)?,
-                        plies: r.get(7)?,
-                        double: r.get(8)?,
-                        faulted: r.get(9)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            let mut stmt = tx.prepare(&format!(
-                "SELECT set_id, game, ply, bot, kind, detail
-                 FROM faults WHERE set_id IN ({ids})
-                 ORDER BY set_id, id"
-            ))?;
-            let faults = stmt
-                .query_map(params.clone(), |r| {
-                    Ok(FaultRowText {
-                        set_id: r.get(0)?,
-                        game: r.get(1)?,
-                        ply: r.get(2)?,
-                        bot: r.get(3)?,
-                        kind: r.get(4)?,
-                        detail: r.get(5)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(FinishedRows {
-                sets,
-                games,
-                faults,
-            })
-        };
-        let rows = read().map_err(|e| backend(&self.place, "cannot read the finished sets", e))?;
-        tx.finish()
-            .map_err(|e| backend(&self.place, "cannot end a read", e))?;
-        rows.assemble(&self.place)
-    }
-
-    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError> {
-        let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<bool> {
-            let last: Option<i64> =
-                tx.query_row("SELECT MAX(number) FROM rating_history", [], |r| r.get(0))?;
-            let n = point.number;
-            match history_step(last.map(|l| l.max(0) as u64), n) {
-                HistoryStep::Skip => return Ok(false),
-                HistoryStep::Keep => {}
-                // Each bucket of the new stride keeps its first point.
-                HistoryStep::ThinAndKeep(stride) => {
-                    tx.execute(
-                        "DELETE FROM rating_history WHERE number NOT IN
-                             (SELECT MIN(number) FROM rating_history GROUP BY number / ?1)",
-                        params![stride as i64],
-                    )?;
-                }
-            }
-            let mut insert = tx.prepare(
-                "INSERT INTO rating_history (number, bot, value, std_error) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            for (bot, value, std_error) in &point.ratings {
-                insert.execute(params![n as i64, bot, value, std_error])?;
-            }
-            Ok(true)
-        };
-        let kept = work().map_err(|e| backend(&place, "cannot record the ratings", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the ratings", e))?;
-        Ok(kept)
-    }
-
-    fn rating_history(&self) -> Result<Vec<RatingPoint>, StoreError> {
-        let read = || -> rusqlite::Result<Vec<(i64, String, f64, f64)>> {
-            let mut stmt = self.conn.prepare(
-                "SELECT number, bot, value, std_error FROM rating_history ORDER BY number, bot",
-            )?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
-            rows.collect()
-        };
-        read()
-            .map(rating_points)
-            .map_err(|e| backend(&self.place, "cannot read the rating history", e))
-    }
-
     fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError> {
         let place = self.place.clone();
         let tx = begin(&mut self.conn, &place)?;
@@ -835,68 +868,37 @@ impl Store for SqliteStore {
         Ok(logs)
     }
 
-    fn running_sets(&self, limit: usize) -> Result<Vec<RunningSet>, StoreError> {
-        let read = || -> rusqlite::Result<Vec<RunningSet>> {
-            let mut stmt = self.conn.prepare(
-                "SELECT round, bot_a, bot_b,
-                        COALESCE((julianday('now') - julianday(started)) * 86400.0, 0)
-                 FROM sets WHERE status = 'running' ORDER BY started, id LIMIT ?1",
+    fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let tx = begin(&mut self.conn, &place)?;
+        let work = || -> rusqlite::Result<bool> {
+            let last: Option<i64> =
+                tx.query_row("SELECT MAX(number) FROM rating_history", [], |r| r.get(0))?;
+            let n = point.number;
+            match history_step(last.map(|l| l.max(0) as u64), n) {
+                HistoryStep::Skip => return Ok(false),
+                HistoryStep::Keep => {}
+                // Each bucket of the new stride keeps its first point.
+                HistoryStep::ThinAndKeep(stride) => {
+                    tx.execute(
+                        "DELETE FROM rating_history WHERE number NOT IN
+                             (SELECT MIN(number) FROM rating_history GROUP BY number / ?1)",
+                        params![stride as i64],
+                    )?;
+                }
+            }
+            let mut insert = tx.prepare(
+                "INSERT INTO rating_history (number, bot, value, std_error) VALUES (?1, ?2, ?3, ?4)",
             )?;
-            let rows = stmt.query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
-                Ok(RunningSet {
-                    key: SetKey {
-                        round: r.get(0)?,
-                        a: r.get(1)?,
-                        b: r.get(2)?,
-                    },
-                    worker: None,
-                    for_s: r.get::<_, f64>(3)?.max(0.0),
-                })
-            })?;
-            rows.collect()
+            for (bot, value, std_error) in &point.ratings {
+                insert.execute(params![n as i64, bot, value, std_error])?;
+            }
+            Ok(true)
         };
-        read().map_err(|e| backend(&self.place, "cannot list the running sets", e))
-    }
-
-    fn running(&self) -> Result<u64, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT count(*) FROM sets WHERE status = 'running'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(|e| backend(&self.place, "cannot count the running sets", e))
-    }
-
-    fn progress(&self) -> Result<Progress, StoreError> {
-        let read = || -> rusqlite::Result<Progress> {
-            self.conn.query_row(
-                // Through indexes: the schedule's sets (`sets_scheduled`), the running
-                // ones (`sets_to_play`), and every finished set's count as the highest
-                // number (`sets_done`: numbers are given without gaps).
-                "SELECT
-                    (SELECT count(*) FROM sets WHERE scheduled = 1),
-                    (SELECT count(*) FROM sets WHERE scheduled = 1 AND status = 'done'),
-                    (SELECT count(*) FROM sets WHERE status = 'running'),
-                    (SELECT count(*) FROM sets s
-                        JOIN bots a ON a.name = s.bot_a
-                        JOIN bots b ON b.name = s.bot_b
-                        WHERE s.scheduled = 1 AND s.status = 'pending' AND a.active AND b.active),
-                    (SELECT COALESCE(MAX(done_seq), 0) FROM sets)",
-                [],
-                |r| {
-                    Ok(Progress {
-                        scheduled: r.get::<_, i64>(0)? as u64,
-                        done: r.get::<_, i64>(1)? as u64,
-                        running: r.get::<_, i64>(2)? as u64,
-                        pending: r.get::<_, i64>(3)? as u64,
-                        done_elsewhere: (r.get::<_, i64>(4)? - r.get::<_, i64>(1)?).max(0) as u64,
-                    })
-                },
-            )
-        };
-        read().map_err(|e| backend(&self.place, "cannot count the sets", e))
+        let kept = work().map_err(|e| backend(&place, "cannot record the ratings", e))?;
+        tx.commit()
+            .map_err(|e| backend(&place, "cannot commit the ratings", e))?;
+        Ok(kept)
     }
 }
 

@@ -175,7 +175,7 @@ mod tests {
     use super::*;
     use crate::log_place::{LogForm, LogPlace};
     use crate::schedule::{PlannedSet, SetKey};
-    use crate::store::{BotEntry, Claims, SetOutcome, SqliteStore, Store};
+    use crate::store::{BotEntry, Claims, Reads, Schedule, SetOutcome, SqliteStore};
 
     /// A real SQLite store that says which thread closes it.
     struct Noted {
