@@ -541,7 +541,8 @@ impl Position {
             Player::Zero => (zero, one),
             Player::One => (one, zero),
         };
-        let summary = sow::<SEEDS, HALF, R>(mine, theirs, rules.preset(), rules.width(), pit, recorder);
+        let summary =
+            sow::<SEEDS, HALF, R>(mine, theirs, rules.preset(), rules.width(), pit, recorder);
         self.flip_to_move();
         summary
     }
