@@ -222,17 +222,22 @@ pub(crate) fn sow<const SEEDS: u8, const RING: usize, R: Recorder>(
         } else {
             ((hand / n as u32) as u8, (hand % n as u32) as usize)
         };
-        sow_pass::<SEEDS, RING>(mine, n, lifted, at + 1, rest, laps);
+        // The pit the last seed lands in, and its count after the pass, worked out from
+        // its count before it (none if it is the pit just lifted), a seed a lap and the
+        // last seed: the next step need not wait for the pass's store to read it back.
+        let from = at + 1;
         at += rest;
         if at >= n {
             at -= n;
         }
+        let before = std::hint::select_unpredictable(at == lifted, 0, mine[at % RING] & SEEDS);
+        let landed = before as u32 + laps as u32 + (rest > 0) as u32;
+        sow_pass::<SEEDS, RING>(mine, n, lifted, from, rest, laps);
         summary.sown += hand;
         if summary.sown >= MAX_SOWN_PER_MOVE {
             summary.truncated = true;
             break;
         }
-        let landed = (mine[at % RING] & SEEDS) as u32;
         // 1: the pit was empty. 0 only when an unchecked move lifted an empty pit.
         if landed <= 1 {
             break;
