@@ -483,7 +483,7 @@ fn select_bit(word: u64, rank: u32) -> u32 {
     let rank = (rank % 64) as u64;
     // The high bit of byte i is set when its total is at most `rank` (no borrow crosses
     // a byte: 128 + rank minus at most 64 stays positive).
-    let not_above = ((rank * ONES | HIGH_BITS) - totals) & HIGH_BITS;
+    let not_above = (((rank * ONES) | HIGH_BITS) - totals) & HIGH_BITS;
     let byte = ((not_above >> 7).wrapping_mul(ONES) >> 56) % 8;
     let below = (totals << 8 >> (8 * byte)) & 0xff;
     let bits = (word >> (8 * byte)) & 0xff;
