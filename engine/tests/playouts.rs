@@ -181,6 +181,10 @@ fn an_index_past_the_moves_wraps() {
 }
 
 proptest! {
+    // Each case plays whole games three ways, the reference's on notation strings: fewer
+    // cases than the default keep the test to seconds.
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
     #[test]
     fn playouts_from_random_positions_end_as_the_reference(
         preset in 0..3usize,
@@ -205,7 +209,9 @@ proptest! {
         };
         check(&game_after(start, opening, seed), 2, seed);
     }
+}
 
+proptest! {
     #[test]
     fn nth_is_the_nth_pit(mask in any::<u64>(), n in 0usize..70) {
         let moves = engine::Moves::from_mask(mask);
