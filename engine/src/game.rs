@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::board::Board;
-use crate::position::{Player, Position};
+use crate::position::{Moves, Player, Position};
 use crate::rules::{Rules, Scoring, NO_CAPTURE_LIMIT};
 use crate::sow::{IllegalMove, MoveReport, Recorder, Summary};
 
@@ -69,13 +69,20 @@ impl GameEnd {
 /// `quiet_plies`: plies in a row without a capture.
 #[inline]
 pub fn judge<B: Board>(position: &B, repeated: bool, quiet_plies: u32) -> Option<GameEnd> {
+    judge_with(position, position.legal_moves(), repeated, quiet_plies)
+}
+
+/// [`judge`] given the legal moves of `position`, for a caller that needs them too.
+#[inline]
+fn judge_with<B: Board>(
+    position: &B,
+    moves: Moves,
+    repeated: bool,
+    quiet_plies: u32,
+) -> Option<GameEnd> {
     let mover = position.to_move();
-    if position.legal_moves().is_empty() {
-        return Some(GameEnd {
-            reason: EndReason::NoMoves,
-            winner: Some(mover.other()),
-            double: position.seeds_of(mover) == 0,
-        });
+    if moves.is_empty() {
+        return Some(no_moves(position));
     }
     let reason = if repeated {
         EndReason::Repetition
@@ -95,6 +102,17 @@ pub fn judge<B: Board>(position: &B, repeated: bool, quiet_plies: u32) -> Option
         winner,
         double: false,
     })
+}
+
+/// The end of a game whose player to move has no legal move.
+#[inline]
+fn no_moves<B: Board>(position: &B) -> GameEnd {
+    let mover = position.to_move();
+    GameEnd {
+        reason: EndReason::NoMoves,
+        winner: Some(mover.other()),
+        double: position.seeds_of(mover) == 0,
+    }
 }
 
 impl Rules {
@@ -178,10 +196,7 @@ impl From<IllegalMove> for PlayError {
 pub struct Game<B: Board = Position> {
     start: B,
     position: B,
-    /// Every position so far with its key, the start included: repetition candidates are
-    /// picked by key and confirmed by equality, so a hash collision can never end a game.
-    history: Vec<(u64, B)>,
-    quiet_plies: u32,
+    history: History<B>,
     end: Option<GameEnd>,
 }
 
@@ -192,8 +207,7 @@ impl<B: Board> Game<B> {
         Game {
             start,
             position: start,
-            history: vec![(start.key(), start)],
-            quiet_plies: 0,
+            history: History::new(start),
             end: judge(&start, false, 0),
         }
     }
@@ -217,18 +231,18 @@ impl<B: Board> Game<B> {
 
     /// Plies played.
     pub fn plies(&self) -> u32 {
-        (self.history.len() - 1) as u32
+        (self.history.positions.len() - 1) as u32
     }
 
     /// Every position of the game so far, in order: the start first, the current position
     /// last (`plies() + 1` of them). What the repetition rule compares against.
     pub fn history(&self) -> impl ExactSizeIterator<Item = &B> + '_ {
-        self.history.iter().map(|(_, p)| p)
+        self.history.positions.iter()
     }
 
     /// Plies in a row without a capture.
     pub fn quiet_plies(&self) -> u32 {
-        self.quiet_plies
+        self.history.quiet_plies
     }
 
     /// How the game ended, or `None` while it goes on.
@@ -261,19 +275,29 @@ impl<B: Board> Game<B> {
             return Err(PlayError::GameOver);
         }
         let summary = self.position.play_with(pit, recorder)?;
-        self.quiet_plies = if summary.captures > 0 {
-            0
-        } else {
-            self.quiet_plies + 1
-        };
-        let key = self.position.key();
-        let repeated = self
-            .history
-            .iter()
-            .any(|(k, p)| *k == key && *p == self.position);
-        self.history.push((key, self.position));
-        self.end = judge(&self.position, repeated, self.quiet_plies);
+        self.end = self.history.record(&self.position, summary.captures > 0);
         Ok(summary)
+    }
+
+    /// Plays the moves `choose` picks until the game ends, and returns the end (at once
+    /// if the game is already over). `choose` is given the number of legal moves and
+    /// returns the index of the one to play among them in increasing pit order (an
+    /// index past the last is taken modulo the number). The game is then the one
+    /// [`Game::play`] would make of the same moves, history included; nothing is
+    /// reported. For random playouts (`choose` draws an index uniformly), and
+    /// [`Playouts`](crate::Playouts) plays many from one game without copying it.
+    pub fn play_out(&mut self, choose: impl FnMut(usize) -> usize) -> GameEnd {
+        if let Some(end) = self.end {
+            return end;
+        }
+        let end = self.history.play_out(&mut self.position, choose);
+        self.end = Some(end);
+        end
+    }
+
+    /// The game's history, for [`Playouts`](crate::Playouts).
+    pub(crate) fn history_of(&self) -> &History<B> {
+        &self.history
     }
 
     /// Ends the game as lost by `loser` for a fault (time-out, crash, bad line, illegal
@@ -281,6 +305,150 @@ impl<B: Board> Game<B> {
     pub fn forfeit(&mut self, loser: Player) {
         if self.end.is_none() {
             self.end = Some(GameEnd::forfeit(loser));
+        }
+    }
+}
+
+/// What the end rules need of a game's past: every position so far, the start
+/// included, with its key, and the plies in a row without a capture. One implementation
+/// of "after a move" for [`Game`] and [`Playouts`](crate::Playouts).
+///
+/// Repetition candidates are picked by key and confirmed by equality, so a hash
+/// collision can never end a game. Before any key is compared, a set of the keys' top
+/// bits (a one-hash Bloom filter of 2048 bits) says whether the new key can be among
+/// them: in most plies it cannot, and the scan (and its branches, which the processor
+/// cannot predict) is skipped. When it runs, the scan compares every second position
+/// only: every ply changes the side to move, which equality compares, so a position can
+/// only equal those an even number of plies before it.
+#[derive(Clone, Debug)]
+pub(crate) struct History<B> {
+    /// Every position so far, the start first.
+    positions: Vec<B>,
+    /// The key of each position.
+    keys: Vec<u64>,
+    /// Bit `key >> 53` of every key in `keys` (and no other).
+    filter: [u64; FILTER_WORDS],
+    quiet_plies: u32,
+}
+
+/// 64-bit words in [`History`]'s filter: 2048 bits, 256 bytes.
+const FILTER_WORDS: usize = 32;
+
+/// The filter word and bit of `key`: its top 11 bits.
+#[inline(always)]
+fn filter_bit(key: u64) -> (usize, u64) {
+    let top = (key >> 53) as usize;
+    (top / 64 % FILTER_WORDS, 1 << (top % 64))
+}
+
+impl<B: Board> History<B> {
+    /// The history of a game at its start.
+    fn new(start: B) -> History<B> {
+        let mut history = History {
+            positions: Vec::new(),
+            keys: Vec::new(),
+            filter: [0; FILTER_WORDS],
+            quiet_plies: 0,
+        };
+        history.push_key(start.key(), &start);
+        history
+    }
+
+    /// Positions recorded, the start included.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Plies in a row without a capture.
+    #[inline]
+    pub(crate) fn quiet_plies(&self) -> u32 {
+        self.quiet_plies
+    }
+
+    /// Forgets every position after the first `len` and sets the plies without a
+    /// capture back to `quiet_plies`: the history as it was when it held `len`.
+    #[inline]
+    pub(crate) fn truncate(&mut self, len: usize, quiet_plies: u32) {
+        self.positions.truncate(len);
+        self.keys.truncate(len);
+        self.filter = [0; FILTER_WORDS];
+        for &key in &self.keys {
+            let (word, bit) = filter_bit(key);
+            self.filter[word] |= bit;
+        }
+        self.quiet_plies = quiet_plies;
+    }
+
+    /// Whether `position`, whose key is `key` and which would be recorded next, has
+    /// occurred before.
+    #[inline(always)]
+    fn occurred(&self, key: u64, position: &B) -> bool {
+        let (word, bit) = filter_bit(key);
+        if self.filter[word] & bit == 0 {
+            return false;
+        }
+        let len = self.keys.len();
+        (len % 2..len)
+            .step_by(2)
+            .any(|i| self.keys[i] == key && self.positions[i] == *position)
+    }
+
+    /// Appends `position` and its key.
+    #[inline(always)]
+    fn push_key(&mut self, key: u64, position: &B) {
+        let (word, bit) = filter_bit(key);
+        self.filter[word] |= bit;
+        self.keys.push(key);
+        self.positions.push(*position);
+    }
+
+    /// Records `position`, just reached by a move that captured or not; says whether it
+    /// occurred before.
+    #[inline(always)]
+    fn push(&mut self, position: &B, captured: bool) -> bool {
+        self.quiet_plies = if captured { 0 } else { self.quiet_plies + 1 };
+        let key = position.key();
+        let repeated = self.occurred(key, position);
+        self.push_key(key, position);
+        repeated
+    }
+
+    /// Records `position`, just reached by a move that captured or not, and applies the
+    /// end rules to it.
+    #[inline(always)]
+    fn record(&mut self, position: &B, captured: bool) -> Option<GameEnd> {
+        let repeated = self.push(position, captured);
+        judge(position, repeated, self.quiet_plies)
+    }
+
+    /// Plays the moves `choose` picks (see [`Game::play_out`]) from `position`, the last
+    /// one recorded, of a game not over, until the game ends; returns the end.
+    #[inline(always)]
+    pub(crate) fn play_out(
+        &mut self,
+        position: &mut B,
+        mut choose: impl FnMut(usize) -> usize,
+    ) -> GameEnd {
+        let mut moves = position.legal_moves();
+        loop {
+            let count = moves.len();
+            let index = choose(count);
+            let index = if index < count {
+                index
+            } else {
+                index.checked_rem(count).unwrap_or(0)
+            };
+            let Some(pit) = moves.nth(index) else {
+                // Not reached: the end rules end a game whose player to move has no move.
+                return no_moves(position);
+            };
+            let summary = position.play_unchecked(pit, &mut ());
+            let repeated = self.push(position, summary.captures > 0);
+            moves = position.legal_moves();
+            if let Some(end) = judge_with(position, moves, repeated, self.quiet_plies) {
+                return end;
+            }
         }
     }
 }

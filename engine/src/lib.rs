@@ -16,6 +16,9 @@
 //! - [`Game`] (generic over the board) adds the history and applies the end rules after
 //!   every move ([`judge`]),
 //!   ending as a [`GameEnd`]; [`Rules::points`] scores it and [`SetScore`] adds up a set.
+//! - [`Playouts`] plays many games on from one [`Game`] to their end, with moves chosen
+//!   by the caller (random playouts for Monte Carlo searches), each ending as
+//!   [`Game::play`] would end it, without copying the game each time.
 //! - [`perft`] counts move sequences, to check move generators against the tables in
 //!   `RULES.md`.
 //!
@@ -57,6 +60,7 @@ mod board;
 mod game;
 mod notation;
 mod perft;
+mod playout;
 mod position;
 mod rules;
 mod sow;
@@ -69,6 +73,7 @@ pub use wide::{WidePosition, MAX_WIDE_TOTAL_SEEDS};
 pub use game::{judge, EndReason, Game, GameEnd, PlayError, SetScore};
 pub use notation::NotationError;
 pub use perft::perft;
+pub use playout::{PlayoutEnd, Playouts};
 pub use position::{Moves, Player, Position, Setup, SetupError, MAX_TOTAL_SEEDS};
 pub use rules::{
     CaptureRule, CapturedSownFrom, Preset, Rules, RulesError, Scoring, Sowing, DEFAULT_WIDTH,

@@ -175,12 +175,11 @@ impl Setup {
                 max: MAX_TOTAL_SEEDS,
             });
         }
-        let mut cells = [0u8; 2 * HALF];
+        let mut rings = [[0u8; HALF]; 2];
         for player in Player::BOTH {
-            let base = player.index() * HALF;
-            cells[base..base + n].copy_from_slice(&self.pits[player.index()]);
+            rings[player.index()][..n].copy_from_slice(&self.pits[player.index()]);
         }
-        let mut pos = Position { cells };
+        let mut pos = Position { rings };
         pos.set_meta(self.rules, self.to_move);
         Ok(pos)
     }
@@ -191,11 +190,12 @@ impl Setup {
 /// Each byte holds one pit's seed count in its low seven bits (the board never holds more
 /// than [`MAX_TOTAL_SEEDS`], so a count never reaches the eighth bit, and sowing a seed is a
 /// plain increment). The high bits of the first eight bytes hold the preset, the width and
-/// the side to move. Player `p`'s pit `i` is byte `32 * p + i`. Equality and hashing
-/// compare all of it, which is exactly what repetition needs.
+/// the side to move. Player `p`'s pit `i` is byte `i` of ring `p` (byte `32 * p + i`);
+/// the bytes of a ring past its 2W pits are always 0. Equality and hashing compare all
+/// of it, which is exactly what repetition needs.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Position {
-    pub(crate) cells: [u8; 2 * HALF],
+    rings: [[u8; HALF]; 2],
 }
 
 const _: () = assert!(std::mem::size_of::<Position>() <= 64);
@@ -214,15 +214,14 @@ impl Position {
             "Position::start at width {}: use AnyPosition",
             rules.width()
         );
-        let mut cells = [0u8; 2 * HALF];
+        let mut rings = [[0u8; HALF]; 2];
         let (w, n) = (rules.width(), rules.pits());
         let front = rules.starting_front_pits();
-        for p in 0..2 {
-            let ring = &mut cells[p * HALF..p * HALF + n];
+        for ring in &mut rings {
             ring[front.clone()].fill(2);
             ring[w..n].fill(2);
         }
-        let mut pos = Position { cells };
+        let mut pos = Position { rings };
         pos.set_meta(rules, Player::Zero);
         pos
     }
@@ -231,7 +230,7 @@ impl Position {
     fn meta(&self) -> u8 {
         // Gather the high bit of bytes 0..8 into one byte (bit i from byte i).
         let mut word = [0u8; 8];
-        word.copy_from_slice(&self.cells[..8]);
+        word.copy_from_slice(&self.rings[0][..8]);
         gather_high_bits(u64::from_le_bytes(word)) as u8
     }
 
@@ -240,7 +239,7 @@ impl Position {
         let meta = to_move as u8 | rules.preset().code() << 1 | ((rules.width() - 8) as u8) << 3;
         for i in 0..8 {
             let bit = (meta >> i) & 1;
-            self.cells[i] = (self.cells[i] & SEEDS) | bit << 7;
+            self.rings[0][i] = (self.rings[0][i] & SEEDS) | bit << 7;
         }
     }
 
@@ -262,31 +261,38 @@ impl Position {
     /// Who moves next.
     #[inline]
     pub fn to_move(&self) -> Player {
-        if self.cells[0] & FLAG != 0 {
+        if self.rings[0][0] & FLAG != 0 {
             Player::One
         } else {
             Player::Zero
         }
     }
 
+    /// Hands the move to the other player: flips the flag bit of byte 0, as a write of
+    /// the whole first word. A one-byte write there would stall the next read of the
+    /// word (by [`Position::key`] or [`Position::legal_moves`], right after every move):
+    /// the processor cannot forward a narrow store to a wider load. `black_box` keeps the
+    /// compiler from narrowing the write back to that one byte.
     #[inline]
     pub(crate) fn flip_to_move(&mut self) {
-        self.cells[0] ^= FLAG;
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&self.rings[0][..8]);
+        let flipped = u64::from_le_bytes(word) ^ std::hint::black_box(FLAG as u64);
+        self.rings[0][..8].copy_from_slice(&flipped.to_le_bytes());
     }
 
     /// Seeds in `player`'s pit `pit` (own numbering). Panics if `pit >= 2W`.
     #[inline]
     pub fn seeds(&self, player: Player, pit: usize) -> u8 {
         assert!(pit < 2 * self.width(), "pit {pit} out of range");
-        self.cells[player.index() * HALF + pit] & SEEDS
+        self.rings[player.index()][pit] & SEEDS
     }
 
     /// `player`'s 2W pits in their own numbering.
     #[inline]
     pub fn pits(&self, player: Player) -> Vec<u8> {
         let n = 2 * self.width();
-        let base = player.index() * HALF;
-        self.cells[base..base + n]
+        self.rings[player.index()][..n]
             .iter()
             .map(|c| c & SEEDS)
             .collect()
@@ -296,8 +302,7 @@ impl Position {
     #[inline]
     pub fn seeds_of(&self, player: Player) -> u32 {
         let n = 2 * self.width();
-        let base = player.index() * HALF;
-        self.cells[base..base + n]
+        self.rings[player.index()][..n]
             .iter()
             .map(|&c| (c & SEEDS) as u32)
             .sum()
@@ -313,11 +318,11 @@ impl Position {
     #[inline]
     pub fn legal_moves(&self) -> Moves {
         let n = 2 * self.width();
-        let base = self.to_move().index() * HALF;
+        let ring = &self.rings[self.to_move().index()];
         // Eight pits at a time: a count c <= 127 is 2 or more exactly when c + 126 sets
         // the byte's high bit (no carry leaves the byte).
         let mut mask = 0u64;
-        for (k, chunk) in self.cells[base..base + HALF].chunks_exact(8).enumerate() {
+        for (k, chunk) in ring.chunks_exact(8).enumerate() {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
             let counts = u64::from_le_bytes(word) & LOW_SEVEN;
@@ -350,7 +355,7 @@ impl Position {
     #[inline]
     pub fn key(&self) -> u64 {
         let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
-        for chunk in self.cells.chunks_exact(8) {
+        for chunk in self.rings.as_flattened().chunks_exact(8) {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
             h = (h ^ u64::from_le_bytes(word)).wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -438,6 +443,20 @@ impl Iterator for Moves {
         Some(pit)
     }
 
+    /// The pit `n` places on, found without a loop or a branch (a random playout picks
+    /// one this way every ply, and a loop of random length costs a mispredicted branch):
+    /// the pits before it are then dropped with it.
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<usize> {
+        if n >= self.len() {
+            self.mask = 0;
+            return None;
+        }
+        let pit = select_bit(self.mask, n as u32);
+        self.mask &= (!1u64).checked_shl(pit).unwrap_or(0);
+        Some(pit as usize)
+    }
+
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.mask.count_ones() as usize;
@@ -446,6 +465,49 @@ impl Iterator for Moves {
 }
 
 impl ExactSizeIterator for Moves {}
+
+/// The index of the set bit of `word` that has `rank` set bits below it; `rank` must be
+/// below the number of set bits (else the answer is some index below 64). Broadword,
+/// after S. Vigna, "Broadword implementation of rank/select queries" (2008): the set
+/// bits of each byte are counted and summed into running totals, one per byte, the byte
+/// that holds the bit is the number of totals not above `rank`, and a table finds the
+/// bit within the byte.
+#[inline]
+fn select_bit(word: u64, rank: u32) -> u32 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut counts = word - ((word >> 1) & 0x5555_5555_5555_5555);
+    counts = (counts & 0x3333_3333_3333_3333) + ((counts >> 2) & 0x3333_3333_3333_3333);
+    counts = (counts + (counts >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i: set bits in bytes 0..=i (at most 64, so no byte overflows).
+    let totals = counts.wrapping_mul(ONES);
+    let rank = (rank % 64) as u64;
+    // The high bit of byte i is set when its total is at most `rank` (no borrow crosses
+    // a byte: 128 + rank minus at most 64 stays positive).
+    let not_above = (((rank * ONES) | HIGH_BITS) - totals) & HIGH_BITS;
+    let byte = ((not_above >> 7).wrapping_mul(ONES) >> 56) % 8;
+    let below = (totals << 8 >> (8 * byte)) & 0xff;
+    let bits = (word >> (8 * byte)) & 0xff;
+    8 * byte as u32 + SELECT_IN_BYTE[bits as usize][((rank - below) % 8) as usize] as u32
+}
+
+/// `SELECT_IN_BYTE[b][r]`: the index of the set bit of byte `b` with `r` set bits below
+/// it (0 where there is none).
+static SELECT_IN_BYTE: [[u8; 8]; 256] = {
+    let mut table = [[0u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut bit, mut rank) = (0, 0);
+        while bit < 8 {
+            if b >> bit & 1 == 1 {
+                table[b][rank] = bit as u8;
+                rank += 1;
+            }
+            bit += 1;
+        }
+        b += 1;
+    }
+    table
+};
 
 impl Position {
     /// Plays `pit` for the side to move and reports every relay and capture.
@@ -473,19 +535,14 @@ impl Position {
     /// two seeds makes a move the rules do not allow (the board stays consistent).
     #[inline]
     pub fn play_unchecked<R: Recorder>(&mut self, pit: usize, recorder: &mut R) -> Summary {
-        let rules = self.rules();
-        let w = rules.width();
-        let n = 2 * w;
-        let me = self.to_move().index();
-        let (mine, theirs) = {
-            let (a, b) = self.cells.split_at_mut(HALF);
-            if me == 0 {
-                (&mut a[..n], &mut b[..n])
-            } else {
-                (&mut b[..n], &mut a[..n])
-            }
+        let (rules, me) = (self.rules(), self.to_move());
+        let [zero, one] = &mut self.rings;
+        let (mine, theirs) = match me {
+            Player::Zero => (zero, one),
+            Player::One => (one, zero),
         };
-        let summary = sow::<SEEDS, R>(mine, theirs, rules.preset(), w, pit, recorder);
+        let summary =
+            sow::<SEEDS, HALF, R>(mine, theirs, rules.preset(), rules.width(), pit, recorder);
         self.flip_to_move();
         summary
     }

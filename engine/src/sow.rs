@@ -184,68 +184,84 @@ impl Recorder for MoveReport {
 }
 
 /// The one implementation of a move, for both board types: `mine` and `theirs` are the
-/// two rings of 2W cells whose low bits `SEEDS` hold the seed counts (the other bits
-/// belong to the board and are kept). `pit` is not checked. The board's total must fit
-/// in `SEEDS`, so that every increment stays within the count's bits.
+/// two rings of `RING` cells (a power of two) whose first 2W hold the pits, the seed
+/// counts in the low bits `SEEDS` (the other bits belong to the board and are kept; the
+/// cells past 2W hold 0 and stay so). `pit` is only checked to be below 2W. The board's
+/// total must fit in `SEEDS`, so that every increment stays within the count's bits.
+///
+/// Every index into a ring is taken modulo `RING` (a mask that changes nothing, as all
+/// are below 2W): the compiler then knows it is in bounds and checks nothing per seed.
+/// The mover's ring is only written by [`sow_pass`], whole: a byte written alone and
+/// then read back within a wider word stalls the processor (the store cannot be
+/// forwarded to the load), and sowing reads the ring right after writing it.
 #[inline(always)]
-pub(crate) fn sow<const SEEDS: u8, R: Recorder>(
-    mine: &mut [u8],
-    theirs: &mut [u8],
+pub(crate) fn sow<const SEEDS: u8, const RING: usize, R: Recorder>(
+    mine: &mut [u8; RING],
+    theirs: &mut [u8; RING],
     preset: Preset,
     w: usize,
     pit: usize,
     recorder: &mut R,
 ) -> Summary {
+    const { assert!(RING.is_power_of_two() && RING <= MAX_RING) };
     let n = 2 * w;
-    let keep = !SEEDS;
+    assert!(pit < n && n <= RING, "pit {pit} out of range");
     let mut summary = Summary {
         pit: pit as u8,
         ..Summary::default()
     };
-    let mut hand = (mine[pit] & SEEDS) as u32;
-    mine[pit] &= keep;
+    let mut hand = (mine[pit % RING] & SEEDS) as u32;
+    // The pit whose seeds are in the hand, emptied by the next pass; `RING` for none.
+    let mut lifted = pit;
     // `at` is the last pit sown into; the next seed goes to `at + 1`.
     let mut at = pit;
     loop {
-        // Sow the hand: whole laps first, then the remainder seed by seed.
-        let laps = hand / n as u32;
-        if laps > 0 {
-            for cell in mine.iter_mut() {
-                *cell += laps as u8;
-            }
+        // Sow the hand: whole laps (rare) and the rest from `at + 1` on, in one pass.
+        let (laps, rest) = if hand < n as u32 {
+            (0, hand as usize)
+        } else {
+            ((hand / n as u32) as u8, (hand % n as u32) as usize)
+        };
+        // The pit the last seed lands in, and its count after the pass, worked out from
+        // its count before it (none if it is the pit just lifted), a seed a lap and the
+        // last seed: the next step need not wait for the pass's store to read it back.
+        let from = at + 1;
+        at += rest;
+        if at >= n {
+            at -= n;
         }
-        for _ in 0..hand % n as u32 {
-            at += 1;
-            if at == n {
-                at = 0;
-            }
-            mine[at] += 1;
-        }
+        let before = std::hint::select_unpredictable(at == lifted, 0, mine[at % RING] & SEEDS);
+        let landed = before as u32 + laps as u32 + (rest > 0) as u32;
+        sow_pass::<SEEDS, RING>(mine, n, lifted, from, rest, laps);
         summary.sown += hand;
         if summary.sown >= MAX_SOWN_PER_MOVE {
             summary.truncated = true;
             break;
         }
-        let landed = (mine[at] & SEEDS) as u32;
         // 1: the pit was empty. 0 only when an unchecked move lifted an empty pit.
         if landed <= 1 {
             break;
         }
-        let across = if at < w { w - 1 - at } else { usize::MAX };
-        if across != usize::MAX && theirs[across] & SEEDS != 0 {
+        // Whether the landing pit is a front pit across from a pit with seeds, without a
+        // branch on the front row test (half of all landings, unpredictable): a back pit
+        // looks across into a ring of zeros instead of the opponent's.
+        let across = (w - 1).wrapping_sub(at);
+        let facing = std::hint::select_unpredictable(at < w, &theirs[..], first::<RING>(0));
+        if facing[across % RING] & SEEDS != 0 {
             summary.captures += 1;
             let taken = match preset {
-                Preset::Hus => take_front_run::<SEEDS, R>(theirs, w, across, recorder),
+                Preset::Hus => take_front_run::<SEEDS, RING, R>(theirs, w, across, recorder),
                 Preset::Rulebook | Preset::MancalaWorld => {
-                    take::<SEEDS, R>(theirs, across, recorder)
-                        + take::<SEEDS, R>(theirs, w + at, recorder)
+                    take::<SEEDS, RING, R>(theirs, across, recorder)
+                        + take::<SEEDS, RING, R>(theirs, w + at, recorder)
                 }
             };
             summary.captured += taken;
             let own = if preset == Preset::Rulebook {
-                mine[at] &= keep;
+                lifted = at;
                 landed
             } else {
+                lifted = RING;
                 0
             };
             hand = own + taken;
@@ -260,18 +276,90 @@ pub(crate) fn sow<const SEEDS: u8, R: Recorder>(
         }
         recorder.relay(at, landed);
         summary.relays += 1;
-        mine[at] &= keep;
+        lifted = at;
         hand = landed;
     }
     summary
 }
 
+/// The longest ring [`sow`] takes.
+const MAX_RING: usize = 64;
+
+/// `MAX_RING` ones then `MAX_RING` zeros: its `RING` bytes from `MAX_RING - j` on are `j`
+/// ones then zeros, the cells `0..j` of a ring.
+static STEP: [u8; 2 * MAX_RING] = {
+    let mut step = [0u8; 2 * MAX_RING];
+    let mut i = 0;
+    while i < MAX_RING {
+        step[i] = 1;
+        i += 1;
+    }
+    step
+};
+
+/// `MAX_RING` zeros, a one, `MAX_RING` zeros: its `RING` bytes from `MAX_RING - j` on
+/// are a one at `j` and zeros elsewhere.
+static ONE: [u8; 2 * MAX_RING + 1] = {
+    let mut one = [0u8; 2 * MAX_RING + 1];
+    one[MAX_RING] = 1;
+    one
+};
+
+/// The cells `0..j` of a ring of `RING` cells (`j <= RING`) as ones, the rest as zeros.
+#[inline(always)]
+fn first<const RING: usize>(j: usize) -> &'static [u8] {
+    &STEP[MAX_RING - j..MAX_RING - j + RING]
+}
+
+/// Cell `j` of a ring of `RING` cells as a one, the rest as zeros; all zeros for
+/// `j == RING`.
+#[inline(always)]
+fn only<const RING: usize>(j: usize) -> &'static [u8] {
+    &ONE[MAX_RING - j..MAX_RING - j + RING]
+}
+
+/// One pass of sowing over the whole ring: empties the seed count of cell `lifted`
+/// (none if `lifted == RING`), then adds `laps` seeds to each of the first `n` cells,
+/// and one more to each of the `count` cells from `from` on (`from <= n`, `count < n`),
+/// wrapping from cell `n - 1` to cell 0. Without a branch or a loop per seed (whose
+/// length the processor cannot predict): the run is cells `0..end` less cells
+/// `0..from`, plus cells `0..wrap` past the wrap, each a slice of [`STEP`], added in
+/// one pass that the compiler turns into a few vector instructions.
+#[inline(always)]
+fn sow_pass<const SEEDS: u8, const RING: usize>(
+    ring: &mut [u8; RING],
+    n: usize,
+    lifted: usize,
+    from: usize,
+    count: usize,
+    laps: u8,
+) {
+    let end = from + count;
+    let (end, wrap) = if end > n { (n, end - n) } else { (end, 0) };
+    let (to_end, to_from, to_wrap) = (first::<RING>(end), first::<RING>(from), first::<RING>(wrap));
+    let lifted = only::<RING>(lifted);
+    for i in 0..RING {
+        // 0 where the count is kept, the count's bits in the lifted cell.
+        let emptied = 0u8.wrapping_sub(lifted[i]) & SEEDS;
+        ring[i] = (ring[i] & !emptied) + to_end[i] - to_from[i] + to_wrap[i];
+    }
+    if laps > 0 {
+        for cell in &mut ring[..n] {
+            *cell += laps;
+        }
+    }
+}
+
 /// Empties opponent pit `pit` (if it holds seeds) and returns its seeds.
 #[inline(always)]
-fn take<const SEEDS: u8, R: Recorder>(theirs: &mut [u8], pit: usize, recorder: &mut R) -> u32 {
-    let seeds = (theirs[pit] & SEEDS) as u32;
+fn take<const SEEDS: u8, const RING: usize, R: Recorder>(
+    theirs: &mut [u8; RING],
+    pit: usize,
+    recorder: &mut R,
+) -> u32 {
+    let seeds = (theirs[pit % RING] & SEEDS) as u32;
     if seeds != 0 {
-        theirs[pit] &= !SEEDS;
+        theirs[pit % RING] &= !SEEDS;
         recorder.capture_pit(pit, seeds);
     }
     seeds
@@ -281,30 +369,30 @@ fn take<const SEEDS: u8, R: Recorder>(theirs: &mut [u8], pit: usize, recorder: &
 /// one direction until an empty pit or the row's end. The run goes the way that takes
 /// more seeds; on a tie toward the opponent's lower pit numbers.
 #[inline(always)]
-fn take_front_run<const SEEDS: u8, R: Recorder>(
-    theirs: &mut [u8],
+fn take_front_run<const SEEDS: u8, const RING: usize, R: Recorder>(
+    theirs: &mut [u8; RING],
     w: usize,
     across: usize,
     recorder: &mut R,
 ) -> u32 {
     let (mut lower, mut lower_end) = (0u32, across);
-    while lower_end > 0 && theirs[lower_end - 1] & SEEDS != 0 {
+    while lower_end > 0 && theirs[(lower_end - 1) % RING] & SEEDS != 0 {
         lower_end -= 1;
-        lower += (theirs[lower_end] & SEEDS) as u32;
+        lower += (theirs[lower_end % RING] & SEEDS) as u32;
     }
     let (mut upper, mut upper_end) = (0u32, across);
-    while upper_end + 1 < w && theirs[upper_end + 1] & SEEDS != 0 {
+    while upper_end + 1 < w && theirs[(upper_end + 1) % RING] & SEEDS != 0 {
         upper_end += 1;
-        upper += (theirs[upper_end] & SEEDS) as u32;
+        upper += (theirs[upper_end % RING] & SEEDS) as u32;
     }
-    let mut total = take::<SEEDS, R>(theirs, across, recorder);
+    let mut total = take::<SEEDS, RING, R>(theirs, across, recorder);
     if lower >= upper {
         for pit in (lower_end..across).rev() {
-            total += take::<SEEDS, R>(theirs, pit, recorder);
+            total += take::<SEEDS, RING, R>(theirs, pit, recorder);
         }
     } else {
         for pit in across + 1..=upper_end {
-            total += take::<SEEDS, R>(theirs, pit, recorder);
+            total += take::<SEEDS, RING, R>(theirs, pit, recorder);
         }
     }
     total

@@ -19,12 +19,13 @@ const HALF: usize = 2 * MAX_WIDTH;
 pub const MAX_WIDE_TOTAL_SEEDS: u32 = u8::MAX as u32;
 
 /// A validated board of any width from 8 to 32: player `p`'s pit `i` is byte
-/// `64 * p + i`, followed by the rules and the side to move (131 bytes, `Copy`).
+/// `i` of ring `p` (byte `64 * p + i`; the bytes of a ring past its 2W pits are always
+/// 0), followed by the rules and the side to move (131 bytes, `Copy`).
 /// Build one with [`WidePosition::start`], from the notation, or with
 /// [`Board::from_setup`]; use it through [`Board`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct WidePosition {
-    cells: [u8; 2 * HALF],
+    rings: [[u8; HALF]; 2],
     rules: Rules,
     to_move: Player,
 }
@@ -33,16 +34,15 @@ impl WidePosition {
     /// The starting position of `rules` (any width), player 0 to move.
     #[inline]
     pub fn start(rules: Rules) -> WidePosition {
-        let mut cells = [0u8; 2 * HALF];
+        let mut rings = [[0u8; HALF]; 2];
         let (w, n) = (rules.width(), rules.pits());
         let front = rules.starting_front_pits();
-        for p in 0..2 {
-            let ring = &mut cells[p * HALF..p * HALF + n];
+        for ring in &mut rings {
             ring[front.clone()].fill(2);
             ring[w..n].fill(2);
         }
         WidePosition {
-            cells,
+            rings,
             rules,
             to_move: Player::Zero,
         }
@@ -50,8 +50,7 @@ impl WidePosition {
 
     #[inline]
     fn ring(&self, player: Player) -> &[u8] {
-        let base = player.index() * HALF;
-        &self.cells[base..base + self.rules.pits()]
+        &self.rings[player.index()][..self.rules.pits()]
     }
 }
 
@@ -66,13 +65,12 @@ impl Board for WidePosition {
             });
         }
         let n = setup.rules.pits();
-        let mut cells = [0u8; 2 * HALF];
+        let mut rings = [[0u8; HALF]; 2];
         for player in Player::BOTH {
-            let base = player.index() * HALF;
-            cells[base..base + n].copy_from_slice(&setup.pits[player.index()]);
+            rings[player.index()][..n].copy_from_slice(&setup.pits[player.index()]);
         }
         Ok(WidePosition {
-            cells,
+            rings,
             rules: setup.rules,
             to_move: setup.to_move,
         })
@@ -91,7 +89,7 @@ impl Board for WidePosition {
     #[inline]
     fn seeds(&self, player: Player, pit: usize) -> u8 {
         assert!(pit < self.rules.pits(), "pit {pit} out of range");
-        self.cells[player.index() * HALF + pit]
+        self.rings[player.index()][pit]
     }
 
     #[inline]
@@ -109,9 +107,8 @@ impl Board for WidePosition {
         // Eight pits at a time: a count is 2 or more exactly when it has a bit above
         // the lowest, and a byte t is not zero exactly when t | (t & 0x7f) + 0x7f has
         // its high bit set.
-        let base = self.to_move.index() * HALF;
         let mut mask = 0u64;
-        for (k, chunk) in self.cells[base..base + HALF].chunks_exact(8).enumerate() {
+        for (k, chunk) in self.rings[self.to_move.index()].chunks_exact(8).enumerate() {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
             let t = u64::from_le_bytes(word) & 0xfefe_fefe_fefe_fefe;
@@ -128,14 +125,13 @@ impl Board for WidePosition {
 
     #[inline]
     fn play_unchecked<R: Recorder>(&mut self, pit: usize, recorder: &mut R) -> Summary {
-        let w = self.rules.width();
-        let n = 2 * w;
-        let (a, b) = self.cells.split_at_mut(HALF);
+        let [zero, one] = &mut self.rings;
         let (mine, theirs) = match self.to_move {
-            Player::Zero => (&mut a[..n], &mut b[..n]),
-            Player::One => (&mut b[..n], &mut a[..n]),
+            Player::Zero => (zero, one),
+            Player::One => (one, zero),
         };
-        let summary = sow::<{ u8::MAX }, R>(mine, theirs, self.rules.preset(), w, pit, recorder);
+        let (preset, w) = (self.rules.preset(), self.rules.width());
+        let summary = sow::<{ u8::MAX }, HALF, R>(mine, theirs, preset, w, pit, recorder);
         self.to_move = self.to_move.other();
         summary
     }
@@ -146,7 +142,7 @@ impl Board for WidePosition {
             ^ (self.to_move as u64) << 62
             ^ (self.rules.preset().code() as u64) << 56
             ^ self.rules.width() as u64;
-        for chunk in self.cells.chunks_exact(8) {
+        for chunk in self.rings.as_flattened().chunks_exact(8) {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
             h = (h ^ u64::from_le_bytes(word)).wrapping_mul(0xff51_afd7_ed55_8ccd);

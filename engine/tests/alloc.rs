@@ -1,4 +1,5 @@
-//! The hot path allocates nothing: perft and `play_unchecked` under a counting allocator.
+//! The hot path allocates nothing: perft, `play_unchecked` and `Playouts` under a
+//! counting allocator.
 //! (Its own test binary, since a global allocator applies to the whole binary.)
 //!
 //! Allocations are counted per thread: the test harness's own thread allocates now and
@@ -8,7 +9,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use engine::{perft, Position, Preset, Rules};
+use engine::{perft, Game, Playouts, Position, Preset, Rules};
 
 struct Counting;
 
@@ -66,4 +67,34 @@ fn moves_and_perft_do_not_allocate_per_move() {
         );
     }
     assert_eq!(std::mem::size_of::<Position>(), 64);
+}
+
+/// `Playouts` allocates nothing once its history has grown to the longest playout:
+/// the same playouts played a second time allocate nothing at all.
+#[test]
+fn playouts_do_not_allocate_once_grown() {
+    for preset in Preset::ALL {
+        let game = Game::new(Position::start(Rules::new(preset, 8).expect("valid")));
+        let mut playouts = Playouts::new(&game);
+        let run = |playouts: &mut Playouts| -> u64 {
+            let mut seed = 0x2545_f491_4f6c_dd1du64;
+            let mut plies = 0;
+            for _ in 0..300 {
+                let end = playouts.play(|moves| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    (seed % moves as u64) as usize
+                });
+                plies += u64::from(end.plies);
+            }
+            plies
+        };
+        let first = run(&mut playouts);
+        let before = allocations();
+        let again = run(&mut playouts);
+        assert_eq!(allocations(), before, "{preset}: playouts allocated");
+        assert_eq!(again, first);
+        assert!(first > 300 * 10, "{preset}: {first} plies");
+    }
 }

@@ -189,3 +189,69 @@ fn walk(text: &str, quiet: u32, line: &mut Vec<String>, counts: &mut [u64]) {
         }
     }
 }
+
+/// How [`play_out`] ended: the end rule (as the protocol names it), the winner (`None`
+/// for a draw), the last position and the plies played.
+pub struct PlayedOut {
+    pub reason: &'static str,
+    pub winner: Option<usize>,
+    pub last: String,
+    pub plies: u32,
+}
+
+/// A game played on from `start` the plain way: before every ply the end rules of
+/// RULINGS.md in their order (no move for the player to move; the position occurred
+/// before, in `earlier` or on the way; 200 plies without a capture, counting `quiet`
+/// already), then the move `choose` picks among the legal pits in increasing order
+/// (given their number).
+pub fn play_out(
+    start: &str,
+    earlier: &[String],
+    mut quiet: u32,
+    mut choose: impl FnMut(usize) -> usize,
+) -> PlayedOut {
+    let mut seen: Vec<String> = earlier.to_vec();
+    let mut text = start.to_string();
+    let mut plies = 0;
+    loop {
+        let board = parse(&text);
+        let mover = board.to_move;
+        let legal: Vec<usize> = (0..2 * board.w)
+            .filter(|&pit| board.pits[mover][pit] >= 2)
+            .collect();
+        let reason = if legal.is_empty() {
+            Some("no-moves")
+        } else if seen.contains(&text) {
+            Some("repetition")
+        } else if quiet >= 200 {
+            Some("no-capture-limit")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            let winner = if reason == "no-moves" {
+                Some(1 - mover)
+            } else {
+                let mine: u32 = board.pits[mover].iter().sum();
+                let theirs: u32 = board.pits[1 - mover].iter().sum();
+                match mine.cmp(&theirs) {
+                    std::cmp::Ordering::Greater => Some(mover),
+                    std::cmp::Ordering::Less => Some(1 - mover),
+                    std::cmp::Ordering::Equal => None,
+                }
+            };
+            return PlayedOut {
+                reason,
+                winner,
+                last: text,
+                plies,
+            };
+        }
+        let pit = legal[choose(legal.len())];
+        let outcome = play(&board, pit).expect("a legal pit");
+        quiet = if outcome.captures > 0 { 0 } else { quiet + 1 };
+        seen.push(text);
+        text = outcome.after;
+        plies += 1;
+    }
+}

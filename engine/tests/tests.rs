@@ -8,6 +8,9 @@ mod moves;
 mod notation;
 /// The perft tables of RULES.md (data/perft.tsv).
 mod perft_table;
+/// `Playouts` and `Game::play_out` against the same games played move by move and the
+/// reference's game loop.
+mod playouts;
 /// Property tests, including a comparison with a plain reference implementation.
 mod properties;
 /// A deliberately plain implementation of RULINGS.md, written apart from the engine.
