@@ -92,9 +92,9 @@ PACED = os.path.join(ROOT, "tests", "bots", "paced.py")
 BOOK = os.path.join(ROOT, "openings", "hus-8.txt")
 KINDS = ("worker-kill", "worker-stop", "pg-restart", "server-kill")
 WORKERS = 3
-# How long the end waits for the schedule after the faults, at most (a set held by a
-# killed server waits for its 30 s lease; a hang is a failure, not a wait for ever).
-DRAIN_S = 300
+# How long the end waits for the next set of the schedule to finish, at most (a set
+# held by a killed server waits for its 30 s lease): longer without one is a hang.
+STALL_S = 300
 
 
 def say(msg):
@@ -398,12 +398,16 @@ class Chaos:
         self.server.wait()
         self.server_concurrency = 0
         self.start_server()
-        end = time.monotonic() + DRAIN_S
-        while self.undone() > 0:
-            if time.monotonic() > end:
-                self.unexpected.append(f"the schedule was not done {DRAIN_S} s after the faults")
-                break
+        last, since = self.undone(), time.monotonic()
+        while last > 0:
             self.sleep(0.5)
+            now = self.undone()
+            if now < last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since > STALL_S:
+                self.unexpected.append(f"no set of the schedule finished for {STALL_S} s "
+                                       f"after the faults ({last} not done)")
+                break
         wall = time.monotonic() - start
         for _, p in self.workers:
             p.send_signal(signal.SIGTERM)
@@ -548,7 +552,7 @@ def main():
     # SIGTERM (the e2e test's guard against a hang) ends the run through `finally`.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("chaos: stopped by SIGTERM"))
     tmp = tempfile.mkdtemp(prefix="hus-chaos-")
-    chaos = None
+    chaos = ref = None
     failed = True
     try:
         # The one machine: SQLite, no faults, the same file.
@@ -592,6 +596,9 @@ def main():
             say(f"FAILED: {line}")
         return 1 if failed else 0
     finally:
+        if ref and ref.poll() is None:
+            ref.terminate()
+            ref.wait()
         if chaos:
             chaos.stop()
         if a.keep or failed:

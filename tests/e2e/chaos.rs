@@ -15,6 +15,7 @@
 //! pending any more) are compared with the one machine set by set instead. HANG
 //! guards against a hang; it is no verdict.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,9 @@ fn chaos_with_every_fault_once_loses_and_doubles_nothing() {
         .arg("--json")
         .stdout(Stdio::piped())
         .stderr(err.reopen().expect("reopen"))
+        // Its own process group, which the guard below signals whole (`python3` may be
+        // a wrapper whose child runs the script).
+        .process_group(0)
         .spawn()
         .expect("python3 runs tests/bench/chaos.py");
     let start = Instant::now();
@@ -56,9 +60,9 @@ fn chaos_with_every_fault_once_loses_and_doubles_nothing() {
         }
         if start.elapsed() > HANG {
             // SIGTERM: the script stops what it started and removes its cluster.
-            // SAFETY: kill(2) on the pid of our own child, which has not been reaped.
+            // SAFETY: kill(2) on the process group of our own child, not yet reaped.
             unsafe {
-                libc::kill(child.id() as i32, libc::SIGTERM);
+                libc::kill(-(child.id() as i32), libc::SIGTERM);
             }
             let _ = child.wait();
             panic!(
