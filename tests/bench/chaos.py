@@ -254,12 +254,15 @@ def figures_of(standings):
 
 def comparable(v):
     """Standings without what depends on the machine's speed or the run's history:
-    every `*_ms` field and the progress counts."""
+    every `*_ms` field and the progress counts; fractions to 9 decimals (a fit of
+    the same games summed in another order may differ in its last bits)."""
     if isinstance(v, dict):
         return {k: comparable(x) for k, x in v.items()
                 if not k.endswith("_ms") and k != "progress"}
     if isinstance(v, list):
         return [comparable(x) for x in v]
+    if isinstance(v, float):
+        return round(v, 9)
     return v
 
 
