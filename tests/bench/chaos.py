@@ -22,9 +22,10 @@ machine's timing):
 - `hus serve --store URL --concurrency 1` and three `hus worker --store URL --lease
   LEASE` (each with a scratch directory of the run's own, TMPDIR).
 - Faults, one at a time, GAP seconds apart (uniform in the range), drawn with the
-  seed until MINUTES minutes have passed or the schedule is almost done (fewer sets
-  pending than players): each KIND of --faults (default all four) once first, in
-  an order drawn by the seed, then a kind drawn at random each time:
+  seed until MINUTES minutes have passed or the schedule is almost done (fewer than
+  two sets pending per player, read every 0.5 s): each KIND of --faults (default
+  all four) once first, in an order drawn by the seed, then a kind drawn at random
+  each time:
   - `worker-kill`: SIGKILL a worker, start a new one (a new name) at once;
   - `worker-stop`: SIGSTOP a worker for LEASE + 4 s (past its lease, so another
     may take its set over), then SIGCONT;
@@ -32,9 +33,10 @@ machine's timing):
     crash) and started again after 1 to 4 s;
   - `server-kill`: SIGKILL `hus serve`, start it again at once (its own sets then
     wait for their lease, 30 s, and are played again by whoever claims them).
-  With --each-once, each KIND exactly once (in the drawn order, GAP apart) and no
-  more, whether sets are pending or not: the e2e test's faults, whose number then
-  does not depend on the machine's speed.
+  With --each-once, each KIND exactly once, in the order --faults gives, GAP apart,
+  and no more, whether sets are pending or not: the e2e test's faults, whose number
+  then does not depend on the machine's speed (it kills the server first, so that
+  its set's 30 s lease runs out while the other faults are injected).
 - Then the server is restarted with `--concurrency 0` (a dashboard: it starts no
   set of its own, so it adds none past the file's schedule), the workers finish the
   schedule, and everything is stopped with SIGTERM. The server chooses a set past
@@ -97,8 +99,12 @@ WORKERS = 3
 STALL_S = 300
 
 
+START = time.monotonic()
+
+
 def say(msg):
-    print(f"chaos: {msg}", file=sys.stderr, flush=True)
+    """A line on stderr, with the seconds since the start (to read beside the logs)."""
+    print(f"chaos: [{time.monotonic() - START:6.1f} s] {msg}", file=sys.stderr, flush=True)
 
 
 class ChaosCluster(Cluster):
@@ -332,13 +338,17 @@ class Chaos:
             "chaos", "SELECT count(*) FROM sets WHERE status <> 'done' AND round <= "
             f"{self.a.rounds}")[0][0])
 
-    def sleep(self, seconds):
-        """Sleeps, watching that every process still runs."""
+    def sleep(self, seconds, low=0):
+        """Sleeps, watching that every process still runs; returns False at once if
+        fewer than `low` sets of the schedule are pending (read every 0.5 s)."""
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+            time.sleep(min(0.5, max(0.0, end - time.monotonic())))
             if self.cluster_up:
                 self.check_alive()
+                if low and self.pending() < low:
+                    return False
+        return True
 
     def inject(self, kind):
         self.faults[kind] += 1
@@ -380,17 +390,18 @@ class Chaos:
             self.start_worker(i)
         start = time.monotonic()
         first = list(a.faults)
-        self.rng.shuffle(first)
-        players = WORKERS + 1
+        if not a.each_once:
+            self.rng.shuffle(first)
+        # The faults end while a few sets per player are still pending: the server
+        # chooses a set past the schedule only when none is.
+        low = 2 * (WORKERS + 1)
         lo, hi = a.gap
         if a.each_once:
             for kind in first:
                 self.sleep(self.rng.uniform(lo, hi))
                 self.inject(kind)
-        while not a.each_once and time.monotonic() - start < a.minutes * 60 \
-                and self.pending() >= players:
-            self.sleep(self.rng.uniform(lo, hi))
-            if self.pending() < players:
+        while not a.each_once and time.monotonic() - start < a.minutes * 60:
+            if not self.sleep(self.rng.uniform(lo, hi), low):
                 break
             kind = first.pop(0) if first else self.rng.choice(a.faults)
             self.inject(kind)

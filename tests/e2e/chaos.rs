@@ -36,15 +36,10 @@ fn chaos_with_every_fault_once_loses_and_doubles_nothing() {
         .args([
             "--seed", "2", "--bots", "4", "--rounds", "4", "--games", "4",
         ])
-        .args([
-            "--delay-ms",
-            "30",
-            "--lease",
-            "4",
-            "--gap",
-            "1-3",
-            "--each-once",
-        ])
+        .args(["--delay-ms", "30", "--lease", "4", "--gap", "1-3"])
+        // Each once, the server first: its set's 30 s lease runs out during the others.
+        .args(["--each-once", "--faults"])
+        .arg("server-kill,worker-stop,pg-restart,worker-kill")
         .arg("--json")
         .stdout(Stdio::piped())
         .stderr(err.reopen().expect("reopen"))
