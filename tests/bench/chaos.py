@@ -54,11 +54,13 @@ The checks (each failure is printed; the exit status is 1 if any fails):
 2. Every finished set's log (`hus export`) verifies with `hus replay` (exit 0).
 3. Each finished set was played exactly as on one machine: its games (each move,
    fault, restart, game end and the set's end, times left out) equal those of the
-   same set in `hus league FILE --dir REF` (SQLite, no faults), played before.
+   same set in `hus league FILE --dir REF` (SQLite, no faults), played beside the
+   chaos (its bots mostly sleep); for a set past the schedule the one machine plays
+   that many rounds first, in the same directory.
 4. `hus standings --store URL --format json` equals a recomputation from the
    exported logs (per bot: points, sets and games won/drawn/lost, faults by kind,
-   moves; the first mover's record), and, when the store holds only the file's
-   schedule, the whole JSON equals the one machine's (ratings and pairs included;
+   moves; the first mover's record), and, when no set past the file's schedule was
+   played, the whole JSON equals the one machine's (ratings and pairs included;
    times per move and the progress counts left out).
 5. No worker's scratch directory is left behind (a killed worker's is removed by the
    next worker to start there).
