@@ -2,6 +2,10 @@
 
 /// Bad command lines and unusable setups.
 mod bad_setup;
+/// The chaos run, short: PostgreSQL, `hus serve` and three workers, each fault once
+/// (a worker killed, a worker stopped past its lease, the database and the server
+/// restarted); nothing lost or doubled, the standings of one machine.
+mod chaos;
 /// `hus check-bot` diagnoses each misbehaviour; `hus random-bot` plays whole sets.
 mod check_bot;
 /// Running `hus` and reading what it wrote (summary, log records), verifying logs.
