@@ -244,6 +244,10 @@ pub struct Link<S> {
     down_since: Option<Instant>,
     retry_at: Instant,
     backoff: Duration,
+    /// The longest wait between tries: [`BACKOFF_MAX`], or a quarter of the lease when
+    /// that is shorter (a store back after a short restart must find the leases alive:
+    /// a 5 s wait past a 6 s lease lost them all).
+    backoff_max: Duration,
     change: Option<StoreChange>,
 }
 
@@ -272,6 +276,7 @@ impl<S: Claims + Send + 'static> Link<S> {
             down_since: None,
             retry_at: Instant::now(),
             backoff: BACKOFF_MIN,
+            backoff_max: BACKOFF_MAX,
             change: None,
         }
     }
@@ -337,7 +342,7 @@ impl<S: Claims + Send + 'static> Link<S> {
                     self.change = Some(StoreChange::Down(e.to_string()));
                 }
                 self.retry_at = Instant::now() + self.backoff;
-                self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
+                self.backoff = (self.backoff * 2).min(self.backoff_max);
                 Ok(None)
             }
             Err(e) => Err(Error::Runtime(format!("{what} failed: {e}"))),
@@ -415,6 +420,9 @@ where
     ) -> Result<Self> {
         let mut link = link;
         let lease = link.call(|s| Ok::<_, StoreError>(s.lease())).await?;
+        if let Some(lease) = lease {
+            link.backoff_max = (lease / 4).clamp(BACKOFF_MIN, BACKOFF_MAX);
+        }
         Ok(Coordinator {
             link,
             source,
@@ -545,6 +553,10 @@ where
 
     fn note_store(&mut self) {
         if let Some(change) = self.link.take_change() {
+            if matches!(change, StoreChange::Back(_)) {
+                // The leases are renewed at once: they ran on while the store was away.
+                self.next_renewal = Instant::now();
+            }
             self.source.store_changed(&change);
         }
     }
@@ -703,7 +715,9 @@ where
             wait = wait.min(self.next_renewal.saturating_duration_since(now));
         }
         if let Some(at) = self.link.retry_at() {
-            wait = wait.max(at.saturating_duration_since(now)).min(BACKOFF_MAX);
+            wait = wait
+                .max(at.saturating_duration_since(now))
+                .min(self.link.backoff_max);
         }
         if let Some(by) = self.leave_by {
             if self.pool.is_empty() {

@@ -36,6 +36,8 @@ struct Inner {
     results: Vec<(Claim, Recorded)>,
     /// Every renewal asked.
     renewals: usize,
+    /// When each renewal that reached the store was made.
+    renewed_at: Vec<Instant>,
 }
 
 /// A store in memory, shared between the test and the store's thread.
@@ -185,6 +187,7 @@ impl Claims for Mem {
             return Err(outage());
         }
         inner.renewals += 1;
+        inner.renewed_at.push(Instant::now());
         Ok(held.iter().map(|&c| Mem::holds(&inner, c)).collect())
     }
 
@@ -749,4 +752,41 @@ async fn a_stop_mid_set_gives_it_back_and_a_league_played_out_is_done() {
         assert_eq!(mem.state(id), (SetStatus::Done, 1, Some([1, 1])));
     }
     assert!(mem.inner().renewals > 0);
+}
+
+/// A store back after an outage shorter than the lease finds this runner's leases
+/// renewed within a quarter of a lease of its return, whatever the outage's length: the
+/// backoff between tries never exceeds a quarter of the lease (a 5 s backoff past a 6 s
+/// lease lost every set to another runner), and a store found back renews at once.
+#[tokio::test(start_paused = true)]
+async fn leases_are_renewed_within_a_quarter_lease_of_the_stores_return() {
+    for outage in [3, 5, 7, 9, 11, 13, 15].map(Duration::from_secs) {
+        let mem = Mem::with_sets(&[("a", "b")]);
+        let pool = FakePool::new(&[("r1-a-vs-b", Plan::Finish(100 * SECOND, [2, 0]))]);
+        let (c, _events) = coordinator(&mem, pool, 1).await;
+        let (run, stop) = spawn_run(c);
+        tokio::time::sleep(SECOND / 2).await;
+        mem.set_down(true);
+        tokio::time::sleep(outage).await;
+        mem.set_down(false);
+        let back = Instant::now();
+        tokio::time::sleep(LEASE).await;
+        let first = mem
+            .inner()
+            .renewed_at
+            .iter()
+            .copied()
+            .find(|at| *at >= back);
+        let Some(first) = first else {
+            panic!("no renewal after an outage of {outage:?}");
+        };
+        assert!(
+            first - back <= LEASE / 4,
+            "renewed {:?} after the store came back from an outage of {outage:?}",
+            first - back
+        );
+        assert_eq!(mem.state(1), (SetStatus::Running, 1, None));
+        let _ = stop.send(1);
+        assert_eq!(finish(run).await, Ok(Finish::Stopped("SIGTERM")));
+    }
 }
