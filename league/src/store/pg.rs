@@ -445,6 +445,24 @@ impl PgStore {
         Ok(store)
     }
 
+    /// Runs `work` in one transaction, committed when it returns `Ok` and rolled back
+    /// when it fails: every write's begin and commit are here. `work` gets the store's
+    /// place for its errors; `what` names the work in a failed commit.
+    fn transaction<T>(
+        &self,
+        what: &str,
+        work: impl FnOnce(&mut Transaction<'_>, &str) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut client = self.c();
+        let mut tx = client
+            .transaction()
+            .map_err(|e| backend(&self.place, "cannot start a transaction", e))?;
+        let value = work(&mut tx, &self.place)?;
+        tx.commit()
+            .map_err(|e| backend(&self.place, &format!("cannot commit {what}"), e))?;
+        Ok(value)
+    }
+
     /// The store as messages show it (no password).
     pub fn place(&self) -> &str {
         &self.place
@@ -565,14 +583,10 @@ impl PgStore {
         let (xs, ys): (Vec<&str>, Vec<&str>) =
             pairs.iter().map(|(x, y)| (x.as_str(), y.as_str())).unzip();
         let name = self.name.clone();
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let row = tx
-            .query_opt(
-                "SELECT s.id, s.round, s.bot_a, s.bot_b, s.seed, s.attempts
+        self.transaction("a claim", |tx, place| {
+            let row = tx
+                .query_opt(
+                    "SELECT s.id, s.round, s.bot_a, s.bot_b, s.seed, s.attempts
                  FROM sets s
                  JOIN bots a ON a.name = s.bot_a
                  JOIN bots b ON b.name = s.bot_b
@@ -586,40 +600,37 @@ impl PgStore {
                  ORDER BY s.round, s.id
                  LIMIT 1
                  FOR UPDATE OF s SKIP LOCKED",
-                &[&skip, &xs, &ys, &name],
-            )
-            .map_err(|e| backend(&place, "cannot look for a set to play", e))?;
-        let Some(row) = row else {
-            tx.commit()
-                .map_err(|e| backend(&place, "cannot end a claim", e))?;
-            return Ok(None);
-        };
-        let set = ClaimedSet {
-            id: row.get(0),
-            key: SetKey {
-                round: to_u32(row.get(1)),
-                a: row.get(2),
-                b: row.get(3),
-            },
-            seed: row.get::<_, i64>(4) as u64,
-            attempts: to_u32(row.get(5)) + 1,
-        };
-        tx.execute(
-            "UPDATE sets SET status = 'running', attempts = $2, worker = $3,
+                    &[&skip, &xs, &ys, &name],
+                )
+                .map_err(|e| backend(place, "cannot look for a set to play", e))?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let set = ClaimedSet {
+                id: row.get(0),
+                key: SetKey {
+                    round: to_u32(row.get(1)),
+                    a: row.get(2),
+                    b: row.get(3),
+                },
+                seed: row.get::<_, i64>(4) as u64,
+                attempts: to_u32(row.get(5)) + 1,
+            };
+            tx.execute(
+                "UPDATE sets SET status = 'running', attempts = $2, worker = $3,
                  lease_until = now() + $4 * interval '1 millisecond',
                  started = now(), log = NULL
              WHERE id = $1",
-            &[
-                &set.id,
-                &to_i32(set.attempts),
-                &name,
-                &(lease.as_millis() as f64),
-            ],
-        )
-        .map_err(|e| backend(&place, "cannot claim a set", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
-        Ok(Some(set))
+                &[
+                    &set.id,
+                    &to_i32(set.attempts),
+                    &name,
+                    &(lease.as_millis() as f64),
+                ],
+            )
+            .map_err(|e| backend(place, "cannot claim a set", e))?;
+            Ok(Some(set))
+        })
     }
 
     /// Extends the lease of attempt `attempt` of set `id` by `lease` from now; false
@@ -686,20 +697,16 @@ impl PgStore {
                 log.len() as u64,
             ),
         };
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
+        self.transaction("a set's result", |tx, place| {
         let holds = tx
             .query_opt(
                 &format!("SELECT 1 FROM sets WHERE {HOLDS} FOR UPDATE"),
                 &[&id, &to_i32(attempt)],
             )
-            .map_err(|e| backend(&place, "cannot read a set", e))?
+            .map_err(|e| backend(place, "cannot read a set", e))?
             .is_some();
         if holds {
-            write_outcome(&mut tx, &place, id, outcome)?;
+            write_outcome(tx, place, id, outcome)?;
         }
         tx.execute(
             "INSERT INTO results (set_id, attempt, worker, arrived, counted, points_a, points_b, log_size, log_gz)
@@ -716,7 +723,7 @@ impl PgStore {
                 &gz,
             ],
         )
-        .map_err(|e| backend(&place, "cannot keep a set's log", e))?;
+        .map_err(|e| backend(place, "cannot keep a set's log", e))?;
         let recorded = if holds {
             Recorded::Counted
         } else {
@@ -727,7 +734,7 @@ impl PgStore {
                     "SELECT counted FROM results WHERE set_id = $1 AND attempt = $2",
                     &[&id, &to_i32(attempt)],
                 )
-                .map_err(|e| backend(&place, "cannot read a result", e))?
+                .map_err(|e| backend(place, "cannot read a result", e))?
                 .get(0);
             if counted {
                 Recorded::Counted
@@ -735,9 +742,8 @@ impl PgStore {
                 Recorded::Duplicate
             }
         };
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
         Ok(recorded)
+        })
     }
 
     /// Notes this worker alive, with `in_flight` sets being played.
@@ -995,28 +1001,23 @@ fn write_outcome(
 
 impl Claims for PgStore {
     fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let mut put_back = 0;
-        for claim in claims {
-            put_back += tx
-                .execute(
-                    &format!(
-                        "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+        self.transaction("the stopped sets", |tx, place| {
+            let mut put_back = 0;
+            for claim in claims {
+                put_back += tx
+                    .execute(
+                        &format!(
+                            "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
                              log = NULL, started = NULL
                          WHERE {HOLDS}"
-                    ),
-                    &[&claim.id, &to_i32(claim.attempt)],
-                )
-                .map_err(|e| backend(&place, "cannot put stopped sets back", e))?
-                as usize;
-        }
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))?;
-        Ok(put_back)
+                        ),
+                        &[&claim.id, &to_i32(claim.attempt)],
+                    )
+                    .map_err(|e| backend(place, "cannot put stopped sets back", e))?
+                    as usize;
+            }
+            Ok(put_back)
+        })
     }
 
     fn is_shared(&self) -> bool {
@@ -1066,27 +1067,22 @@ impl Claims for PgStore {
     }
 
     fn record(&mut self, claim: Claim, outcome: &SetOutcome) -> Result<bool, StoreError> {
-        let place = self.place.clone();
         let id = claim.id;
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let holds = tx
-            .query_opt(
-                &format!("SELECT id FROM sets WHERE {HOLDS} FOR UPDATE"),
-                &[&id, &to_i32(claim.attempt)],
-            )
-            .map_err(|e| backend(&place, "cannot read a set", e))?
-            .is_some();
-        // Done already, or claimed again since: a stale claim records nothing.
-        if !holds {
-            return Ok(false);
-        }
-        write_outcome(&mut tx, &place, id, outcome)?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
-        Ok(true)
+        self.transaction("a set's result", |tx, place| {
+            let holds = tx
+                .query_opt(
+                    &format!("SELECT id FROM sets WHERE {HOLDS} FOR UPDATE"),
+                    &[&id, &to_i32(claim.attempt)],
+                )
+                .map_err(|e| backend(place, "cannot read a set", e))?
+                .is_some();
+            // Done already, or claimed again since: a stale claim records nothing.
+            if !holds {
+                return Ok(false);
+            }
+            write_outcome(tx, place, id, outcome)?;
+            Ok(true)
+        })
     }
 }
 
@@ -1323,42 +1319,34 @@ impl Reads for PgStore {
 
 impl Schedule for PgStore {
     fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError> {
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        for (k, v) in settings {
-            tx.execute(
-                "INSERT INTO settings (key, value) VALUES ($1, $2)
+        self.transaction("the settings", |tx, place| {
+            for (k, v) in settings {
+                tx.execute(
+                    "INSERT INTO settings (key, value) VALUES ($1, $2)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[k, v],
-            )
-            .map_err(|e| backend(&place, "cannot write the settings", e))?;
-        }
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the settings", e))
+                    &[k, v],
+                )
+                .map_err(|e| backend(place, "cannot write the settings", e))?;
+            }
+            Ok(())
+        })
     }
 
     fn sync(&mut self, bots: &[BotEntry], sets: &[PlannedSet]) -> Result<SyncReport, StoreError> {
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let err = |e| backend(&place, "cannot update the schedule", e);
-        // One sync at a time (two `hus league` runs on the same store).
-        tx.execute("LOCK TABLE bots IN EXCLUSIVE MODE", &[])
-            .map_err(err)?;
-        let mut report = SyncReport::default();
-        let known: HashMap<String, (String, bool)> = tx
-            .query("SELECT name, command, active FROM bots", &[])
-            .map_err(err)?
-            .iter()
-            .map(|r| (r.get(0), (r.get(1), r.get(2))))
-            .collect();
-        for change in bot_changes(&known, bots, &mut report) {
-            match change {
+        self.transaction("the schedule", |tx, place| {
+            let err = |e| backend(place, "cannot update the schedule", e);
+            // One sync at a time (two `hus league` runs on the same store).
+            tx.execute("LOCK TABLE bots IN EXCLUSIVE MODE", &[])
+                .map_err(err)?;
+            let mut report = SyncReport::default();
+            let known: HashMap<String, (String, bool)> = tx
+                .query("SELECT name, command, active FROM bots", &[])
+                .map_err(err)?
+                .iter()
+                .map(|r| (r.get(0), (r.get(1), r.get(2))))
+                .collect();
+            for change in bot_changes(&known, bots, &mut report) {
+                match change {
                 BotChange::Add(bot) => tx.execute(
                     "INSERT INTO bots (name, command, active, added) VALUES ($1, $2, true, now())",
                     &[&bot.name, &bot.command],
@@ -1372,36 +1360,35 @@ impl Schedule for PgStore {
                 }
             }
             .map_err(err)?;
-        }
-        tx.execute("UPDATE sets SET scheduled = false WHERE scheduled", &[])
-            .map_err(err)?;
-        let insert = tx
-            .prepare(
-                "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+            }
+            tx.execute("UPDATE sets SET scheduled = false WHERE scheduled", &[])
+                .map_err(err)?;
+            let insert = tx
+                .prepare(
+                    "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
                  VALUES ($1, $2, $3, $4, true, 'pending')
                  ON CONFLICT (round, bot_a, bot_b) DO NOTHING",
-            )
-            .map_err(err)?;
-        let mark = tx
+                )
+                .map_err(err)?;
+            let mark = tx
             .prepare(
                 "UPDATE sets SET scheduled = true WHERE round = $1 AND bot_a = $2 AND bot_b = $3",
             )
             .map_err(err)?;
-        for set in sets {
-            let k = &set.key;
-            let round = to_i32(k.round);
-            let added = tx
-                .execute(&insert, &[&round, &k.a, &k.b, &seed_to_sql(set.seed)])
-                .map_err(err)?;
-            if added == 1 {
-                report.added_sets += 1;
-            } else {
-                tx.execute(&mark, &[&round, &k.a, &k.b]).map_err(err)?;
+            for set in sets {
+                let k = &set.key;
+                let round = to_i32(k.round);
+                let added = tx
+                    .execute(&insert, &[&round, &k.a, &k.b, &seed_to_sql(set.seed)])
+                    .map_err(err)?;
+                if added == 1 {
+                    report.added_sets += 1;
+                } else {
+                    tx.execute(&mark, &[&round, &k.a, &k.b]).map_err(err)?;
+                }
             }
-        }
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the schedule", e))?;
-        Ok(report)
+            Ok(report)
+        })
     }
 
     /// Puts back the running sets whose runner is gone: those this process's name
@@ -1409,40 +1396,35 @@ impl Schedule for PgStore {
     /// expired. Sets that live workers hold keep running.
     fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError> {
         let name = self.name.clone();
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let rows = tx
-            .query(
-                "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
+        self.transaction("the interrupted sets", |tx, place| {
+            let rows = tx
+                .query(
+                    "UPDATE sets SET status = 'pending', worker = NULL, lease_until = NULL,
                      log = NULL, started = NULL
                  WHERE status = 'running' AND (worker = $1 OR worker IS NULL OR lease_until < now())
                  RETURNING id, round, bot_a, bot_b",
-                &[&name],
-            )
-            .map_err(|e| backend(&place, "cannot put interrupted sets back", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the interrupted sets", e))?;
-        let mut found: Vec<(i64, Requeued)> = rows
-            .iter()
-            .map(|r| {
-                (
-                    r.get(0),
-                    Requeued {
-                        key: SetKey {
-                            round: to_u32(r.get(1)),
-                            a: r.get(2),
-                            b: r.get(3),
-                        },
-                        log: None,
-                    },
+                    &[&name],
                 )
-            })
-            .collect();
-        found.sort_by_key(|(id, _)| *id);
-        Ok(found.into_iter().map(|(_, r)| r).collect())
+                .map_err(|e| backend(place, "cannot put interrupted sets back", e))?;
+            let mut found: Vec<(i64, Requeued)> = rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.get(0),
+                        Requeued {
+                            key: SetKey {
+                                round: to_u32(r.get(1)),
+                                a: r.get(2),
+                                b: r.get(3),
+                            },
+                            log: None,
+                        },
+                    )
+                })
+                .collect();
+            found.sort_by_key(|(id, _)| *id);
+            Ok(found.into_iter().map(|(_, r)| r).collect())
+        })
     }
 
     fn claim_next_except(
@@ -1458,114 +1440,100 @@ impl Schedule for PgStore {
         replaces: Option<&SetKey>,
     ) -> Result<Option<ClaimedSet>, StoreError> {
         let name = self.name.clone();
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let err = |e| backend(&place, "cannot schedule and claim a set", e);
-        if let Some(r) = replaces {
-            tx.execute(
+        self.transaction("a claim", |tx, place| {
+            let err = |e| backend(place, "cannot schedule and claim a set", e);
+            if let Some(r) = replaces {
+                tx.execute(
                 "UPDATE sets SET scheduled = false WHERE round = $1 AND bot_a = $2 AND bot_b = $3",
                 &[&to_i32(r.round), &r.a, &r.b],
             )
             .map_err(err)?;
-        }
-        let k = &set.key;
-        let round = to_i32(k.round);
-        tx.execute(
-            "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+            }
+            let k = &set.key;
+            let round = to_i32(k.round);
+            tx.execute(
+                "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
              VALUES ($1, $2, $3, $4, true, 'pending')
              ON CONFLICT (round, bot_a, bot_b) DO UPDATE SET scheduled = true",
-            &[&round, &k.a, &k.b, &seed_to_sql(set.seed)],
-        )
-        .map_err(err)?;
-        let row = tx
-            .query_opt(
-                "UPDATE sets s SET status = 'running', attempts = s.attempts + 1, worker = $4,
+                &[&round, &k.a, &k.b, &seed_to_sql(set.seed)],
+            )
+            .map_err(err)?;
+            let row = tx
+                .query_opt(
+                    "UPDATE sets s SET status = 'running', attempts = s.attempts + 1, worker = $4,
                      lease_until = now() + $5 * interval '1 millisecond',
                      started = now(), log = NULL
                  FROM bots a, bots b
                  WHERE s.round = $1 AND s.bot_a = $2 AND s.bot_b = $3 AND s.status = 'pending'
                    AND a.name = s.bot_a AND b.name = s.bot_b AND a.active AND b.active
                  RETURNING s.id, s.seed, s.attempts",
-                &[&round, &k.a, &k.b, &name, &(self.lease.as_millis() as f64)],
-            )
-            .map_err(err)?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
-        Ok(row.map(|row| ClaimedSet {
-            id: row.get(0),
-            key: k.clone(),
-            seed: row.get::<_, i64>(1) as u64,
-            attempts: to_u32(row.get(2)),
-        }))
+                    &[&round, &k.a, &k.b, &name, &(self.lease.as_millis() as f64)],
+                )
+                .map_err(err)?;
+            Ok(row.map(|row| ClaimedSet {
+                id: row.get(0),
+                key: k.clone(),
+                seed: row.get::<_, i64>(1) as u64,
+                attempts: to_u32(row.get(2)),
+            }))
+        })
     }
 
     fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError> {
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let err = |e| backend(&place, "cannot prune logs", e);
-        // One pruner at a time: the mark is read and moved under the settings' lock.
-        tx.execute("LOCK TABLE settings IN EXCLUSIVE MODE", &[])
-            .map_err(err)?;
-        let after: i64 = tx
-            .query_opt(
-                "SELECT value FROM settings WHERE key = $1",
-                &[&PRUNED_SETTING],
-            )
-            .map_err(err)?
-            .and_then(|r| r.get::<_, String>(0).parse().ok())
-            .unwrap_or(0);
-        let up_to = i64::try_from(up_to).unwrap_or(i64::MAX);
-        if up_to <= after {
-            return Ok(Vec::new());
-        }
-        let logs: Vec<Option<String>> = tx
-            .query(
-                "SELECT log FROM sets WHERE done_seq > $1 AND done_seq <= $2 AND NOT pruned
+        self.transaction("the pruned logs", |tx, place| {
+            let err = |e| backend(place, "cannot prune logs", e);
+            // One pruner at a time: the mark is read and moved under the settings' lock.
+            tx.execute("LOCK TABLE settings IN EXCLUSIVE MODE", &[])
+                .map_err(err)?;
+            let after: i64 = tx
+                .query_opt(
+                    "SELECT value FROM settings WHERE key = $1",
+                    &[&PRUNED_SETTING],
+                )
+                .map_err(err)?
+                .and_then(|r| r.get::<_, String>(0).parse().ok())
+                .unwrap_or(0);
+            let up_to = i64::try_from(up_to).unwrap_or(i64::MAX);
+            if up_to <= after {
+                return Ok(Vec::new());
+            }
+            let logs: Vec<Option<String>> = tx
+                .query(
+                    "SELECT log FROM sets WHERE done_seq > $1 AND done_seq <= $2 AND NOT pruned
                  ORDER BY done_seq",
+                    &[&after, &up_to],
+                )
+                .map_err(err)?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            // Checked before anything changes: a log that names no place prunes nothing.
+            let logs = stored_logs(place, logs)?;
+            tx.execute(
+                "UPDATE sets SET pruned = TRUE WHERE done_seq > $1 AND done_seq <= $2",
                 &[&after, &up_to],
             )
-            .map_err(err)?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        // Checked before anything changes: a log that names no place prunes nothing.
-        let logs = stored_logs(&place, logs)?;
-        tx.execute(
-            "UPDATE sets SET pruned = TRUE WHERE done_seq > $1 AND done_seq <= $2",
-            &[&after, &up_to],
-        )
-        .map_err(err)?;
-        // The logs the store keeps go too (every result that arrived for those sets).
-        tx.execute(
-            "UPDATE results SET log_gz = ''::bytea, log_size = 0
+            .map_err(err)?;
+            // The logs the store keeps go too (every result that arrived for those sets).
+            tx.execute(
+                "UPDATE results SET log_gz = ''::bytea, log_size = 0
              WHERE set_id IN (SELECT id FROM sets WHERE done_seq > $1 AND done_seq <= $2)",
-            &[&after, &up_to],
-        )
-        .map_err(err)?;
-        tx.execute(
-            "INSERT INTO settings (key, value) VALUES ($1, $2)
+                &[&after, &up_to],
+            )
+            .map_err(err)?;
+            tx.execute(
+                "INSERT INTO settings (key, value) VALUES ($1, $2)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            &[&PRUNED_SETTING, &up_to.to_string()],
-        )
-        .map_err(err)?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the pruned logs", e))?;
-        Ok(logs)
+                &[&PRUNED_SETTING, &up_to.to_string()],
+            )
+            .map_err(err)?;
+            Ok(logs)
+        })
     }
 
     fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError> {
-        let place = self.place.clone();
-        let mut client = self.c();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| backend(&place, "cannot start a transaction", e))?;
-        let err = |e| backend(&place, "cannot record the ratings", e);
+        self.transaction("the ratings", |tx, place| {
+        let err = |e| backend(place, "cannot record the ratings", e);
         // One writer of the history at a time (a server; workers never write it).
         tx.execute("LOCK TABLE rating_history IN EXCLUSIVE MODE", &[])
             .map_err(err)?;
@@ -1594,9 +1562,8 @@ impl Schedule for PgStore {
             )
             .map_err(err)?;
         }
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the ratings", e))?;
         Ok(true)
+        })
     }
 }
 
