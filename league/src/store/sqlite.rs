@@ -161,6 +161,22 @@ fn begin<'c>(conn: &'c mut Connection, place: &str) -> Result<Transaction<'c>, S
         .map_err(|e| backend(place, "cannot start a transaction", e))
 }
 
+/// Runs `work` in one write transaction (`begin`), committed when it returns `Ok` and
+/// rolled back when it fails: every write's begin and commit are here. `what` names the
+/// work in a failed commit.
+fn in_transaction<T>(
+    conn: &mut Connection,
+    place: &str,
+    what: &str,
+    work: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let tx = begin(conn, place)?;
+    let value = work(&tx)?;
+    tx.commit()
+        .map_err(|e| backend(place, &format!("cannot commit {what}"), e))?;
+    Ok(value)
+}
+
 impl SqliteStore {
     /// Opens the store at `path`, creating it if `create`, and brings its schema up to
     /// date.
@@ -336,22 +352,22 @@ fn claim_where(
 impl Claims for SqliteStore {
     fn requeue(&mut self, claims: &[Claim]) -> Result<usize, StoreError> {
         let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<usize> {
-            let mut stmt = tx.prepare(
-                "UPDATE sets SET status = 'pending', log = NULL, started = NULL
+        in_transaction(&mut self.conn, &place, "the stopped sets", |tx| {
+            let work = || -> rusqlite::Result<usize> {
+                let mut stmt = tx.prepare(
+                    "UPDATE sets SET status = 'pending', log = NULL, started = NULL
                  WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
-            )?;
-            let mut put_back = 0;
-            for claim in claims {
-                put_back += stmt.execute(params![claim.id, claim.attempt])?;
-            }
+                )?;
+                let mut put_back = 0;
+                for claim in claims {
+                    put_back += stmt.execute(params![claim.id, claim.attempt])?;
+                }
+                Ok(put_back)
+            };
+            let put_back =
+                work().map_err(|e| backend(&place, "cannot put stopped sets back", e))?;
             Ok(put_back)
-        };
-        let put_back = work().map_err(|e| backend(&place, "cannot put stopped sets back", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the stopped sets", e))?;
-        Ok(put_back)
+        })
     }
 
     fn set_log(&mut self, claim: Claim, log: &LogPlace) -> Result<bool, StoreError> {
@@ -368,85 +384,84 @@ impl Claims for SqliteStore {
         let place = self.place.clone();
         let stamp = now();
         let id = claim.id;
-        let tx = begin(&mut self.conn, &place)?;
-        let held: Option<(String, u32)> = tx
-            .query_row(
-                "SELECT status, attempts FROM sets WHERE id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| backend(&place, "cannot read a set", e))?;
-        // Done already, or claimed again since: this claim is stale, and its result is
-        // not recorded (never twice, never over a later attempt's).
-        if held != Some((SetStatus::Running.as_str().to_string(), claim.attempt)) {
-            return Ok(false);
-        }
-        let games = || -> rusqlite::Result<()> {
-            let mut stmt = tx.prepare(
+        in_transaction(&mut self.conn, &place, "a set's result", |tx| {
+            let held: Option<(String, u32)> = tx
+                .query_row(
+                    "SELECT status, attempts FROM sets WHERE id = ?1",
+                    params![id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(|e| backend(&place, "cannot read a set", e))?;
+            // Done already, or claimed again since: this claim is stale, and its result is
+            // not recorded (never twice, never over a later attempt's).
+            if held != Some((SetStatus::Running.as_str().to_string(), claim.attempt)) {
+                return Ok(false);
+            }
+            let games = || -> rusqlite::Result<()> {
+                let mut stmt = tx.prepare(
                 "INSERT INTO games (set_id, game, first, winner, points_a, points_b, reason, plies, is_double, faulted)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?;
-            for g in &outcome.games {
-                stmt.execute(params![
-                    id,
-                    g.game,
-                    side_to_sql(g.first),
-                    g.winner.map(side_to_sql),
-                    g.points[0],
-                    g.points[1],
-                    g.reason.as_str(),
-                    g.plies,
-                    g.double,
-                    seats_to_text(&g.faulted)
-                ])?;
-            }
-            Ok(())
-        };
-        games().map_err(|e| backend(&place, "cannot record a set's games", e))?;
-        self.hook.check(&place, "record-after-games")?;
-        let faults = || -> rusqlite::Result<()> {
-            let mut stmt = tx.prepare(
+                for g in &outcome.games {
+                    stmt.execute(params![
+                        id,
+                        g.game,
+                        side_to_sql(g.first),
+                        g.winner.map(side_to_sql),
+                        g.points[0],
+                        g.points[1],
+                        g.reason.as_str(),
+                        g.plies,
+                        g.double,
+                        seats_to_text(&g.faulted)
+                    ])?;
+                }
+                Ok(())
+            };
+            games().map_err(|e| backend(&place, "cannot record a set's games", e))?;
+            self.hook.check(&place, "record-after-games")?;
+            let faults = || -> rusqlite::Result<()> {
+                let mut stmt = tx.prepare(
                 "INSERT INTO faults (set_id, game, ply, bot, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
-            for f in &outcome.faults {
-                stmt.execute(params![
-                    id,
-                    f.game,
-                    f.ply,
-                    side_to_sql(f.bot),
-                    f.kind.as_str(),
-                    f.detail
-                ])?;
-            }
-            Ok(())
-        };
-        faults().map_err(|e| backend(&place, "cannot record a set's faults", e))?;
-        self.hook.check(&place, "record-after-faults")?;
-        tx.execute(
-            "UPDATE sets SET status = 'done', finished = ?2, log = ?3,
+                for f in &outcome.faults {
+                    stmt.execute(params![
+                        id,
+                        f.game,
+                        f.ply,
+                        side_to_sql(f.bot),
+                        f.kind.as_str(),
+                        f.detail
+                    ])?;
+                }
+                Ok(())
+            };
+            faults().map_err(|e| backend(&place, "cannot record a set's faults", e))?;
+            self.hook.check(&place, "record-after-faults")?;
+            tx.execute(
+                "UPDATE sets SET status = 'done', finished = ?2, log = ?3,
                  points_a = ?4, points_b = ?5, winner = ?6,
                  moves_a = ?7, moves_b = ?8, move_ms_a = ?9, move_ms_b = ?10,
                  done_seq = (SELECT COALESCE(MAX(done_seq), 0) + 1 FROM sets)
              WHERE id = ?1",
-            params![
-                id,
-                stamp,
-                outcome.log.to_string(),
-                outcome.points[0],
-                outcome.points[1],
-                outcome.winner.map(side_to_sql),
-                outcome.moves[0] as i64,
-                outcome.moves[1] as i64,
-                outcome.move_ms[0],
-                outcome.move_ms[1]
-            ],
-        )
-        .map_err(|e| backend(&place, "cannot mark a set done", e))?;
-        self.hook.check(&place, "record-before-commit")?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a set's result", e))?;
-        Ok(true)
+                params![
+                    id,
+                    stamp,
+                    outcome.log.to_string(),
+                    outcome.points[0],
+                    outcome.points[1],
+                    outcome.winner.map(side_to_sql),
+                    outcome.moves[0] as i64,
+                    outcome.moves[1] as i64,
+                    outcome.move_ms[0],
+                    outcome.move_ms[1]
+                ],
+            )
+            .map_err(|e| backend(&place, "cannot mark a set done", e))?;
+            self.hook.check(&place, "record-before-commit")?;
+            Ok(true)
+        })
     }
 }
 
@@ -653,115 +668,118 @@ impl Reads for SqliteStore {
 impl Schedule for SqliteStore {
     fn save_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), StoreError> {
         let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        let write = || -> rusqlite::Result<()> {
-            let mut stmt = tx.prepare(
-                "INSERT INTO settings (key, value) VALUES (?1, ?2)
+        in_transaction(&mut self.conn, &place, "the settings", |tx| {
+            let write = || -> rusqlite::Result<()> {
+                let mut stmt = tx.prepare(
+                    "INSERT INTO settings (key, value) VALUES (?1, ?2)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            )?;
-            for (k, v) in settings {
-                stmt.execute(params![k, v])?;
-            }
+                )?;
+                for (k, v) in settings {
+                    stmt.execute(params![k, v])?;
+                }
+                Ok(())
+            };
+            write().map_err(|e| backend(&place, "cannot write the settings", e))?;
             Ok(())
-        };
-        write().map_err(|e| backend(&place, "cannot write the settings", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the settings", e))
+        })
     }
 
     fn sync(&mut self, bots: &[BotEntry], sets: &[PlannedSet]) -> Result<SyncReport, StoreError> {
         let place = self.place.clone();
         let stamp = now();
-        let tx = begin(&mut self.conn, &place)?;
-        let mut report = SyncReport::default();
-        let work = |report: &mut SyncReport| -> rusqlite::Result<()> {
-            let known: HashMap<String, (String, bool)> = {
-                let mut stmt = tx.prepare("SELECT name, command, active FROM bots")?;
-                let rows = stmt.query_map([], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        (r.get::<_, String>(1)?, r.get::<_, bool>(2)?),
-                    ))
-                })?;
-                rows.collect::<rusqlite::Result<_>>()?
-            };
-            for change in bot_changes(&known, bots, report) {
-                match change {
-                    BotChange::Add(bot) => {
-                        tx.execute(
+        in_transaction(&mut self.conn, &place, "the schedule", |tx| {
+            let mut report = SyncReport::default();
+            let work = |report: &mut SyncReport| -> rusqlite::Result<()> {
+                let known: HashMap<String, (String, bool)> = {
+                    let mut stmt = tx.prepare("SELECT name, command, active FROM bots")?;
+                    let rows = stmt.query_map([], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            (r.get::<_, String>(1)?, r.get::<_, bool>(2)?),
+                        ))
+                    })?;
+                    rows.collect::<rusqlite::Result<_>>()?
+                };
+                for change in bot_changes(&known, bots, report) {
+                    match change {
+                        BotChange::Add(bot) => {
+                            tx.execute(
                             "INSERT INTO bots (name, command, active, added) VALUES (?1, ?2, 1, ?3)",
                             params![bot.name, bot.command, stamp],
                         )?;
-                    }
-                    BotChange::Keep(bot) => {
-                        tx.execute(
-                            "UPDATE bots SET command = ?2, active = 1 WHERE name = ?1",
-                            params![bot.name, bot.command],
-                        )?;
-                    }
-                    BotChange::Retire(name) => {
-                        tx.execute("UPDATE bots SET active = 0 WHERE name = ?1", params![name])?;
+                        }
+                        BotChange::Keep(bot) => {
+                            tx.execute(
+                                "UPDATE bots SET command = ?2, active = 1 WHERE name = ?1",
+                                params![bot.name, bot.command],
+                            )?;
+                        }
+                        BotChange::Retire(name) => {
+                            tx.execute(
+                                "UPDATE bots SET active = 0 WHERE name = ?1",
+                                params![name],
+                            )?;
+                        }
                     }
                 }
-            }
-            tx.execute("UPDATE sets SET scheduled = 0 WHERE scheduled = 1", [])?;
-            let mut insert = tx.prepare(
-                "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+                tx.execute("UPDATE sets SET scheduled = 0 WHERE scheduled = 1", [])?;
+                let mut insert = tx.prepare(
+                    "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
                  VALUES (?1, ?2, ?3, ?4, 1, 'pending')
                  ON CONFLICT (round, bot_a, bot_b) DO NOTHING",
-            )?;
-            let mut mark = tx.prepare(
-                "UPDATE sets SET scheduled = 1 WHERE round = ?1 AND bot_a = ?2 AND bot_b = ?3",
-            )?;
-            for set in sets {
-                let k = &set.key;
-                let added = insert.execute(params![k.round, k.a, k.b, seed_to_sql(set.seed)])?;
-                if added == 1 {
-                    report.added_sets += 1;
-                } else {
-                    mark.execute(params![k.round, k.a, k.b])?;
+                )?;
+                let mut mark = tx.prepare(
+                    "UPDATE sets SET scheduled = 1 WHERE round = ?1 AND bot_a = ?2 AND bot_b = ?3",
+                )?;
+                for set in sets {
+                    let k = &set.key;
+                    let added =
+                        insert.execute(params![k.round, k.a, k.b, seed_to_sql(set.seed)])?;
+                    if added == 1 {
+                        report.added_sets += 1;
+                    } else {
+                        mark.execute(params![k.round, k.a, k.b])?;
+                    }
                 }
-            }
-            Ok(())
-        };
-        work(&mut report).map_err(|e| backend(&place, "cannot update the schedule", e))?;
-        self.hook.check(&place, "sync-before-commit")?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the schedule", e))?;
-        Ok(report)
+                Ok(())
+            };
+            work(&mut report).map_err(|e| backend(&place, "cannot update the schedule", e))?;
+            self.hook.check(&place, "sync-before-commit")?;
+            Ok(report)
+        })
     }
 
     fn requeue_running(&mut self) -> Result<Vec<Requeued>, StoreError> {
         let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<Vec<(SetKey, Option<String>)>> {
-            let found = {
-                let mut stmt = tx.prepare(
+        in_transaction(&mut self.conn, &place, "the interrupted sets", |tx| {
+            let work = || -> rusqlite::Result<Vec<(SetKey, Option<String>)>> {
+                let found = {
+                    let mut stmt = tx.prepare(
                     "SELECT round, bot_a, bot_b, log FROM sets WHERE status = 'running' ORDER BY id",
                 )?;
-                let rows = stmt.query_map([], |r| {
-                    Ok((
-                        SetKey {
-                            round: r.get(0)?,
-                            a: r.get(1)?,
-                            b: r.get(2)?,
-                        },
-                        r.get(3)?,
-                    ))
-                })?;
-                rows.collect::<rusqlite::Result<Vec<_>>>()?
-            };
-            tx.execute(
+                    let rows = stmt.query_map([], |r| {
+                        Ok((
+                            SetKey {
+                                round: r.get(0)?,
+                                a: r.get(1)?,
+                                b: r.get(2)?,
+                            },
+                            r.get(3)?,
+                        ))
+                    })?;
+                    rows.collect::<rusqlite::Result<Vec<_>>>()?
+                };
+                tx.execute(
                 "UPDATE sets SET status = 'pending', log = NULL, started = NULL WHERE status = 'running'",
                 [],
             )?;
+                Ok(found)
+            };
+            let found =
+                work().map_err(|e| backend(&place, "cannot put interrupted sets back", e))?;
+            let found = requeued(&place, found)?;
             Ok(found)
-        };
-        let found = work().map_err(|e| backend(&place, "cannot put interrupted sets back", e))?;
-        let found = requeued(&place, found)?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the interrupted sets", e))?;
-        Ok(found)
+        })
     }
 
     fn claim_next_except(
@@ -769,9 +787,9 @@ impl Schedule for SqliteStore {
         pairs: &[(String, String)],
     ) -> Result<Option<ClaimedSet>, StoreError> {
         let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        // Each pair passed over, either seating: its two names are parameters.
-        let except: String = (0..pairs.len())
+        in_transaction(&mut self.conn, &place, "a claim", |tx| {
+            // Each pair passed over, either seating: its two names are parameters.
+            let except: String = (0..pairs.len())
             .map(|i| {
                 let (x, y) = (2 * i + 1, 2 * i + 2);
                 format!(
@@ -779,16 +797,15 @@ impl Schedule for SqliteStore {
                 )
             })
             .collect();
-        let names: Vec<&String> = pairs.iter().flat_map(|(x, y)| [x, y]).collect();
-        let next = claim_where(
-            &tx,
-            &format!("s.scheduled = 1{except}"),
-            rusqlite::params_from_iter(names.iter()),
-        )
-        .map_err(|e| backend(&place, "cannot claim a set", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
-        Ok(next)
+            let names: Vec<&String> = pairs.iter().flat_map(|(x, y)| [x, y]).collect();
+            let next = claim_where(
+                tx,
+                &format!("s.scheduled = 1{except}"),
+                rusqlite::params_from_iter(names.iter()),
+            )
+            .map_err(|e| backend(&place, "cannot claim a set", e))?;
+            Ok(next)
+        })
     }
 
     fn schedule_and_claim(
@@ -797,108 +814,106 @@ impl Schedule for SqliteStore {
         replaces: Option<&SetKey>,
     ) -> Result<Option<ClaimedSet>, StoreError> {
         let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<Option<ClaimedSet>> {
-            if let Some(r) = replaces {
-                tx.execute(
+        in_transaction(&mut self.conn, &place, "a claim", |tx| {
+            let work = || -> rusqlite::Result<Option<ClaimedSet>> {
+                if let Some(r) = replaces {
+                    tx.execute(
                     "UPDATE sets SET scheduled = 0 WHERE round = ?1 AND bot_a = ?2 AND bot_b = ?3",
                     params![r.round, r.a, r.b],
                 )?;
-            }
-            let k = &set.key;
-            tx.execute(
-                "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
+                }
+                let k = &set.key;
+                tx.execute(
+                    "INSERT INTO sets (round, bot_a, bot_b, seed, scheduled, status)
                  VALUES (?1, ?2, ?3, ?4, 1, 'pending')
                  ON CONFLICT (round, bot_a, bot_b) DO UPDATE SET scheduled = 1",
-                params![k.round, k.a, k.b, seed_to_sql(set.seed)],
-            )?;
-            claim_where(
-                &tx,
-                "s.round = ?1 AND s.bot_a = ?2 AND s.bot_b = ?3",
-                params![k.round, k.a, k.b],
-            )
-        };
-        let claimed = work().map_err(|e| backend(&place, "cannot schedule and claim a set", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit a claim", e))?;
-        Ok(claimed)
+                    params![k.round, k.a, k.b, seed_to_sql(set.seed)],
+                )?;
+                claim_where(
+                    tx,
+                    "s.round = ?1 AND s.bot_a = ?2 AND s.bot_b = ?3",
+                    params![k.round, k.a, k.b],
+                )
+            };
+            let claimed =
+                work().map_err(|e| backend(&place, "cannot schedule and claim a set", e))?;
+            Ok(claimed)
+        })
     }
 
     fn prune_logs(&mut self, up_to: u64) -> Result<Vec<LogPlace>, StoreError> {
         let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<Vec<Option<String>>> {
-            let after: i64 = tx
-                .query_row(
-                    "SELECT CAST(value AS INTEGER) FROM settings WHERE key = ?1",
-                    params![PRUNED_SETTING],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .unwrap_or(0);
-            let up_to = i64::try_from(up_to).unwrap_or(i64::MAX);
-            if up_to <= after {
-                return Ok(Vec::new());
-            }
-            let logs = {
-                let mut stmt = tx.prepare(
-                    "SELECT log FROM sets WHERE done_seq > ?1 AND done_seq <= ?2 AND pruned = 0
+        in_transaction(&mut self.conn, &place, "the pruned logs", |tx| {
+            let work = || -> rusqlite::Result<Vec<Option<String>>> {
+                let after: i64 = tx
+                    .query_row(
+                        "SELECT CAST(value AS INTEGER) FROM settings WHERE key = ?1",
+                        params![PRUNED_SETTING],
+                        |r| r.get(0),
+                    )
+                    .optional()?
+                    .unwrap_or(0);
+                let up_to = i64::try_from(up_to).unwrap_or(i64::MAX);
+                if up_to <= after {
+                    return Ok(Vec::new());
+                }
+                let logs = {
+                    let mut stmt = tx.prepare(
+                        "SELECT log FROM sets WHERE done_seq > ?1 AND done_seq <= ?2 AND pruned = 0
                      ORDER BY done_seq",
+                    )?;
+                    let rows =
+                        stmt.query_map(params![after, up_to], |r| r.get::<_, Option<String>>(0))?;
+                    rows.collect::<rusqlite::Result<Vec<_>>>()?
+                };
+                tx.execute(
+                    "UPDATE sets SET pruned = 1 WHERE done_seq > ?1 AND done_seq <= ?2",
+                    params![after, up_to],
                 )?;
-                let rows =
-                    stmt.query_map(params![after, up_to], |r| r.get::<_, Option<String>>(0))?;
-                rows.collect::<rusqlite::Result<Vec<_>>>()?
-            };
-            tx.execute(
-                "UPDATE sets SET pruned = 1 WHERE done_seq > ?1 AND done_seq <= ?2",
-                params![after, up_to],
-            )?;
-            tx.execute(
-                "INSERT INTO settings (key, value) VALUES (?1, ?2)
+                tx.execute(
+                    "INSERT INTO settings (key, value) VALUES (?1, ?2)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                params![PRUNED_SETTING, up_to.to_string()],
-            )?;
+                    params![PRUNED_SETTING, up_to.to_string()],
+                )?;
+                Ok(logs)
+            };
+            let logs = work().map_err(|e| backend(&place, "cannot prune logs", e))?;
+            // Checked before the commit: a log that names no place prunes nothing.
+            let logs = stored_logs(&place, logs)?;
             Ok(logs)
-        };
-        let logs = work().map_err(|e| backend(&place, "cannot prune logs", e))?;
-        // Checked before the commit: a log that names no place prunes nothing.
-        let logs = stored_logs(&place, logs)?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the pruned logs", e))?;
-        Ok(logs)
+        })
     }
 
     fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError> {
         let place = self.place.clone();
-        let tx = begin(&mut self.conn, &place)?;
-        let work = || -> rusqlite::Result<bool> {
-            let last: Option<i64> =
-                tx.query_row("SELECT MAX(number) FROM rating_history", [], |r| r.get(0))?;
-            let n = point.number;
-            match history_step(last.map(|l| l.max(0) as u64), n) {
-                HistoryStep::Skip => return Ok(false),
-                HistoryStep::Keep => {}
-                // Each bucket of the new stride keeps its first point.
-                HistoryStep::ThinAndKeep(stride) => {
-                    tx.execute(
-                        "DELETE FROM rating_history WHERE number NOT IN
+        in_transaction(&mut self.conn, &place, "the ratings", |tx| {
+            let work = || -> rusqlite::Result<bool> {
+                let last: Option<i64> =
+                    tx.query_row("SELECT MAX(number) FROM rating_history", [], |r| r.get(0))?;
+                let n = point.number;
+                match history_step(last.map(|l| l.max(0) as u64), n) {
+                    HistoryStep::Skip => return Ok(false),
+                    HistoryStep::Keep => {}
+                    // Each bucket of the new stride keeps its first point.
+                    HistoryStep::ThinAndKeep(stride) => {
+                        tx.execute(
+                            "DELETE FROM rating_history WHERE number NOT IN
                              (SELECT MIN(number) FROM rating_history GROUP BY number / ?1)",
-                        params![stride as i64],
-                    )?;
+                            params![stride as i64],
+                        )?;
+                    }
                 }
-            }
-            let mut insert = tx.prepare(
+                let mut insert = tx.prepare(
                 "INSERT INTO rating_history (number, bot, value, std_error) VALUES (?1, ?2, ?3, ?4)",
             )?;
-            for (bot, value, std_error) in &point.ratings {
-                insert.execute(params![n as i64, bot, value, std_error])?;
-            }
-            Ok(true)
-        };
-        let kept = work().map_err(|e| backend(&place, "cannot record the ratings", e))?;
-        tx.commit()
-            .map_err(|e| backend(&place, "cannot commit the ratings", e))?;
-        Ok(kept)
+                for (bot, value, std_error) in &point.ratings {
+                    insert.execute(params![n as i64, bot, value, std_error])?;
+                }
+                Ok(true)
+            };
+            let kept = work().map_err(|e| backend(&place, "cannot record the ratings", e))?;
+            Ok(kept)
+        })
     }
 }
 
