@@ -7,7 +7,9 @@
 //!
 //! - [`runner`]: the set loop, sole user of the store (through its `StoreThread`); publishes snapshots.
 //! - [`live`]: every record of every running set, fanned out to watchers.
-//! - [`web`]: routes, security headers, the `Host` check, request limits; [`http`]: the
+//! - [`web`]: routes, handlers (pages, API, logs, replay pages, the live stream,
+//!   admin), security headers, the `Host` check, request limits; [`html`]: the pages'
+//!   markup, below `web` (it never calls into it); [`http`]: the
 //!   listener (connections in all and per address, header size and time, stalled
 //!   writes); [`capacity`]: slots counted in all and per client address.
 //! - [`download`]: log downloads, streamed, counted (in all and per address) and timed;
@@ -26,6 +28,7 @@ mod args;
 pub mod capacity;
 pub mod charts;
 pub mod download;
+mod error;
 pub mod html;
 pub mod http;
 pub mod live;

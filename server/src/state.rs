@@ -143,6 +143,10 @@ pub struct Problem {
     pub error: String,
 }
 
+/// The normal quantile of the standings' 95% intervals (`ratings::FitOptions`'
+/// default confidence), for the rating history's bands (the API and the pages' charts).
+pub(crate) const Z95: f64 = 1.959_963_984_540_054;
+
 /// How many of the latest finished sets a snapshot holds: the longest list a page
 /// asks for at once.
 pub const RECENT_SETS: usize = 500;
