@@ -2067,7 +2067,7 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
 fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
     let tmp = LogDir::new();
     let bad = format!(
-        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage\"",
+        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage-saying-game\"",
         root().join("tests/bots/misbehave.py").display()
     );
     let bots = [("good", instant(1)), ("bad", bad)];
@@ -2207,7 +2207,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     const ODD: &str = "<script>window.pwned=1</script><b>\"odd\" 'q'</b>";
     let tmp = LogDir::new();
     let bad = format!(
-        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage\"",
+        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage-saying-game\"",
         root().join("tests/bots/misbehave.py").display()
     );
     // The extra argument is sh's $0: only shown, never run.
@@ -2422,16 +2422,40 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         "{command}"
     );
     assert_eq!(odd["code"][0], command, "{r}");
-    // The end of the stderr of its latest faulted set, as /api/bots/bad lists it.
+    // Each fault's stderr excerpt is what its own process wrote, up to that fault (the
+    // bot is restarted after each fault: a process a game), not the end of the set's
+    // file; the page shows the first one as /api/bots/bad lists it.
     let bad = &r["/bots/bad"];
     let api = server.json("/api/bots/bad");
-    let tail: String = api["faulted"][0]["stderr"]
+    let mut excerpts = 0;
+    for set in api["faulted"].as_array().expect("faulted sets") {
+        for fault in set["faults"].as_array().expect("faults") {
+            let game = fault["game"].as_u64().expect("game");
+            assert_eq!(
+                fault["stderr"],
+                serde_json::json!([
+                    "first <b>words</b>",
+                    "last words",
+                    format!("my last words in game {game}")
+                ]),
+                "{api}"
+            );
+            assert_eq!(
+                fault["stderr_games"],
+                serde_json::json!([game, game]),
+                "{api}"
+            );
+            excerpts += 1;
+        }
+    }
+    // Two sets of two games each at least (against good and odd), every game faulted.
+    assert!(excerpts >= 4, "{api}");
+    let tail: String = api["faulted"][0]["faults"][0]["stderr"]
         .as_array()
         .expect("stderr lines")
         .iter()
         .map(|l| format!("{}\n", l.as_str().unwrap_or("")))
         .collect();
-    assert!(tail.contains("first <b>words</b>\n"), "{api}");
     assert_eq!(bad["stderr"][0], tail, "{r}");
     assert!(
         bad["faults"][0]

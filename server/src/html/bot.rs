@@ -201,19 +201,29 @@ pub fn bot_main_with(
                     h4 { a href=(set_href(set)) { (set) } }
                     ul {
                         @for fault in f["faults"].as_array().map(Vec::as_slice).unwrap_or_default() {
-                            li {
+                            li data-game=(fault["game"]) {
                                 // The log's ply (from 0), as the API has it; the replay and
                                 // the live view count plies from 1.
                                 "game " (fault["game"]) ", log ply " (fault["ply"]) ": "
                                 (fault["kind"].as_str().unwrap_or("")) " — " (fault["detail"].as_str().unwrap_or(""))
+                                @if let (Some(lines), Some(games)) = (fault["stderr"].as_array(), fault["stderr_games"].as_array()) {
+                                    // The end of the faulted process's part of the file: what
+                                    // it wrote up to this fault.
+                                    p class="muted" {
+                                        "The last lines it wrote on stderr before this fault"
+                                        @match (games.first(), games.last()) {
+                                            (Some(from), Some(to)) if from != to => { " (its process played games " (from) " to " (to) ")" }
+                                            _ => {}
+                                        }
+                                        ":"
+                                        @if lines.is_empty() { " none." }
+                                    }
+                                    @if !lines.is_empty() {
+                                        pre class="stderr" { @for l in lines { (l.as_str().unwrap_or("")) "\n" } }
+                                    }
+                                }
                             }
                         }
-                    }
-                    @if let Some(lines) = f["stderr"].as_array() {
-                        // The file holds the whole set's stderr, every game's: its end
-                        // need not be the faulted game's.
-                        p class="muted" { "The end of its stderr in this set (all its games):" }
-                        pre class="stderr" { @for l in lines { (l.as_str().unwrap_or("")) "\n" } }
                     }
                 }
             }

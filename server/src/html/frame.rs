@@ -119,8 +119,8 @@ mod tests {
         let set = set_view(2);
         let faulted = vec![serde_json::json!({
             "set": "r1-x-vs-y", "number": 1,
-            "faults": [{"game": 1, "ply": 3, "bot": "y", "kind": "malformed", "detail": EVIL}],
-            "stderr": [EVIL, "last"],
+            "faults": [{"game": 1, "ply": 3, "bot": "y", "kind": "malformed", "detail": EVIL,
+                        "stderr": [EVIL, "last"], "stderr_games": [1, 1]}],
         })];
         for html in [
             bot_main(&st.bots[0], std::slice::from_ref(&set), &faulted).into_string(),
@@ -132,6 +132,14 @@ mod tests {
             );
             assert!(html.contains(EVIL_ESCAPED), "{html}");
         }
+        // The fault's stderr excerpt, as text.
+        let bot = bot_main(&st.bots[0], std::slice::from_ref(&set), &faulted).into_string();
+        assert!(
+            bot.contains(&format!(
+                "<pre class=\"stderr\">{EVIL_ESCAPED}\nlast\n</pre>"
+            )),
+            "{bot}"
+        );
         // A name in a path is percent-encoded.
         assert_eq!(bot_href("a b/<c>"), "/bots/a%20b%2F%3Cc%3E");
         assert_eq!(pair_href("a-1", "b_2.x"), "/bots/a-1?vs=b_2.x");

@@ -30,7 +30,7 @@ pub mod replay;
 pub mod sets;
 pub mod standings;
 #[cfg(test)]
-mod test_data;
+pub(crate) mod test_data;
 pub mod workers;
 
 pub use archive::{archive_main, ArchiveQuery, ARCHIVE_SETS};
