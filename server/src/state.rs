@@ -77,6 +77,9 @@ pub struct SetView {
     pub mean_move_ms: [Option<f64>; 2],
     /// The log, relative to the league's directory.
     pub log: String,
+    /// When its result was recorded, in RFC 3339 (UTC); `null` when the store has no
+    /// time for it.
+    pub finished: Option<String>,
     /// Every game.
     pub games: Vec<GameView>,
     /// Every fault.
@@ -102,6 +105,7 @@ impl SetView {
             mean_move_ms: [0, 1]
                 .map(|s| (o.moves[s] > 0).then(|| o.move_ms[s] / o.moves[s] as f64)),
             log: o.log.clone(),
+            finished: f.finished.clone(),
             games: o
                 .games
                 .iter()

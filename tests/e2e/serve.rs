@@ -2700,6 +2700,71 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
             );
         }
     }
+    // Each set with the time it finished, as the API has it; a page below the newest
+    // links to the newer one (the sets after it) and the older one; a result filter
+    // lists exactly the sets so decided.
+    let (_, below) = server.get("/sets?before=4");
+    for n in [3u64, 2, 1] {
+        let all = server.json("/api/sets?limit=500");
+        let s = all["sets"]
+            .as_array()
+            .expect("sets")
+            .iter()
+            .find(|s| s["number"] == n)
+            .unwrap_or_else(|| panic!("set {n} in {all}"));
+        let at = s["finished"].as_str().expect("a finish time");
+        assert!(at.ends_with('Z') && at.as_bytes()[10] == b'T', "{at}");
+        assert!(
+            below.contains(&format!(
+                "<tr data-set=\"{}\"><td><a href=\"/sets/{}\">{}</a></td><td class=\"when\"><time datetime=\"{at}\" title=\"{at}\">{} {}</time></td>",
+                s["set"].as_str().unwrap_or(""),
+                s["set"].as_str().unwrap_or(""),
+                s["set"].as_str().unwrap_or(""),
+                &at[..10],
+                &at[11..16]
+            )),
+            "{n}: {below}"
+        );
+    }
+    assert_eq!(below.matches("<tr data-set=").count(), 3, "{below}");
+    assert!(
+        below.contains("<a rel=\"prev\" href=\"/sets?after=3\">‹ newer</a>"),
+        "{below}"
+    );
+    let (_, newer) = server.get("/sets?after=3");
+    let all = server.json("/api/sets?limit=500");
+    let above = all["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .filter(|s| s["number"].as_u64() > Some(3))
+        .count();
+    assert_eq!(
+        newer.matches("<tr data-set=").count(),
+        above.min(50),
+        "{newer}"
+    );
+    let won: Vec<String> = server.json("/api/sets?bot=a&limit=500")["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .filter(|s| s["winner"] == "a")
+        .map(|s| s["set"].as_str().unwrap_or("").to_string())
+        .collect();
+    let (code, page) = server.get("/sets?bot=a&result=won");
+    assert_eq!(code, 200, "{page}");
+    assert_eq!(
+        page.matches("<tr data-set=").count(),
+        won.len().min(50),
+        "{page}"
+    );
+    for s in won.iter().take(50) {
+        assert!(
+            page.contains(&format!("<tr data-set=\"{s}\">")),
+            "{s}: {page}"
+        );
+    }
+    assert_eq!(server.get("/sets?result=won").0, 400);
     let mut args = vec![format!("http://{}", server.addr)];
     args.extend(paths.iter().cloned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -594,6 +594,7 @@ mod tests {
                 },
                 seed: 1,
                 pruned: false,
+                finished: None,
                 outcome: SetOutcome {
                     games: vec![
                         game(1, 0, Some(0), [2, 0]),
@@ -622,6 +623,7 @@ mod tests {
                 },
                 seed: 2,
                 pruned: false,
+                finished: None,
                 outcome: SetOutcome {
                     games: vec![game(1, 1, Some(1), [0, 2])],
                     faults: Vec::new(),

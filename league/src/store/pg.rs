@@ -1334,7 +1334,9 @@ impl Store for PgStore {
             .query(
                 &format!(
                     "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
-                            moves_a, moves_b, move_ms_a, move_ms_b, log, done_seq, pruned
+                            moves_a, moves_b, move_ms_a, move_ms_b, log, done_seq, pruned,
+                            to_char(finished AT TIME ZONE 'UTC',
+                                    'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')
                      FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
                     selection.order
                 ),
@@ -1372,6 +1374,7 @@ impl Store for PgStore {
                             log: r.get::<_, Option<String>>(12).unwrap_or_default(),
                         },
                         pruned: r.get(14),
+                        finished: r.get(15),
                     },
                 )
             })

@@ -661,7 +661,7 @@ impl Store for SqliteStore {
         let read = || -> rusqlite::Result<FinishedRows> {
             let mut stmt = tx.prepare(&format!(
                 "SELECT id, done_seq, round, bot_a, bot_b, seed, points_a, points_b, winner,
-                        moves_a, moves_b, move_ms_a, move_ms_b, log, pruned
+                        moves_a, moves_b, move_ms_a, move_ms_b, log, pruned, finished
                  FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
                 selection.order
             ))?;
@@ -687,6 +687,7 @@ impl Store for SqliteStore {
                                 log: r.get::<_, Option<String>>(13)?.unwrap_or_default(),
                             },
                             pruned: r.get(14)?,
+                            finished: r.get(15)?,
                         },
                     ))
                 })?

@@ -33,7 +33,7 @@ pub mod standings;
 pub(crate) mod test_data;
 pub mod workers;
 
-pub use archive::{archive_main, ArchiveQuery, ARCHIVE_SETS};
+pub use archive::{archive_main, ArchiveQuery, Outcome, Page, ARCHIVE_SETS};
 pub use bot::{bot_main, bot_main_with, move_time_bins};
 pub use compare::{compare_in, pair_class, percent, Comparison, PairIndex};
 pub use figures::history_charts;

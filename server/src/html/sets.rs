@@ -50,7 +50,17 @@ fn log_links(s: &SetView) -> Markup {
     }
 }
 
-/// A list of finished sets, newest first.
+/// When a set finished, to the minute (`2026-12-04 23:43`, UTC) in a `time` element
+/// that holds the whole time; nothing when the store has no time for it.
+fn finished_at(s: &SetView) -> Markup {
+    html! {
+        @if let Some(at) = &s.finished {
+            time datetime=(at) title=(at) { (at.get(..16).unwrap_or(at).replacen('T', " ", 1)) }
+        }
+    }
+}
+
+/// A list of finished sets, newest first, with the time each finished.
 pub fn sets_table(label: &str, sets: &[SetView]) -> Markup {
     scroller(
         label,
@@ -58,6 +68,7 @@ pub fn sets_table(label: &str, sets: &[SetView]) -> Markup {
             table class="sets" {
                 thead { tr {
                     th scope="col" { "set" }
+                    th scope="col" { "finished (UTC)" }
                     th scope="col" { "bots" }
                     th class="num" scope="col" { "points" }
                     th scope="col" { "winner" }
@@ -68,6 +79,7 @@ pub fn sets_table(label: &str, sets: &[SetView]) -> Markup {
                     @for s in sets {
                         tr data-set=(s.set) {
                             td { a href=(set_href(&s.set)) { (s.set) } }
+                            td class="when" { (finished_at(s)) }
                             td { (bot_link(&s.bots[0])) " vs " (bot_link(&s.bots[1])) }
                             td class="num" { (s.points[0]) "–" (s.points[1]) }
                             td { (s.winner.as_deref().unwrap_or("drawn")) }
@@ -88,7 +100,9 @@ pub fn set_main(s: &SetView) -> Markup {
         // seed_str: the seed digit for digit.
         p {
             (bot_link(&s.bots[0])) " " (s.points[0]) "–" (s.points[1]) " " (bot_link(&s.bots[1]))
-            " · seed " (s.seed_str) " · " (log_links(s))
+            " · seed " (s.seed_str)
+            @if s.finished.is_some() { " · finished " (finished_at(s)) " UTC" }
+            " · " (log_links(s))
         }
         (scroller("games", html! {
             table class="games" {
@@ -151,5 +165,15 @@ mod tests {
             html.contains("<td>9 games: x won 8, y won 0, 1 drawn</td>"),
             "{html}"
         );
+        // When it finished, to the minute; the whole time in the element.
+        assert!(
+            html.contains("<td class=\"when\"><time datetime=\"2026-12-04T23:43:10.770059104Z\" title=\"2026-12-04T23:43:10.770059104Z\">2026-12-04 23:43</time></td>"),
+            "{html}"
+        );
+        // A set the store has no time for: an empty cell.
+        let mut old = set_view(2);
+        old.finished = None;
+        let html = sets_table("sets", &[old]).into_string();
+        assert!(html.contains("<td class=\"when\"></td>"), "{html}");
     }
 }

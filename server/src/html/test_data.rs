@@ -107,6 +107,7 @@ pub(crate) fn set_view(games: usize) -> SetView {
         moves: [10, 10],
         mean_move_ms: [Some(1.0), None],
         log: "logs/r1-x-vs-y.jsonl".into(),
+        finished: Some("2026-12-04T23:43:10.770059104Z".into()),
         games: (0..games)
             .map(|i| GameView {
                 game: i as u32 + 1,

@@ -144,8 +144,9 @@ pub async fn bot_page(
     }
 }
 
-/// `/sets`: the archive, every finished set by pages (`?before=N`), filtered by bot,
-/// pair or a bot's faults; an unknown bot is 404.
+/// `/sets`: the archive, every finished set by pages (`?before=N`, `?after=N`),
+/// filtered by bot, pair, a bot's faults or a result; an unknown bot is 404, a query
+/// that cannot be answered 400.
 pub async fn archive_page(
     State(app): State<Arc<AppState>>,
     Query(q): Query<ArchiveQuery>,
@@ -160,47 +161,20 @@ pub async fn archive_page(
             );
         }
     }
-    let limit = ARCHIVE_SETS;
-    let sets = match (&q.bot, &q.vs, q.faulted.is_some()) {
-        (Some(bot), Some(vs), _) => sets::pair_page(&app, bot, vs, q.before, limit).await,
-        (Some(bot), None, true) => sets::faulted_page(&app, bot, q.before, limit).await,
-        (bot, None, _) => sets::stored_page(&app, bot.clone(), q.before, limit).await,
-        (None, Some(_), _) => {
-            return problem_page(
-                &app,
-                StatusCode::BAD_REQUEST,
-                "vs=NAME needs bot=NAME: the sets between the two",
-            );
-        }
-    };
-    let sets = match sets {
-        Ok(sets) => sets,
-        Err(e) => return problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
-    };
-    // Older: below the last shown, when the page is full. Newer: on a later page; for
-    // every set, the page that ends just above this one's first (the store's sets
-    // after it, oldest first); with a filter, the first page.
-    let older = (sets.len() == limit)
-        .then(|| sets.last().map(|v| v.number))
-        .flatten();
-    let newer = match (q.before, sets.first()) {
-        (None, _) => None,
-        (Some(_), Some(first)) if q.bot.is_none() => {
-            match sets::newer_page(&app, first.number, limit).await {
-                Ok(above) if above.len() == limit => Some(above.last().map(|v| v.number + 1)),
-                _ => Some(None),
-            }
-        }
-        (Some(_), _) => Some(None),
-    };
-    respond(
-        StatusCode::OK,
-        page(
-            "sets",
-            &Status::of(&app),
-            archive_main(&s.standings, &q, &sets, newer, older),
+    if let Some(why) = q.refusal() {
+        return problem_page(&app, StatusCode::BAD_REQUEST, why);
+    }
+    match sets::archive_page(&app, &q, ARCHIVE_SETS).await {
+        Ok(p) => respond(
+            StatusCode::OK,
+            page(
+                "sets",
+                &Status::of(&app),
+                archive_main(&s.standings, &q, &p.sets, p.newer, p.older),
+            ),
         ),
-    )
+        Err(e) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, e.what()),
+    }
 }
 
 /// `/workers`: the workers of a shared store.
