@@ -42,7 +42,7 @@ pub mod web;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -240,7 +240,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let (commands_tx, commands_rx) = mpsc::channel(16);
         let app = Arc::new(state::AppState {
             dir: dir.clone(),
-            snapshot: RwLock::new(Arc::new(snapshot)),
+            snapshot: watch::channel(Arc::new(snapshot)).0,
             hub: Arc::new(live::Hub::new()),
             commands: commands_tx,
             started: Instant::now(),
@@ -264,6 +264,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             })
         };
         let router = web::router(app.clone(), shutdown_rx.clone());
+        let feed = tokio::spawn(web::feed(app.clone(), shutdown_rx.clone()));
         let http = tokio::spawn(http::serve(
             listener,
             router,
@@ -278,6 +279,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         }));
         let _ = http.await;
         let _ = refusal_log.await;
+        let _ = feed.await;
         drop(port);
         signals.abort();
         result.map_err(anyhow::Error::from)

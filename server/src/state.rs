@@ -4,12 +4,12 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use league::{FinishedSet, Standings};
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::live::Hub;
 
@@ -198,8 +198,9 @@ pub type Request = (Command, oneshot::Sender<Result<String, String>>);
 pub struct AppState {
     /// The league's directory.
     pub dir: PathBuf,
-    /// The latest snapshot.
-    pub snapshot: RwLock<Arc<Snapshot>>,
+    /// The latest snapshot, on a channel: the handlers read it, and the live stream's
+    /// feed (`web::feed`) is told of each new one to send what changed.
+    pub snapshot: watch::Sender<Arc<Snapshot>>,
     /// Live games.
     pub hub: Arc<Hub>,
     /// Admin commands to the runner.
@@ -233,18 +234,11 @@ pub struct AppState {
 impl AppState {
     /// The latest snapshot.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        match self.snapshot.read() {
-            Ok(s) => s.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.snapshot.borrow().clone()
     }
 
     /// Replaces the snapshot.
     pub fn publish(&self, snapshot: Snapshot) {
-        let snapshot = Arc::new(snapshot);
-        match self.snapshot.write() {
-            Ok(mut s) => *s = snapshot,
-            Err(poisoned) => *poisoned.into_inner() = snapshot,
-        }
+        self.snapshot.send_replace(Arc::new(snapshot));
     }
 }

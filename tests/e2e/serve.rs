@@ -2807,6 +2807,18 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
         for at in ["before", "two", "many"] {
             assert_eq!(strip[at]["text_has_null"], false, "{width} {at}: {r}");
         }
+        // The stream's page events, applied in place: the new set first in the recent
+        // sets, which keep their length; the standings in the event's order with the
+        // changed row; the status line.
+        let applied = &r[width]["applied"];
+        let before = applied["before"].as_array().expect("recent sets");
+        let mut want = vec![Value::from("r999-fed-vs-row")];
+        want.extend(before.iter().take(before.len() - 1).cloned());
+        assert_eq!(applied["after"], Value::Array(want), "{width}: {r}");
+        assert_eq!(applied["max"], before.len().to_string(), "{width}: {r}");
+        assert_eq!(applied["standings"], applied["order"], "{width}: {r}");
+        assert_eq!(applied["points"], "4242", "{width}: {r}");
+        assert_eq!(applied["status"], "fed status line", "{width}: {r}");
         for path in &paths {
             let page = &r[width]["pages"][path.as_str()];
             assert_eq!(page["text_has_null"], false, "{width} {path}: {r}");
@@ -3043,4 +3055,94 @@ fn serve_pauses_below_its_free_space_floor_and_goes_on_once_there_is_room() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(text.matches("hus serve: paused: ").count(), 1, "{text}");
     assert!(text.contains(" free again: sets start again"), "{text}");
+}
+
+/// The live stream carries what changes on the pages as it changes (issue 36): a
+/// `result` event per finished set with its row as the pages render it, the standings
+/// rows that changed with the bots' order, and the status line; the pages apply them
+/// in place instead of fetching themselves again.
+#[test]
+fn serve_streams_each_result_the_changed_standings_rows_and_the_status_line() {
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &[]);
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET /api/live/events HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.addr
+    )
+    .expect("write");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (mut results, mut standings, mut status) = (Vec::new(), Vec::new(), Vec::new());
+    for line in BufReader::new(stream).lines() {
+        let line = line.expect("a line of the stream");
+        assert!(Instant::now() < deadline, "no page events within 120 s");
+        let Some(Ok(event)) = line
+            .strip_prefix("data: ")
+            .map(serde_json::from_str::<Value>)
+        else {
+            continue;
+        };
+        match event["type"].as_str() {
+            Some("result") => results.push(event),
+            Some("standings") => standings.push(event),
+            Some("status") => status.push(event),
+            _ => {}
+        }
+        if results.len() >= 2 && !standings.is_empty() && !status.is_empty() {
+            break;
+        }
+    }
+    for r in &results {
+        let set = r["set"].as_str().expect("set");
+        let view = server.json(&format!("/api/sets/{set}"));
+        assert_eq!(r["number"], view["number"], "{r}");
+        assert_eq!(r["bots"], view["bots"], "{r}");
+        assert_eq!(r["winner"], view["winner"], "{r}");
+        let row = r["row"].as_str().expect("row");
+        assert!(
+            row.starts_with(&format!(
+                "<tr data-set=\"{set}\"><td><a href=\"/sets/{set}\">"
+            )),
+            "{row}"
+        );
+    }
+    // Results in the order they finished, one event each.
+    let numbers: Vec<u64> = results
+        .iter()
+        .filter_map(|r| r["number"].as_u64())
+        .collect();
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    for s in &standings {
+        let order: Vec<&str> = s["order"]
+            .as_array()
+            .expect("order")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, ["a", "b"], "{s}");
+        for row in s["rows"].as_array().expect("rows") {
+            let bot = row["bot"].as_str().expect("bot");
+            assert!(
+                row["row"]
+                    .as_str()
+                    .is_some_and(|h| h.starts_with(&format!("<tr data-bot=\"{bot}\">"))),
+                "{s}"
+            );
+        }
+    }
+    assert!(
+        status.iter().all(|s| s["line"]
+            .as_str()
+            .is_some_and(|l| l.contains(" sets played, ") && l.ends_with(" watching"))),
+        "{status:?}"
+    );
 }

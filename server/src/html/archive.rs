@@ -6,7 +6,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::links::encode;
-use super::sets::sets_table;
+use super::sets::{sets_table, Feed};
 use crate::state::SetView;
 
 /// Sets on a page of the archive (`/sets`).
@@ -133,6 +133,20 @@ impl ArchiveQuery {
         }
     }
 
+    /// The new sets this page takes in as they finish: those of its filter on its
+    /// newest page, none on another page or with a result filter.
+    fn feed(&self) -> Feed<'_> {
+        if self.before.is_some() || self.after.is_some() || self.result.is_some() {
+            return Feed::None;
+        }
+        match (&self.bot, &self.vs, self.faulted.is_some()) {
+            (Some(a), Some(b), _) => Feed::Pair(a, b),
+            (Some(a), None, true) => Feed::Faulted(a),
+            (Some(a), None, false) => Feed::Bot(a),
+            (None, _, _) => Feed::All,
+        }
+    }
+
     /// This filter with another result (`None`: any).
     fn with_result(&self, result: Option<Outcome>) -> ArchiveQuery {
         ArchiveQuery {
@@ -193,7 +207,7 @@ pub fn archive_main(
                 }
             }
         }
-        (sets_table("sets", sets))
+        (sets_table("sets", sets, q.feed()))
         nav class="pages" aria-label="pages of sets" {
             @match newer {
                 Some(after) => { a rel="prev" href=(q.href(Page::After(after))) { "‹ newer" } }

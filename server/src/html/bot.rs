@@ -10,7 +10,7 @@ use super::cells::{bot_link, fmt, rating, scroller, wdl};
 use super::compare::{compare_in, pair_class, percent, signed};
 use super::figures::{by_set, chart, history_series};
 use super::links::{pair_href, set_href};
-use super::sets::sets_table;
+use super::sets::{sets_table, Feed};
 use crate::charts::Series;
 use crate::state::SetView;
 
@@ -230,7 +230,7 @@ pub fn bot_main_with(
         }
         (bot_charts(b, sets, head_to_head, ratings, history))
         h3 { "Sets" }
-        (sets_table("sets", sets))
+        (sets_table("sets", sets, Feed::Bot(&b.name)))
     }
 }
 

@@ -39,7 +39,7 @@ impl Status {
     }
 
     /// As `app.js` writes it.
-    fn line(&self) -> String {
+    pub fn line(&self) -> String {
         format!(
             "{}{} running, {} sets played, {} watching",
             match (&self.low_space, self.paused) {

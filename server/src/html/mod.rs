@@ -41,6 +41,6 @@ pub use frame::{page, Status};
 pub use links::{bot_href, pair_href, replay_href, set_href};
 pub use pair::pair_main;
 pub use replay::replay_nav;
-pub use sets::{set_main, sets_table};
-pub use standings::{cross_table, rating_order, standings_main, standings_table};
+pub use sets::{set_main, set_row, sets_table, Feed};
+pub use standings::{cross_table, rating_order, standings_main, standings_row, standings_table};
 pub use workers::workers_main;

@@ -9,7 +9,7 @@ use super::cells::{bot_link, wdl};
 use super::compare::{percent, signed, PairIndex};
 use super::figures::{by_set, chart, difference_series};
 use super::links::pair_href;
-use super::sets::sets_table;
+use super::sets::{sets_table, Feed};
 use crate::state::SetView;
 
 /// The head-to-head page's content (`/bots/A?vs=B`), from `a`'s side: their score,
@@ -64,7 +64,7 @@ pub fn pair_main(
         p class="muted" { "The rating of " (a.name) " less that of " (b.name) ", in Elo, after each point of the history that rated both (by set number)." }
         (chart("rating difference over time", "difference-chart", &by_set("difference (Elo)", false), &[difference], &[String::new()], "No ratings of both yet."))
         h3 { "Their sets" }
-        (sets_table("their sets", sets))
+        (sets_table("their sets", sets, Feed::Pair(&a.name, &b.name)))
     }
 }
 

@@ -60,12 +60,38 @@ fn finished_at(s: &SetView) -> Markup {
     }
 }
 
-/// A list of finished sets, newest first, with the time each finished.
-pub fn sets_table(label: &str, sets: &[SetView]) -> Markup {
+/// Which new sets a list of sets takes in as they finish (the live stream's `result`
+/// events, `web::feed`): `app.js` puts a new set's row first in a list whose feed it
+/// belongs to, and keeps the list as long as it was. A list that is not the newest
+/// page of its kind takes none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feed<'a> {
+    /// None: the list stays as served.
+    None,
+    /// Every set.
+    All,
+    /// A bot's sets.
+    Bot(&'a str),
+    /// The sets between two bots.
+    Pair(&'a str, &'a str),
+    /// The sets in which a bot faulted.
+    Faulted(&'a str),
+}
+
+/// A list of finished sets, newest first, with the time each finished; `feed`: the new
+/// sets it takes in.
+pub fn sets_table(label: &str, sets: &[SetView], feed: Feed) -> Markup {
+    let (kind, a, b) = match feed {
+        Feed::None => (None, None, None),
+        Feed::All => (Some("all"), None, None),
+        Feed::Bot(x) => (Some("bot"), Some(x), None),
+        Feed::Pair(x, y) => (Some("pair"), Some(x), Some(y)),
+        Feed::Faulted(x) => (Some("faulted"), Some(x), None),
+    };
     scroller(
         label,
         html! {
-            table class="sets" {
+            table class="sets" data-feed=[kind] data-a=[a] data-b=[b] data-max=[kind.map(|_| sets.len().max(1))] {
                 thead { tr {
                     th scope="col" { "set" }
                     th scope="col" { "finished (UTC)" }
@@ -76,21 +102,27 @@ pub fn sets_table(label: &str, sets: &[SetView]) -> Markup {
                     th scope="col" { span class="visually-hidden" { "log" } }
                 } }
                 tbody {
-                    @for s in sets {
-                        tr data-set=(s.set) {
-                            td { a href=(set_href(&s.set)) { (s.set) } }
-                            td class="when" { (finished_at(s)) }
-                            td { (bot_link(&s.bots[0])) " vs " (bot_link(&s.bots[1])) }
-                            td class="num" { (s.points[0]) "–" (s.points[1]) }
-                            td { (s.winner.as_deref().unwrap_or("drawn")) }
-                            td { (games_cell(s)) }
-                            td { (log_links(s)) }
-                        }
-                    }
+                    @for s in sets { (set_row(s)) }
                 }
             }
         },
     )
+}
+
+/// One set's row of a list of sets: the pages', and the live stream's `result` event
+/// (`web::feed`), which the page puts first in the lists it belongs to.
+pub fn set_row(s: &SetView) -> Markup {
+    html! {
+        tr data-set=(s.set) {
+            td { a href=(set_href(&s.set)) { (s.set) } }
+            td class="when" { (finished_at(s)) }
+            td { (bot_link(&s.bots[0])) " vs " (bot_link(&s.bots[1])) }
+            td class="num" { (s.points[0]) "–" (s.points[1]) }
+            td { (s.winner.as_deref().unwrap_or("drawn")) }
+            td { (games_cell(s)) }
+            td { (log_links(s)) }
+        }
+    }
 }
 
 /// A set's page's content: its score, seed, games and faults.
@@ -160,7 +192,7 @@ mod tests {
             games_cell(&set_view(9)),
             "9 games: x won 8, y won 0, 1 drawn"
         );
-        let html = sets_table("sets", &[set_view(9)]).into_string();
+        let html = sets_table("sets", &[set_view(9)], Feed::None).into_string();
         assert!(
             html.contains("<td>9 games: x won 8, y won 0, 1 drawn</td>"),
             "{html}"
@@ -173,7 +205,7 @@ mod tests {
         // A set the store has no time for: an empty cell.
         let mut old = set_view(2);
         old.finished = None;
-        let html = sets_table("sets", &[old]).into_string();
+        let html = sets_table("sets", &[old], Feed::None).into_string();
         assert!(html.contains("<td class=\"when\"></td>"), "{html}");
     }
 }

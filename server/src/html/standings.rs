@@ -9,7 +9,7 @@ use super::cells::{bot_link, fmt, rating, scroller, wdl};
 use super::compare::{pair_class, percent, PairIndex};
 use super::figures::history_charts;
 use super::links::pair_href;
-use super::sets::sets_table;
+use super::sets::{sets_table, Feed};
 use super::workers::workers_table;
 use crate::state::{Problem, SetView};
 
@@ -30,22 +30,28 @@ pub fn standings_table(st: &Standings) -> Markup {
                     th class="num" scope="col" { "ms/move" }
                 } }
                 tbody {
-                    @for b in &st.bots {
-                        tr data-bot=(b.name) {
-                            td class="num rank" { (b.rank) }
-                            td { (bot_link(&b.name)) @if !b.active { " (removed)" } }
-                            td class="num rating" { (rating(b)) }
-                            td class="num" { (wdl(&b.games)) }
-                            td class="num" { (wdl(&b.sets)) }
-                            td class="num points" { (b.points) }
-                            td class="num" { (b.faults.total) }
-                            td class="num" { (fmt(b.mean_move_ms, 1)) }
-                        }
-                    }
+                    @for b in &st.bots { (standings_row(b)) }
                 }
             }
         },
     )
+}
+
+/// One bot's row of the standings table: the page's, and the live stream's
+/// `standings` event (`web::feed`), which the page puts in place of the bot's row.
+pub fn standings_row(b: &BotStanding) -> Markup {
+    html! {
+        tr data-bot=(b.name) {
+            td class="num rank" { (b.rank) }
+            td { (bot_link(&b.name)) @if !b.active { " (removed)" } }
+            td class="num rating" { (rating(b)) }
+            td class="num" { (wdl(&b.games)) }
+            td class="num" { (wdl(&b.sets)) }
+            td class="num points" { (b.points) }
+            td class="num" { (b.faults.total) }
+            td class="num" { (fmt(b.mean_move_ms, 1)) }
+        }
+    }
 }
 
 /// The bots in rating order (the unrated after, in rank order): the cross-table's.
@@ -149,7 +155,7 @@ pub fn standings_main(
         }
         (history_charts(history, &rated))
         h2 { "Recent sets" }
-        (sets_table("recent sets", recent))
+        (sets_table("recent sets", recent, Feed::All))
         @if !workers.is_empty() {
             h2 { "Workers" }
             (workers_table(workers))

@@ -10,6 +10,8 @@
 //! - `logs`: where a set's log is (its file, an archive, the shared store) and its
 //!   downloads; `stderr`: the excerpts of a bot's stderr on its page;
 //! - `replay`: the replay pages; `events`: the live stream (server-sent events);
+//!   `feed`: what changed on the pages (results, standings rows, the status line),
+//!   sent on the live stream;
 //! - `admin`: the admin endpoints; `assets`: the dashboard's script, style and icon.
 //!
 //! `crate::html` renders pages and never calls into this module.
@@ -19,6 +21,7 @@ mod api;
 mod assets;
 mod dashboard;
 mod events;
+mod feed;
 mod logs;
 mod replay;
 mod sets;
@@ -42,6 +45,7 @@ use crate::error::not_found_error;
 pub use crate::error::ApiError;
 use crate::state::AppState;
 use events::LiveState;
+pub use feed::feed;
 pub use logs::confined;
 
 /// Largest request body accepted (admin requests carry none).
