@@ -3146,3 +3146,128 @@ fn serve_streams_each_result_the_changed_standings_rows_and_the_status_line() {
         "{status:?}"
     );
 }
+
+/// The charts read as a reader needs (issue 36), in Chromium at 1280 and 390 px on the
+/// dashboard, a bot's page and a pair's: every chart has its axis titles (set numbers
+/// across, the value with its unit up), whole set numbers on its x axis, its tick
+/// labels inside its box, a legend naming its series when it draws several, each point
+/// a dot whose `<title>` says its set number and value; a series of one point (a bot
+/// that has played one set) is a dot that shows; no chart is wider than the window.
+#[test]
+fn serve_charts_have_axis_titles_whole_set_numbers_and_a_visible_single_point() {
+    if !crate::replay::browser() {
+        return;
+    }
+    let tmp = LogDir::new();
+    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    // b answers in a fiftieth of its 10 s a move: its first set takes seconds, and
+    // the pause, asked for as soon as it starts, lets it alone finish.
+    let slow = format!(
+        "python3 {} answer-all-at 0.02",
+        root().join("tests/bots/misbehave.py").display()
+    );
+    let bots = [("a", instant(1)), ("b", slow)];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("a set started", Duration::from_secs(120), |s| {
+        s["sets_running"].as_u64().unwrap_or(0) >= 1
+    });
+    server.pause_until_idle(&auth);
+    // One set: each bot's move times and faults per set are a single point.
+    let st = server.json("/api/standings");
+    assert_eq!(st["progress"]["sets_done"], 1, "{st}");
+    let (one, other) = ("a".to_string(), "b".to_string());
+    let bot_page = format!("/bots/{one}");
+    let pair_page = format!("/bots/{one}?vs={other}");
+    let r = browser_report(
+        "serve_charts_browser.js",
+        &[
+            &format!("http://{}", server.addr),
+            "/",
+            &bot_page,
+            &pair_page,
+        ],
+    );
+    let y_title = |class: &str| -> Option<&str> {
+        Some(match class {
+            "rating-chart" => "rating (Elo)",
+            "advantage-chart" => "advantage (Elo)",
+            "difference-chart" => "difference (Elo)",
+            "time-chart" => "ms per move",
+            "fault-chart" => "faults in the set",
+            _ => return None,
+        })
+    };
+    for width in ["1280", "390"] {
+        let mut singles = 0;
+        for path in ["/", bot_page.as_str(), pair_page.as_str()] {
+            let charts = r[width][path].as_array().expect("charts");
+            // The bot's page always has its move times and faults per set.
+            assert!(path != bot_page || charts.len() >= 3, "{width} {path}: {r}");
+            for c in charts {
+                let class = c["class"].as_str().unwrap_or("");
+                let titles = c["titles"].as_array().expect("titles");
+                assert_eq!(titles.len(), 2, "{width} {path} {class}: {c}");
+                assert_eq!(titles[0], "set number", "{width} {path} {class}: {c}");
+                match y_title(class) {
+                    Some(y) => assert_eq!(titles[1], y, "{width} {path}: {c}"),
+                    // The difference from the leader names the leader: `difference
+                    // from NAME (Elo)`.
+                    None => assert!(
+                        class == "behind-chart"
+                            && titles[1].as_str().is_some_and(|t| t
+                                .starts_with("difference from ")
+                                && t.ends_with(" (Elo)")),
+                        "{width} {path}: {c}"
+                    ),
+                }
+                let x_ticks = c["x_ticks"].as_array().expect("x ticks");
+                assert!(!x_ticks.is_empty(), "{width} {path}: {c}");
+                for t in x_ticks {
+                    assert!(
+                        t.as_str().is_some_and(|t| t.parse::<u64>().is_ok()),
+                        "a set number that is not whole, {t}: {width} {path} {c}"
+                    );
+                }
+                assert_eq!(c["ticks_inside"], true, "{width} {path}: {c}");
+                assert!(
+                    c["width"].as_u64() <= c["window"].as_u64(),
+                    "{width} {path}: {c}"
+                );
+                let lines = c["lines"].as_array().expect("lines");
+                if lines.len() > 1 {
+                    assert_eq!(
+                        c["legend"].as_array().map(Vec::len),
+                        Some(lines.len()),
+                        "{width} {path}: {c}"
+                    );
+                }
+                let dots = c["dots"].as_array().expect("dots");
+                let points: u64 = lines.iter().filter_map(Value::as_u64).sum();
+                assert_eq!(dots.len() as u64, points, "{width} {path}: {c}");
+                for d in dots {
+                    let title = d["title"].as_str().unwrap_or("");
+                    let number = title
+                        .strip_prefix("set number ")
+                        .and_then(|t| t.split(':').next());
+                    assert!(
+                        number.is_some_and(|n| n.parse::<u64>().is_ok()),
+                        "{width} {path}: {d}"
+                    );
+                }
+                let one_point = lines.iter().filter(|n| n.as_u64() == Some(1)).count();
+                let shown: Vec<&Value> = dots.iter().filter(|d| d["single"] == true).collect();
+                assert_eq!(shown.len(), one_point, "{width} {path}: {c}");
+                assert!(
+                    shown.iter().all(|d| d["seen"] == true),
+                    "{width} {path}: {c}"
+                );
+                singles += one_point;
+            }
+        }
+        // The bot of one set: its mean move time and its faults per set are single points.
+        assert!(singles >= 2, "{width}: {r}");
+    }
+}
