@@ -2,8 +2,9 @@
 //! cross-table, the recent sets and the workers), a bot (`/bots/NAME`), a pair
 //! (`/bots/A?vs=B`), a set (`/sets/SET`), the archive (`/sets`) and the workers are
 //! complete HTML without scripts (for `curl`, a text browser, or a browser with scripts
-//! off). `app.js` then keeps them live: it fetches the same page again as results
-//! arrive and puts its `<main>` in place, and draws the live games.
+//! off). `app.js` then keeps them live: it puts in place the rows the live stream
+//! brings as results arrive (`web::feed`), fetches the same page again at most once a
+//! minute for the rest, and draws the live games.
 //!
 //! The HTML is built with `maud`: its `html!` macro escapes every value put into text
 //! or an attribute, so bot-supplied text (names, commands, fault details, stderr) is
