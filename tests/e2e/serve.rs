@@ -1782,8 +1782,9 @@ fn serve_dashboard_shows_a_long_set_as_one_short_row() {
     let won = |bot: &Value| games.iter().filter(|g| &g["winner"] == bot).count();
     let drawn = games.iter().filter(|g| g["winner"].is_null()).count();
     let (a, b) = (&set["bots"][0], &set["bots"][1]);
+    // The set, when it finished, the bots, points, winner, games, links.
     assert_eq!(
-        row[4],
+        row[5],
         format!(
             "9 games: {} won {}, {} won {}, {drawn} drawn",
             a.as_str().unwrap_or(""),
@@ -2061,8 +2062,8 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
     assert_eq!(code, 0, "{said}");
 }
 
-/// A bot's page data lists the sets in which it faulted, with its own faults there and
-/// the last lines of its stderr in that set, as text.
+/// A bot's page data lists the sets in which it faulted, with its own faults there,
+/// each with the last lines its faulted process wrote on stderr, as text.
 #[test]
 fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
     let tmp = LogDir::new();
@@ -2090,19 +2091,33 @@ fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
             .all(|f| f["bot"] == "bad" && f["kind"] == "malformed"),
         "{first}"
     );
-    // The end of the file, exactly.
+    // Each fault's excerpt is the end of its own process's part of the file (the bot
+    // is restarted after each fault: a process a game), not the end of the file.
     let seat = if set.contains("-bad-vs-") { 'a' } else { 'b' };
     // Compressed once the set finished (`.stderr.zst`).
     let text = read_set_log(&dir.join(format!("logs/{set}.{seat}.stderr")));
-    let lines: Vec<&str> = text.lines().collect();
-    let tail: Vec<Value> = lines[lines.len().saturating_sub(5)..]
-        .iter()
-        .map(|l| Value::from(*l))
-        .collect();
-    assert_eq!(first["stderr"], Value::Array(tail), "{first}");
-    let shown = first["stderr"].as_array().expect("lines");
-    assert_eq!(shown.last(), Some(&Value::from("last words")), "{first}");
-    assert!(text.contains("first <b>words</b>"));
+    for f in faults {
+        let game = f["game"].as_u64().expect("game");
+        let own = serde_json::json!([
+            "first <b>words</b>",
+            "last words",
+            format!("my last words in game {game}")
+        ]);
+        assert_eq!(f["stderr"], own, "{first}");
+        assert_eq!(
+            f["stderr_games"],
+            serde_json::json!([game, game]),
+            "{first}"
+        );
+        assert!(text.contains(&format!("last words\nmy last words in game {game}\n")));
+    }
+    // Two games, two faults: the first one's excerpt is not the file's end.
+    assert_eq!(faults.len(), 2, "{first}");
+    assert_eq!(
+        text.lines().last(),
+        Some("my last words in game 2"),
+        "{text}"
+    );
     // The set's number is the one the set lists give it.
     let listed = server.json(&format!("/api/sets/{set}"));
     assert_eq!(listed["number"], first["number"]);

@@ -59,6 +59,7 @@ fn changes(old: &Snapshot, new: &Snapshot) -> Vec<Value> {
         .filter(|s| s.number > seen)
         .map(|s| {
             let mut faulted: Vec<&str> = s.faults.iter().map(|f| f.bot.as_str()).collect();
+            faulted.sort_unstable();
             faulted.dedup();
             json!({
                 "type": "result",
