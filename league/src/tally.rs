@@ -199,6 +199,7 @@ mod tests {
                     },
                     seed: 7,
                     pruned: false,
+                    finished: None,
                     outcome: SetOutcome {
                         winner: match points[0].cmp(&points[1]) {
                             std::cmp::Ordering::Greater => Some(Side::A),

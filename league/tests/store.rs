@@ -365,6 +365,20 @@ fn finished_sets_are_numbered_in_the_order_recorded_and_read_by_pages() {
             .map(|(i, k)| (i as u64 + 1, k.clone(), i + 1))
             .collect();
         assert_eq!(keys_of(&all), expected, "{name}");
+        // Each with the time its result was recorded, in RFC 3339 (UTC), in order.
+        let times: Vec<&str> = all
+            .iter()
+            .map(|(_, s)| s.finished.as_deref().unwrap_or(""))
+            .collect();
+        assert!(
+            times.iter().all(|t| t.len() >= 20
+                && t.as_bytes()[4] == b'-'
+                && t.as_bytes()[10] == b'T'
+                && t.as_bytes()[13] == b':'
+                && t.ends_with('Z')),
+            "{name}: {times:?}"
+        );
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{name}: {times:?}");
         // Each with its games and faults.
         assert_eq!(
             all[2].1.outcome,

@@ -1,5 +1,6 @@
-// The dashboard of `hus serve`: keeps the server's pages live (their <main> fetched
-// again as results arrive) and draws the live games from the JSON API (docs/api.md).
+// The dashboard of `hus serve`: keeps the server's pages live (what changed comes on the
+// live stream and is put in place; the page's <main> fetched again at most once a
+// minute while results arrive) and draws the live games from the JSON API (docs/api.md).
 // Every text this script makes goes in through textContent: names and details that
 // bots supply are never parsed as HTML here (the pages it fetches were escaped by the
 // server).
@@ -79,12 +80,14 @@ async function route() {
   }
 }
 
-// A result changes the page: it is fetched again, but at most once every
-// PAGE_EVERY_MS (the last time after the last result), however many sets finish; not
-// on the live view of a set, which is not a page of the server.
-const PAGE_EVERY_MS = 5000;
+// What a result changes comes on the live stream and is applied in place (below: the
+// new set's row, the standings rows, the status line). What follows from the rating
+// fit (the cross-table, the charts, a bot's figures) is caught up by fetching the page
+// again, at most once every PAGE_EVERY_MS while results arrive (the last time after the
+// last result); not on the live view of a set, which is not a page of the server.
+const PAGE_EVERY_MS = 60000;
 let pageTimer = null;
-let pageAt = 0;
+let pageAt = Date.now(); // the page as served is fresh
 
 function refreshPage() {
   if (pageTimer || hashRoute().kind === "live") return;
@@ -361,7 +364,73 @@ function renderElsewhere(set) {
     el("p", { class: "live-worker" }, "played by worker ", el("span", { class: "worker" }, w.worker), " for " + secs + " s"));
 }
 
+// ---- what changed on the pages ----------------------------------------------------
+// The server sends the rows it renders (escaped by it); they are parsed, not run, as a
+// fetched page is, and put in place.
+function parseRows(html) {
+  const doc = new DOMParser().parseFromString("<table><tbody>" + html + "</tbody></table>", "text/html");
+  return Array.from(doc.querySelectorAll("tbody > tr"), (tr) => document.importNode(tr, true));
+}
+
+// Whether a list of sets (its data-feed) takes in the set of a `result` event.
+function feedTakes(table, ev) {
+  const d = table.dataset;
+  const has = (name) => Array.isArray(ev.bots) && ev.bots.includes(name);
+  if (d.feed === "all") return true;
+  if (d.feed === "bot") return has(d.a);
+  if (d.feed === "pair") return has(d.a) && has(d.b);
+  if (d.feed === "faulted") return Array.isArray(ev.faulted) && ev.faulted.includes(d.a);
+  return false;
+}
+
+// A set finished: its row goes first in each list of the page that takes it in, and
+// the list keeps its length.
+function applyResult(ev) {
+  const [row] = parseRows(ev.row || "");
+  if (!row) return;
+  for (const table of document.querySelectorAll("#view table.sets[data-feed]")) {
+    if (!feedTakes(table, ev)) continue;
+    const body = table.tBodies[0];
+    if (!body || Array.from(body.rows).some((r) => r.dataset.set === ev.set)) continue;
+    body.prepend(row.cloneNode(true));
+    const max = Number(table.dataset.max) || 1;
+    while (body.rows.length > max) body.rows[body.rows.length - 1].remove();
+  }
+}
+
+// The standings rows that changed, in place, then every row in the table's order.
+function applyStandings(ev) {
+  const body = document.querySelector("#view table.standings tbody");
+  if (!body) return;
+  const byBot = new Map(Array.from(body.rows, (r) => [r.dataset.bot, r]));
+  for (const { bot, row } of ev.rows || []) {
+    const [fresh] = parseRows(row);
+    if (!fresh) continue;
+    const old = byBot.get(bot);
+    if (old) old.replaceWith(fresh);
+    else body.append(fresh);
+    byBot.set(bot, fresh);
+  }
+  for (const bot of ev.order || []) {
+    const r = byBot.get(bot);
+    if (r) body.append(r);
+  }
+}
+
 function onEvent(ev) {
+  if (ev.type === "status") {
+    document.getElementById("status").textContent = ev.line;
+    return;
+  }
+  if (ev.type === "standings") {
+    applyStandings(ev);
+    return;
+  }
+  if (ev.type === "result") {
+    applyResult(ev);
+    refreshPage();
+    return;
+  }
   const set = ev.set;
   if (ev.type === "set-started") {
     liveCard(set, ev.bots);
@@ -380,7 +449,6 @@ function onEvent(ev) {
       toDone(set, e);
       renderCard(set);
     }
-    refreshPage();
     return;
   } else {
     const e = live.get(set);
@@ -514,5 +582,7 @@ document.addEventListener("DOMContentLoaded", () => {
   route();
   startLive();
   refreshStatus();
-  setInterval(refreshStatus, 5000);
+  // The status line comes on the stream as it changes; read again now and then for
+  // the count of watchers, which changes without a snapshot.
+  setInterval(refreshStatus, 60000);
 });

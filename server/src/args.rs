@@ -71,7 +71,7 @@ pub struct ServeArgs {
     /// Most moves a set's replay page (/sets/SET/replay) may hold; a set of more is
     /// answered 422 (its log can still be downloaded), decided by the move count the
     /// store keeps, before the log is read.
-    #[arg(long, default_value_t = crate::web::MAX_PAGE_MOVES, value_name = "N")]
+    #[arg(long, default_value_t = crate::pages::MAX_PAGE_MOVES, value_name = "N")]
     pub max_page_moves: u64,
     /// Most HTTP connections one client address (an IPv4 address, or an IPv6 /64) holds
     /// at once; more are closed at once. Default: 64, or --max-connections if lower.

@@ -7,7 +7,9 @@
 //!
 //! - [`runner`]: the set loop, sole user of the store (through its `StoreThread`); publishes snapshots.
 //! - [`live`]: every record of every running set, fanned out to watchers.
-//! - [`web`]: routes, security headers, the `Host` check, request limits; [`http`]: the
+//! - [`web`]: routes, handlers (pages, API, logs, replay pages, the live stream,
+//!   admin), security headers, the `Host` check, request limits; [`html`]: the pages'
+//!   markup, below `web` (it never calls into it); [`http`]: the
 //!   listener (connections in all and per address, header size and time, stalled
 //!   writes); [`capacity`]: slots counted in all and per client address.
 //! - [`download`]: log downloads, streamed, counted (in all and per address) and timed;
@@ -26,6 +28,7 @@ mod args;
 pub mod capacity;
 pub mod charts;
 pub mod download;
+mod error;
 pub mod html;
 pub mod http;
 pub mod live;
@@ -39,7 +42,7 @@ pub mod web;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -237,7 +240,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let (commands_tx, commands_rx) = mpsc::channel(16);
         let app = Arc::new(state::AppState {
             dir: dir.clone(),
-            snapshot: RwLock::new(Arc::new(snapshot)),
+            snapshot: watch::channel(Arc::new(snapshot)).0,
             hub: Arc::new(live::Hub::new()),
             commands: commands_tx,
             started: Instant::now(),
@@ -261,6 +264,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             })
         };
         let router = web::router(app.clone(), shutdown_rx.clone());
+        let feed = tokio::spawn(web::feed(app.clone(), shutdown_rx.clone()));
         let http = tokio::spawn(http::serve(
             listener,
             router,
@@ -275,6 +279,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         }));
         let _ = http.await;
         let _ = refusal_log.await;
+        let _ = feed.await;
         drop(port);
         signals.abort();
         result.map_err(anyhow::Error::from)

@@ -182,6 +182,14 @@ impl Hub {
         }
     }
 
+    /// An event of the pages (a result, standings rows, the status line: `web::feed`),
+    /// sent to the open streams as it is; nothing when no stream is open.
+    pub fn notify(&self, event: &Value) {
+        if self.sender.receiver_count() > 0 {
+            let _ = self.sender.send(Arc::from(event.to_string()));
+        }
+    }
+
     /// A set starts: watchers are told, and it appears in the snapshot.
     pub fn started(&self, set: &str, bots: [String; 2]) {
         let event = json!({"set": set, "t": unix_ms(), "type": "set-started", "bots": bots});

@@ -24,10 +24,12 @@ use futures_util::future::{BoxFuture, Shared, WeakShared};
 use futures_util::FutureExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::web::ApiError;
+use crate::error::ApiError;
 
 /// Pages built at once, by default.
 pub const BUILDERS: usize = 2;
+/// Moves a replay page may hold, by default (`hus serve --max-page-moves`).
+pub const MAX_PAGE_MOVES: u64 = 200_000;
 /// Bytes of finished sets' pages kept, by default: a page of 100,000 moves is about
 /// 1.5 MB.
 pub const KEPT_BYTES: usize = 32 * 1024 * 1024;

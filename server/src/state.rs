@@ -4,13 +4,13 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use league::{FinishedSet, LogPlace, Standings};
 use referee::{FaultKind, GameEndReason, Side};
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::live::Hub;
 
@@ -79,6 +79,9 @@ pub struct SetView {
     /// Where the log is: `logs/STEM.jsonl.zst` (relative to the league's directory),
     /// `store:ID` (kept by a shared store).
     pub log: LogPlace,
+    /// When its result was recorded, in RFC 3339 (UTC); `null` when the store has no
+    /// time for it.
+    pub finished: Option<String>,
     /// Every game.
     pub games: Vec<GameView>,
     /// Every fault.
@@ -104,6 +107,7 @@ impl SetView {
             mean_move_ms: [0, 1]
                 .map(|s| (o.moves[s] > 0).then(|| o.move_ms[s] / o.moves[s] as f64)),
             log: o.log.clone(),
+            finished: f.finished.clone(),
             games: o
                 .games
                 .iter()
@@ -144,6 +148,10 @@ pub struct Problem {
     /// What went wrong.
     pub error: String,
 }
+
+/// The normal quantile of the standings' 95% intervals (`ratings::FitOptions`'
+/// default confidence), for the rating history's bands (the API and the pages' charts).
+pub(crate) const Z95: f64 = 1.959_963_984_540_054;
 
 /// How many of the latest finished sets a snapshot holds: the longest list a page
 /// asks for at once.
@@ -192,8 +200,9 @@ pub type Request = (Command, oneshot::Sender<Result<String, String>>);
 pub struct AppState {
     /// The league's directory.
     pub dir: PathBuf,
-    /// The latest snapshot.
-    pub snapshot: RwLock<Arc<Snapshot>>,
+    /// The latest snapshot, on a channel: the handlers read it, and the live stream's
+    /// feed (`web::feed`) is told of each new one to send what changed.
+    pub snapshot: watch::Sender<Arc<Snapshot>>,
     /// Live games.
     pub hub: Arc<Hub>,
     /// Admin commands to the runner.
@@ -227,18 +236,11 @@ pub struct AppState {
 impl AppState {
     /// The latest snapshot.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        match self.snapshot.read() {
-            Ok(s) => s.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.snapshot.borrow().clone()
     }
 
     /// Replaces the snapshot.
     pub fn publish(&self, snapshot: Snapshot) {
-        let snapshot = Arc::new(snapshot);
-        match self.snapshot.write() {
-            Ok(mut s) => *s = snapshot,
-            Err(poisoned) => *poisoned.into_inner() = snapshot,
-        }
+        self.snapshot.send_replace(Arc::new(snapshot));
     }
 }

@@ -2,15 +2,19 @@
 // tab receives per minute, its fetches per minute, and the CPU the server uses, with
 // TABS tabs open on `/` in headless Chromium (over the DevTools pipe, tests/e2e/cdp.js).
 //
-//   node tests/bench/tab_traffic.js [HUS] [TABS] [SECONDS]
+//   node tests/bench/tab_traffic.js [HUS] [TABS] [SECONDS] [PAGE]
 //
 // HUS is the binary (default target/debug/hus), TABS the tabs (default 1), SECONDS the
-// measured time (default 60), after 10 s for the tabs to load. The league: four
+// measured time (default 60), after 10 s for the tabs to load; PAGE the page the tabs
+// open (default `/`; `/bots/r1` a bot's page). The league: four
 // `hus random-bot`s, 2 games a set, 2 sets at a time, in a temporary directory on
 // 127.0.0.1 (removed after). Bytes are the bodies Chromium received (Network.dataReceived's
 // encodedDataLength: pages, API answers and the live stream); the server's CPU is its
 // user and system time over the measured time (/proc/PID/stat), in per cent of one
-// core. Prints one JSON line. Node's standard library only.
+// core. The bytes are also split by kind: the live stream (`stream`: moves, results,
+// standings rows), pages fetched again (`pages`: documents and the HTML app.js fetches)
+// and the rest (`api`: /api/status, /api/live). Prints one JSON line. Node's standard
+// library only.
 "use strict";
 const { spawn } = require("child_process");
 const fs = require("fs");
@@ -22,6 +26,7 @@ const root = path.resolve(__dirname, "../..");
 const hus = path.resolve(process.argv[2] || path.join(root, "target/debug/hus"));
 const TABS = Number(process.argv[3] || 1);
 const SECONDS = Number(process.argv[4] || 60);
+const PAGE = process.argv[5] || "/";
 const WARM_MS = 10000;
 const LIMIT_MS = WARM_MS + SECONDS * 1000 + TABS * 10000 + 120000;
 const TICKS = 100; // clock ticks per second of /proc/PID/stat (getconf CLK_TCK)
@@ -64,20 +69,26 @@ async function main() {
   browser = launch();
   const bytes = new Map(); // sessionId -> bytes received while measuring
   const fetches = new Map(); // sessionId -> requests sent while measuring
+  const kinds = new Map(); // requestId -> stream, pages or api
+  const byKind = { stream: 0, pages: 0, api: 0 };
   let measuring = false;
   browser.on((msg) => {
-    if (!measuring || !msg.sessionId) return;
-    if (msg.method === "Network.dataReceived") {
-      bytes.set(msg.sessionId, (bytes.get(msg.sessionId) || 0) + (msg.params.encodedDataLength || msg.params.dataLength || 0));
-    } else if (msg.method === "Network.requestWillBeSent") {
-      fetches.set(msg.sessionId, (fetches.get(msg.sessionId) || 0) + 1);
+    if (!msg.sessionId) return;
+    if (msg.method === "Network.requestWillBeSent") {
+      const url = msg.params.request.url;
+      kinds.set(msg.params.requestId, url.includes("/api/live/events") ? "stream" : url.includes("/api/") ? "api" : "pages");
+      if (measuring) fetches.set(msg.sessionId, (fetches.get(msg.sessionId) || 0) + 1);
+    } else if (measuring && msg.method === "Network.dataReceived") {
+      const n = msg.params.encodedDataLength || msg.params.dataLength || 0;
+      bytes.set(msg.sessionId, (bytes.get(msg.sessionId) || 0) + n);
+      byKind[kinds.get(msg.params.requestId) || "pages"] += n;
     }
   });
   const tabs = [];
   for (let i = 0; i < TABS; i++) {
     const tab = await browser.open("about:blank");
     await tab.send("Network.enable");
-    await tab.send("Page.navigate", { url: origin + "/" });
+    await tab.send("Page.navigate", { url: origin + PAGE });
     tabs.push(tab);
   }
   await sleep(WARM_MS);
@@ -91,10 +102,11 @@ async function main() {
   const fetchesPerTab = tabs.map((t) => fetches.get(t.sessionId) || 0);
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   process.stdout.write(JSON.stringify({
-    hus, tabs: TABS, seconds: SECONDS,
+    hus, tabs: TABS, seconds: SECONDS, page: PAGE,
     sets_finished_per_minute: Math.round((after.sets - before.sets) / minutes),
     bytes_per_tab_per_minute: Math.round(mean(perTab) / minutes),
     fetches_per_tab_per_minute: Math.round(mean(fetchesPerTab) / minutes),
+    bytes_per_tab_per_minute_by_kind: Object.fromEntries(Object.entries(byKind).map(([k, n]) => [k, Math.round(n / TABS / minutes)])),
     server_cpu_percent_of_a_core: Math.round(((after.ticks - before.ticks) / TICKS) / (minutes * 60) * 1000) / 10,
   }) + "\n");
   finish(0);

@@ -121,6 +121,10 @@ for raw in sys.stdin.buffer:
         hang()
     elif mode == "garbage":
         send(b"thinking... pit 4 looks good\n")
+    elif mode == "garbage-saying-game":  # a line naming the game on stderr, then garbage
+        sys.stderr.write("my last words in game %d\n" % msg["game"])
+        sys.stderr.flush()
+        send(b"thinking... pit 4 looks good\n")
     elif mode == "array":
         send(b"[1,2,3]\n")
     elif mode == "wrong-type":

@@ -1909,8 +1909,9 @@ fn serve_dashboard_shows_a_long_set_as_one_short_row() {
     let won = |bot: &Value| games.iter().filter(|g| &g["winner"] == bot).count();
     let drawn = games.iter().filter(|g| g["winner"].is_null()).count();
     let (a, b) = (&set["bots"][0], &set["bots"][1]);
+    // The set, when it finished, the bots, points, winner, games, links.
     assert_eq!(
-        row[4],
+        row[5],
         format!(
             "9 games: {} won {}, {} won {}, {drawn} drawn",
             a.as_str().unwrap_or(""),
@@ -2188,13 +2189,13 @@ fn serve_lists_a_workers_running_set_among_the_live_games() {
     assert_eq!(code, 0, "{said}");
 }
 
-/// A bot's page data lists the sets in which it faulted, with its own faults there and
-/// the last lines of its stderr in that set, as text.
+/// A bot's page data lists the sets in which it faulted, with its own faults there,
+/// each with the last lines its faulted process wrote on stderr, as text.
 #[test]
 fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
     let tmp = LogDir::new();
     let bad = format!(
-        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage\"",
+        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage-saying-game\"",
         root().join("tests/bots/misbehave.py").display()
     );
     let bots = [("good", instant(1)), ("bad", bad)];
@@ -2217,19 +2218,33 @@ fn serve_lists_a_bots_faulted_sets_with_the_end_of_its_stderr() {
             .all(|f| f["bot"] == "bad" && f["kind"] == "malformed"),
         "{first}"
     );
-    // The end of the file, exactly.
+    // Each fault's excerpt is the end of its own process's part of the file (the bot
+    // is restarted after each fault: a process a game), not the end of the file.
     let seat = if set.contains("-bad-vs-") { 'a' } else { 'b' };
     // Compressed once the set finished (`.stderr.zst`).
     let text = read_set_log(&dir.join(format!("logs/{set}.{seat}.stderr")));
-    let lines: Vec<&str> = text.lines().collect();
-    let tail: Vec<Value> = lines[lines.len().saturating_sub(5)..]
-        .iter()
-        .map(|l| Value::from(*l))
-        .collect();
-    assert_eq!(first["stderr"], Value::Array(tail), "{first}");
-    let shown = first["stderr"].as_array().expect("lines");
-    assert_eq!(shown.last(), Some(&Value::from("last words")), "{first}");
-    assert!(text.contains("first <b>words</b>"));
+    for f in faults {
+        let game = f["game"].as_u64().expect("game");
+        let own = serde_json::json!([
+            "first <b>words</b>",
+            "last words",
+            format!("my last words in game {game}")
+        ]);
+        assert_eq!(f["stderr"], own, "{first}");
+        assert_eq!(
+            f["stderr_games"],
+            serde_json::json!([game, game]),
+            "{first}"
+        );
+        assert!(text.contains(&format!("last words\nmy last words in game {game}\n")));
+    }
+    // Two games, two faults: the first one's excerpt is not the file's end.
+    assert_eq!(faults.len(), 2, "{first}");
+    assert_eq!(
+        text.lines().last(),
+        Some("my last words in game 2"),
+        "{text}"
+    );
     // The set's number is the one the set lists give it.
     let listed = server.json(&format!("/api/sets/{set}"));
     assert_eq!(listed["number"], first["number"]);
@@ -2334,7 +2349,7 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
     const ODD: &str = "<script>window.pwned=1</script><b>\"odd\" 'q'</b>";
     let tmp = LogDir::new();
     let bad = format!(
-        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage\"",
+        "sh -c \"echo 'first <b>words</b>' >&2; echo 'last words' >&2; exec python3 {} garbage-saying-game\"",
         root().join("tests/bots/misbehave.py").display()
     );
     // The extra argument is sh's $0: only shown, never run.
@@ -2549,16 +2564,40 @@ fn serve_pages_without_scripts_hold_the_standings_and_the_cross_table() {
         "{command}"
     );
     assert_eq!(odd["code"][0], command, "{r}");
-    // The end of the stderr of its latest faulted set, as /api/bots/bad lists it.
+    // Each fault's stderr excerpt is what its own process wrote, up to that fault (the
+    // bot is restarted after each fault: a process a game), not the end of the set's
+    // file; the page shows the first one as /api/bots/bad lists it.
     let bad = &r["/bots/bad"];
     let api = server.json("/api/bots/bad");
-    let tail: String = api["faulted"][0]["stderr"]
+    let mut excerpts = 0;
+    for set in api["faulted"].as_array().expect("faulted sets") {
+        for fault in set["faults"].as_array().expect("faults") {
+            let game = fault["game"].as_u64().expect("game");
+            assert_eq!(
+                fault["stderr"],
+                serde_json::json!([
+                    "first <b>words</b>",
+                    "last words",
+                    format!("my last words in game {game}")
+                ]),
+                "{api}"
+            );
+            assert_eq!(
+                fault["stderr_games"],
+                serde_json::json!([game, game]),
+                "{api}"
+            );
+            excerpts += 1;
+        }
+    }
+    // Two sets of two games each at least (against good and odd), every game faulted.
+    assert!(excerpts >= 4, "{api}");
+    let tail: String = api["faulted"][0]["faults"][0]["stderr"]
         .as_array()
         .expect("stderr lines")
         .iter()
         .map(|l| format!("{}\n", l.as_str().unwrap_or("")))
         .collect();
-    assert!(tail.contains("first <b>words</b>\n"), "{api}");
     assert_eq!(bad["stderr"][0], tail, "{r}");
     assert!(
         bad["faults"][0]
@@ -2803,6 +2842,71 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
             );
         }
     }
+    // Each set with the time it finished, as the API has it; a page below the newest
+    // links to the newer one (the sets after it) and the older one; a result filter
+    // lists exactly the sets so decided.
+    let (_, below) = server.get("/sets?before=4");
+    for n in [3u64, 2, 1] {
+        let all = server.json("/api/sets?limit=500");
+        let s = all["sets"]
+            .as_array()
+            .expect("sets")
+            .iter()
+            .find(|s| s["number"] == n)
+            .unwrap_or_else(|| panic!("set {n} in {all}"));
+        let at = s["finished"].as_str().expect("a finish time");
+        assert!(at.ends_with('Z') && at.as_bytes()[10] == b'T', "{at}");
+        assert!(
+            below.contains(&format!(
+                "<tr data-set=\"{}\"><td><a href=\"/sets/{}\">{}</a></td><td class=\"when\"><time datetime=\"{at}\" title=\"{at}\">{} {}</time></td>",
+                s["set"].as_str().unwrap_or(""),
+                s["set"].as_str().unwrap_or(""),
+                s["set"].as_str().unwrap_or(""),
+                &at[..10],
+                &at[11..16]
+            )),
+            "{n}: {below}"
+        );
+    }
+    assert_eq!(below.matches("<tr data-set=").count(), 3, "{below}");
+    assert!(
+        below.contains("<a rel=\"prev\" href=\"/sets?after=3\">‹ newer</a>"),
+        "{below}"
+    );
+    let (_, newer) = server.get("/sets?after=3");
+    let all = server.json("/api/sets?limit=500");
+    let above = all["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .filter(|s| s["number"].as_u64() > Some(3))
+        .count();
+    assert_eq!(
+        newer.matches("<tr data-set=").count(),
+        above.min(50),
+        "{newer}"
+    );
+    let won: Vec<String> = server.json("/api/sets?bot=a&limit=500")["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .filter(|s| s["winner"] == "a")
+        .map(|s| s["set"].as_str().unwrap_or("").to_string())
+        .collect();
+    let (code, page) = server.get("/sets?bot=a&result=won");
+    assert_eq!(code, 200, "{page}");
+    assert_eq!(
+        page.matches("<tr data-set=").count(),
+        won.len().min(50),
+        "{page}"
+    );
+    for s in won.iter().take(50) {
+        assert!(
+            page.contains(&format!("<tr data-set=\"{s}\">")),
+            "{s}: {page}"
+        );
+    }
+    assert_eq!(server.get("/sets?result=won").0, 400);
     let mut args = vec![format!("http://{}", server.addr)];
     args.extend(paths.iter().cloned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -2845,6 +2949,18 @@ fn serve_live_strip_keeps_its_height_and_every_link_answers() {
         for at in ["before", "two", "many"] {
             assert_eq!(strip[at]["text_has_null"], false, "{width} {at}: {r}");
         }
+        // The stream's page events, applied in place: the new set first in the recent
+        // sets, which keep their length; the standings in the event's order with the
+        // changed row; the status line.
+        let applied = &r[width]["applied"];
+        let before = applied["before"].as_array().expect("recent sets");
+        let mut want = vec![Value::from("r999-fed-vs-row")];
+        want.extend(before.iter().take(before.len() - 1).cloned());
+        assert_eq!(applied["after"], Value::Array(want), "{width}: {r}");
+        assert_eq!(applied["max"], before.len().to_string(), "{width}: {r}");
+        assert_eq!(applied["standings"], applied["order"], "{width}: {r}");
+        assert_eq!(applied["points"], "4242", "{width}: {r}");
+        assert_eq!(applied["status"], "fed status line", "{width}: {r}");
         for path in &paths {
             let page = &r[width]["pages"][path.as_str()];
             assert_eq!(page["text_has_null"], false, "{width} {path}: {r}");
@@ -3081,4 +3197,219 @@ fn serve_pauses_below_its_free_space_floor_and_goes_on_once_there_is_room() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(text.matches("hus serve: paused: ").count(), 1, "{text}");
     assert!(text.contains(" free again: sets start again"), "{text}");
+}
+
+/// The live stream carries what changes on the pages as it changes (issue 36): a
+/// `result` event per finished set with its row as the pages render it, the standings
+/// rows that changed with the bots' order, and the status line; the pages apply them
+/// in place instead of fetching themselves again.
+#[test]
+fn serve_streams_each_result_the_changed_standings_rows_and_the_status_line() {
+    let tmp = LogDir::new();
+    let bots = [("a", instant(1)), ("b", instant(2))];
+    let file = league_file(tmp.path(), HEAD, &bots);
+    let dir = tmp.path().join("league");
+    let server = Server::start(&file, &dir, &[]);
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET /api/live/events HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.addr
+    )
+    .expect("write");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (mut results, mut standings, mut status) = (Vec::new(), Vec::new(), Vec::new());
+    for line in BufReader::new(stream).lines() {
+        let line = line.expect("a line of the stream");
+        assert!(Instant::now() < deadline, "no page events within 120 s");
+        let Some(Ok(event)) = line
+            .strip_prefix("data: ")
+            .map(serde_json::from_str::<Value>)
+        else {
+            continue;
+        };
+        match event["type"].as_str() {
+            Some("result") => results.push(event),
+            Some("standings") => standings.push(event),
+            Some("status") => status.push(event),
+            _ => {}
+        }
+        if results.len() >= 2 && !standings.is_empty() && !status.is_empty() {
+            break;
+        }
+    }
+    for r in &results {
+        let set = r["set"].as_str().expect("set");
+        let view = server.json(&format!("/api/sets/{set}"));
+        assert_eq!(r["number"], view["number"], "{r}");
+        assert_eq!(r["bots"], view["bots"], "{r}");
+        assert_eq!(r["winner"], view["winner"], "{r}");
+        let row = r["row"].as_str().expect("row");
+        assert!(
+            row.starts_with(&format!(
+                "<tr data-set=\"{set}\"><td><a href=\"/sets/{set}\">"
+            )),
+            "{row}"
+        );
+    }
+    // Results in the order they finished, one event each.
+    let numbers: Vec<u64> = results
+        .iter()
+        .filter_map(|r| r["number"].as_u64())
+        .collect();
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    for s in &standings {
+        let order: Vec<&str> = s["order"]
+            .as_array()
+            .expect("order")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, ["a", "b"], "{s}");
+        for row in s["rows"].as_array().expect("rows") {
+            let bot = row["bot"].as_str().expect("bot");
+            assert!(
+                row["row"]
+                    .as_str()
+                    .is_some_and(|h| h.starts_with(&format!("<tr data-bot=\"{bot}\">"))),
+                "{s}"
+            );
+        }
+    }
+    assert!(
+        status.iter().all(|s| s["line"]
+            .as_str()
+            .is_some_and(|l| l.contains(" sets played, ") && l.ends_with(" watching"))),
+        "{status:?}"
+    );
+}
+
+/// The charts read as a reader needs (issue 36), in Chromium at 1280 and 390 px on the
+/// dashboard, a bot's page and a pair's: every chart has its axis titles (set numbers
+/// across, the value with its unit up), whole set numbers on its x axis, its tick
+/// labels inside its box, a legend naming its series when it draws several, each point
+/// a dot whose `<title>` says its set number and value; a series of one point (a bot
+/// that has played one set) is a dot that shows; no chart is wider than the window.
+#[test]
+fn serve_charts_have_axis_titles_whole_set_numbers_and_a_visible_single_point() {
+    if !crate::replay::browser() {
+        return;
+    }
+    let tmp = LogDir::new();
+    let head = HEAD.replace("concurrency = 2", "concurrency = 1");
+    // b answers in a fiftieth of its 10 s a move: its first set takes seconds, and
+    // the pause, asked for as soon as it starts, lets it alone finish.
+    let slow = format!(
+        "python3 {} answer-all-at 0.02",
+        root().join("tests/bots/misbehave.py").display()
+    );
+    let bots = [("a", instant(1)), ("b", slow)];
+    let file = league_file(tmp.path(), &head, &bots);
+    let dir = tmp.path().join("league");
+    let auth = format!("Bearer {}", admin_token(&file, &dir));
+    let server = Server::start(&file, &dir, &[]);
+    server.wait_for("a set started", Duration::from_secs(120), |s| {
+        s["sets_running"].as_u64().unwrap_or(0) >= 1
+    });
+    server.pause_until_idle(&auth);
+    // One set: each bot's move times and faults per set are a single point.
+    let st = server.json("/api/standings");
+    assert_eq!(st["progress"]["sets_done"], 1, "{st}");
+    let (one, other) = ("a".to_string(), "b".to_string());
+    let bot_page = format!("/bots/{one}");
+    let pair_page = format!("/bots/{one}?vs={other}");
+    let r = browser_report(
+        "serve_charts_browser.js",
+        &[
+            &format!("http://{}", server.addr),
+            "/",
+            &bot_page,
+            &pair_page,
+        ],
+    );
+    let y_title = |class: &str| -> Option<&str> {
+        Some(match class {
+            "rating-chart" => "rating (Elo)",
+            "advantage-chart" => "advantage (Elo)",
+            "difference-chart" => "difference (Elo)",
+            "time-chart" => "ms per move",
+            "fault-chart" => "faults in the set",
+            _ => return None,
+        })
+    };
+    for width in ["1280", "390"] {
+        let mut singles = 0;
+        for path in ["/", bot_page.as_str(), pair_page.as_str()] {
+            let charts = r[width][path].as_array().expect("charts");
+            // The bot's page always has its move times and faults per set.
+            assert!(path != bot_page || charts.len() >= 3, "{width} {path}: {r}");
+            for c in charts {
+                let class = c["class"].as_str().unwrap_or("");
+                let titles = c["titles"].as_array().expect("titles");
+                assert_eq!(titles.len(), 2, "{width} {path} {class}: {c}");
+                assert_eq!(titles[0], "set number", "{width} {path} {class}: {c}");
+                match y_title(class) {
+                    Some(y) => assert_eq!(titles[1], y, "{width} {path}: {c}"),
+                    // The difference from the leader names the leader: `difference
+                    // from NAME (Elo)`.
+                    None => assert!(
+                        class == "behind-chart"
+                            && titles[1].as_str().is_some_and(|t| t
+                                .starts_with("difference from ")
+                                && t.ends_with(" (Elo)")),
+                        "{width} {path}: {c}"
+                    ),
+                }
+                let x_ticks = c["x_ticks"].as_array().expect("x ticks");
+                assert!(!x_ticks.is_empty(), "{width} {path}: {c}");
+                for t in x_ticks {
+                    assert!(
+                        t.as_str().is_some_and(|t| t.parse::<u64>().is_ok()),
+                        "a set number that is not whole, {t}: {width} {path} {c}"
+                    );
+                }
+                assert_eq!(c["ticks_inside"], true, "{width} {path}: {c}");
+                assert!(
+                    c["width"].as_u64() <= c["window"].as_u64(),
+                    "{width} {path}: {c}"
+                );
+                let lines = c["lines"].as_array().expect("lines");
+                if lines.len() > 1 {
+                    assert_eq!(
+                        c["legend"].as_array().map(Vec::len),
+                        Some(lines.len()),
+                        "{width} {path}: {c}"
+                    );
+                }
+                let dots = c["dots"].as_array().expect("dots");
+                let points: u64 = lines.iter().filter_map(Value::as_u64).sum();
+                assert_eq!(dots.len() as u64, points, "{width} {path}: {c}");
+                for d in dots {
+                    let title = d["title"].as_str().unwrap_or("");
+                    let number = title
+                        .strip_prefix("set number ")
+                        .and_then(|t| t.split(':').next());
+                    assert!(
+                        number.is_some_and(|n| n.parse::<u64>().is_ok()),
+                        "{width} {path}: {d}"
+                    );
+                }
+                let one_point = lines.iter().filter(|n| n.as_u64() == Some(1)).count();
+                let shown: Vec<&Value> = dots.iter().filter(|d| d["single"] == true).collect();
+                assert_eq!(shown.len(), one_point, "{width} {path}: {c}");
+                assert!(
+                    shown.iter().all(|d| d["seen"] == true),
+                    "{width} {path}: {c}"
+                );
+                singles += one_point;
+            }
+        }
+        // The bot of one set: its mean move time and its faults per set are single points.
+        assert!(singles >= 2, "{width}: {r}");
+    }
 }

@@ -54,6 +54,30 @@ const BURST = `(() => {
 
 // The links are fetched from the dashboard afterwards: a replay page's policy lets it
 // fetch nothing.
+// The live stream's page events applied in place (app.js onEvent): a result whose row
+// is the first recent set's under a new name goes first in the recent sets, which keep
+// their length; a standings event replaces a row and puts the rows in its order; a
+// status event sets the line. No fetch of the page is needed for any of it.
+const APPLY = `(() => {
+  const recent = document.querySelector("#view table.sets[data-feed=all]");
+  const rows = () => Array.from(recent.tBodies[0].rows, (r) => r.dataset.set);
+  const before = rows();
+  const first = recent.tBodies[0].rows[0];
+  const row = first.outerHTML.split(first.dataset.set).join("r999-fed-vs-row");
+  onEvent({ type: "result", set: "r999-fed-vs-row", number: 999, bots: ["a", "b"], winner: null, faulted: [], row });
+  const after = rows();
+  const table = document.querySelector("#view table.standings tbody");
+  const order = Array.from(table.rows, (r) => r.dataset.bot).reverse();
+  const last = table.rows[table.rows.length - 1];
+  const changed = last.outerHTML.replace(/<td class="num points">[0-9]+</, '<td class="num points">4242<');
+  onEvent({ type: "standings", rows: [{ bot: last.dataset.bot, row: changed }], order });
+  const standings = Array.from(table.rows, (r) => r.dataset.bot);
+  const points = table.querySelector("tr[data-bot='" + order[0] + "'] td.points").textContent;
+  onEvent({ type: "status", line: "fed status line" });
+  return { before, after, max: recent.dataset.max, order, standings, points,
+           status: document.getElementById("status").textContent };
+})()`;
+
 const PAGE = `(() => {
   // Each address once, without its hash (a game of a replay, a live view).
   const links = Array.from(new Set(Array.from(document.querySelectorAll("a[href]"), (a) => a.href.split("#")[0])))
@@ -116,6 +140,7 @@ async function main() {
     await until(() => tab.evaluate(`typeof onEvent === "function" && liveRead || null`), 50);
     step("app.js read /api/live; the burst");
     const strip = await tab.evaluate(BURST);
+    const applied = await tab.evaluate(APPLY);
     const pages = {};
     for (const path of paths) {
       await load(tab, origin + path);
@@ -130,7 +155,7 @@ async function main() {
     const all = Array.from(new Set(Object.values(pages).flatMap((p) => p.links)));
     const status = await tab.evaluate(FETCH(all));
     for (const p of Object.values(pages)) p.links = Object.fromEntries(p.links.map((l) => [l, status[l]]));
-    out[width] = { strip, pages };
+    out[width] = { strip, applied, pages };
     await tab.close();
   }
   finish(0, out);

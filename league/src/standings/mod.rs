@@ -597,6 +597,7 @@ mod tests {
                 },
                 seed: 1,
                 pruned: false,
+                finished: None,
                 outcome: SetOutcome {
                     games: vec![
                         game(1, A, Some(A), [2, 0]),
@@ -625,6 +626,7 @@ mod tests {
                 },
                 seed: 2,
                 pruned: false,
+                finished: None,
                 outcome: SetOutcome {
                     games: vec![game(1, B, Some(B), [0, 2])],
                     faults: Vec::new(),

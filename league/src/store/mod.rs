@@ -218,6 +218,9 @@ pub struct FinishedSet {
     /// Its log was deleted by a retention rule ([`Store::prune_logs`]); its result
     /// stays.
     pub pruned: bool,
+    /// When its result was recorded, in RFC 3339 (UTC): the store's `finished`
+    /// column, written by `record`; `None` where a row has none.
+    pub finished: Option<String>,
 }
 
 /// How many finished sets [`Store::each_finished`] reads at once.

@@ -1142,7 +1142,9 @@ impl Reads for PgStore {
             .query(
                 &format!(
                     "SELECT id, round, bot_a, bot_b, seed, points_a, points_b, winner,
-                            moves_a, moves_b, move_ms_a, move_ms_b, log, done_seq, pruned
+                            moves_a, moves_b, move_ms_a, move_ms_b, log, done_seq, pruned,
+                            to_char(finished AT TIME ZONE 'UTC',
+                                    'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')
                      FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
                     selection.order
                 ),
@@ -1174,6 +1176,7 @@ impl Reads for PgStore {
                 ],
                 log: r.get(12),
                 pruned: r.get(14),
+                finished: r.get(15),
             })
             .collect();
         let games = tx

@@ -262,6 +262,8 @@ pub(super) struct SetRowText {
     pub log: Option<String>,
     /// Its log was pruned.
     pub pruned: bool,
+    /// When its result was recorded (RFC 3339, UTC), as stored.
+    pub finished: Option<String>,
 }
 
 /// A game's row as both stores read it, before its values are checked.
@@ -336,6 +338,7 @@ impl SetRowText {
             seed: self.seed,
             outcome,
             pruned: self.pruned,
+            finished: self.finished,
         };
         Ok((id, self.seq, set))
     }
@@ -517,6 +520,7 @@ mod tests {
                 move_ms: [2.0, 3.0],
                 log: Some("logs/r1-x-vs-y.jsonl.zst".into()),
                 pruned: false,
+                finished: None,
             }],
             games: vec![
                 game(1, 0, Some(0), "no-moves"),

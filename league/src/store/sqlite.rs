@@ -514,7 +514,7 @@ impl Reads for SqliteStore {
         let read = || -> rusqlite::Result<FinishedRows> {
             let mut stmt = tx.prepare(&format!(
                 "SELECT id, done_seq, round, bot_a, bot_b, seed, points_a, points_b, winner,
-                        moves_a, moves_b, move_ms_a, move_ms_b, log, pruned
+                        moves_a, moves_b, move_ms_a, move_ms_b, log, pruned, finished
                  FROM sets WHERE id IN ({ids}) ORDER BY done_seq {}",
                 selection.order
             ))?;
@@ -535,6 +535,7 @@ impl Reads for SqliteStore {
                         move_ms: [r.get(11)?, r.get(12)?],
                         log: r.get(13)?,
                         pruned: r.get(14)?,
+                        finished: r.get(15)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
