@@ -128,7 +128,7 @@ pub enum BuildFailure {
     Manifest(#[from] ManifestError),
     /// The sandbox cannot be set up here (no bubblewrap, no cgroups, ...).
     #[error("the build's sandbox cannot be set up: {0}")]
-    Sandbox(#[from] SandboxError),
+    Sandbox(SandboxError),
     /// The build ran past its wall time and was stopped.
     #[error("the build was stopped after {}, its bound on time", referee::show_duration(*after))]
     TimedOut {
@@ -163,7 +163,20 @@ pub enum BuildFailure {
     Tree(UnpackError),
     /// The build could not be run or its tree kept.
     #[error("the build could not be run: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
+}
+
+// The messages hold their causes, so the causes are not `source`s (each said once).
+impl From<SandboxError> for BuildFailure {
+    fn from(e: SandboxError) -> BuildFailure {
+        BuildFailure::Sandbox(e)
+    }
+}
+
+impl From<io::Error> for BuildFailure {
+    fn from(e: io::Error) -> BuildFailure {
+        BuildFailure::Io(e)
+    }
 }
 
 /// What a build did, for its author: always its output, then the built tree or why not.
