@@ -295,10 +295,7 @@ impl Source<SqliteStore> for LeagueSource {
     }
 
     async fn finished(&mut self, _set: &ClaimedSet, outcome: SetOutcome) -> Result<Played> {
-        Ok(Played {
-            outcome: Arc::new(outcome),
-            log: Arc::new(Vec::new()),
-        })
+        Ok(Played::without_log(outcome))
     }
 
     async fn recorded(

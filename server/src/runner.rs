@@ -509,6 +509,8 @@ impl Runner {
     async fn publish(&mut self) -> league::Result<()> {
         match self.snapshot().await {
             Ok(fresh) => {
+                // It answered: an outage, if there was one, is over.
+                self.store_back();
                 self.show(fresh);
                 Ok(())
             }
@@ -978,16 +980,8 @@ impl Source<BoxStore> for Runner {
         {
             return Ok(());
         }
-        let fresh = match self.read_new().await {
-            Ok(_) => self.snapshot().await,
-            Err(e) => Err(e),
-        };
-        match fresh {
-            Ok(fresh) => {
-                self.store_back();
-                self.show(fresh);
-                Ok(())
-            }
+        match self.read_new().await {
+            Ok(_) => self.publish().await,
             Err(e) if outage(self.shared_store, &e) => {
                 self.store_out_of_reach(&e);
                 Ok(())

@@ -66,6 +66,16 @@ pub struct Played {
     pub log: Arc<Vec<u8>>,
 }
 
+impl Played {
+    /// A result whose log stays where it was written (the store keeps none).
+    pub fn without_log(outcome: SetOutcome) -> Played {
+        Played {
+            outcome: Arc::new(outcome),
+            log: Arc::new(Vec::new()),
+        }
+    }
+}
+
 /// What becomes of a set that could not be played.
 pub enum AfterFailure {
     /// It goes back to the store, to be played again (by this runner or another).

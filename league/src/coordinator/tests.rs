@@ -380,10 +380,7 @@ impl Source<Mem> for TestSource {
     }
 
     async fn finished(&mut self, _set: &ClaimedSet, outcome: SetOutcome) -> Result<Played> {
-        Ok(Played {
-            outcome: Arc::new(outcome),
-            log: Arc::new(Vec::new()),
-        })
+        Ok(Played::without_log(outcome))
     }
 
     async fn recorded(
