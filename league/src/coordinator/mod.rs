@@ -308,11 +308,6 @@ impl<S: Claims + Send + 'static> Link<S> {
         }
     }
 
-    /// The store is out of reach.
-    pub fn is_down(&self) -> bool {
-        self.down_since.is_some()
-    }
-
     /// Runs `op` on the store; `None` when the store is out of reach (noted, and tried
     /// again after the backoff). `what` names the operation in an error.
     pub async fn run<T: Send + 'static>(
@@ -461,10 +456,9 @@ where
         F: Future<Output = &'static str>,
     {
         let result = self.play(&mut stop).await;
-        let left = self.pool.shutdown("the end of its runner").await;
-        // Only after an error: the sets' endings no one took. Their claims stay in the
+        // Endings no one took are left only after an error: their claims stay in the
         // store until their leases run out (or the next run puts them back).
-        drop(left);
+        let _left = self.pool.shutdown("the end of its runner").await;
         Ended {
             result,
             source: self.source,
@@ -544,10 +538,16 @@ where
     /// Stops every set in play (first stop).
     fn stop(&mut self, why: &'static str) {
         self.stopping = Some(why);
-        self.leave_by = Some(Instant::now() + self.lease.unwrap_or(Duration::ZERO));
+        self.leave_within_a_lease();
         self.source
             .say(&format!("{why}: stopping the sets in play"));
         self.pool.stop_all(why);
+    }
+
+    /// From now on the loop leaves once nothing plays and a lease has passed, even with
+    /// results the store has not taken (they could count for nothing after it).
+    fn leave_within_a_lease(&mut self) {
+        self.leave_by = Some(Instant::now() + self.lease.unwrap_or(Duration::ZERO));
     }
 
     /// Says which results the store never took (a stop while it was out of reach).
@@ -698,7 +698,7 @@ where
                 if let AfterFailure::Fatal(e) = after {
                     if self.failure.is_none() {
                         self.failure = Some(e);
-                        self.leave_by = Some(Instant::now() + self.lease.unwrap_or(Duration::ZERO));
+                        self.leave_within_a_lease();
                         self.pool.stop_all("the failure of another set");
                     }
                 }
