@@ -83,5 +83,9 @@ pub use store::{
     Store, StoreCaller, StoreError, StoreThread, StoredLog, SyncReport, WorkerRow, HISTORY_POINTS,
     LIVE_WORKER_S,
 };
+pub use store::{
+    parse_version_name, version_name, NewVersion, VersionRow, VersionState, Versions,
+    MAX_VERSION_TEXT,
+};
 pub use tally::Tally;
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

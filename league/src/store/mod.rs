@@ -12,6 +12,7 @@ pub(crate) use pg::unreachable;
 mod rows;
 mod sqlite;
 mod thread;
+mod versions;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -19,6 +20,10 @@ use std::time::Duration;
 pub use pg::{stuck_reason, Heartbeat, PackedLog, PgStore, StoredLog, WorkerRow, LIVE_WORKER_S};
 pub use sqlite::SqliteStore;
 pub use thread::{StoreCaller, StoreThread};
+pub use versions::{
+    parse_version_name, version_name, NewVersion, VersionRow, VersionState, Versions,
+    MAX_VERSION_TEXT,
+};
 
 use referee::{FaultKind, GameEndReason, Side};
 
