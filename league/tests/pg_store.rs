@@ -199,10 +199,10 @@ fn workers_are_listed_with_heartbeat_in_flight_and_finished_sets() {
 fn the_schema_is_made_once_and_a_newer_one_is_refused() {
     let url = crate::pg::fresh_shared_db();
     let mut store = PgStore::connect(&url).expect("connect");
-    assert_eq!(store.schema_version().expect("version"), 5);
+    assert_eq!(store.schema_version().expect("version"), 6);
     drop(store);
     let mut again = PgStore::connect(&url).expect("reconnect");
-    assert_eq!(again.schema_version().expect("version"), 5);
+    assert_eq!(again.schema_version().expect("version"), 6);
     drop(again);
     let db = url.rsplit('/').next().expect("db name").to_string();
     crate::pg::shared()
@@ -215,7 +215,7 @@ fn the_schema_is_made_once_and_a_newer_one_is_refused() {
             err,
             Some(StoreError::NewerSchema {
                 found: 7,
-                known: 5,
+                known: 6,
                 ..
             })
         ),
@@ -229,7 +229,7 @@ fn the_schema_is_made_once_and_a_newer_one_is_refused() {
     assert_eq!(
         err.map(|e| e.to_string()),
         Some(format!(
-            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 7, newer than the 5 this hus knows: use the hus that made it, or a newer one"
+            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 7, newer than the 6 this hus knows: use the hus that made it, or a newer one"
         ))
     );
 }
@@ -287,7 +287,8 @@ fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
     crate::pg::shared().lock().expect("cluster").psql(
         &db,
         &format!(
-            "DROP TABLE done_counter; DROP TABLE rating_history;
+            "DROP TABLE versions; DROP TABLE archives;
+             DROP TABLE done_counter; DROP TABLE rating_history;
              ALTER TABLE sets DROP COLUMN done_seq; ALTER TABLE sets DROP COLUMN pruned;
              DROP INDEX sets_scheduled; DROP INDEX sets_claimable;
              UPDATE sets SET finished = '2026-01-01T10:00:02Z' WHERE id = {};
@@ -297,7 +298,7 @@ fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
         ),
     );
     let mut store = PgStore::connect(&url).expect("migrate");
-    assert_eq!(store.schema_version().expect("version"), 5);
+    assert_eq!(store.schema_version().expect("version"), 6);
     let numbered = |store: &PgStore| -> Vec<(u64, i64)> {
         store
             .finished_sets(&FinishedQuery::After {

@@ -2,8 +2,9 @@
 //! a file, and PostgreSQL (a real server, see `pg.rs`, a fresh database per test).
 
 use league::{
-    schedule, BotEntry, Claims, FaultRow, Format, GameRow, LogPlace, PgStore, Reads, Schedule,
-    SetKey, SetOutcome, SqliteStore, Store, StoreError,
+    schedule, BotEntry, Claims, FaultRow, Format, GameRow, LogPlace, NewVersion, PgStore, Reads,
+    Schedule, SetKey, SetOutcome, SqliteStore, Store, StoreError, VersionRow, VersionState,
+    Versions, MAX_VERSION_TEXT,
 };
 use referee::{FaultKind, GameEndReason, Side};
 
@@ -286,11 +287,11 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("league.sqlite");
     let store = SqliteStore::open(&path, true).expect("create");
-    assert_eq!(store.schema_version().expect("version"), 3);
+    assert_eq!(store.schema_version().expect("version"), 4);
     drop(store);
     // Opening again migrates nothing and keeps the data.
     let store = SqliteStore::open(&path, false).expect("reopen");
-    assert_eq!(store.schema_version().expect("version"), 3);
+    assert_eq!(store.schema_version().expect("version"), 4);
     drop(store);
     // A store from a newer hus.
     let conn = rusqlite::Connection::open(&path).expect("open");
@@ -302,7 +303,7 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
             err,
             Some(StoreError::NewerSchema {
                 found: 7,
-                known: 3,
+                known: 4,
                 ..
             })
         ),
@@ -311,7 +312,7 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     assert_eq!(
         err.map(|e| e.to_string()),
         Some(format!(
-            "the league store {} has schema version 7, newer than the 3 this hus knows: use the hus that made it, or a newer one",
+            "the league store {} has schema version 7, newer than the 4 this hus knows: use the hus that made it, or a newer one",
             path.display()
         ))
     );
@@ -555,7 +556,7 @@ fn the_migration_numbers_an_old_stores_finished_sets_in_their_order() {
         .expect("old schema");
     }
     let mut store = SqliteStore::open(&path, false).expect("migrate");
-    assert_eq!(store.schema_version().expect("version"), 3);
+    assert_eq!(store.schema_version().expect("version"), 4);
     let numbered = |store: &SqliteStore| -> Vec<(u64, u32)> {
         store
             .finished_sets(&FinishedQuery::After {
@@ -761,4 +762,439 @@ fn a_chosen_set_is_scheduled_and_claimed_and_the_one_before_leaves_the_schedule(
             .expect("a set");
         assert_eq!((again.id, again.attempts), (first.id, 2), "{name}");
     }
+}
+
+/// A version of `bot` by `author`, its archive `archive`, received at `submitted`.
+fn new_version(bot: &str, author: &str, archive: &[u8], submitted: &str) -> NewVersion {
+    NewVersion {
+        bot: bot.to_string(),
+        author: author.to_string(),
+        hash: hash_of(archive),
+        archive: archive.to_vec(),
+        submitted: submitted.to_string(),
+    }
+}
+
+/// A stand-in for an archive's SHA-256: 64 hexadecimal digits that differ per archive.
+fn hash_of(archive: &[u8]) -> String {
+    let mut hex: String = archive.iter().map(|b| format!("{b:02x}")).collect();
+    hex.truncate(64);
+    format!("{hex:0<64}")
+}
+
+/// The states of `bot`'s versions, by number.
+fn states(store: &dyn Store, bot: &str) -> Vec<(u32, VersionState)> {
+    store
+        .versions_of(bot)
+        .expect("versions")
+        .iter()
+        .map(|v| (v.number, v.state))
+        .collect()
+}
+
+/// Versions are numbered from 1 per bot; each reads back as it was added (times in
+/// the stores' one form), and one archive is kept per hash however many versions
+/// share it.
+#[test]
+fn versions_are_numbered_per_bot_and_an_archive_is_kept_once_per_hash() {
+    for (name, mut store, _dir) in stores() {
+        let a1 = new_version("alpha", "ann", b"archive one", "2026-12-05T02:30:00.123Z");
+        let b1 = new_version("beta", "bob", b"archive two", "2026-12-05T02:31:00Z");
+        // alpha's second version: the same code, sent again.
+        let a2 = new_version("alpha", "ann", b"archive one", "2026-12-05T03:31:00+01:00");
+        assert_eq!(store.add_version(&a1).expect("add"), 1, "{name}");
+        assert_eq!(store.add_version(&b1).expect("add"), 1, "{name}");
+        assert_eq!(store.add_version(&a2).expect("add"), 2, "{name}");
+        let alpha = store.versions_of("alpha").expect("versions");
+        assert_eq!(
+            alpha,
+            vec![
+                VersionRow {
+                    bot: "alpha".into(),
+                    number: 1,
+                    author: "ann".into(),
+                    hash: a1.hash.clone(),
+                    submitted: "2026-12-05T02:30:00.123000Z".into(),
+                    changed: "2026-12-05T02:30:00.123000Z".into(),
+                    state: VersionState::Queued,
+                    output: String::new(),
+                    detail: String::new(),
+                },
+                VersionRow {
+                    bot: "alpha".into(),
+                    number: 2,
+                    author: "ann".into(),
+                    hash: a1.hash.clone(),
+                    submitted: "2026-12-05T02:31:00.000000Z".into(),
+                    changed: "2026-12-05T02:31:00.000000Z".into(),
+                    state: VersionState::Queued,
+                    output: String::new(),
+                    detail: String::new(),
+                },
+            ],
+            "{name}"
+        );
+        assert_eq!(alpha[1].league_name(), "alpha.v2");
+        assert_eq!(
+            store.version("alpha", 2).expect("version").as_ref(),
+            Some(&alpha[1]),
+            "{name}"
+        );
+        assert_eq!(store.version("alpha", 3).expect("version"), None, "{name}");
+        assert_eq!(store.version("gamma", 1).expect("version"), None, "{name}");
+        assert_eq!(
+            store.archive(&a1.hash).expect("archive"),
+            Some(b"archive one".to_vec()),
+            "{name}"
+        );
+        assert_eq!(
+            store.archive(&b1.hash).expect("archive"),
+            Some(b"archive two".to_vec()),
+            "{name}"
+        );
+        assert_eq!(
+            store.archive(&hash_of(b"none")).expect("archive"),
+            None,
+            "{name}"
+        );
+        assert!(store.versions_of("gamma").expect("versions").is_empty());
+    }
+}
+
+/// An archive is one row however many versions share its hash (SQLite and PostgreSQL
+/// counted directly).
+#[test]
+fn two_versions_of_one_hash_keep_one_archive_row() {
+    let versions = [
+        new_version("alpha", "ann", b"same", "2026-12-05T02:30:00Z"),
+        new_version("beta", "bob", b"same", "2026-12-05T02:31:00Z"),
+        new_version("alpha", "ann", b"other", "2026-12-05T02:32:00Z"),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("league.sqlite");
+    let mut sqlite = SqliteStore::open(&path, true).expect("file store");
+    for v in &versions {
+        sqlite.add_version(v).expect("add");
+    }
+    drop(sqlite);
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let rows: Vec<(String, i64)> = conn
+        .prepare("SELECT hash, length(bytes) FROM archives ORDER BY length(bytes)")
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .expect("archives");
+    assert_eq!(
+        rows,
+        vec![(hash_of(b"same"), 4), (hash_of(b"other"), 5)],
+        "sqlite"
+    );
+    let url = crate::pg::fresh_shared_db();
+    let mut pg = PgStore::connect(&url).expect("postgres store");
+    for v in &versions {
+        pg.add_version(v).expect("add");
+    }
+    drop(pg);
+    let db = url.rsplit('/').next().expect("db name").to_string();
+    let out = crate::pg::shared().lock().expect("cluster").psql(
+        &db,
+        "SELECT hash || ' ' || length(bytes) FROM archives ORDER BY length(bytes)",
+    );
+    assert_eq!(
+        out.split_whitespace().collect::<Vec<_>>(),
+        vec![
+            hash_of(b"same").as_str(),
+            "4",
+            hash_of(b"other").as_str(),
+            "5"
+        ],
+        "postgresql: {out}"
+    );
+}
+
+/// Activating a version retires the one active before, and only it; activating the
+/// active one changes nothing; an earlier version can be made active again; an
+/// unknown version is an error that changes nothing.
+#[test]
+fn activating_a_version_retires_the_previous_active_one() {
+    for (name, mut store, _dir) in stores() {
+        for (bot, n) in [("alpha", 4), ("beta", 1)] {
+            for i in 0..n {
+                let archive = format!("{bot} {i}");
+                store
+                    .add_version(&new_version(
+                        bot,
+                        "ann",
+                        archive.as_bytes(),
+                        "2026-12-05T02:30:00Z",
+                    ))
+                    .expect("add");
+            }
+        }
+        let t = "2026-12-05T04:00:00Z";
+        assert!(store
+            .set_version_state(
+                "alpha",
+                3,
+                VersionState::Rejected,
+                None,
+                Some("timed out"),
+                t
+            )
+            .expect("state"));
+        assert_eq!(
+            store.activate_version("beta", 1, t).expect("activate"),
+            None,
+            "{name}"
+        );
+        assert_eq!(
+            store.activate_version("alpha", 1, t).expect("activate"),
+            None,
+            "{name}"
+        );
+        assert_eq!(
+            store
+                .activate_version("alpha", 2, "2026-12-05T05:00:00Z")
+                .expect("activate"),
+            Some(1),
+            "{name}"
+        );
+        use VersionState::*;
+        assert_eq!(
+            states(&*store, "alpha"),
+            vec![(1, Retired), (2, Active), (3, Rejected), (4, Queued)],
+            "{name}"
+        );
+        // The other bot's active version is untouched.
+        assert_eq!(states(&*store, "beta"), vec![(1, Active)], "{name}");
+        let v1 = store.version("alpha", 1).expect("version").expect("v1");
+        assert_eq!(v1.changed, "2026-12-05T05:00:00.000000Z", "{name}");
+        // Again: nothing to retire, nothing changes.
+        assert_eq!(
+            store.activate_version("alpha", 2, t).expect("activate"),
+            None,
+            "{name}"
+        );
+        let v2 = store.version("alpha", 2).expect("version").expect("v2");
+        assert_eq!(v2.changed, "2026-12-05T05:00:00.000000Z", "{name}");
+        // Back to the first.
+        assert_eq!(
+            store.activate_version("alpha", 1, t).expect("activate"),
+            Some(2),
+            "{name}"
+        );
+        assert_eq!(
+            states(&*store, "alpha"),
+            vec![(1, Active), (2, Retired), (3, Rejected), (4, Queued)],
+            "{name}"
+        );
+        // An unknown version: an error, and the active one stays.
+        let err = store.activate_version("alpha", 9, t).map(|_| ()).err();
+        assert!(
+            matches!(&err, Some(StoreError::NoVersion { bot, number: 9, .. }) if bot == "alpha"),
+            "{name}: {err:?}"
+        );
+        assert!(
+            err.map(|e| e.to_string())
+                .is_some_and(|m| m.ends_with("has no version 9 of the bot alpha")),
+            "{name}"
+        );
+        assert_eq!(
+            states(&*store, "alpha"),
+            vec![(1, Active), (2, Retired), (3, Rejected), (4, Queued)],
+            "{name}"
+        );
+        assert_eq!(
+            store
+                .versions_in(&[Active])
+                .expect("active")
+                .iter()
+                .map(|v| v.league_name())
+                .collect::<Vec<_>>(),
+            vec!["alpha.v1", "beta.v1"],
+            "{name}"
+        );
+    }
+}
+
+/// A state change names its version: an unknown one is false and changes nothing.
+/// Output and detail are kept where given (cut to MAX_VERSION_TEXT bytes at a
+/// character boundary) and left as they were where not.
+#[test]
+fn version_states_output_and_detail_are_kept_and_cut() {
+    for (name, mut store, _dir) in stores() {
+        store
+            .add_version(&new_version("alpha", "ann", b"a", "2026-12-05T02:30:00Z"))
+            .expect("add");
+        let t = "2026-12-05T02:40:00Z";
+        assert!(!store
+            .set_version_state("alpha", 2, VersionState::Building, None, None, t)
+            .expect("state"));
+        assert!(!store
+            .set_version_state("beta", 1, VersionState::Building, None, None, t)
+            .expect("state"));
+        assert_eq!(
+            states(&*store, "alpha"),
+            vec![(1, VersionState::Queued)],
+            "{name}"
+        );
+        // Output of 'é's (two bytes each) one byte longer than the limit: the cut
+        // falls inside the last whole 'é', which goes.
+        let long = format!("x{}", "é".repeat(MAX_VERSION_TEXT / 2));
+        assert_eq!(long.len(), MAX_VERSION_TEXT + 1);
+        assert!(store
+            .set_version_state(
+                "alpha",
+                1,
+                VersionState::BuildFailed,
+                Some(&long),
+                Some("exit 2"),
+                t
+            )
+            .expect("state"));
+        let v = store.version("alpha", 1).expect("version").expect("v1");
+        assert_eq!(v.output.len(), MAX_VERSION_TEXT - 1, "{name}");
+        assert_eq!(v.output, long[..MAX_VERSION_TEXT - 1], "{name}");
+        assert_eq!(
+            (v.state, v.detail.as_str(), v.changed.as_str()),
+            (
+                VersionState::BuildFailed,
+                "exit 2",
+                "2026-12-05T02:40:00.000000Z"
+            ),
+            "{name}"
+        );
+        // No output or detail given: both stay.
+        assert!(store
+            .set_version_state("alpha", 1, VersionState::Checking, None, None, t)
+            .expect("state"));
+        let again = store.version("alpha", 1).expect("version").expect("v1");
+        assert_eq!(
+            (again.output.len(), again.detail.as_str()),
+            (MAX_VERSION_TEXT - 1, "exit 2")
+        );
+        // A time that is not RFC 3339 is refused.
+        let err = store
+            .set_version_state("alpha", 1, VersionState::Checking, None, None, "today")
+            .map(|_| ())
+            .err();
+        assert!(
+            matches!(err, Some(StoreError::Invalid { .. })),
+            "{name}: {err:?}"
+        );
+    }
+}
+
+/// `versions_in` gives the versions in any of the states asked for, by bot then
+/// number; `submitted_since` an author's times from `since` on, exactly.
+#[test]
+fn versions_by_state_and_an_authors_submissions_since_a_time() {
+    for (name, mut store, _dir) in stores() {
+        let sent = [
+            ("beta", "bob", "2026-12-04T23:59:59.999Z"),
+            ("alpha", "ann", "2026-12-05T00:00:00Z"),
+            ("beta", "ann", "2026-12-05T00:00:00.5Z"),
+            ("alpha", "ann", "2026-12-05T09:00:00+02:00"),
+            ("alpha", "bob", "2026-12-05T12:00:00Z"),
+            ("alpha", "ann", "2026-12-04T23:59:59.999999Z"),
+        ];
+        for (i, (bot, author, at)) in sent.iter().enumerate() {
+            store
+                .add_version(&new_version(bot, author, &[i as u8], at))
+                .expect("add");
+        }
+        let t = "2026-12-05T13:00:00Z";
+        store
+            .set_version_state("alpha", 2, VersionState::Building, None, None, t)
+            .expect("state");
+        store.activate_version("beta", 1, t).expect("activate");
+        let names = |states: &[VersionState]| -> Vec<String> {
+            store
+                .versions_in(states)
+                .expect("versions")
+                .iter()
+                .map(|v| v.league_name())
+                .collect()
+        };
+        use VersionState::*;
+        assert_eq!(
+            names(&[Queued, Building, Checking]),
+            vec!["alpha.v1", "alpha.v2", "alpha.v3", "alpha.v4", "beta.v2"],
+            "{name}"
+        );
+        assert_eq!(
+            names(&[Building, Active]),
+            vec!["alpha.v2", "beta.v1"],
+            "{name}"
+        );
+        assert_eq!(names(&[Retired]), Vec::<String>::new(), "{name}");
+        assert_eq!(names(&[]), Vec::<String>::new(), "{name}");
+        let since = |author: &str, at: &str| store.submitted_since(author, at).expect("since");
+        assert_eq!(
+            since("ann", "2026-12-05T00:00:00Z"),
+            vec![
+                "2026-12-05T00:00:00.000000Z",
+                "2026-12-05T00:00:00.500000Z",
+                "2026-12-05T07:00:00.000000Z"
+            ],
+            "{name}"
+        );
+        assert_eq!(
+            since("ann", "2026-12-04T00:00:00Z"),
+            vec![
+                "2026-12-04T23:59:59.999999Z",
+                "2026-12-05T00:00:00.000000Z",
+                "2026-12-05T00:00:00.500000Z",
+                "2026-12-05T07:00:00.000000Z"
+            ],
+            "{name}"
+        );
+        assert_eq!(
+            since("bob", "2026-12-05T00:00:00Z"),
+            vec!["2026-12-05T12:00:00.000000Z"],
+            "{name}"
+        );
+        assert_eq!(
+            since("bob", "2026-12-05T12:00:00.000001Z"),
+            Vec::<String>::new()
+        );
+        assert_eq!(since("cy", "2026-12-01T00:00:00Z"), Vec::<String>::new());
+    }
+}
+
+/// A version whose stored state is none this code writes is refused as invalid by
+/// the reads that meet it, in both stores (`versions_in` asks for known states only).
+#[test]
+fn a_version_state_the_code_never_writes_is_invalid() {
+    let check = |name: &str, store: &dyn Store| {
+        for result in [
+            store.versions_of("alpha").map(|_| ()),
+            store.version("alpha", 1).map(|_| ()),
+        ] {
+            assert!(
+                matches!(&result, Err(StoreError::Invalid { what, .. })
+                    if what == "a version's state is \"paused\""),
+                "{name}: {result:?}"
+            );
+        }
+    };
+    let v = new_version("alpha", "ann", b"a", "2026-12-05T02:30:00Z");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("league.sqlite");
+    let mut sqlite = SqliteStore::open(&path, true).expect("file store");
+    sqlite.add_version(&v).expect("add");
+    rusqlite::Connection::open(&path)
+        .and_then(|c| c.execute("UPDATE versions SET state = 'paused'", []))
+        .expect("update");
+    check("sqlite", &sqlite);
+    let url = crate::pg::fresh_shared_db();
+    let mut pg = PgStore::connect(&url).expect("postgres store");
+    pg.add_version(&v).expect("add");
+    let db = url.rsplit('/').next().expect("db name").to_string();
+    crate::pg::shared()
+        .lock()
+        .expect("cluster")
+        .psql(&db, "UPDATE versions SET state = 'paused'");
+    check("postgresql", &pg);
 }

@@ -13,7 +13,7 @@ use super::*;
 use crate::file::LeagueConfig;
 use crate::log_place::{LogForm, LogPlace};
 use crate::schedule::SetKey;
-use crate::store::SetStatus;
+use crate::store::{cut_text, NewVersion, SetStatus, VersionRow, VersionState, Versions};
 
 /// The lease of the store in memory.
 const LEASE: Duration = Duration::from_secs(8);
@@ -38,6 +38,10 @@ struct Inner {
     renewals: usize,
     /// When each renewal that reached the store was made.
     renewed_at: Vec<Instant>,
+    /// Uploaded bots' versions, in the order added.
+    versions: Vec<VersionRow>,
+    /// Their archives by hash.
+    archives: HashMap<String, Vec<u8>>,
 }
 
 /// A store in memory, shared between the test and the store's thread.
@@ -200,6 +204,154 @@ impl Claims for Mem {
 
     fn is_outage(&self, error: &StoreError) -> bool {
         matches!(error, StoreError::Backend { place, .. } if place == "memory")
+    }
+}
+
+/// Versions kept plainly in memory, as the stores keep them (times as given).
+impl Versions for Mem {
+    fn add_version(&mut self, version: &NewVersion) -> Result<u32, StoreError> {
+        let mut inner = self.inner();
+        if inner.down {
+            return Err(outage());
+        }
+        let number = 1 + inner
+            .versions
+            .iter()
+            .filter(|v| v.bot == version.bot)
+            .map(|v| v.number)
+            .max()
+            .unwrap_or(0);
+        inner
+            .archives
+            .entry(version.hash.clone())
+            .or_insert_with(|| version.archive.clone());
+        inner.versions.push(VersionRow {
+            bot: version.bot.clone(),
+            number,
+            author: version.author.clone(),
+            hash: version.hash.clone(),
+            submitted: version.submitted.clone(),
+            changed: version.submitted.clone(),
+            state: VersionState::Queued,
+            output: String::new(),
+            detail: String::new(),
+        });
+        Ok(number)
+    }
+
+    fn set_version_state(
+        &mut self,
+        bot: &str,
+        number: u32,
+        state: VersionState,
+        output: Option<&str>,
+        detail: Option<&str>,
+        now: &str,
+    ) -> Result<bool, StoreError> {
+        let mut inner = self.inner();
+        if inner.down {
+            return Err(outage());
+        }
+        let Some(v) = inner
+            .versions
+            .iter_mut()
+            .find(|v| v.bot == bot && v.number == number)
+        else {
+            return Ok(false);
+        };
+        v.state = state;
+        v.changed = now.to_string();
+        if let Some(output) = output {
+            v.output = cut_text(output).to_string();
+        }
+        if let Some(detail) = detail {
+            v.detail = cut_text(detail).to_string();
+        }
+        Ok(true)
+    }
+
+    fn activate_version(
+        &mut self,
+        bot: &str,
+        number: u32,
+        now: &str,
+    ) -> Result<Option<u32>, StoreError> {
+        let mut inner = self.inner();
+        if inner.down {
+            return Err(outage());
+        }
+        if !inner
+            .versions
+            .iter()
+            .any(|v| v.bot == bot && v.number == number)
+        {
+            return Err(StoreError::NoVersion {
+                place: "memory".into(),
+                bot: bot.into(),
+                number,
+            });
+        }
+        let mut retired = None;
+        for v in inner.versions.iter_mut().filter(|v| v.bot == bot) {
+            if v.number == number && v.state != VersionState::Active {
+                v.state = VersionState::Active;
+                v.changed = now.to_string();
+            } else if v.number != number && v.state == VersionState::Active {
+                v.state = VersionState::Retired;
+                v.changed = now.to_string();
+                retired = Some(v.number);
+            }
+        }
+        Ok(retired)
+    }
+
+    fn versions_of(&self, bot: &str) -> Result<Vec<VersionRow>, StoreError> {
+        let mut of: Vec<VersionRow> = self
+            .inner()
+            .versions
+            .iter()
+            .filter(|v| v.bot == bot)
+            .cloned()
+            .collect();
+        of.sort_by_key(|v| v.number);
+        Ok(of)
+    }
+
+    fn version(&self, bot: &str, number: u32) -> Result<Option<VersionRow>, StoreError> {
+        Ok(self
+            .inner()
+            .versions
+            .iter()
+            .find(|v| v.bot == bot && v.number == number)
+            .cloned())
+    }
+
+    fn versions_in(&self, states: &[VersionState]) -> Result<Vec<VersionRow>, StoreError> {
+        let mut found: Vec<VersionRow> = self
+            .inner()
+            .versions
+            .iter()
+            .filter(|v| states.contains(&v.state))
+            .cloned()
+            .collect();
+        found.sort_by(|x, y| (&x.bot, x.number).cmp(&(&y.bot, y.number)));
+        Ok(found)
+    }
+
+    fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.inner().archives.get(hash).cloned())
+    }
+
+    fn submitted_since(&self, author: &str, since: &str) -> Result<Vec<String>, StoreError> {
+        let mut times: Vec<String> = self
+            .inner()
+            .versions
+            .iter()
+            .filter(|v| v.author == author && v.submitted.as_str() >= since)
+            .map(|v| v.submitted.clone())
+            .collect();
+        times.sort();
+        Ok(times)
     }
 }
 

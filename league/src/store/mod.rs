@@ -20,6 +20,8 @@ use std::time::Duration;
 pub use pg::{stuck_reason, Heartbeat, PackedLog, PgStore, StoredLog, WorkerRow, LIVE_WORKER_S};
 pub use sqlite::SqliteStore;
 pub use thread::{StoreCaller, StoreThread};
+#[cfg(test)]
+pub(crate) use versions::cut_text;
 pub use versions::{
     parse_version_name, version_name, NewVersion, VersionRow, VersionState, Versions,
     MAX_VERSION_TEXT,
@@ -403,6 +405,17 @@ pub enum StoreError {
         /// What stopped it.
         why: String,
     },
+    /// An operation named a version the store does not have
+    /// ([`Versions::activate_version`]).
+    #[error("the league store {place} has no version {number} of the bot {bot}")]
+    NoVersion {
+        /// The store.
+        place: String,
+        /// The bot.
+        bot: String,
+        /// The version's number.
+        number: u32,
+    },
 }
 
 /// An error's message followed by its causes', each once (a message that already
@@ -698,8 +711,50 @@ pub trait Schedule {
     fn record_ratings(&mut self, point: &RatingPoint) -> Result<bool, StoreError>;
 }
 
-/// A league's store, by concern: [`Reads`], [`Schedule`], and [`Claims`] (whose
-/// leases only a shared store has). Every type with the three is a store.
-pub trait Store: Reads + Schedule + Claims {}
+/// A league's store, by concern: [`Reads`], [`Schedule`], [`Claims`] (whose leases
+/// only a shared store has) and [`Versions`] (uploaded bots). Every type with the four
+/// is a store.
+pub trait Store: Reads + Schedule + Claims + Versions {}
 
-impl<T: Reads + Schedule + Claims> Store for T {}
+impl<T: Reads + Schedule + Claims + Versions> Store for T {}
+
+/// A boxed store (the server's `Box<dyn Store + Send>`) keeps versions as its store does.
+impl<S: Versions + ?Sized> Versions for Box<S> {
+    fn add_version(&mut self, version: &NewVersion) -> Result<u32, StoreError> {
+        (**self).add_version(version)
+    }
+    fn set_version_state(
+        &mut self,
+        bot: &str,
+        number: u32,
+        state: VersionState,
+        output: Option<&str>,
+        detail: Option<&str>,
+        now: &str,
+    ) -> Result<bool, StoreError> {
+        (**self).set_version_state(bot, number, state, output, detail, now)
+    }
+    fn activate_version(
+        &mut self,
+        bot: &str,
+        number: u32,
+        now: &str,
+    ) -> Result<Option<u32>, StoreError> {
+        (**self).activate_version(bot, number, now)
+    }
+    fn versions_of(&self, bot: &str) -> Result<Vec<VersionRow>, StoreError> {
+        (**self).versions_of(bot)
+    }
+    fn version(&self, bot: &str, number: u32) -> Result<Option<VersionRow>, StoreError> {
+        (**self).version(bot, number)
+    }
+    fn versions_in(&self, states: &[VersionState]) -> Result<Vec<VersionRow>, StoreError> {
+        (**self).versions_in(states)
+    }
+    fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).archive(hash)
+    }
+    fn submitted_since(&self, author: &str, since: &str) -> Result<Vec<String>, StoreError> {
+        (**self).submitted_since(author, since)
+    }
+}

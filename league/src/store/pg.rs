@@ -37,6 +37,10 @@ use super::rows::{
     bot_changes, rating_points, seats_to_text, seed_to_sql, selection, side_to_sql, stored_logs,
     BotChange, FaultRowText, FinishedRows, GameRowText, Param, SetRowText,
 };
+use super::versions::{
+    cut_text, no_such_version, stored_state, stored_time, NewVersion, VersionRow, VersionState,
+    Versions,
+};
 use super::{
     history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FinishedQuery, FinishedSet,
     HistoryStep, Progress, RatingPoint, Reads, Recorded, Requeued, RunningSet, Schedule, SetId,
@@ -184,6 +188,31 @@ const MIGRATIONS: &[&str] = &[
     "
     CREATE INDEX sets_claimable ON sets (round, id)
         WHERE scheduled AND status IN ('pending', 'running');
+    ",
+    // 6: uploaded bots' versions (docs/upload.md) and their archives, one per hash, so
+    // that a worker fetches a version's code by its hash. A state is not checked here,
+    // so that a row holding another is read as invalid rather than never written. One
+    // active version per bot, by index.
+    "
+    CREATE TABLE archives (
+        hash  TEXT PRIMARY KEY,
+        bytes BYTEA NOT NULL
+    );
+    CREATE TABLE versions (
+        bot       TEXT NOT NULL,
+        number    INTEGER NOT NULL CHECK (number >= 1),
+        author    TEXT NOT NULL,
+        hash      TEXT NOT NULL REFERENCES archives(hash),
+        submitted TIMESTAMPTZ NOT NULL,
+        changed   TIMESTAMPTZ NOT NULL,
+        state     TEXT NOT NULL,
+        output    TEXT NOT NULL,
+        detail    TEXT NOT NULL,
+        PRIMARY KEY (bot, number)
+    );
+    CREATE INDEX versions_by_author ON versions (author, submitted);
+    CREATE INDEX versions_by_state ON versions (state, bot, number);
+    CREATE UNIQUE INDEX versions_one_active ON versions (bot) WHERE state = 'active';
     ",
 ];
 
@@ -1588,6 +1617,201 @@ pub fn unreachable(e: &StoreError) -> bool {
             None => true,
         },
         None => false,
+    }
+}
+
+/// The columns of a [`VersionRow`], in its fields' order, the times in the form of
+/// `versions::stored_time`.
+const VERSION_COLUMNS: &str = "bot, number, author, hash,
+    to_char(submitted AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
+    to_char(changed AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
+    state, output, detail";
+
+/// The rows read with [`VERSION_COLUMNS`] ([`StoreError::Invalid`] for a state this
+/// code never writes).
+fn version_rows(place: &str, rows: &[postgres::Row]) -> Result<Vec<VersionRow>, StoreError> {
+    rows.iter()
+        .map(|r| {
+            Ok(VersionRow {
+                bot: r.get(0),
+                number: to_u32(r.get(1)),
+                author: r.get(2),
+                hash: r.get(3),
+                submitted: r.get(4),
+                changed: r.get(5),
+                state: stored_state(place, r.get(6))?,
+                output: r.get(7),
+                detail: r.get(8),
+            })
+        })
+        .collect()
+}
+
+impl Versions for PgStore {
+    fn add_version(&mut self, version: &NewVersion) -> Result<u32, StoreError> {
+        let submitted = stored_time(&self.place, &version.submitted)?;
+        self.transaction("the new version", |tx, place| {
+            let err = |e| backend(place, "cannot add the version", e);
+            // Two servers numbering the same bot's versions at once: one waits.
+            tx.batch_execute("LOCK TABLE versions IN SHARE ROW EXCLUSIVE MODE")
+                .map_err(err)?;
+            tx.execute(
+                "INSERT INTO archives (hash, bytes) VALUES ($1, $2)
+                 ON CONFLICT (hash) DO NOTHING",
+                &[&version.hash, &version.archive],
+            )
+            .map_err(err)?;
+            let number: i32 = tx
+                .query_one(
+                    "SELECT COALESCE(MAX(number), 0) + 1 FROM versions WHERE bot = $1",
+                    &[&version.bot],
+                )
+                .map_err(err)?
+                .get(0);
+            tx.execute(
+                "INSERT INTO versions (bot, number, author, hash, submitted, changed, state,
+                                       output, detail)
+                 VALUES ($1, $2, $3, $4, $5::text::timestamptz, $5::text::timestamptz, $6,
+                         '', '')",
+                &[
+                    &version.bot,
+                    &number,
+                    &version.author,
+                    &version.hash,
+                    &submitted,
+                    &VersionState::Queued.as_str(),
+                ],
+            )
+            .map_err(err)?;
+            Ok(to_u32(number))
+        })
+    }
+
+    fn set_version_state(
+        &mut self,
+        bot: &str,
+        number: u32,
+        state: VersionState,
+        output: Option<&str>,
+        detail: Option<&str>,
+        now: &str,
+    ) -> Result<bool, StoreError> {
+        let now = stored_time(&self.place, now)?;
+        self.transaction("the version's state", |tx, place| {
+            tx.execute(
+                "UPDATE versions SET state = $3, changed = $4::text::timestamptz,
+                        output = COALESCE($5, output), detail = COALESCE($6, detail)
+                 WHERE bot = $1 AND number = $2",
+                &[
+                    &bot,
+                    &to_i32(number),
+                    &state.as_str(),
+                    &now,
+                    &output.map(cut_text),
+                    &detail.map(cut_text),
+                ],
+            )
+            .map(|changed| changed == 1)
+            .map_err(|e| backend(place, "cannot set the version's state", e))
+        })
+    }
+
+    fn activate_version(
+        &mut self,
+        bot: &str,
+        number: u32,
+        now: &str,
+    ) -> Result<Option<u32>, StoreError> {
+        let now = stored_time(&self.place, now)?;
+        let number = to_i32(number);
+        self.transaction("the activation", |tx, place| {
+            let err = |e| backend(place, "cannot activate the version", e);
+            // The version's row is locked: a second activation of it waits here.
+            let exists = tx
+                .query_opt(
+                    "SELECT 1 FROM versions WHERE bot = $1 AND number = $2 FOR UPDATE",
+                    &[&bot, &number],
+                )
+                .map_err(err)?;
+            if exists.is_none() {
+                return Err(no_such_version(place, bot, to_u32(number)));
+            }
+            let retired = tx
+                .query_opt(
+                    "UPDATE versions SET state = 'retired', changed = $3::text::timestamptz
+                     WHERE bot = $1 AND number <> $2 AND state = 'active'
+                     RETURNING number",
+                    &[&bot, &number, &now],
+                )
+                .map_err(err)?
+                .map(|r| to_u32(r.get(0)));
+            tx.execute(
+                "UPDATE versions SET state = 'active', changed = $3::text::timestamptz
+                 WHERE bot = $1 AND number = $2 AND state <> 'active'",
+                &[&bot, &number, &now],
+            )
+            .map_err(err)?;
+            Ok(retired)
+        })
+    }
+
+    fn versions_of(&self, bot: &str) -> Result<Vec<VersionRow>, StoreError> {
+        let rows = self
+            .c()
+            .query(
+                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE bot = $1 ORDER BY number"),
+                &[&bot],
+            )
+            .map_err(|e| backend(&self.place, "cannot read the versions", e))?;
+        version_rows(&self.place, &rows)
+    }
+
+    fn version(&self, bot: &str, number: u32) -> Result<Option<VersionRow>, StoreError> {
+        let rows = self
+            .c()
+            .query(
+                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE bot = $1 AND number = $2"),
+                &[&bot, &to_i32(number)],
+            )
+            .map_err(|e| backend(&self.place, "cannot read the version", e))?;
+        Ok(version_rows(&self.place, &rows)?.pop())
+    }
+
+    fn versions_in(&self, states: &[VersionState]) -> Result<Vec<VersionRow>, StoreError> {
+        let states: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
+        let rows = self
+            .c()
+            .query(
+                &format!(
+                    "SELECT {VERSION_COLUMNS} FROM versions WHERE state = ANY($1)
+                     ORDER BY bot, number"
+                ),
+                &[&states],
+            )
+            .map_err(|e| backend(&self.place, "cannot read the versions", e))?;
+        version_rows(&self.place, &rows)
+    }
+
+    fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = self
+            .c()
+            .query_opt("SELECT bytes FROM archives WHERE hash = $1", &[&hash])
+            .map_err(|e| backend(&self.place, "cannot read the archive", e))?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    fn submitted_since(&self, author: &str, since: &str) -> Result<Vec<String>, StoreError> {
+        let since = stored_time(&self.place, since)?;
+        let rows = self
+            .c()
+            .query(
+                "SELECT to_char(submitted AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')
+                 FROM versions WHERE author = $1 AND submitted >= $2::text::timestamptz
+                 ORDER BY submitted",
+                &[&author, &since],
+            )
+            .map_err(|e| backend(&self.place, "cannot read the submissions", e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 }
 

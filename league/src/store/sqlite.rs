@@ -15,6 +15,10 @@ use super::rows::{
     bot_changes, rating_points, requeued, seats_to_text, seed_to_sql, selection, side_to_sql,
     stored_logs, BotChange, FaultRowText, FinishedRows, GameRowText, Param, SetRowText,
 };
+use super::versions::{
+    cut_text, no_such_version, stored_state, stored_time, NewVersion, VersionRow, VersionState,
+    Versions,
+};
 use super::{
     history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FinishedQuery, FinishedSet,
     HistoryStep, Progress, RatingPoint, Reads, Requeued, RunningSet, Schedule, SetOutcome,
@@ -115,6 +119,32 @@ const MIGRATIONS: &[&str] = &[
         std_error REAL NOT NULL,
         PRIMARY KEY (number, bot)
     ) WITHOUT ROWID;
+    ",
+    // 4: uploaded bots' versions (docs/upload.md) and their archives, one per hash.
+    // Times are text in one fixed form (`versions::stored_time`), whose order is time
+    // order; a state is not checked here, so that a row holding another is read as
+    // invalid rather than never written. One active version per bot, by index.
+    "
+    CREATE TABLE archives (
+        hash  TEXT PRIMARY KEY,
+        bytes BLOB NOT NULL
+    );
+
+    CREATE TABLE versions (
+        bot       TEXT NOT NULL,
+        number    INTEGER NOT NULL CHECK (number >= 1),
+        author    TEXT NOT NULL,
+        hash      TEXT NOT NULL REFERENCES archives(hash),
+        submitted TEXT NOT NULL,
+        changed   TEXT NOT NULL,
+        state     TEXT NOT NULL,
+        output    TEXT NOT NULL,
+        detail    TEXT NOT NULL,
+        PRIMARY KEY (bot, number)
+    );
+    CREATE INDEX versions_by_author ON versions (author, submitted);
+    CREATE INDEX versions_by_state ON versions (state, bot, number);
+    CREATE UNIQUE INDEX versions_one_active ON versions (bot) WHERE state = 'active';
     ",
 ];
 
@@ -915,6 +945,218 @@ impl Schedule for SqliteStore {
             let kept = work().map_err(|e| backend(&place, "cannot record the ratings", e))?;
             Ok(kept)
         })
+    }
+}
+
+/// The columns of a [`VersionRow`], in its fields' order.
+const VERSION_COLUMNS: &str =
+    "bot, number, author, hash, submitted, changed, state, output, detail";
+
+/// A version's row as read, its state still text.
+type VersionText = (VersionRow, String);
+
+fn version_text(r: &rusqlite::Row<'_>) -> rusqlite::Result<VersionText> {
+    Ok((
+        VersionRow {
+            bot: r.get(0)?,
+            number: r.get(1)?,
+            author: r.get(2)?,
+            hash: r.get(3)?,
+            submitted: r.get(4)?,
+            changed: r.get(5)?,
+            state: VersionState::Queued,
+            output: r.get(7)?,
+            detail: r.get(8)?,
+        },
+        r.get(6)?,
+    ))
+}
+
+/// The rows with their states read ([`StoreError::Invalid`] for one this code never
+/// writes).
+fn version_rows(place: &str, rows: Vec<VersionText>) -> Result<Vec<VersionRow>, StoreError> {
+    rows.into_iter()
+        .map(|(mut row, state)| {
+            row.state = stored_state(place, &state)?;
+            Ok(row)
+        })
+        .collect()
+}
+
+impl Versions for SqliteStore {
+    fn add_version(&mut self, version: &NewVersion) -> Result<u32, StoreError> {
+        let place = self.place.clone();
+        let submitted = stored_time(&place, &version.submitted)?;
+        in_transaction(&mut self.conn, &place, "the new version", |tx| {
+            let work = || -> rusqlite::Result<u32> {
+                tx.execute(
+                    "INSERT INTO archives (hash, bytes) VALUES (?1, ?2)
+                     ON CONFLICT (hash) DO NOTHING",
+                    params![version.hash, version.archive],
+                )?;
+                let number: u32 = tx.query_row(
+                    "SELECT COALESCE(MAX(number), 0) + 1 FROM versions WHERE bot = ?1",
+                    params![version.bot],
+                    |r| r.get(0),
+                )?;
+                tx.execute(
+                    "INSERT INTO versions (bot, number, author, hash, submitted, changed, state,
+                                           output, detail)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, '', '')",
+                    params![
+                        version.bot,
+                        number,
+                        version.author,
+                        version.hash,
+                        submitted,
+                        VersionState::Queued.as_str()
+                    ],
+                )?;
+                Ok(number)
+            };
+            work().map_err(|e| backend(&place, "cannot add the version", e))
+        })
+    }
+
+    fn set_version_state(
+        &mut self,
+        bot: &str,
+        number: u32,
+        state: VersionState,
+        output: Option<&str>,
+        detail: Option<&str>,
+        now: &str,
+    ) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let now = stored_time(&place, now)?;
+        in_transaction(&mut self.conn, &place, "the version's state", |tx| {
+            tx.execute(
+                "UPDATE versions SET state = ?3, changed = ?4,
+                        output = COALESCE(?5, output), detail = COALESCE(?6, detail)
+                 WHERE bot = ?1 AND number = ?2",
+                params![
+                    bot,
+                    number,
+                    state.as_str(),
+                    now,
+                    output.map(cut_text),
+                    detail.map(cut_text)
+                ],
+            )
+            .map(|changed| changed == 1)
+            .map_err(|e| backend(&place, "cannot set the version's state", e))
+        })
+    }
+
+    fn activate_version(
+        &mut self,
+        bot: &str,
+        number: u32,
+        now: &str,
+    ) -> Result<Option<u32>, StoreError> {
+        let place = self.place.clone();
+        let now = stored_time(&place, now)?;
+        in_transaction(&mut self.conn, &place, "the activation", |tx| {
+            let work = || -> rusqlite::Result<Option<Option<u32>>> {
+                let exists = tx
+                    .query_row(
+                        "SELECT 1 FROM versions WHERE bot = ?1 AND number = ?2",
+                        params![bot, number],
+                        |_| Ok(()),
+                    )
+                    .optional()?;
+                if exists.is_none() {
+                    return Ok(None);
+                }
+                let retired: Option<u32> = tx
+                    .query_row(
+                        "UPDATE versions SET state = 'retired', changed = ?3
+                         WHERE bot = ?1 AND number <> ?2 AND state = 'active'
+                         RETURNING number",
+                        params![bot, number, now],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                tx.execute(
+                    "UPDATE versions SET state = 'active', changed = ?3
+                     WHERE bot = ?1 AND number = ?2 AND state <> 'active'",
+                    params![bot, number, now],
+                )?;
+                Ok(Some(retired))
+            };
+            work()
+                .map_err(|e| backend(&place, "cannot activate the version", e))?
+                .ok_or_else(|| no_such_version(&place, bot, number))
+        })
+    }
+
+    fn versions_of(&self, bot: &str) -> Result<Vec<VersionRow>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<VersionText>> {
+            let mut stmt = self.conn.prepare(&format!(
+                "SELECT {VERSION_COLUMNS} FROM versions WHERE bot = ?1 ORDER BY number"
+            ))?;
+            let rows = stmt.query_map(params![bot], version_text)?;
+            rows.collect()
+        };
+        let rows = read().map_err(|e| backend(&self.place, "cannot read the versions", e))?;
+        version_rows(&self.place, rows)
+    }
+
+    fn version(&self, bot: &str, number: u32) -> Result<Option<VersionRow>, StoreError> {
+        let row = self
+            .conn
+            .query_row(
+                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE bot = ?1 AND number = ?2"),
+                params![bot, number],
+                version_text,
+            )
+            .optional()
+            .map_err(|e| backend(&self.place, "cannot read the version", e))?;
+        Ok(version_rows(&self.place, row.into_iter().collect())?.pop())
+    }
+
+    fn versions_in(&self, states: &[VersionState]) -> Result<Vec<VersionRow>, StoreError> {
+        if states.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; states.len()].join(", ");
+        let read = || -> rusqlite::Result<Vec<VersionText>> {
+            let mut stmt = self.conn.prepare(&format!(
+                "SELECT {VERSION_COLUMNS} FROM versions WHERE state IN ({marks})
+                 ORDER BY bot, number"
+            ))?;
+            let rows = stmt.query_map(
+                rusqlite::params_from_iter(states.iter().map(|s| s.as_str())),
+                version_text,
+            )?;
+            rows.collect()
+        };
+        let rows = read().map_err(|e| backend(&self.place, "cannot read the versions", e))?;
+        version_rows(&self.place, rows)
+    }
+
+    fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT bytes FROM archives WHERE hash = ?1",
+                params![hash],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| backend(&self.place, "cannot read the archive", e))
+    }
+
+    fn submitted_since(&self, author: &str, since: &str) -> Result<Vec<String>, StoreError> {
+        let since = stored_time(&self.place, since)?;
+        let read = || -> rusqlite::Result<Vec<String>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT submitted FROM versions WHERE author = ?1 AND submitted >= ?2
+                 ORDER BY submitted",
+            )?;
+            let rows = stmt.query_map(params![author, since], |r| r.get(0))?;
+            rows.collect()
+        };
+        read().map_err(|e| backend(&self.place, "cannot read the submissions", e))
     }
 }
 

@@ -9,6 +9,14 @@
 
 use super::StoreError;
 
+/// The form in which both stores keep and give back a version's times: RFC 3339 in
+/// UTC with six digits of fraction (`2026-12-05T02:30:00.123000Z`), whose text order
+/// is time order (an index on it serves [`Versions::submitted_since`]) and which
+/// PostgreSQL's `timestamptz` holds exactly.
+const STORED_TIME: &[time::format_description::FormatItem<'static>] = time::macros::format_description!(
+    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+);
+
 /// The most bytes of a build's output (or of a rejection's detail) a version keeps.
 pub const MAX_VERSION_TEXT: usize = 256 << 10;
 
@@ -123,9 +131,10 @@ pub struct VersionRow {
     pub author: String,
     /// The archive's SHA-256.
     pub hash: String,
-    /// When it was received (RFC 3339, UTC).
+    /// When it was received (RFC 3339, UTC, to the microsecond as both stores give
+    /// it back: `2026-12-05T02:30:00.123000Z`).
     pub submitted: String,
-    /// When its state last changed (RFC 3339, UTC).
+    /// When its state last changed (the same form).
     pub changed: String,
     /// Its state.
     pub state: VersionState,
@@ -145,7 +154,8 @@ impl VersionRow {
 }
 
 /// The uploaded bots' versions and their archives. Each call that changes more than
-/// one row is one transaction.
+/// one row is one transaction. Every time given is RFC 3339 (any offset); one that is
+/// not is [`StoreError::Invalid`].
 pub trait Versions {
     /// Adds a version in state `queued`, numbered one past the bot's highest, and keeps
     /// its archive unless the store has that hash already. Returns its number.
@@ -165,7 +175,11 @@ pub trait Versions {
     ) -> Result<bool, StoreError>;
 
     /// Makes version `number` of `bot` its active version and the one active before,
-    /// if any, retired, in one transaction; returns the number of the one retired.
+    /// if any, retired, in one transaction; returns the number of the one retired
+    /// (`None` when none was, or when this one was active already, which changes
+    /// nothing). The store does not judge the version's state: the caller does. A
+    /// version the store does not have is [`StoreError::NoVersion`], and changes
+    /// nothing.
     fn activate_version(
         &mut self,
         bot: &str,
@@ -187,7 +201,135 @@ pub trait Versions {
     /// The archive whose SHA-256 is `hash`.
     fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError>;
 
-    /// The submission times (RFC 3339, oldest first) of `author`'s versions received at
-    /// or after `since`: for the daily limit, and when it lets the author send again.
+    /// The submission times (RFC 3339, oldest first, in the form of
+    /// [`VersionRow::submitted`]) of `author`'s versions received at or after `since`:
+    /// for the daily limit, and when it lets the author send again.
     fn submitted_since(&self, author: &str, since: &str) -> Result<Vec<String>, StoreError>;
+}
+
+/// `time` (RFC 3339, any offset and precision) in the stores' form ([`STORED_TIME`]),
+/// cut to the microsecond. A time that is not RFC 3339 is refused: the store would
+/// otherwise keep what it cannot order.
+pub(crate) fn stored_time(place: &str, time: &str) -> Result<String, StoreError> {
+    let invalid = || StoreError::Invalid {
+        place: place.to_string(),
+        what: format!("the time {time:?} is not RFC 3339"),
+    };
+    let parsed = time::OffsetDateTime::parse(time, &time::format_description::well_known::Rfc3339)
+        .map_err(|_| invalid())?;
+    parsed
+        .to_offset(time::UtcOffset::UTC)
+        .format(STORED_TIME)
+        .map_err(|_| invalid())
+}
+
+/// The error of an operation on version `number` of `bot`, which the store at `place`
+/// does not have.
+pub(crate) fn no_such_version(place: &str, bot: &str, number: u32) -> StoreError {
+    StoreError::NoVersion {
+        place: place.to_string(),
+        bot: bot.to_string(),
+        number,
+    }
+}
+
+/// `text` cut to at most [`MAX_VERSION_TEXT`] bytes, at a character boundary.
+pub(crate) fn cut_text(text: &str) -> &str {
+    if text.len() <= MAX_VERSION_TEXT {
+        return text;
+    }
+    let mut end = MAX_VERSION_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The state stored as `text`, or [`StoreError::Invalid`]: a row holding a state this
+/// code never writes.
+pub(crate) fn stored_state(place: &str, text: &str) -> Result<VersionState, StoreError> {
+    VersionState::parse(text).ok_or_else(|| StoreError::Invalid {
+        place: place.to_string(),
+        what: format!("a version's state is {text:?}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_names_round_trip_and_other_names_are_none() {
+        assert_eq!(version_name("alpha", 1), "alpha.v1");
+        assert_eq!(parse_version_name("alpha.v1"), Some(("alpha", 1)));
+        for (bot, number) in [("a", 1), ("my-bot_2", 17), ("x.v2", 3), ("b", u32::MAX)] {
+            assert_eq!(
+                parse_version_name(&version_name(bot, number)),
+                Some((bot, number))
+            );
+        }
+        for name in [
+            "a.v0",
+            "a.v01",
+            ".v1",
+            "a.vx",
+            "a.v",
+            "a",
+            "a.v-1",
+            "a.v+1",
+            "a.v4294967296",
+        ] {
+            assert_eq!(parse_version_name(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn every_state_parses_back_and_nothing_else_does() {
+        let all = [
+            VersionState::Queued,
+            VersionState::Building,
+            VersionState::BuildFailed,
+            VersionState::Checking,
+            VersionState::Rejected,
+            VersionState::Active,
+            VersionState::Retired,
+        ];
+        for state in all {
+            assert_eq!(VersionState::parse(state.as_str()), Some(state));
+        }
+        assert_eq!(VersionState::parse("Active"), None);
+        assert_eq!(VersionState::parse("build_failed"), None);
+        assert!(matches!(
+            stored_state("here", "done"),
+            Err(StoreError::Invalid { what, .. }) if what == "a version's state is \"done\""
+        ));
+    }
+
+    #[test]
+    fn times_are_kept_in_utc_to_the_microsecond() {
+        let t = |s| stored_time("here", s).ok();
+        assert_eq!(
+            t("2026-12-05T02:30:00.123Z").as_deref(),
+            Some("2026-12-05T02:30:00.123000Z")
+        );
+        assert_eq!(
+            t("2026-12-05T03:30:00.1234569+01:00").as_deref(),
+            Some("2026-12-05T02:30:00.123456Z")
+        );
+        assert_eq!(
+            t("2026-12-05T02:30:00Z").as_deref(),
+            Some("2026-12-05T02:30:00.000000Z")
+        );
+        assert_eq!(t("yesterday"), None);
+    }
+
+    #[test]
+    fn text_is_cut_at_a_character_boundary() {
+        assert_eq!(cut_text("short"), "short");
+        // 'é' is two bytes: a cut at MAX_VERSION_TEXT would split the last one.
+        let long = format!("a{}", "é".repeat(MAX_VERSION_TEXT));
+        let cut = cut_text(&long);
+        assert_eq!(cut.len(), MAX_VERSION_TEXT - 1);
+        assert!(long.starts_with(cut));
+    }
 }
