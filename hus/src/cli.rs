@@ -8,6 +8,7 @@ use play::PlayArgs;
 use referee::{CheckBotArgs, LineArgs, MatchArgs, PerftArgs, RandomBotArgs, ReplayArgs};
 use remote::ConnectArgs;
 use server::{ServeArgs, TokenArgs};
+use upload::SubmitArgs;
 
 /// Referee and match server for Hus, the four-row mancala of Namibia.
 #[derive(Debug, Parser)]
@@ -71,9 +72,17 @@ pub enum Command {
     /// replay`.
     Export(ExportArgs),
     /// Make a token: 256 random bits, shown once, only its SHA-256 kept. A remote bot's
-    /// (prints the token_sha256 line for its [[bot]] table), or with --admin LEAGUE.toml
-    /// the admin token of that league's `hus serve`.
+    /// (prints the token_sha256 line for its [[bot]] table), with --admin LEAGUE.toml
+    /// the admin token of that league's `hus serve`, or with --author NAME an author's
+    /// token for `hus submit`.
     Token(TokenArgs),
+    /// Send a bot's code to a server as a new version (docs/upload.md): pack the
+    /// directory, send it with your author's token, and follow its build and checks.
+    ///
+    /// Exit status 0 once the version plays, 1 if its build failed or a check refused
+    /// it (the output or the cause is shown), 2 for anything else (a refused token, the
+    /// daily limit, an archive out of bounds, bad arguments).
+    Submit(SubmitArgs),
     /// Run a bot program here and play for it on a server (its bot port), connecting
     /// again after each set and, with growing waits, after failures.
     ///

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         cli::Command::Workers(args) => league::run_workers(&args).map_err(anyhow::Error::from),
         cli::Command::Export(args) => league::run_export(&args).map_err(anyhow::Error::from),
         cli::Command::Token(args) => server::run_token(&args),
+        cli::Command::Submit(args) => Ok(upload::run_submit(&args)),
         cli::Command::Connect(args) => remote::run_connect(&args),
         cli::Command::Rate(args) => ladder::run_rate(&args),
         cli::Command::Play(args) => play::run_play(&args),

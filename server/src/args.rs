@@ -103,6 +103,22 @@ pub struct ServeArgs {
     /// none (with a PostgreSQL store, the workers play them all).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1024))]
     pub concurrency: Option<u32>,
+    /// Versions an author may send in 24 hours (hus submit; docs/upload.md); more are
+    /// answered 429 with when to come back.
+    #[arg(long, value_name = "N", default_value_t = crate::uploads::DEFAULT_UPLOADS_PER_DAY,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub uploads_per_day: u32,
+    /// Uploaded versions built and checked at once (the others wait in the queue).
+    #[arg(long, value_name = "N", default_value_t = crate::uploads::DEFAULT_BUILDS as u32,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub builds: u32,
+    /// The wall time of one version's build, past which it is stopped.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = positive_duration)]
+    pub build_time: Duration,
+    /// The unprivileged user uploaded versions are built and played as when hus runs as
+    /// root (default: nobody); never root.
+    #[arg(long, value_name = "USER")]
+    pub upload_user: Option<String>,
 }
 
 impl ServeArgs {
@@ -150,8 +166,26 @@ pub struct TokenArgs {
     /// directory, and the previous admin token stops working.
     #[arg(long, value_name = "LEAGUE.toml")]
     pub admin: Option<PathBuf>,
-    /// With --admin: the league's directory, if not the default.
-    #[arg(long, value_name = "DIR", requires = "admin")]
+    /// Make an author's token instead of a bot's: the author may submit versions of
+    /// the bots --bots names (hus submit), and nothing else. Its SHA-256 goes to
+    /// authors.json in the league's directory (--league); an author of that name
+    /// already there gets the new token, and the old one stops working.
+    #[arg(long, value_name = "NAME", requires_all = ["league", "bots"], conflicts_with = "admin")]
+    pub author: Option<String>,
+    /// With --author: the bots the author may submit, names or prefixes ending in `*`
+    /// (`alice-*`), comma-separated or the option repeated.
+    #[arg(
+        long,
+        value_name = "PATTERN",
+        value_delimiter = ',',
+        requires = "author"
+    )]
+    pub bots: Vec<String>,
+    /// With --author: the league file whose server takes the author's versions.
+    #[arg(long, value_name = "LEAGUE.toml", requires = "author")]
+    pub league: Option<PathBuf>,
+    /// With --admin or --author: the league's directory, if not the default.
+    #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 }
 

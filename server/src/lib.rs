@@ -25,6 +25,7 @@
 
 pub mod admin;
 mod args;
+pub mod authors;
 pub mod capacity;
 pub mod charts;
 pub mod download;
@@ -38,6 +39,8 @@ pub mod reader;
 pub mod refused;
 pub mod runner;
 pub mod state;
+pub mod uploads;
+mod validate;
 pub mod web;
 
 use std::collections::HashMap;
@@ -54,33 +57,60 @@ pub use args::{ServeArgs, TokenArgs};
 /// `hus token`: a new token, shown once (printed, or written to a new file only its
 /// owner can read). A bot's: prints the `token_sha256` line for its `[[bot]]` table.
 /// With `--admin LEAGUE.toml`, the league's admin token: its digest replaces the
-/// previous one in the league's directory. Both are `remote::new_token`, hashed by
-/// `remote::token_hash`.
+/// previous one in the league's directory. With `--author NAME`, an author's token for
+/// `hus submit` (`authors`). All are `remote::new_token`, hashed by `remote::token_hash`.
 pub fn run_token(args: &TokenArgs) -> anyhow::Result<ExitCode> {
     let token = remote::new_token();
     let mut stdout = Vec::new();
-    let kept = match &args.admin {
-        Some(file) => {
-            let config = LeagueConfig::load(file)?;
-            let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
-            admin::store_digest(&dir, &token)?;
-            format!(
+    if args.dir.is_some() && args.admin.is_none() && args.author.is_none() {
+        anyhow::bail!("--dir goes with --admin or --author (a bot's token has no directory)");
+    }
+    // The token's file first: a digest is kept only for a token that was kept too.
+    if let Some(path) = &args.out {
+        write_private(path, &token)?;
+    }
+    let kept = (|| -> anyhow::Result<String> {
+        Ok(match (&args.admin, &args.author, &args.league) {
+            (None, Some(author), Some(file)) => {
+                let config = LeagueConfig::load(file)?;
+                let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
+                authors::add(&dir, author, &args.bots, &token)?;
+                format!(
+                "author {author}'s token, for hus submit (bots {}); its SHA-256 is in {} (an earlier token of {author} no longer works)",
+                args.bots.join(", "),
+                authors::authors_file(&dir).display()
+            )
+            }
+            (Some(file), _, _) => {
+                let config = LeagueConfig::load(file)?;
+                let dir = args.dir.clone().unwrap_or_else(|| config.default_dir());
+                admin::store_digest(&dir, &token)?;
+                format!(
                 "the league's admin token; its SHA-256 is in {} (the previous admin token no longer works)",
                 admin::token_file(&dir).display()
             )
-        }
-        None => {
-            stdout.push(format!(
-                "token_sha256 = \"{}\"",
-                remote::hex(&remote::token_hash(&token))
-            ));
-            "give it to the bot's author; the line for the bot's [[bot]] table is on stdout"
-                .to_string()
+            }
+            _ => {
+                stdout.push(format!(
+                    "token_sha256 = \"{}\"",
+                    remote::hex(&remote::token_hash(&token))
+                ));
+                "give it to the bot's author; the line for the bot's [[bot]] table is on stdout"
+                    .to_string()
+            }
+        })
+    })();
+    let kept = match kept {
+        Ok(kept) => kept,
+        Err(e) => {
+            if let Some(path) = &args.out {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
         }
     };
     match &args.out {
         Some(path) => {
-            write_private(path, &token)?;
             eprintln!("hus token: the token is in {}: {kept}", path.display());
         }
         None => {
@@ -182,6 +212,19 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let has_remote = config.bots.iter().any(|b| b.is_remote());
     let tokens = remote_tokens(&config);
     let lag_cap = config.lag_cap;
+    let upload_settings = uploads::UploadSettings {
+        per_day: args.uploads_per_day,
+        builds: args.builds as usize,
+        bounds: upload::Bounds::default(),
+        build: upload::BuildLimits {
+            wall: args.build_time,
+            user: args.upload_user.clone(),
+            ..upload::BuildLimits::default()
+        },
+        user: args.upload_user.clone(),
+        cache: dir.join(uploads::UPLOADS_DIR),
+    };
+    let league_file = config.clone();
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -238,6 +281,12 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let registry = port.as_ref().map(|p| p.registry().clone());
         let (shutdown_tx, shutdown_rx) = watch::channel(None::<&'static str>);
         let (commands_tx, commands_rx) = mpsc::channel(16);
+        let uploads = Arc::new(uploads::Uploads::new(
+            upload_settings,
+            league_file,
+            runner.store_caller(),
+            commands_tx.clone(),
+        )?);
         let app = Arc::new(state::AppState {
             dir: dir.clone(),
             snapshot: watch::channel(Arc::new(snapshot)).0,
@@ -254,7 +303,9 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             pages: pages::ReplayPages::new(pages::BUILDERS, pages::KEPT_BYTES),
             page_refusals: refused::PageRefusals::default(),
             max_page_moves: args.max_page_moves,
+            uploads: uploads.clone(),
         });
+        let upload_queue = tokio::spawn(uploads.run(shutdown_rx.clone()));
         let refusal_log = tokio::spawn(app.refusals.clone().run(shutdown_rx.clone()));
         let signals = {
             let tx = shutdown_tx.clone();
@@ -280,6 +331,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let _ = http.await;
         let _ = refusal_log.await;
         let _ = feed.await;
+        let _ = upload_queue.await;
         drop(port);
         signals.abort();
         result.map_err(anyhow::Error::from)

@@ -126,6 +126,22 @@ impl Reader {
         .await
     }
 
+    /// Every version of uploaded bot `bot`, oldest first.
+    pub async fn versions_of(&self, bot: &str) -> Result<Vec<league::VersionRow>, String> {
+        let bot = bot.to_string();
+        self.ask(move |store| store.versions_of(&bot)).await
+    }
+
+    /// Version `number` of uploaded bot `bot`.
+    pub async fn version(
+        &self,
+        bot: &str,
+        number: u32,
+    ) -> Result<Option<league::VersionRow>, String> {
+        let bot = bot.to_string();
+        self.ask(move |store| store.version(&bot, number)).await
+    }
+
     /// The kept log of set `id`, still packed (gzip).
     pub async fn log(&self, id: league::SetId) -> Result<Option<PackedLog>, String> {
         self.ask(move |store| store.stored_log(id)).await

@@ -46,6 +46,7 @@ use tokio::time::Instant;
 use crate::live::LiveTap;
 use crate::pairing::{self, pair, Pair, PairingInput};
 use crate::state::{AppState, Command, Problem, Request, SetView, Snapshot, RECENT_SETS};
+use crate::uploads::BoxStore;
 
 /// How long a pair whose set could not be played is held back.
 pub const HOLD_BACK: Duration = Duration::from_secs(30);
@@ -148,9 +149,6 @@ pub struct Runner {
     /// A shared store is out of reach (said once, as a problem).
     store_down: bool,
 }
-
-/// The store, either kind.
-type BoxStore = Box<dyn Store + Send>;
 
 impl Runner {
     /// A runner over a store already in line with the file (settings settled,
@@ -256,6 +254,12 @@ impl Runner {
                 command: b.command(),
             })
             .collect()
+    }
+
+    /// A caller of the store's thread, for the uploads (their versions are kept in the
+    /// league's store, beside its sets).
+    pub fn store_caller(&self) -> StoreCaller<BoxStore> {
+        self.store.clone()
     }
 
     /// Brings the store's bots in line with the active ones. SQLite: the store's
@@ -702,6 +706,32 @@ impl Runner {
                 Ok(format!(
                     "{name} plays no new sets; its running sets finish and its results stay"
                 ))
+            }
+            Command::EnterVersion(bot) => {
+                let bot = *bot;
+                let name = bot.name.clone();
+                let replaced = crate::uploads::other_versions(&name, self.active.iter());
+                for old in &replaced {
+                    self.active.remove(old);
+                }
+                let mut shared = (*self.shared).clone();
+                let mut b = bot.clone();
+                b.set_nice(shared.bots.values().find_map(|x| x.nice()));
+                shared.bots.insert(name.clone(), b);
+                self.shared = Arc::new(shared);
+                self.config.bots.retain(|b| b.name != name);
+                self.config.bots.push(bot);
+                self.active.insert(name.clone());
+                self.sync_bots().await.map_err(|e| format!("{e:#}"))?;
+                if replaced.is_empty() {
+                    self.say(&format!("{name} plays from now on"));
+                } else {
+                    self.say(&format!(
+                        "{name} plays from now on, in place of {}",
+                        replaced.join(", ")
+                    ));
+                }
+                Ok(format!("{name} plays from now on"))
             }
             Command::AddBot(name) => {
                 if self.active.contains(&name) {

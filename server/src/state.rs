@@ -191,6 +191,9 @@ pub enum Command {
     AddBot(String),
     /// Start no more sets with this bot (its running sets finish; its results stay).
     RemoveBot(String),
+    /// Pair this uploaded version (`NAME.vN`, built and checked) from now on, in place
+    /// of its bot's other versions (their running sets finish; their results stay).
+    EnterVersion(Box<league::BotConfig>),
 }
 
 /// A command with the channel of its answer.
@@ -231,6 +234,8 @@ pub struct AppState {
     pub live_slots: Arc<crate::capacity::Capacity>,
     /// Refused admin requests, counted for the log.
     pub refusals: Arc<crate::admin::RefusalLog>,
+    /// Bots by upload: the versions' queue and the store they are kept in.
+    pub uploads: Arc<crate::uploads::Uploads>,
 }
 
 impl AppState {

@@ -18,8 +18,10 @@
 
 mod bounds;
 mod build;
+mod cache;
 mod manifest;
 mod pack;
+mod submit;
 mod unpack;
 
 pub use bounds::{
@@ -30,10 +32,13 @@ pub use build::{
     build, BuildFailure, BuildLimits, BuildReport, Built, DEFAULT_BUILD_DISK, DEFAULT_BUILD_MEMORY,
     DEFAULT_BUILD_OUTPUT, DEFAULT_BUILD_PROCESSES, DEFAULT_BUILD_TIME, SCRIPT, TREE,
 };
+pub use cache::{is_sha256, sandboxed, BuildCache};
 pub use manifest::{
     Commands, Language, Manifest, ManifestError, MANIFEST_NAME, MAX_MANIFEST_BYTES,
 };
 pub use pack::{pack, sha256_hex, PackError, Packed, ARCHIVE_LEVEL, ARCHIVE_WINDOW_LOG, HUSIGNORE};
+pub use submit::{run_submit, SubmitArgs, TOKEN_ENV};
 pub use unpack::{
-    new_version_dir, unpack_archive, unpack_tar_file, UnpackError, Unpacked, Version, SOURCES,
+    check_archive, new_version_dir, unpack_archive, unpack_tar_file, UnpackError, Unpacked,
+    Version, SOURCES,
 };

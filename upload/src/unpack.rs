@@ -188,6 +188,19 @@ pub fn unpack_archive(
     })
 }
 
+/// Checks the zstd-compressed tar `archive` against `bounds` as [`unpack_archive`]
+/// does, writing nothing: what a server does with an upload before it keeps it.
+/// Returns how many files and directories it holds.
+pub fn check_archive(archive: &[u8], bounds: &Bounds) -> Result<u64, UnpackError> {
+    if archive.len() as u64 > bounds.archive_bytes {
+        return Err(UnpackError::ArchiveTooBig {
+            size: archive.len() as u64,
+            bound: bounds.archive_bytes,
+        });
+    }
+    Ok(scan(decoder(archive)?, bounds)?.len() as u64)
+}
+
 /// As [`unpack_archive`], for a plain (uncompressed) tar in the file `tar` (what a
 /// build leaves, [`crate::build`]); `bounds.archive_bytes` is not used.
 pub fn unpack_tar_file(tar: &Path, into: &Dir, bounds: &Bounds) -> Result<Unpacked, UnpackError> {

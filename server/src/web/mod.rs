@@ -12,6 +12,8 @@
 //! - `replay`: the replay pages; `events`: the live stream (server-sent events);
 //!   `feed`: what changed on the pages (results, standings rows, the status line),
 //!   sent on the live stream;
+//! - `versions`: bots by upload (`crate::uploads`): submitting, reading and
+//!   activating versions;
 //! - `admin`: the admin endpoints; `assets`: the dashboard's script, style and icon.
 //!
 //! `crate::html` renders pages and never calls into this module.
@@ -26,6 +28,7 @@ mod logs;
 mod replay;
 mod sets;
 mod stderr;
+mod versions;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,10 +51,12 @@ use events::LiveState;
 pub use feed::feed;
 pub use logs::confined;
 
-/// Largest request body accepted (admin requests carry none).
+/// Largest request body accepted (admin requests carry none), but for an upload's.
 pub const MAX_BODY: usize = 16 * 1024;
-/// Time a request other than the live stream may take.
+/// Time a request other than the live stream and an upload may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time an upload may take (an archive of the largest size over a slow link).
+pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The pages' policy: only this origin's scripts, styles and connections; no frames,
 /// no forms, no plugins, no base element (the same for every page `hus` serves).
@@ -88,9 +93,26 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
         .route("/api/admin/resume", post(admin::resume))
         .route("/api/admin/bots/{name}/add", post(admin::add_bot))
         .route("/api/admin/bots/{name}/remove", post(admin::remove_bot))
+        .route("/api/bots/{name}/versions/{number}", get(versions::one))
+        .route(
+            "/api/bots/{name}/versions/{number}/activate",
+            post(versions::activate),
+        )
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
+        ))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY));
+    // An upload's body is an archive, read by its handler up to the archive's bound,
+    // over a slow link too.
+    let uploads = Router::new()
+        .route(
+            "/api/bots/{name}/versions",
+            post(versions::submit).get(versions::list),
+        )
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            UPLOAD_TIMEOUT,
         ));
     let live = Router::new()
         .route("/api/live/events", get(events::events))
@@ -99,11 +121,11 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
             shutdown,
         });
     timed
+        .merge(uploads)
         .with_state(app.clone())
         .merge(live)
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(app, check_host))
-        .layer(RequestBodyLimitLayer::new(MAX_BODY))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CSP),

@@ -1,0 +1,468 @@
+//! Bots by upload at the server (docs/upload.md): the versions authors send
+//! (`web::versions` receives them), built, checked and entered into the league.
+//!
+//! A version's way, each step a state in the store ([`league::VersionState`]):
+//! `queued` (kept with its archive) → `building` (unpacked into a directory of its own
+//! and built in the sandbox, [`upload::BuildCache`]) → `checking` (check-bot's probe
+//! and a validation set against the random mover at the league's rules and time
+//! control, the bot in the sandbox) → `active` (the runner takes it into the pairing
+//! as `NAME.vN`, and the bot's previous version leaves it, `retired`), or `build
+//! failed` / `rejected` with the cause for its author. A failed or stopped build
+//! leaves the active version as it was.
+//!
+//! Builds queue: [`Uploads::run`] takes the oldest queued versions, at most
+//! `--builds` at a time; an author has at most one version on its way at a time, and
+//! sends at most `--uploads-per-day` a day (the web layer refuses more with 429). The
+//! queue is the store's: a server restarted finds its queued versions there, builds
+//! again the ones it was building or checking, and enters its active versions again
+//! (from this machine's build cache, or built again from their archives).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use league::{
+    parse_version_name, BotConfig, LeagueConfig, StoreCaller, StoreError, Transport, VersionRow,
+    VersionState,
+};
+use tokio::sync::{mpsc, oneshot, watch, Notify, Semaphore};
+
+use crate::state::{Command, Request};
+
+/// The store as the runner holds it.
+pub type BoxStore = Box<dyn league::Store + Send>;
+
+/// The uploads' directory (versions unpacked and built, validation logs), in the
+/// league's.
+pub const UPLOADS_DIR: &str = "uploads";
+/// Versions an author may send a day, by default.
+pub const DEFAULT_UPLOADS_PER_DAY: u32 = 5;
+/// Versions built at once, by default.
+pub const DEFAULT_BUILDS: usize = 1;
+/// Uploads received at once (their bodies are held in memory, each up to the archive
+/// bound): past them a sender is told to come back (503).
+pub const RECEIVING: usize = 4;
+/// How long after a failed look at the store the queue looks again.
+const RETRY: Duration = Duration::from_secs(2);
+
+/// The organiser's settings of uploads (`hus serve` options).
+#[derive(Clone, Debug)]
+pub struct UploadSettings {
+    /// Versions an author may send in 24 hours.
+    pub per_day: u32,
+    /// Versions built (and checked) at once.
+    pub builds: usize,
+    /// The bounds of an archive.
+    pub bounds: upload::Bounds,
+    /// The bounds of a build.
+    pub build: upload::BuildLimits,
+    /// The sandbox's user for the uploaded bots when `hus` is root (`None`: the
+    /// sandbox's default, `nobody`).
+    pub user: Option<String>,
+    /// Where versions are unpacked and built.
+    pub cache: PathBuf,
+}
+
+/// What the web layer and the queue share.
+pub struct Uploads {
+    /// The organiser's settings.
+    pub settings: UploadSettings,
+    /// The store, through the runner's store thread.
+    store: StoreCaller<BoxStore>,
+    /// The built versions.
+    cache: upload::BuildCache,
+    /// Told when a version is queued.
+    wake: Notify,
+    /// Uploads being received.
+    pub receiving: Arc<Semaphore>,
+    /// The league file's bot and team names: no author can take one.
+    organisers: BTreeSet<String>,
+    /// The league file, for the validation set's rules and time control.
+    league: LeagueConfig,
+    /// Commands to the runner (entering a version).
+    commands: mpsc::Sender<Request>,
+}
+
+/// Now, UTC, to the second: `2026-12-05T02:30:00Z` (one width, so the store's times
+/// compare as text).
+pub fn now_utc() -> String {
+    utc(time::OffsetDateTime::now_utc())
+}
+
+fn utc(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
+}
+
+/// A day before now, as [`now_utc`] writes it.
+pub fn day_ago() -> String {
+    utc(time::OffsetDateTime::now_utc() - time::Duration::days(1))
+}
+
+/// Seconds from now until a day after `then` (as [`now_utc`] writes it): when the
+/// daily limit lets its author send again.
+pub fn seconds_until_a_day_after(then: &str) -> u64 {
+    let format = time::format_description::well_known::Rfc3339;
+    match time::OffsetDateTime::parse(then, &format) {
+        Ok(t) => {
+            let left = (t + time::Duration::days(1)) - time::OffsetDateTime::now_utc();
+            left.whole_seconds().max(1) as u64
+        }
+        Err(_) => 86_400,
+    }
+}
+
+impl Uploads {
+    /// The uploads of the league `league`, on the runner's store.
+    pub fn new(
+        settings: UploadSettings,
+        league: LeagueConfig,
+        store: StoreCaller<BoxStore>,
+        commands: mpsc::Sender<Request>,
+    ) -> anyhow::Result<Uploads> {
+        let cache = upload::BuildCache::open(&settings.cache).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot make the uploads' directory {}: {e}",
+                settings.cache.display()
+            )
+        })?;
+        let organisers = league
+            .bots
+            .iter()
+            .map(|b| b.name.clone())
+            .chain(league.teams.iter().map(|t| t.name.clone()))
+            .collect();
+        Ok(Uploads {
+            receiving: Arc::new(Semaphore::new(RECEIVING)),
+            settings,
+            store,
+            cache,
+            wake: Notify::new(),
+            organisers,
+            league,
+            commands,
+        })
+    }
+
+    /// Whether `name` is one of the league file's bots or teams.
+    pub fn is_organisers(&self, name: &str) -> bool {
+        self.organisers.contains(name)
+    }
+
+    /// Whether the league plays teams (uploads are for leagues of bots).
+    pub fn has_teams(&self) -> bool {
+        !self.league.teams.is_empty()
+    }
+
+    /// The store, for the web layer's reads and the new version's row.
+    pub async fn call<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&mut BoxStore) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.store.call(op).await
+    }
+
+    /// Tells the queue a version is waiting.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// The queue: builds the queued versions, at most `--builds` at once, oldest
+    /// first, until `shutdown`. At its start it puts back the versions a stopped server
+    /// was building or checking, and enters the active versions again.
+    pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<Option<&'static str>>) {
+        self.restart().await;
+        let slots = Arc::new(Semaphore::new(self.settings.builds.max(1)));
+        let mut started: BTreeSet<(String, u32)> = BTreeSet::new();
+        loop {
+            let queued = self.call(|s| s.versions_in(&[VersionState::Queued])).await;
+            let mut queued = match queued {
+                Ok(queued) => queued,
+                Err(e) => {
+                    tracing::warn!("uploads: cannot read the queue: {e}");
+                    tokio::select! {
+                        _ = tokio::time::sleep(RETRY) => continue,
+                        _ = shutdown.wait_for(|s| s.is_some()) => return,
+                    }
+                }
+            };
+            queued.sort_by(|a, b| {
+                (&a.submitted, &a.bot, a.number).cmp(&(&b.submitted, &b.bot, b.number))
+            });
+            started.retain(|k| queued.iter().any(|v| (v.bot.clone(), v.number) == *k));
+            for version in queued {
+                let key = (version.bot.clone(), version.number);
+                if started.contains(&key) {
+                    continue;
+                }
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    break;
+                };
+                started.insert(key);
+                let me = self.clone();
+                tokio::spawn(async move {
+                    me.prepare(version).await;
+                    drop(slot);
+                    me.wake();
+                });
+            }
+            tokio::select! {
+                _ = self.wake.notified() => {}
+                // A slot freed by a version that ended wakes the loop too; this is
+                // the safety net for a wake lost between the read and the wait.
+                _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+                _ = shutdown.wait_for(|s| s.is_some()) => return,
+            }
+        }
+    }
+
+    /// At the start: versions left building or checking by a stopped server are
+    /// queued again; the active versions enter the league again.
+    async fn restart(&self) {
+        let now = now_utc();
+        let cut = self
+            .call(move |s| {
+                let cut = s.versions_in(&[VersionState::Building, VersionState::Checking])?;
+                for v in &cut {
+                    s.set_version_state(&v.bot, v.number, VersionState::Queued, None, None, &now)?;
+                }
+                Ok(cut.len())
+            })
+            .await;
+        if let Ok(n) = cut {
+            if n > 0 {
+                tracing::info!("uploads: {n} version(s) cut by a stop queued again");
+            }
+        }
+        let active = self
+            .call(|s| s.versions_in(&[VersionState::Active]))
+            .await
+            .unwrap_or_default();
+        for version in active {
+            match self.built(&version).await {
+                Ok(built) => {
+                    if let Err(e) = self.enter(&version, &built).await {
+                        tracing::warn!("uploads: {} cannot play: {e}", version.league_name());
+                    }
+                }
+                Err(e) => tracing::warn!(
+                    "uploads: {} cannot be built again: {e}",
+                    version.league_name()
+                ),
+            }
+        }
+    }
+
+    /// Sets a version's state, saying a failure to the log (the version stays as it
+    /// was in the store, and a restart takes it up again).
+    async fn set_state(
+        &self,
+        version: &VersionRow,
+        state: VersionState,
+        output: Option<String>,
+        detail: Option<String>,
+    ) {
+        let (bot, number, now) = (version.bot.clone(), version.number, now_utc());
+        let result = self
+            .call(move |s| {
+                s.set_version_state(
+                    &bot,
+                    number,
+                    state,
+                    output.as_deref(),
+                    detail.as_deref(),
+                    &now,
+                )
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::warn!(
+                "uploads: cannot mark {} {state}: {e}",
+                version.league_name()
+            );
+        }
+    }
+
+    /// A version's way from `queued` to `active`, or to the state that says why not.
+    async fn prepare(&self, version: VersionRow) {
+        let name = version.league_name();
+        self.set_state(&version, VersionState::Building, None, None)
+            .await;
+        let hash = version.hash.clone();
+        let archive = match self.call(move |s| s.archive(&hash)).await {
+            Ok(Some(archive)) => archive,
+            Ok(None) => {
+                let why = format!("the store has no archive {}", version.hash);
+                self.set_state(&version, VersionState::BuildFailed, None, Some(why))
+                    .await;
+                return;
+            }
+            Err(e) => {
+                // Left `building`: the next start queues it again.
+                tracing::warn!("uploads: cannot read {name}'s archive: {e}");
+                return;
+            }
+        };
+        let report = match self
+            .cache
+            .build(&archive, &self.settings.bounds, &self.settings.build)
+            .await
+        {
+            Ok(report) => report,
+            Err(refused) => {
+                self.set_state(
+                    &version,
+                    VersionState::BuildFailed,
+                    None,
+                    Some(refused.to_string()),
+                )
+                .await;
+                return;
+            }
+        };
+        let output = report.output.clone();
+        let built = match report.result {
+            Ok(built) => built,
+            Err(failure) => {
+                self.set_state(
+                    &version,
+                    VersionState::BuildFailed,
+                    Some(output),
+                    Some(failure.to_string()),
+                )
+                .await;
+                return;
+            }
+        };
+        tracing::info!(
+            "uploads: {name} built in {}",
+            referee::show_duration(report.took)
+        );
+        self.set_state(&version, VersionState::Checking, Some(output), None)
+            .await;
+        let bot = match self.bot_config(&version, &built) {
+            Ok(bot) => bot,
+            Err(e) => {
+                self.set_state(&version, VersionState::Rejected, None, Some(e))
+                    .await;
+                return;
+            }
+        };
+        if let Err(why) =
+            crate::validate::validate(&bot, &self.league, &name, self.cache.path()).await
+        {
+            self.set_state(&version, VersionState::Rejected, None, Some(why))
+                .await;
+            return;
+        }
+        let (b, n, now) = (version.bot.clone(), version.number, now_utc());
+        if let Err(e) = self.call(move |s| s.activate_version(&b, n, &now)).await {
+            tracing::warn!("uploads: cannot make {name} active: {e}");
+            return;
+        }
+        if let Err(e) = self.enter(&version, &built).await {
+            tracing::warn!("uploads: {name} is active but cannot play: {e}");
+        }
+    }
+
+    /// How the version plays: its run command in the sandbox, its tree its directory,
+    /// at the league's nice value.
+    fn bot_config(&self, version: &VersionRow, built: &upload::Built) -> Result<BotConfig, String> {
+        let (spec, limits) = upload::sandboxed(built, self.settings.user.as_deref())
+            .map_err(|e| format!("the built version cannot be run: {e}"))?;
+        Ok(BotConfig {
+            name: version.league_name(),
+            transport: Transport::Process { spec, limits },
+        })
+    }
+
+    /// The version built on this machine: from the cache, else built again from its
+    /// archive (a restart whose cache was cleared, an earlier version made active).
+    async fn built(&self, version: &VersionRow) -> Result<upload::Built, String> {
+        if let Some(built) = self.cache.find(&version.hash) {
+            return Ok(built);
+        }
+        let hash = version.hash.clone();
+        let archive = self
+            .call(move |s| s.archive(&hash))
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the store has no archive {}", version.hash))?;
+        let report = self
+            .cache
+            .build(&archive, &self.settings.bounds, &self.settings.build)
+            .await
+            .map_err(|e| e.to_string())?;
+        report.result.map_err(|e| e.to_string())
+    }
+
+    /// Hands the version to the runner, which pairs it from now on in place of the
+    /// bot's other versions.
+    async fn enter(&self, version: &VersionRow, built: &upload::Built) -> Result<String, String> {
+        let bot = self.bot_config(version, built)?;
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send((Command::EnterVersion(Box::new(bot)), tx))
+            .await
+            .map_err(|_| "the server is stopping".to_string())?;
+        rx.await.map_err(|_| "the server is stopping".to_string())?
+    }
+
+    /// Makes an earlier version (one that played) the active one again, at once:
+    /// built from this machine's cache, or again from its archive.
+    pub async fn reactivate(&self, version: VersionRow) -> Result<String, String> {
+        let built = self.built(&version).await?;
+        let (b, n, now) = (version.bot.clone(), version.number, now_utc());
+        self.call(move |s| s.activate_version(&b, n, &now))
+            .await
+            .map_err(|e| e.to_string())?;
+        self.enter(&version, &built).await
+    }
+}
+
+/// The other versions of `name`'s bot among `active` (the league's names): those a new
+/// active version replaces.
+pub fn other_versions<'a>(name: &str, active: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let Some((bot, _)) = parse_version_name(name) else {
+        return Vec::new();
+    };
+    active
+        .filter(|a| *a != name && parse_version_name(a).is_some_and(|(b, _)| b == bot))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_version_replaces_only_its_own_bots_versions() {
+        let active: Vec<String> = ["a.v1", "ab.v2", "b", "a.v3", "a"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(other_versions("a.v4", active.iter()), vec!["a.v1", "a.v3"]);
+        assert_eq!(other_versions("a.v3", active.iter()), vec!["a.v1"]);
+        assert!(other_versions("b", active.iter()).is_empty());
+    }
+
+    #[test]
+    fn times_have_one_width_and_the_wait_is_counted_from_a_day_after() {
+        let now = now_utc();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(day_ago() < now);
+        let left = seconds_until_a_day_after(&now);
+        assert!((86_300..=86_400).contains(&left), "{left}");
+        assert_eq!(seconds_until_a_day_after("junk"), 86_400);
+    }
+}
