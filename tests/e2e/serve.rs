@@ -17,6 +17,8 @@ use crate::common::*;
 
 /// Connections, live streams and the `Host` check shared fairly among addresses.
 mod limits;
+/// Bots by upload: authors, hus submit, builds, checks, versions.
+mod uploads;
 
 fn hus_bin() -> &'static str {
     env!("CARGO_BIN_EXE_hus")

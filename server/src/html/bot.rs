@@ -179,6 +179,13 @@ pub fn bot_main_with(
     html! {
         h2 { (b.name) }
         p { "command: " code { (b.command) } @if !b.active { " (removed)" } }
+        @if let Some((bot, number)) = league::parse_version_name(&b.name) {
+            p {
+                "Uploaded: version " (number) " of " (bot) ". "
+                a href=(super::versions::version_href(bot, number)) { "its build and checks" } "; "
+                a href=(super::versions::versions_href(bot)) { "every version of " (bot) }
+            }
+        }
         p {
             span class="rank" data-rank=(b.rank) { "rank " (b.rank) @if bots > 0 { " of " (bots) } } "; "
             "rating " (rating(b)) "; games " (wdl(&b.games)) "; sets " (wdl(&b.sets)) "; "

@@ -93,6 +93,11 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
         .route("/api/admin/resume", post(admin::resume))
         .route("/api/admin/bots/{name}/add", post(admin::add_bot))
         .route("/api/admin/bots/{name}/remove", post(admin::remove_bot))
+        .route("/bots/{name}/versions", get(versions::versions_page))
+        .route(
+            "/bots/{name}/versions/{number}",
+            get(versions::version_page),
+        )
         .route("/api/bots/{name}/versions/{number}", get(versions::one))
         .route(
             "/api/bots/{name}/versions/{number}/activate",

@@ -395,3 +395,69 @@ pub(super) async fn activate(
         .map_err(|e| ApiError::new(StatusCode::CONFLICT, e))?;
     Ok(Json(json!({ "ok": said })))
 }
+
+/// `/bots/NAME/versions`: the page of an uploaded bot's versions.
+pub(super) async fn versions_page(
+    State(app): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Response {
+    use super::dashboard::{problem_page, respond};
+    if let Err(e) = check_bot_name(&name) {
+        return problem_page(&app, StatusCode::NOT_FOUND, e.what());
+    }
+    match app.reader.versions_of(&name).await {
+        Ok(versions) if versions.is_empty() => problem_page(
+            &app,
+            StatusCode::NOT_FOUND,
+            &format!("{name:?} has no uploaded version"),
+        ),
+        Ok(versions) => {
+            let s = app.snapshot();
+            respond(
+                StatusCode::OK,
+                crate::html::page(
+                    &format!("{name}: versions"),
+                    &crate::html::Status::of(&app),
+                    crate::html::versions::versions_main(&name, &versions, &s.standings.bots),
+                ),
+            )
+        }
+        Err(e) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, &e),
+    }
+}
+
+/// `/bots/NAME/versions/N`: one version's page.
+pub(super) async fn version_page(
+    State(app): State<Arc<AppState>>,
+    Path((name, number)): Path<(String, String)>,
+) -> Response {
+    use super::dashboard::{problem_page, respond};
+    let (name, number) = match version_path(&name, &number) {
+        Ok(found) => found,
+        Err(e) => return problem_page(&app, StatusCode::NOT_FOUND, e.what()),
+    };
+    match app.reader.version(&name, number).await {
+        Ok(Some(version)) => {
+            let s = app.snapshot();
+            let standing = s
+                .standings
+                .bots
+                .iter()
+                .find(|b| b.name == version.league_name());
+            respond(
+                StatusCode::OK,
+                crate::html::page(
+                    &format!("{name} v{number}"),
+                    &crate::html::Status::of(&app),
+                    crate::html::versions::version_main(&version, standing),
+                ),
+            )
+        }
+        Ok(None) => problem_page(
+            &app,
+            StatusCode::NOT_FOUND,
+            &format!("{name:?} has no version {number}"),
+        ),
+        Err(e) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, &e),
+    }
+}
