@@ -1849,47 +1849,14 @@ fn text_from_a_log_cannot_act_on_the_terminal() {
 /// what is wrong with it.
 #[test]
 fn an_uploaded_version_in_the_header_replays_and_a_malformed_one_is_refused() {
-    use referee::UploadedVersion;
-    use referee::{play_set, BotSpec, Entrant, Limits, Lineup, LogWriter, SetConfig, TimeControl};
-
     let dir = LogDir::new();
     let sha256 = "0123456789abcdef".repeat(4);
-    let version = UploadedVersion {
+    let version = referee::UploadedVersion {
         bot: "alpha".into(),
         number: 3,
         sha256: sha256.clone(),
     };
-    let set = SetConfig {
-        rules: engine::Rules::new(engine::Preset::Hus, 8).expect("rules"),
-        games: 2,
-        seed: 5,
-        time: TimeControl::PerMove(Duration::from_secs(10)),
-        ready_time: Duration::from_secs(30),
-        early_stop: false,
-        openings: Vec::new(),
-        sprt: None,
-    };
-    let entrants =
-        [("a", 1, Some(version)), ("b", 2, None)].map(|(side, seed, version)| Entrant::Process {
-            spec: BotSpec::parse(&hus_random(seed)).expect("command"),
-            stderr: dir.path().join(format!("versions.{side}.stderr")).into(),
-            limits: Limits::default(),
-            version,
-        });
-    let (mut writer, stem) = LogWriter::create(dir.path(), "versions").expect("log");
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(play_set(
-            &set,
-            entrants.map(Lineup::from).into(),
-            "hus test",
-            &mut writer,
-        ))
-        .expect("the set is played");
-    drop(writer);
-    let path = dir.path().join(format!("{stem}.jsonl"));
+    let path = play_version_set(dir.path(), version, 2);
     let lines = log_lines(&path);
     let header = record(&lines[0]);
     assert_eq!(
