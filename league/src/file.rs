@@ -136,6 +136,9 @@ pub struct BotConfig {
     pub name: String,
     /// How it plays: a process the league starts, or a link it opens itself.
     pub transport: Transport,
+    /// The uploaded version it is (docs/upload.md), which the logs' headers of its sets
+    /// name (`bots[].version`); `None` for every bot of a league file.
+    pub version: Option<referee::UploadedVersion>,
 }
 
 /// How a bot of the league plays: what the file's `command` or `remote = true` says.
@@ -802,6 +805,7 @@ fn check_bot(file: &FileText, base: &Path, bot: &RawBot, span: Range<usize>) -> 
                 sandbox,
             },
         },
+        version: None,
     })
 }
 
@@ -853,6 +857,7 @@ fn check_remote_bot(file: &FileText, bot: &RawBot, span: Range<usize>) -> Result
     Ok(BotConfig {
         name,
         transport: Transport::Link { token_sha256: hash },
+        version: None,
     })
 }
 
