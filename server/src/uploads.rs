@@ -382,6 +382,11 @@ impl Uploads {
         Ok(BotConfig {
             name: version.league_name(),
             transport: Transport::Process { spec, limits },
+            version: Some(referee::UploadedVersion {
+                bot: version.bot.clone(),
+                number: version.number,
+                sha256: version.hash.clone(),
+            }),
         })
     }
 
