@@ -134,7 +134,7 @@ pub fn run_submit(args: &SubmitArgs) -> ExitCode {
 fn submit(args: &SubmitArgs) -> Result<ExitCode, String> {
     let wait = referee::parse_duration(&args.wait).map_err(|e| format!("--wait: {e:#}"))?;
     let packed = pack(&args.dir, &Bounds::default()).map_err(|e| e.to_string())?;
-    eprintln!(
+    let line = format!(
         "hus submit: packed {} ({} files, {} unpacked) into {} (sha256 {})",
         args.dir.display(),
         packed.files,
@@ -143,8 +143,11 @@ fn submit(args: &SubmitArgs) -> Result<ExitCode, String> {
         packed.hash
     );
     if args.dry_run {
+        // What would be sent is the command's answer: on stdout.
+        println!("{line}");
         return Ok(ExitCode::SUCCESS);
     }
+    eprintln!("{line}");
     let token = token(args)?;
     let server = args.server.trim_end_matches('/');
     if !(server.starts_with("http://") || server.starts_with("https://")) {
