@@ -362,6 +362,10 @@ impl Uploads {
         {
             self.set_state(&version, VersionState::Rejected, None, Some(why))
                 .await;
+            // A rejected version never plays: its built tree goes (its archive stays).
+            if let Err(e) = self.cache.forget(&version.hash, &built) {
+                tracing::warn!("uploads: cannot remove {name}'s build: {e}");
+            }
             return;
         }
         let (b, n, now) = (version.bot.clone(), version.number, now_utc());

@@ -146,6 +146,22 @@ impl BuildCache {
         Ok(report)
     }
 
+    /// Removes a version built here that will never play (its check refused it): its
+    /// directory, and its note if the note names that directory. Its disk is given back.
+    pub fn forget(&self, hash: &str, built: &Built) -> io::Result<()> {
+        let Some(version_dir) = built.tree.parent() else {
+            return Ok(());
+        };
+        if self.find(hash).is_some_and(|b| b.tree == built.tree) {
+            self.dir
+                .remove_file(Path::new(&format!("{hash}{BUILT_SUFFIX}")))?;
+        }
+        if version_dir.parent() == Some(self.dir.path()) {
+            std::fs::remove_dir_all(version_dir)?;
+        }
+        Ok(())
+    }
+
     fn note(&self, hash: &str, note: &Note) -> io::Result<()> {
         let text = serde_json::to_string(note).map_err(io::Error::other)?;
         let tmp = format!("{hash}{BUILT_SUFFIX}.{}.new", std::process::id());

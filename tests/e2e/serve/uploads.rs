@@ -378,6 +378,20 @@ fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_s
         "{}",
         said(&out)
     );
+    // Its built tree is gone; its validation log stays, and replays.
+    let hash = v3["sha256"].as_str().expect("hash");
+    assert!(!dir.join(format!("uploads/{hash}.built")).exists());
+    let left: Vec<String> = std::fs::read_dir(dir.join("uploads"))
+        .expect("uploads")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&hash[..16]))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(
+        replay_all(&dir.join("uploads/validation/bea.v3"), &[0]).expect("replays"),
+        1
+    );
 
     // A version whose build fails: its output says why, and v2 still plays.
     let broken = bot_dir(
