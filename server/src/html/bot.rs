@@ -178,7 +178,12 @@ pub fn bot_main_with(
 ) -> Markup {
     html! {
         h2 { (b.name) }
-        p { "command: " code { (b.command) } @if !b.active { " (removed)" } }
+        p {
+            "command: " code { (b.command) }
+            @if !b.active {
+                @if league::parse_version_name(&b.name).is_some() { " (retired)" } @else { " (removed)" }
+            }
+        }
         @if let Some((bot, number)) = league::parse_version_name(&b.name) {
             p {
                 "Uploaded: version " (number) " of " (bot) ". "

@@ -347,6 +347,14 @@ fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_s
         .expect("bea.v1 stays in the standings");
     assert!(old["sets"]["played"].as_u64() >= first["sets"]["played"].as_u64());
     assert_eq!(old["active"], false, "{old}");
+    // The standings page says which version plays and which is retired.
+    let (status, page) = server.get("/");
+    assert_eq!(status, 200);
+    assert!(
+        page.contains(">bea.v1</a> (retired) <a class=\"versions\" href=\"/bots/bea/versions\">")
+            && !page.contains(">bea.v2</a> (retired)"),
+        "{page}"
+    );
 
     // A version that faults in its validation set: rejected, with the fault.
     let faulty = bot_dir(
