@@ -440,7 +440,9 @@ fn the_gate_key_is_an_sprt_and_its_bound_of_games() {
     let d = Dir::new();
     assert!(d.parse(TWO_BOTS).expect("valid").gate.is_none());
     let c = d
-        .parse(&format!("games = 3\ngate = \"sprt elo0=0 elo1=10\"\n{TWO_BOTS}"))
+        .parse(&format!(
+            "games = 3\ngate = \"sprt elo0=0 elo1=10\"\n{TWO_BOTS}"
+        ))
         .expect("valid");
     let gate = c.gate.expect("a gate");
     assert_eq!(
@@ -454,8 +456,8 @@ fn the_gate_key_is_an_sprt_and_its_bound_of_games() {
         (0.0, 10.0, 0.05, 0.05, league::DEFAULT_GATE_GAMES)
     );
     assert_eq!(c.place("gate"), format!("{} line 2", d.path().display()));
-    let gate = league::parse_gate("sprt elo1=5, elo0=-5 alpha=0.1,beta=0.2 games=400")
-        .expect("valid");
+    let gate =
+        league::parse_gate("sprt elo1=5, elo0=-5 alpha=0.1,beta=0.2 games=400").expect("valid");
     assert_eq!(
         (
             gate.sprt.elo0(),

@@ -20,8 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use league::{BotConfig, Gate, LeagueConfig, Transport};
 use ratings::Decision;
 use referee::{
-    play_set, Entrant, FilePlace, LogWriter, Record, RecordSink, SetConfig, SprtTally,
-    WriteError,
+    play_set, Entrant, FilePlace, LogWriter, Record, RecordSink, SetConfig, SprtTally, WriteError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -311,8 +310,16 @@ pub async fn gate(
         result.finished = Some(crate::uploads::now_utc());
         result
     };
-    let (Transport::Process { spec: spec_a, limits: limits_a }, Transport::Process { spec: spec_b, limits: limits_b }) =
-        (&candidate.transport, &active.transport)
+    let (
+        Transport::Process {
+            spec: spec_a,
+            limits: limits_a,
+        },
+        Transport::Process {
+            spec: spec_b,
+            limits: limits_b,
+        },
+    ) = (&candidate.transport, &active.transport)
     else {
         return failed(result, "both versions must be processes".into());
     };

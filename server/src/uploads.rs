@@ -395,8 +395,7 @@ impl Uploads {
                     }
                 };
                 let result =
-                    crate::gate::gate(&bot, &against, &self.league, &gate, self.cache.path())
-                        .await;
+                    crate::gate::gate(&bot, &against, &self.league, &gate, self.cache.path()).await;
                 if !result.accepted() {
                     self.set_state(
                         &version,
