@@ -303,6 +303,10 @@ pub struct LeagueConfig {
     pub gate: Option<Gate>,
 }
 
+/// The test an author may ask for in a league without a gate (`POST
+/// /api/bots/NAME/versions/N/sprt`), written as the `gate` key.
+pub const DEFAULT_GATE: &str = "sprt elo0=0 elo1=10";
+
 /// Games a gate's SPRT plays at most when its key gives no `games=`.
 pub const DEFAULT_GATE_GAMES: u32 = 2000;
 

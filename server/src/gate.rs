@@ -28,6 +28,10 @@ use serde::{Deserialize, Serialize};
 /// and the results.
 pub const GATE_DIR: &str = "gate";
 
+/// How the detail of a version the gate refused begins: such a version was built and
+/// passed its validation, so it can still play a test asked for.
+pub const REFUSED_BY_GATE: &str = "the SPRT gate";
+
 /// Where a gate's test stands, or how it ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -118,6 +122,34 @@ pub struct GateResult {
 }
 
 impl GateResult {
+    /// A test about to start: no pair yet; the league's seed, or a fresh one.
+    fn start(candidate: &str, active: &str, league: &LeagueConfig, gate: &Gate) -> GateResult {
+        let status = SprtTally::new(gate.sprt).status();
+        GateResult {
+            candidate: candidate.to_string(),
+            active: active.to_string(),
+            verdict: Verdict::Running,
+            error: None,
+            elo0: gate.sprt.elo0(),
+            elo1: gate.sprt.elo1(),
+            alpha: gate.sprt.alpha(),
+            beta: gate.sprt.beta(),
+            games: gate.games,
+            seed: league.seed.unwrap_or_else(referee::fresh_seed),
+            openings: league.openings.is_some(),
+            games_played: 0,
+            llr: status.llr,
+            lower: status.lower_bound,
+            upper: status.upper_bound,
+            pentanomial: [0; 5],
+            llrs: Vec::new(),
+            elo: None,
+            log: String::new(),
+            started: crate::uploads::now_utc(),
+            finished: None,
+        }
+    }
+
     /// Whether the test accepted the new version (an undecided test did not).
     pub fn accepted(&self) -> bool {
         self.verdict == Verdict::Accepted
@@ -146,7 +178,7 @@ impl GateResult {
             Verdict::Accepted | Verdict::Running => self.verdict.as_str().to_string(),
         };
         format!(
-            "the SPRT gate against {} did not accept it: LLR {:.2} in [{:.2}, {:.2}] after {} pairs, {why}; the set's log: {}/{}",
+            "{REFUSED_BY_GATE} against {} did not accept it: LLR {:.2} in [{:.2}, {:.2}] after {} pairs, {why}; the set's log: {}/{}",
             self.active,
             self.llr,
             self.lower,
@@ -183,6 +215,69 @@ pub fn results_of(dir: &Path, candidate: &str) -> Vec<GateResult> {
     found.into_iter().map(|(_, r)| r).collect()
 }
 
+/// Keeps the result of a test that could not start (a version that cannot be built
+/// again on this machine) beside the others, as [`Verdict::Failed`] with `why`, under
+/// a name no other result has.
+pub fn failed_to_start(
+    candidate: &str,
+    active: &str,
+    league: &LeagueConfig,
+    gate: &Gate,
+    dir: &Path,
+    why: String,
+) -> GateResult {
+    let mut result = GateResult::start(candidate, active, league, gate);
+    result.verdict = Verdict::Failed;
+    result.error = Some(why);
+    result.finished = Some(crate::uploads::now_utc());
+    let logs = dir.join(GATE_DIR);
+    if let Err(e) = std::fs::create_dir_all(&logs) {
+        tracing::warn!("gate: cannot make {}: {e}", logs.display());
+        return result;
+    }
+    let stem = format!("{candidate}-vs-{active}");
+    let free = (1..1000)
+        .map(|n| match n {
+            1 => stem.clone(),
+            n => format!("{stem}-{n}"),
+        })
+        .find(|s| {
+            !logs.join(format!("{s}.json")).exists() && !logs.join(format!("{s}.jsonl")).exists()
+        });
+    if let Some(stem) = free {
+        let watch = Saver {
+            file: logs.join(format!("{stem}.json")),
+        };
+        watch.save(&result);
+    }
+    result
+}
+
+/// Writes a result file.
+struct Saver {
+    file: PathBuf,
+}
+
+impl Saver {
+    /// The result file, written whole to a new file and renamed over the old one, so a
+    /// reader never sees half of it.
+    fn save(&self, result: &GateResult) {
+        let text = match serde_json::to_string_pretty(result) {
+            Ok(text) => text,
+            Err(e) => {
+                tracing::warn!("gate: cannot write {}: {e}", self.file.display());
+                return;
+            }
+        };
+        let temporary = self.file.with_extension("json.new");
+        let written = std::fs::write(&temporary, text + "\n")
+            .and_then(|()| std::fs::rename(&temporary, &self.file));
+        if let Err(e) = written {
+            tracing::warn!("gate: cannot write {}: {e}", self.file.display());
+        }
+    }
+}
+
 /// Whether a test asked for through the API is running (one at a time).
 static ASKED: AtomicBool = AtomicBool::new(false);
 
@@ -211,26 +306,13 @@ struct Watch {
     log: LogWriter,
     tally: SprtTally,
     result: GateResult,
-    file: PathBuf,
+    file: Saver,
 }
 
 impl Watch {
-    /// The result file, written whole to a new file and renamed over the old one, so a
-    /// reader never sees half of it.
+    /// Writes the result file as the test stands.
     fn save(&self) {
-        let text = match serde_json::to_string_pretty(&self.result) {
-            Ok(text) => text,
-            Err(e) => {
-                tracing::warn!("gate: cannot write {}: {e}", self.file.display());
-                return;
-            }
-        };
-        let temporary = self.file.with_extension("json.new");
-        let written = std::fs::write(&temporary, text + "\n")
-            .and_then(|()| std::fs::rename(&temporary, &self.file));
-        if let Err(e) = written {
-            tracing::warn!("gate: cannot write {}: {e}", self.file.display());
-        }
+        self.file.save(&self.result);
     }
 
     /// The figures of the pairs so far.
@@ -277,39 +359,12 @@ pub async fn gate(
     gate: &Gate,
     dir: &Path,
 ) -> GateResult {
-    let seed = league.seed.unwrap_or_else(referee::fresh_seed);
     let sprt = gate.sprt;
     let tally = SprtTally::new(sprt);
-    let status = tally.status();
-    let mut result = GateResult {
-        candidate: candidate.name.clone(),
-        active: active.name.clone(),
-        verdict: Verdict::Running,
-        error: None,
-        elo0: sprt.elo0(),
-        elo1: sprt.elo1(),
-        alpha: sprt.alpha(),
-        beta: sprt.beta(),
-        games: gate.games,
-        seed,
-        openings: league.openings.is_some(),
-        games_played: 0,
-        llr: status.llr,
-        lower: status.lower_bound,
-        upper: status.upper_bound,
-        pentanomial: [0; 5],
-        llrs: Vec::new(),
-        elo: None,
-        log: String::new(),
-        started: crate::uploads::now_utc(),
-        finished: None,
-    };
-    let failed = |mut result: GateResult, why: String| {
-        result.verdict = Verdict::Failed;
-        result.error = Some(why);
-        result.finished = Some(crate::uploads::now_utc());
-        result
-    };
+    let mut result = GateResult::start(&candidate.name, &active.name, league, gate);
+    let seed = result.seed;
+    let failed =
+        |why: String| failed_to_start(&candidate.name, &active.name, league, gate, dir, why);
     let (
         Transport::Process {
             spec: spec_a,
@@ -321,13 +376,13 @@ pub async fn gate(
         },
     ) = (&candidate.transport, &active.transport)
     else {
-        return failed(result, "both versions must be processes".into());
+        return failed("both versions must be processes".into());
     };
     let logs = dir.join(GATE_DIR);
     let stem = format!("{}-vs-{}", candidate.name, active.name);
     let (log, stem) = match LogWriter::create(&logs, &stem) {
         Ok(created) => created,
-        Err(e) => return failed(result, format!("cannot write the set's log: {e:#}")),
+        Err(e) => return failed(format!("cannot write the set's log: {e:#}")),
     };
     result.log = format!("{stem}.jsonl");
     // The openings of hus match --openings: the same choice from the same book and seed.
@@ -362,7 +417,9 @@ pub async fn gate(
         log,
         tally,
         result,
-        file: logs.join(format!("{stem}.json")),
+        file: Saver {
+            file: logs.join(format!("{stem}.json")),
+        },
     };
     watch.save();
     let played = play_set(

@@ -386,7 +386,8 @@ impl Uploads {
                     Ok(against) => against,
                     Err(e) => {
                         let why = format!(
-                            "the SPRT gate cannot play the active version {}: {e}",
+                            "{} cannot play the active version {}: {e}",
+                            crate::gate::REFUSED_BY_GATE,
                             active.league_name()
                         );
                         self.set_state(&version, VersionState::Rejected, None, Some(why))
