@@ -14,13 +14,16 @@
 //! The LLR is the one computation of `hus match --sprt` and `hus replay`
 //! (`referee::SprtTally`) fed with the log's games.
 
-use std::path::{Path, PathBuf};
+use std::io::{Read, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use league::{BotConfig, Gate, LeagueConfig, Transport};
 use ratings::Decision;
 use referee::{
-    play_set, Entrant, FilePlace, LogWriter, Record, RecordSink, SetConfig, SprtTally, WriteError,
+    play_set, Create, Dir, Entrant, FilePlace, LogWriter, Record, RecordSink, SetConfig, SprtTally,
+    WriteError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -190,23 +193,39 @@ impl GateResult {
     }
 }
 
+/// The most bytes of a result file read back (50,000 pairs of LLRs fit many times).
+const RESULT_BYTES: u64 = 16 << 20;
+
+/// The gate's directory in the uploads' directory `dir`, made if missing, opened
+/// without following a link (`dir` itself is the server's own, named by it).
+fn gate_dir(dir: &Path) -> std::io::Result<Arc<Dir>> {
+    Ok(Arc::new(Dir::create(dir)?.create_dir(Path::new(GATE_DIR))?))
+}
+
 /// The results of the gate's tests of version `candidate` (`NAME.vN`) in the uploads'
-/// directory `dir`, oldest first: the `CANDIDATE-vs-*.json` files there. Files that
-/// cannot be read are left out.
+/// directory `dir`, oldest first: the `CANDIDATE-vs-*.json` files there, read without
+/// following a link. Files that cannot be read are left out.
 pub fn results_of(dir: &Path, candidate: &str) -> Vec<GateResult> {
-    let Ok(entries) = std::fs::read_dir(dir.join(GATE_DIR)) else {
+    let Ok(gate) = Dir::open(dir).and_then(|d| d.open_dir(Path::new(GATE_DIR))) else {
         return Vec::new();
     };
     let prefix = format!("{candidate}-vs-");
-    let mut found: Vec<(String, GateResult)> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_str()?.to_string();
+    let mut found: Vec<(String, GateResult)> = gate
+        .names()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|name| {
+            let name = name.to_str()?.to_string();
             if !(name.starts_with(&prefix) && name.ends_with(".json")) {
                 return None;
             }
-            // A bounded file of the server's own; a damaged one is left out.
-            let text = std::fs::read_to_string(e.path()).ok()?;
+            let mut text = String::new();
+            gate.open_file(Path::new(&name))
+                .ok()?
+                .take(RESULT_BYTES)
+                .read_to_string(&mut text)
+                .ok()?;
+            // A damaged file is left out.
             let result: GateResult = serde_json::from_str(&text).ok()?;
             Some((result.started.clone() + &name, result))
         })
@@ -230,11 +249,13 @@ pub fn failed_to_start(
     result.verdict = Verdict::Failed;
     result.error = Some(why);
     result.finished = Some(crate::uploads::now_utc());
-    let logs = dir.join(GATE_DIR);
-    if let Err(e) = std::fs::create_dir_all(&logs) {
-        tracing::warn!("gate: cannot make {}: {e}", logs.display());
-        return result;
-    }
+    let gate = match gate_dir(dir) {
+        Ok(gate) => gate,
+        Err(e) => {
+            tracing::warn!("gate: cannot open {}/{GATE_DIR}: {e}", dir.display());
+            return result;
+        }
+    };
     let stem = format!("{candidate}-vs-{active}");
     let free = (1..1000)
         .map(|n| match n {
@@ -242,38 +263,47 @@ pub fn failed_to_start(
             n => format!("{stem}-{n}"),
         })
         .find(|s| {
-            !logs.join(format!("{s}.json")).exists() && !logs.join(format!("{s}.jsonl")).exists()
+            [format!("{s}.json"), format!("{s}.jsonl")]
+                .iter()
+                .all(|f| matches!(gate.exists(Path::new(f)), Ok(false)))
         });
     if let Some(stem) = free {
-        let watch = Saver {
-            file: logs.join(format!("{stem}.json")),
-        };
-        watch.save(&result);
+        Saver {
+            dir: gate,
+            name: format!("{stem}.json"),
+        }
+        .save(&result);
     }
     result
 }
 
-/// Writes a result file.
+/// Writes a result file in the gate's directory.
 struct Saver {
-    file: PathBuf,
+    dir: Arc<Dir>,
+    name: String,
 }
 
 impl Saver {
     /// The result file, written whole to a new file and renamed over the old one, so a
-    /// reader never sees half of it.
+    /// reader never sees half of it; no link is followed.
     fn save(&self, result: &GateResult) {
-        let text = match serde_json::to_string_pretty(result) {
-            Ok(text) => text,
-            Err(e) => {
-                tracing::warn!("gate: cannot write {}: {e}", self.file.display());
-                return;
-            }
-        };
-        let temporary = self.file.with_extension("json.new");
-        let written = std::fs::write(&temporary, text + "\n")
-            .and_then(|()| std::fs::rename(&temporary, &self.file));
+        let written = serde_json::to_string_pretty(result)
+            .map_err(std::io::Error::other)
+            .and_then(|text| {
+                let temporary = format!("{}.new", self.name);
+                let mut file =
+                    self.dir
+                        .create_file(Path::new(&temporary), Create::Replace, None)?;
+                file.write_all(text.as_bytes())?;
+                file.write_all(b"\n")?;
+                self.dir
+                    .rename(Path::new(&temporary), Path::new(&self.name))
+            });
         if let Err(e) = written {
-            tracing::warn!("gate: cannot write {}: {e}", self.file.display());
+            tracing::warn!(
+                "gate: cannot write {}: {e}",
+                self.dir.join(&self.name).display()
+            );
         }
     }
 }
@@ -378,9 +408,12 @@ pub async fn gate(
     else {
         return failed("both versions must be processes".into());
     };
-    let logs = dir.join(GATE_DIR);
+    let logs = match gate_dir(dir) {
+        Ok(logs) => logs,
+        Err(e) => return failed(format!("cannot open {}/{GATE_DIR}: {e}", dir.display())),
+    };
     let stem = format!("{}-vs-{}", candidate.name, active.name);
-    let (log, stem) = match LogWriter::create(&logs, &stem) {
+    let (log, stem) = match LogWriter::create_in(&logs, &stem) {
         Ok(created) => created,
         Err(e) => return failed(format!("cannot write the set's log: {e:#}")),
     };
@@ -403,12 +436,12 @@ pub async fn gate(
     let lineups = [
         Entrant::Process {
             spec: spec_a.clone(),
-            stderr: FilePlace::Path(logs.join(format!("{stem}.a.stderr"))),
+            stderr: FilePlace::In(logs.clone(), format!("{stem}.a.stderr").into()),
             limits: limits_a.clone(),
         },
         Entrant::Process {
             spec: spec_b.clone(),
-            stderr: FilePlace::Path(logs.join(format!("{stem}.b.stderr"))),
+            stderr: FilePlace::In(logs.clone(), format!("{stem}.b.stderr").into()),
             limits: limits_b.clone(),
         },
     ]
@@ -418,7 +451,8 @@ pub async fn gate(
         tally,
         result,
         file: Saver {
-            file: logs.join(format!("{stem}.json")),
+            dir: logs.clone(),
+            name: format!("{stem}.json"),
         },
     };
     watch.save();
