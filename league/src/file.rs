@@ -346,7 +346,7 @@ pub fn parse_gate(text: &str) -> std::result::Result<Gate, String> {
                 if games.replace(n).is_some() {
                     return Err("games is given twice".into());
                 }
-                if n < 2 || n > MAX_GAMES || n % 2 == 1 {
+                if !(2..=MAX_GAMES).contains(&n) || n % 2 == 1 {
                     return Err(format!(
                         "games={n}: the most games must be even (games go in pairs), \
                          between 2 and {MAX_GAMES}"
