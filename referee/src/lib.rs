@@ -107,7 +107,7 @@ pub use set::{
     play_set, team_orders, Entrant, Lineup, Member, RecordSink, SetError, Team, WriteError,
 };
 pub use side::{BySide, Seating, Side};
-pub use sprt::parse_sprt;
+pub use sprt::{parse_sprt, SprtTally};
 pub use stop::stop_signal;
 
 /// The replay viewer's board, for other pages that show one (`hus play --web` serves

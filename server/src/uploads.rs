@@ -78,8 +78,9 @@ pub struct Uploads {
     pub receiving: Arc<Semaphore>,
     /// The league file's bot and team names: no author can take one.
     organisers: BTreeSet<String>,
-    /// The league file, for the validation set's rules and time control.
-    league: LeagueConfig,
+    /// The league file, for the validation set's and the gate's rules and time
+    /// control.
+    pub(crate) league: LeagueConfig,
     /// Commands to the runner (entering a version).
     commands: mpsc::Sender<Request>,
 }
@@ -368,6 +369,55 @@ impl Uploads {
             }
             return;
         }
+        if let Some(gate) = self.league.gate {
+            // The SPRT gate: against the bot's active version, if it has one; only an
+            // accepting test lets the new version replace it.
+            let b = version.bot.clone();
+            let active = match self.call(move |s| s.versions_of(&b)).await {
+                Ok(rows) => rows.into_iter().find(|v| v.state == VersionState::Active),
+                Err(e) => {
+                    // Left `checking`: the next start queues it again.
+                    tracing::warn!("uploads: cannot read {name}'s active version: {e}");
+                    return;
+                }
+            };
+            if let Some(active) = active {
+                let against = match self.built(&active).await {
+                    Ok(built) => self.bot_config(&active, &built),
+                    Err(e) => Err(e),
+                };
+                let against = match against {
+                    Ok(against) => against,
+                    Err(e) => {
+                        let why = format!(
+                            "{} cannot play the active version {}: {e}",
+                            crate::gate::REFUSED_BY_GATE,
+                            active.league_name()
+                        );
+                        self.set_state(&version, VersionState::Rejected, None, Some(why))
+                            .await;
+                        return;
+                    }
+                };
+                let result =
+                    crate::gate::gate(&bot, &against, &self.league, &gate, self.cache.path()).await;
+                if !result.accepted() {
+                    self.set_state(
+                        &version,
+                        VersionState::Rejected,
+                        None,
+                        Some(result.refusal()),
+                    )
+                    .await;
+                    return;
+                }
+                tracing::info!(
+                    "uploads: {name} accepted by the SPRT gate against {} after {} pairs",
+                    result.active,
+                    result.pairs()
+                );
+            }
+        }
         let (b, n, now) = (version.bot.clone(), version.number, now_utc());
         if let Err(e) = self.call(move |s| s.activate_version(&b, n, &now)).await {
             tracing::warn!("uploads: cannot make {name} active: {e}");
@@ -380,7 +430,11 @@ impl Uploads {
 
     /// How the version plays: its run command in the sandbox, its tree its directory,
     /// at the league's nice value.
-    fn bot_config(&self, version: &VersionRow, built: &upload::Built) -> Result<BotConfig, String> {
+    pub(crate) fn bot_config(
+        &self,
+        version: &VersionRow,
+        built: &upload::Built,
+    ) -> Result<BotConfig, String> {
         let (spec, limits) = upload::sandboxed(built, self.settings.user.as_deref())
             .map_err(|e| format!("the built version cannot be run: {e}"))?;
         Ok(BotConfig {
@@ -396,7 +450,7 @@ impl Uploads {
 
     /// The version built on this machine: from the cache, else built again from its
     /// archive (a restart whose cache was cleared, an earlier version made active).
-    async fn built(&self, version: &VersionRow) -> Result<upload::Built, String> {
+    pub(crate) async fn built(&self, version: &VersionRow) -> Result<upload::Built, String> {
         if let Some(built) = self.cache.find(&version.hash) {
             return Ok(built);
         }

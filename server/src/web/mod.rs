@@ -13,7 +13,7 @@
 //!   `feed`: what changed on the pages (results, standings rows, the status line),
 //!   sent on the live stream;
 //! - `versions`: bots by upload (`crate::uploads`): submitting, reading and
-//!   activating versions;
+//!   activating versions, and the SPRT of one version against another (`crate::gate`);
 //! - `admin`: the admin endpoints; `assets`: the dashboard's script, style and icon.
 //!
 //! `crate::html` renders pages and never calls into this module.
@@ -102,6 +102,10 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
         .route(
             "/api/bots/{name}/versions/{number}/activate",
             post(versions::activate),
+        )
+        .route(
+            "/api/bots/{name}/versions/{number}/sprt",
+            post(versions::sprt).get(versions::sprt_results),
         )
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
