@@ -447,6 +447,7 @@ fn the_gate_plays_the_set_hus_match_sprt_plays() {
             spec: referee::BotSpec::parse(command).expect("a command"),
             limits: referee::Limits::default(),
         },
+        version: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

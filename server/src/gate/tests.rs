@@ -28,6 +28,7 @@ fn python_bot(name: &str, script: &str, seed: u32) -> BotConfig {
                 .expect("a command"),
             limits: Limits::default(),
         },
+        version: None,
     }
 }
 
@@ -176,6 +177,7 @@ async fn a_version_that_cannot_start_fails_the_test() {
             spec: BotSpec::parse("/nonexistent/hus-gate-test-bot").expect("a command"),
             limits: Limits::default(),
         },
+        version: None,
     };
     let old = python_bot("gone.v1", "random_bot.py", 1);
     let result = super::gate(&new, &old, &league, &gate, dir.path()).await;
