@@ -162,7 +162,8 @@ def main():
         t.join()
     if failed:
         print("uploads refused:", failed, file=sys.stderr)
-    active, first_set, refused = {}, {}, {}
+    active, first_set = {}, {}
+    refused = {name: "upload refused: " + err.strip().splitlines()[-1] for name, err in failed}
     deadline = start + 3600
     while len(active) + len(refused) < n or len(first_set) < len(active):
         now = time.monotonic()
