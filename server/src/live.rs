@@ -575,12 +575,12 @@ impl Hub {
         })
     }
 
-    /// A new dashboard stream's cursor: it has sent nothing; the pages' events from now
-    /// on (the page it serves has the earlier ones), the newest finished sets at once.
+    /// A new dashboard stream's cursor: it has sent no card; the sets that end and the
+    /// pages' events from now on (the page it serves has the earlier results).
     pub fn cursor(&self) -> Cursor {
         self.with_state(|state| Cursor {
             shown: HashMap::new(),
-            ended: state.ended_count.saturating_sub(FINISHED_SHOWN as u64),
+            ended: state.ended_count,
             over_sent: Vec::new(),
             result: state.pages.results.back().map_or(0, |(n, _)| *n),
             standings: state.pages.standings,
