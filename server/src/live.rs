@@ -357,7 +357,8 @@ impl Running {
                 if let (Some(clocks), Some((_, increment))) =
                     (self.clocks.as_mut(), clock(self.time.as_ref()))
                 {
-                    let used = (m.ms - m.lag_ms.unwrap_or(0.0) - m.stall_ms.unwrap_or(0.0)).max(0.0);
+                    let used =
+                        (m.ms - m.lag_ms.unwrap_or(0.0) - m.stall_ms.unwrap_or(0.0)).max(0.0);
                     clocks[bot] = (clocks[bot] - used).max(0.0) + increment;
                 }
             }
@@ -777,7 +778,10 @@ mod tests {
             panic!("s runs");
         };
         let first: Value = serde_json::from_str(&first).expect("json");
-        assert_eq!((&first["type"], &first["game"]), (&json!("live-set"), &json!(1)));
+        assert_eq!(
+            (&first["type"], &first["game"]),
+            (&json!("live-set"), &json!(1))
+        );
         assert_eq!(first["events"].as_array().map(Vec::len), Some(1));
         hub.record("s", &game_start(2));
         // Compared as the text a stream sends: a time like 1796342796731.87 read back
@@ -802,10 +806,16 @@ mod tests {
         assert!(hub.snapshot().is_empty());
         // Its followers get its end with the bots and the score, then the end of the
         // channel.
-        let over: Value = serde_json::from_str(&stream.try_recv().expect("set-over")).expect("json");
+        let over: Value =
+            serde_json::from_str(&stream.try_recv().expect("set-over")).expect("json");
         assert_eq!(
             (&over["type"], &over["how"], &over["bots"], &over["points"]),
-            (&json!("set-over"), &json!("finished"), &json!(["a", "b"]), &json!([0, 2]))
+            (
+                &json!("set-over"),
+                &json!("finished"),
+                &json!(["a", "b"]),
+                &json!([0, 2])
+            )
         );
         assert!(matches!(
             stream.try_recv(),

@@ -135,10 +135,13 @@ pub(super) async fn events(
 fn dashboard_stream(hub: Arc<Hub>, shutdown: Shutdown) -> impl Stream<Item = String> {
     let opening = futures_util::stream::once(std::future::ready(":\n\n".to_string()));
     let dashboard = Dashboard::new(hub, shutdown);
-    opening.chain(futures_util::stream::unfold(dashboard, |mut d| async move {
-        let chunk = d.next_write().await?;
-        Some((chunk, d))
-    }))
+    opening.chain(futures_util::stream::unfold(
+        dashboard,
+        |mut d| async move {
+            let chunk = d.next_write().await?;
+            Some((chunk, d))
+        },
+    ))
 }
 
 /// A dashboard stream's state: what it has sent, its clock.
@@ -372,7 +375,8 @@ mod tests {
                         hub.result(finished, &result);
                         let rows = ["a", "b"]
                             .map(|bot| {
-                                let row = format!("<tr data-bot=\"{bot}\"><td>{finished}</td></tr>");
+                                let row =
+                                    format!("<tr data-bot=\"{bot}\"><td>{finished}</td></tr>");
                                 (bot.to_string(), row)
                             })
                             .to_vec();
@@ -399,7 +403,9 @@ mod tests {
         let events = events_of(&text);
         let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
         for e in &events {
-            *by_type.entry(e["type"].as_str().unwrap_or("?").to_string()).or_default() += 1;
+            *by_type
+                .entry(e["type"].as_str().unwrap_or("?").to_string())
+                .or_default() += 1;
         }
         assert_eq!(writes, 40);
         assert_eq!(
@@ -449,7 +455,10 @@ mod tests {
         hub.record("two", &move_record(1, 203, 1.0));
         let events = events_of(&written(stream).await);
         let first = &events[0];
-        assert_eq!((&first["type"], &first["set"]), (&json!("live-set"), &json!("one")));
+        assert_eq!(
+            (&first["type"], &first["set"]),
+            (&json!("live-set"), &json!("one"))
+        );
         let kept: Vec<(&Value, &Value)> = first["events"]
             .as_array()
             .expect("events")
@@ -474,7 +483,11 @@ mod tests {
         assert!(events[1..].iter().all(|e| e["set"] == "one"));
         // With the clock each move leaves: 60 s + 1 s a move, 1 ms a move taken (A
         // played plies 0, 2, ..., 202: 102 moves; B 101).
-        let last = events.iter().rev().find(|e| e["type"] == "move").expect("a move");
+        let last = events
+            .iter()
+            .rev()
+            .find(|e| e["type"] == "move")
+            .expect("a move");
         assert_eq!(
             last["clocks"],
             json!([60000.0 + 102.0 * 999.0, 60000.0 + 101.0 * 999.0])
@@ -509,8 +522,18 @@ mod tests {
         let events = events_of(&written(set_stream(&hub, "r9-x-vs-y", shutdown)).await);
         assert_eq!(events.len(), 1, "{events:?}");
         assert_eq!(
-            (&events[0]["type"], &events[0]["how"], &events[0]["bots"], &events[0]["points"]),
-            (&json!("set-over"), &json!("finished"), &json!(["x", "y"]), &json!([0, 2]))
+            (
+                &events[0]["type"],
+                &events[0]["how"],
+                &events[0]["bots"],
+                &events[0]["points"]
+            ),
+            (
+                &json!("set-over"),
+                &json!("finished"),
+                &json!(["x", "y"]),
+                &json!([0, 2])
+            )
         );
     }
 }
