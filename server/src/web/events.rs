@@ -185,7 +185,7 @@ impl Dashboard {
             }
             let mut out = String::new();
             self.hub.boards(&mut self.cursor, &mut out);
-            if self.tick % page_ticks == 0 {
+            if self.tick.is_multiple_of(page_ticks) {
                 self.hub.pages(&mut self.cursor, &mut out);
             }
             self.tick += 1;
