@@ -542,7 +542,7 @@ async function refreshLive() {
   let snap;
   try { snap = await api("/api/live"); } catch (e) { return; }
   showElsewhere(snap.elsewhere || []);
-  if (!source || source.readyState !== EventSource.OPEN) {
+  if (sourceUrl === DASHBOARD_STREAM && source.readyState !== EventSource.OPEN) {
     for (const s of snap.sets.slice(0, BOARDS_SHOWN)) if (!live.has(s.set)) fromSnapshot(s);
   }
   const running = new Set(snap.sets.map((s) => s.set));
