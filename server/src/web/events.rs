@@ -157,6 +157,7 @@ pub(crate) struct Dashboard {
 }
 
 impl Dashboard {
+    /// A stream that has sent nothing yet: its first tick is at once.
     pub(crate) fn new(hub: Arc<Hub>, shutdown: Shutdown) -> Dashboard {
         let mut ticks = tokio::time::interval(BOARD_EVERY);
         // A stream whose writes wait (a slow reader) is not owed the ticks it missed:
