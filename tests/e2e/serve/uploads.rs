@@ -473,6 +473,42 @@ fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_s
         .as_u64()
         .unwrap_or(0);
     wait_for_sets(&server, "bea.v1", before + 1);
+
+    // Stopped and started again: the versions are as they were, and the active one
+    // plays on (built again from its archive when its tree is gone).
+    let (code, _) = server.stop();
+    assert_eq!(code, 0);
+    let trees: Vec<PathBuf> = std::fs::read_dir(dir.join("uploads"))
+        .expect("uploads")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !p.ends_with("validation"))
+        .collect();
+    for tree in trees {
+        std::fs::remove_dir_all(tree).expect("remove a built version");
+    }
+    let server = Server::start(&file, &dir, &["--quiet"]);
+    let states: Vec<String> = server.json("/api/bots/bea/versions")["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .map(|v| v["state"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(states, ["active", "retired", "rejected", "build failed"]);
+    let before = wait_for_sets(&server, "bea.v1", 0)["sets"]["played"]
+        .as_u64()
+        .unwrap_or(0);
+    wait_for_sets(&server, "bea.v1", before + 1);
+    let standings = server.json("/api/standings");
+    let active: Vec<&str> = standings["bots"]
+        .as_array()
+        .expect("bots")
+        .iter()
+        .filter(|b| b["active"] == true)
+        .filter_map(|b| b["name"].as_str())
+        .filter(|n| n.starts_with("bea"))
+        .collect();
+    assert_eq!(active, ["bea.v1"], "{standings}");
 }
 
 #[test]
