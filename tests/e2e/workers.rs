@@ -424,10 +424,15 @@ fn ip(args: &[&str]) {
 
 impl Netns {
     fn new() -> Netns {
-        let n = std::process::id() % 200 + 20;
-        let name = format!("hus-test-{}", std::process::id());
-        let host_if = format!("hush{}", std::process::id() % 100_000);
-        let ns_if = format!("husn{}", std::process::id() % 100_000);
+        // Two tests of this process may each have one at once: names and addresses
+        // differ by a count (an interface's name has at most 15 bytes).
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let k = MADE.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 10;
+        let pid = std::process::id();
+        let n = (pid + k * 101) % 200 + 20;
+        let name = format!("hus-test-{pid}-{k}");
+        let host_if = format!("hush{}{k}", pid % 10_000);
+        let ns_if = format!("husn{}{k}", pid % 10_000);
         let host_ip = format!("10.213.{n}.1");
         let ns_ip = format!("10.213.{n}.2");
         ip(&["netns", "add", &name]);
