@@ -17,15 +17,22 @@
 //! toolchain and paths, and is larger).
 //!
 //! [`LocalBuilds`] is a worker's: one cache, its settings, and one build at a time per
-//! hash, so that sets claimed at once of the same version build it once.
+//! hash, so that sets claimed at once of the same version build it once, and workers
+//! sharing a machine's cache too (a lock file per hash, `HASH.lock`, beside its note).
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use nix::fcntl::{Flock, FlockArg};
+
 use crate::file::{BotConfig, Transport};
 use crate::store::{StoreError, VersionRow, VersionState};
+
+/// The suffix of a hash's lock file in the cache's directory.
+const LOCK_SUFFIX: &str = ".lock";
 
 /// Why a version cannot be played on this machine: one variant per cause.
 #[derive(Debug, thiserror::Error)]
@@ -263,7 +270,9 @@ impl LocalBuilds {
     }
 
     /// [`prepare`] on this machine's cache; two calls for the same hash at once build
-    /// it once (the second waits, then finds it built).
+    /// it once (the second waits, then finds it built), in this process or in another
+    /// sharing the cache (`HASH.lock`, an advisory lock the kernel drops with its
+    /// process, however it ends).
     pub async fn prepare<F, Fut>(
         &self,
         row: &VersionRow,
@@ -280,6 +289,14 @@ impl LocalBuilds {
         };
         let result = {
             let _one = lock.lock().await;
+            let _machine = if row.state.has_played()
+                && upload::is_sha256(&row.hash)
+                && cache.find(&row.hash).is_none()
+            {
+                Some(self.machine_lock(&row.hash).await?)
+            } else {
+                None
+            };
             prepare(cache, &self.settings, row, fetch).await
         };
         let mut hashes = self.hashes.lock().unwrap_or_else(|e| e.into_inner());
@@ -291,5 +308,22 @@ impl LocalBuilds {
             hashes.remove(&row.hash);
         }
         result
+    }
+
+    /// The lock of `hash` among the processes sharing this cache, waited for off the
+    /// runtime (another process's build may take minutes). `hash` is a SHA-256: a
+    /// plain file name.
+    async fn machine_lock(&self, hash: &str) -> Result<Flock<File>, PrepareError> {
+        let path = self.path.join(format!("{hash}{LOCK_SUFFIX}"));
+        let failed = |error: String| PrepareError::Cache {
+            path: path.clone(),
+            error,
+        };
+        let file = referee::create_file(&path, referee::Create::Keep, Some(0o600))
+            .map_err(|e| failed(e.to_string()))?;
+        tokio::task::spawn_blocking(move || Flock::lock(file, FlockArg::LockExclusive))
+            .await
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(|(_, errno)| failed(format!("cannot lock it: {errno}")))
     }
 }

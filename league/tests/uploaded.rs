@@ -172,7 +172,7 @@ async fn an_active_version_is_fetched_checked_built_once_and_starts() {
 }
 
 #[tokio::test]
-async fn two_prepares_of_one_hash_at_once_build_it_once() {
+async fn prepares_of_one_hash_at_once_here_and_by_another_worker_build_it_once() {
     if !sandbox_ready("at once") {
         return;
     }
@@ -186,12 +186,17 @@ async fn two_prepares_of_one_hash_at_once_build_it_once() {
     // The same archive as version 2 (an author who sent it again).
     let mut second = row.clone();
     second.number = 2;
-    let (a, b) = tokio::join!(
+    // A second worker of the machine sharing the cache (its own open of the lock
+    // file: flock locks belong to the open file, as between two processes).
+    let other_worker = LocalBuilds::new(cache_dir.clone(), BuildSettings::default());
+    let (a, b, c) = tokio::join!(
         builds.prepare(&row, counting(&store, &calls)),
         builds.prepare(&second, counting(&store, &calls)),
+        other_worker.prepare(&row, counting(&store, &calls)),
     );
     assert_eq!(a.expect("first").name, "tiny.v1");
     assert_eq!(b.expect("second").name, "tiny.v2");
+    assert_eq!(c.expect("other worker").name, "tiny.v1");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(version_dirs(&cache_dir), 1);
 }
