@@ -4,7 +4,7 @@
 # browser test of the `hus replay --html` viewer, and bubblewrap for the sandbox tests
 # (`--sandbox` runs bots under it), PostgreSQL's server binaries for the store and worker
 # tests (a throw-away cluster per test run, see tests/support/pg.rs), and iproute2 for
-# the workers in network namespaces, OpenSSL (its command for the TLS tests'
+# the workers in network namespaces, Debian's cargo for the Rust upload test, OpenSSL (its command for the TLS tests'
 # certificates, its headers for the build); and the Python package `hus` with what its
 # tests need (at the end). Safe to run again.
 set -euo pipefail
@@ -15,6 +15,9 @@ command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+# Debian's Rust toolchain under /usr, which the sandbox's user can run: the upload tests
+# build a Rust bot in the sandbox (rustup's toolchain under /root is not visible there).
+[ -x /usr/bin/cargo ] || need+=(cargo)
 # The store's TLS tests make their certificates with the openssl command; the build
 # links OpenSSL (the store's TLS client), which the Rust machine's image has.
 command -v openssl >/dev/null 2>&1 || need+=(openssl)

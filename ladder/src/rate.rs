@@ -365,11 +365,13 @@ async fn rate(
                 spec: config.bot.clone(),
                 stderr: config.log_dir.join(format!("{stem}.a.stderr")).into(),
                 limits: Limits::default(),
+                version: None,
             },
             Entrant::Process {
                 spec: config.rung_command(rung.bot, seed),
                 stderr: config.log_dir.join(format!("{stem}.b.stderr")).into(),
                 limits: Limits::default(),
+                version: None,
             },
         ];
         let set = SetConfig {

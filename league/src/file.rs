@@ -50,6 +50,7 @@ struct RawLeague {
     anchor_rating: Option<Spanned<f64>>,
     lag_cap: Option<Spanned<String>>,
     store: Option<Spanned<String>>,
+    gate: Option<Spanned<String>>,
     #[serde(default)]
     bot: Vec<Spanned<RawBot>>,
     #[serde(default)]
@@ -136,6 +137,9 @@ pub struct BotConfig {
     pub name: String,
     /// How it plays: a process the league starts, or a link it opens itself.
     pub transport: Transport,
+    /// The uploaded version it is (docs/upload.md), which the logs' headers of its sets
+    /// name (`bots[].version`); `None` for every bot of a league file.
+    pub version: Option<referee::UploadedVersion>,
 }
 
 /// How a bot of the league plays: what the file's `command` or `remote = true` says.
@@ -296,6 +300,73 @@ pub struct LeagueConfig {
     /// The league's PostgreSQL store (`store = "postgres://..."`), used by `hus league`
     /// when no `--store` is given; `None`: the SQLite store of the league's directory.
     pub store: Option<String>,
+    /// The SPRT a new uploaded version plays against the bot's active version before
+    /// it replaces it (`gate = "sprt elo0=0 elo1=10"`, docs/upload.md); `None`: a
+    /// version that passes its validation set replaces the active one at once.
+    pub gate: Option<Gate>,
+}
+
+/// The test an author may ask for in a league without a gate (`POST
+/// /api/bots/NAME/versions/N/sprt`), written as the `gate` key.
+pub const DEFAULT_GATE: &str = "sprt elo0=0 elo1=10";
+
+/// Games a gate's SPRT plays at most when its key gives no `games=`.
+pub const DEFAULT_GATE_GAMES: u32 = 2000;
+
+/// The `gate` key, checked: a pentanomial SPRT of a new version against the active
+/// one, in game pairs, stopped when it decides or after `games` games.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gate {
+    /// The test: H0 the new version is `elo0` Elo stronger, H1 `elo1`; its error
+    /// rates (0.05 each unless the key says otherwise).
+    pub sprt: ratings::Sprt,
+    /// The most games played (even: pairs); past them the test is undecided, and an
+    /// undecided test does not accept the version.
+    pub games: u32,
+}
+
+/// Parses the `gate` key's value: `sprt` then `KEY=VALUE` items separated by spaces
+/// or commas: `elo0`, `elo1`, optionally `alpha` and `beta` (read by
+/// `referee::parse_sprt`, the parser of `hus match --sprt`), and `games` (the most
+/// games, even, [`DEFAULT_GATE_GAMES`] by default).
+pub fn parse_gate(text: &str) -> std::result::Result<Gate, String> {
+    let rest = match text.trim().strip_prefix("sprt") {
+        Some(rest) if rest.is_empty() || rest.starts_with([' ', '\t', ',']) => rest,
+        _ => {
+            return Err(format!(
+                "{text:?} is not a gate: the one kind is an SPRT, e.g. \"sprt elo0=0 elo1=10\""
+            ))
+        }
+    };
+    let mut games = None;
+    let mut test = Vec::new();
+    for item in rest.split([' ', '\t', ',']).filter(|i| !i.is_empty()) {
+        match item.strip_prefix("games=") {
+            Some(value) => {
+                let n: u32 = value
+                    .parse()
+                    .map_err(|_| format!("games={value}: {value:?} is not a number of games"))?;
+                if games.replace(n).is_some() {
+                    return Err("games is given twice".into());
+                }
+                if !(2..=MAX_GAMES).contains(&n) || n % 2 == 1 {
+                    return Err(format!(
+                        "games={n}: the most games must be even (games go in pairs), \
+                         between 2 and {MAX_GAMES}"
+                    ));
+                }
+            }
+            None => test.push(item),
+        }
+    }
+    if test.is_empty() {
+        return Err("give the test's elo0 and elo1, e.g. \"sprt elo0=0 elo1=10\"".into());
+    }
+    let sprt = referee::parse_sprt(&test.join(","))?;
+    Ok(Gate {
+        sprt,
+        games: games.unwrap_or(DEFAULT_GATE_GAMES),
+    })
 }
 
 impl LeagueConfig {
@@ -368,6 +439,7 @@ impl LeagueConfig {
             }))
         })?;
         let store = keys.get("store", &raw.store, None, |s| check_store_url(s).map(Some))?;
+        let gate = keys.get("gate", &raw.gate, None, |g| parse_gate(g).map(Some))?;
 
         // Bots.
         let mut bots = Vec::with_capacity(raw.bot.len());
@@ -575,6 +647,7 @@ impl LeagueConfig {
             teams,
             lines: keys.lines,
             store,
+            gate,
         })
     }
 
@@ -802,6 +875,7 @@ fn check_bot(file: &FileText, base: &Path, bot: &RawBot, span: Range<usize>) -> 
                 sandbox,
             },
         },
+        version: None,
     })
 }
 
@@ -853,6 +927,7 @@ fn check_remote_bot(file: &FileText, bot: &RawBot, span: Range<usize>) -> Result
     Ok(BotConfig {
         name,
         transport: Transport::Link { token_sha256: hash },
+        version: None,
     })
 }
 

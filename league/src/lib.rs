@@ -61,7 +61,8 @@ pub use args::{
 pub use disk::{free_space, DiskFloor, FloorChange, LowSpace, DEFAULT_MIN_FREE_SPACE};
 pub use error::{Error, Result};
 pub use file::{
-    parse_sha256, Anchor, BotConfig, Format, LeagueConfig, Openings, Transport, DEFAULT_LAG_CAP,
+    parse_gate, parse_sha256, Anchor, BotConfig, Format, Gate, LeagueConfig, Openings, Transport,
+    DEFAULT_GATE, DEFAULT_GATE_GAMES, DEFAULT_LAG_CAP,
 };
 pub use lock::DirLock;
 pub use log_place::{LogForm, LogPlace};

@@ -458,6 +458,7 @@ fn lineup(
             spec: spec.clone(),
             stderr: stderr(member),
             limits: limits.clone(),
+            version: bot.version.clone(),
         }),
         Transport::Link { .. } => match shared.links.get(&bot.name) {
             Some(connect) => Ok(Entrant::Link {
@@ -570,11 +571,18 @@ mod tests {
             Ok(Lineup::Team(_)) => panic!("a team"),
             Err(e) => panic!("{e}"),
         };
-        let Entrant::Process { spec, limits, .. } = near else {
+        let Entrant::Process {
+            spec,
+            limits,
+            version,
+            ..
+        } = near
+        else {
             panic!("not a process");
         };
         assert_eq!(spec.argv, ["python3", "near.py"]);
         assert_eq!(limits.nice, Some(5));
+        assert_eq!(version, None, "a league file's bot is no uploaded version");
         match lineup(&shared, &logs, &files, Side::B, "far") {
             Err(e @ SetFailure::NoLink { .. }) => assert_eq!(
                 e.to_string(),
@@ -582,6 +590,33 @@ mod tests {
             ),
             Err(e) => panic!("expected NoLink, got {e}"),
             Ok(_) => panic!("expected NoLink, got a lineup"),
+        }
+    }
+
+    /// A bot that is an uploaded version plays as its process, and the version goes to
+    /// the set (which writes it in the log's header).
+    #[test]
+    fn an_uploaded_versions_entrant_carries_its_version() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut shared = shared(dir.path());
+        let uploaded = referee::UploadedVersion {
+            bot: "near".into(),
+            number: 2,
+            sha256: "ab".repeat(32),
+        };
+        let mut bot = shared.bots["near"].clone();
+        bot.name = "near.v2".into();
+        bot.version = Some(uploaded.clone());
+        shared.bots.insert(bot.name.clone(), bot);
+        let logs = Arc::new(open_logs(&shared.logs).expect("logs"));
+        let files = SetFiles::new(&shared.logs, "r1-near.v2-vs-near");
+        match lineup(&shared, &logs, &files, Side::A, "near.v2") {
+            Ok(Lineup::Bot(entrant)) => match *entrant {
+                Entrant::Process { version, .. } => assert_eq!(version, Some(uploaded)),
+                Entrant::Link { .. } => panic!("not a process"),
+            },
+            Ok(Lineup::Team(_)) => panic!("a team"),
+            Err(e) => panic!("{e}"),
         }
     }
 }

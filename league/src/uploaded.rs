@@ -134,17 +134,23 @@ impl BuildSettings {
     }
 }
 
-/// How a built version plays: its run command in the sandbox (as `user` when `hus`
-/// is root), its tree its directory, read-only, under the league name `name`.
+/// How the built version `row` plays: its run command in the sandbox (as `user` when
+/// `hus` is root), its tree its directory, read-only, under its league name, its sets'
+/// logs naming the version and its archive's hash.
 pub fn bot_config(
-    name: String,
+    row: &VersionRow,
     built: &upload::Built,
     user: Option<&str>,
 ) -> Result<BotConfig, PrepareError> {
     let (spec, limits) = upload::sandboxed(built, user).map_err(PrepareError::CannotRun)?;
     Ok(BotConfig {
-        name,
+        name: row.league_name(),
         transport: Transport::Process { spec, limits },
+        version: Some(referee::UploadedVersion {
+            bot: row.bot.clone(),
+            number: row.number,
+            sha256: row.hash.clone(),
+        }),
     })
 }
 
@@ -211,7 +217,7 @@ where
         });
     }
     let built = built(cache, settings, row, fetch).await?;
-    bot_config(row.league_name(), &built, settings.user.as_deref())
+    bot_config(row, &built, settings.user.as_deref())
 }
 
 /// The default directory of a machine's built versions: `$XDG_CACHE_HOME/hus/uploads`,

@@ -151,7 +151,7 @@ fn unknown_key_is_named_with_its_line() {
         d.error(&format!("games = 3\nconcurency = 2\n{TWO_BOTS}")),
         "L.toml line 2: unknown field `concurency`, expected one of `rules`, `width`, `games`, \
          `move_time`, `clock`, `ready_time`, `format`, `challengers`, `rounds`, `concurrency`, \
-         `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `store`, `bot`, `team`"
+         `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `store`, `gate`, `bot`, `team`"
     );
     assert_eq!(
         d.error(&format!("{TWO_BOTS}colour = \"red\"\n")),
@@ -430,4 +430,85 @@ fn the_store_key_takes_a_postgres_url_and_never_echoes_it() {
         d.error(&format!("store = 5\n{TWO_BOTS}")),
         "L.toml line 1: store: invalid type: integer `5`, expected a string"
     );
+}
+
+/// `gate` takes an SPRT in `hus match --sprt`'s terms (its parser), items separated by
+/// spaces or commas, and the most games; every bad value is an error naming the key
+/// and its line.
+#[test]
+fn the_gate_key_is_an_sprt_and_its_bound_of_games() {
+    let d = Dir::new();
+    assert!(d.parse(TWO_BOTS).expect("valid").gate.is_none());
+    let c = d
+        .parse(&format!(
+            "games = 3\ngate = \"sprt elo0=0 elo1=10\"\n{TWO_BOTS}"
+        ))
+        .expect("valid");
+    let gate = c.gate.expect("a gate");
+    assert_eq!(
+        (
+            gate.sprt.elo0(),
+            gate.sprt.elo1(),
+            gate.sprt.alpha(),
+            gate.sprt.beta(),
+            gate.games
+        ),
+        (0.0, 10.0, 0.05, 0.05, league::DEFAULT_GATE_GAMES)
+    );
+    assert_eq!(c.place("gate"), format!("{} line 2", d.path().display()));
+    let gate =
+        league::parse_gate("sprt elo1=5, elo0=-5 alpha=0.1,beta=0.2 games=400").expect("valid");
+    assert_eq!(
+        (
+            gate.sprt.elo0(),
+            gate.sprt.elo1(),
+            gate.sprt.alpha(),
+            gate.sprt.beta(),
+            gate.games
+        ),
+        (-5.0, 5.0, 0.1, 0.2, 400)
+    );
+    for (value, message) in [
+        (
+            "elo0=0 elo1=10",
+            "L.toml line 1: gate: \"elo0=0 elo1=10\" is not a gate: the one kind is an SPRT, e.g. \"sprt elo0=0 elo1=10\"",
+        ),
+        (
+            "sprt",
+            "L.toml line 1: gate: give the test's elo0 and elo1, e.g. \"sprt elo0=0 elo1=10\"",
+        ),
+        (
+            "sprt elo0=0 elo1=ten",
+            "L.toml line 1: gate: elo1=ten: \"ten\" is not a number",
+        ),
+        (
+            "sprt elo0=0 elo2=10",
+            "L.toml line 1: gate: unknown key \"elo2\" (the keys are elo0, elo1, alpha and beta)",
+        ),
+        (
+            "sprt elo1=10",
+            "L.toml line 1: gate: elo0 is missing (e.g. elo0=0,elo1=5)",
+        ),
+        (
+            "sprt elo0=0 elo1=10 games=301",
+            "L.toml line 1: gate: games=301: the most games must be even (games go in pairs), between 2 and 100000",
+        ),
+        (
+            "sprt elo0=0 elo1=10 games=many",
+            "L.toml line 1: gate: games=many: \"many\" is not a number of games",
+        ),
+        (
+            "sprt elo0=0 elo1=10 games=2 games=4",
+            "L.toml line 1: gate: games is given twice",
+        ),
+    ] {
+        assert_eq!(
+            d.error(&format!("gate = \"{value}\"\n{TWO_BOTS}")),
+            message,
+            "{value}"
+        );
+    }
+    assert!(d
+        .error(&format!("gate = \"sprt elo0=10 elo1=0\"\n{TWO_BOTS}"))
+        .starts_with("L.toml line 1: gate: "));
 }

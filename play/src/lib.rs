@@ -81,6 +81,7 @@ pub fn seat(config: &PlayConfig, seat: Arc<PersonSeat>) -> Result<Seating> {
         spec: config.bot.clone(),
         stderr: stderr.clone().into(),
         limits: Limits::default(),
+        version: None,
     };
     let me = Entrant::Link {
         command: PERSON_COMMAND.to_string(),

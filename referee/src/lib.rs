@@ -62,6 +62,9 @@ pub use cli::args::{
     SandboxArgs, TimeArgs,
 };
 pub use cli::check_bot::run as run_check_bot;
+pub use cli::check_bot::{
+    check_bot, check_seed, CheckConfig, CheckFault, CheckVerdict, STDERR_EXCERPT,
+};
 pub use cli::line_cmd::run as run_line;
 pub use cli::match_cmd::run as run_match;
 pub use cli::perft_cmd::run as run_perft;
@@ -88,7 +91,9 @@ pub use once::OnceProcess;
 pub use openings::{
     openings_for_set, openings_from_text, read_openings, LineProblem, OpeningsError,
 };
-pub use records::{now_rfc3339, Aborted, FaultKind, GameEndReason, Record, StoppedBy, Writer};
+pub use records::{
+    now_rfc3339, Aborted, FaultKind, GameEndReason, Record, StoppedBy, UploadedVersion, Writer,
+};
 pub use replay::text::{draw_board, draw_board_from, plural, report_words, Marks, Style};
 pub use replay::watch::{writer_state, WriterState};
 pub use replay::{verify_records, viewer_page};
@@ -102,7 +107,7 @@ pub use set::{
     play_set, team_orders, Entrant, Lineup, Member, RecordSink, SetError, Team, WriteError,
 };
 pub use side::{BySide, Seating, Side};
-pub use sprt::parse_sprt;
+pub use sprt::{parse_sprt, SprtTally};
 pub use stop::stop_signal;
 
 /// The replay viewer's board, for other pages that show one (`hus play --web` serves

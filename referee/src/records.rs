@@ -418,6 +418,44 @@ pub struct BotRecord {
     /// the person's seat of `hus play`. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<TimeRecord>,
+    /// The uploaded version this bot is (docs/upload.md): the bot, the version's number
+    /// and its archive's SHA-256. Absent for every other bot, and in earlier logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<UploadedVersion>,
+}
+
+/// An uploaded bot's version, as `header.bots[].version` names it: which version of
+/// which bot played, and the SHA-256 of the archive it was built from (the same hash
+/// plays the same code on every machine).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct UploadedVersion {
+    /// The bot's name (the league's name of the version is `BOT.vNUMBER`).
+    pub bot: String,
+    /// The version's number, from 1 per bot.
+    pub number: u32,
+    /// The archive's SHA-256: 64 lowercase hexadecimal digits.
+    pub sha256: String,
+}
+
+impl UploadedVersion {
+    /// What is wrong with it, if anything: an empty bot name, number 0, or a SHA-256
+    /// that is not 64 lowercase hexadecimal digits. What `hus replay` checks.
+    pub fn problem(&self) -> Option<String> {
+        if self.bot.is_empty() {
+            return Some("its bot is empty".to_string());
+        }
+        if self.number == 0 {
+            return Some("its number is 0 (versions count from 1)".to_string());
+        }
+        let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+        if self.sha256.len() != 64 || !self.sha256.chars().all(hex) {
+            return Some(format!(
+                "its sha256 {:?} is not 64 lowercase hexadecimal digits",
+                self.sha256
+            ));
+        }
+        None
+    }
 }
 
 /// A bot answered `hello` (or failed to): at the start of the set and after restarts.

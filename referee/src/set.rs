@@ -21,7 +21,7 @@ use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::files::FilePlace;
 use crate::limits::Limits;
 use crate::link::Connect;
-use crate::records::{self, GameEndReason, Record, Stage};
+use crate::records::{self, GameEndReason, Record, Stage, UploadedVersion};
 use crate::side::{BySide, Seating, Side};
 use crate::sprt::{sprt_record, SprtTally};
 use crate::stderr::StderrBudget;
@@ -119,6 +119,9 @@ pub enum Entrant {
         stderr: FilePlace,
         /// The limits its process runs under.
         limits: Limits,
+        /// The uploaded version it is, which the log's header names
+        /// (`bots[].version`); `None` for any other bot.
+        version: Option<UploadedVersion>,
     },
     /// A bot reached over a link (a remote bot, the person's seat of `hus play`).
     /// Everything else about the set is the same; a disconnect is a crash, and a
@@ -153,6 +156,7 @@ impl Entrant {
                 spec,
                 stderr,
                 limits,
+                ..
             } => BotProcess::spawn(spec, stderr, stderr_budget, limits)
                 .await
                 .map_err(|e| format!("{e}{}", spawn_hint(&e))),
@@ -180,6 +184,14 @@ impl Entrant {
         match self {
             Entrant::Process { stderr, .. } => file_name(&stderr.path()),
             Entrant::Link { .. } => String::new(),
+        }
+    }
+
+    /// The uploaded version it is, if it is one.
+    fn version(&self) -> Option<UploadedVersion> {
+        match self {
+            Entrant::Process { version, .. } => version.clone(),
+            Entrant::Link { .. } => None,
         }
     }
 
@@ -568,6 +580,7 @@ impl Runner<'_> {
                         .entrant
                         .time()
                         .map(|t| wire_time_of(t, self.config.ready_time)),
+                    version: seat.entrant.version(),
                 }
             }
             Some(names) => records::BotRecord {
@@ -579,6 +592,7 @@ impl Runner<'_> {
                 name: Some(names[b].clone()),
                 stderr: String::new(),
                 time: None,
+                version: None,
             },
         }
     }

@@ -16,6 +16,7 @@
 //!   [`pages`]: replay pages, built once per finished set (refusals too), by a bounded
 //!   number of builders; [`refused`]: refused pages counted per address a minute.
 //! - [`admin`]: the admin token (its SHA-256 only is stored; constant-time check).
+//! - [`gate`]: the SPRT gate of an uploaded version against the bot's active one.
 //!
 //! [`run_token`] is `hus token`: bots' tokens and the admin token, one code path;
 //! [`remote_tokens`] gives the bot port the league file's remote bots and their
@@ -30,6 +31,7 @@ pub mod capacity;
 pub mod charts;
 pub mod download;
 mod error;
+pub mod gate;
 pub mod html;
 pub mod http;
 pub mod live;

@@ -77,8 +77,9 @@ pub struct Uploads {
     pub receiving: Arc<Semaphore>,
     /// The league file's bot and team names: no author can take one.
     organisers: BTreeSet<String>,
-    /// The league file, for the validation set's rules and time control.
-    league: LeagueConfig,
+    /// The league file, for the validation set's and the gate's rules and time
+    /// control.
+    pub(crate) league: LeagueConfig,
     /// Commands to the runner (entering a version).
     commands: mpsc::Sender<Request>,
 }
@@ -361,7 +362,60 @@ impl Uploads {
         {
             self.set_state(&version, VersionState::Rejected, None, Some(why))
                 .await;
+            // A rejected version never plays: its built tree goes (its archive stays).
+            if let Err(e) = self.cache.forget(&version.hash, &built) {
+                tracing::warn!("uploads: cannot remove {name}'s build: {e}");
+            }
             return;
+        }
+        if let Some(gate) = self.league.gate {
+            // The SPRT gate: against the bot's active version, if it has one; only an
+            // accepting test lets the new version replace it.
+            let b = version.bot.clone();
+            let active = match self.call(move |s| s.versions_of(&b)).await {
+                Ok(rows) => rows.into_iter().find(|v| v.state == VersionState::Active),
+                Err(e) => {
+                    // Left `checking`: the next start queues it again.
+                    tracing::warn!("uploads: cannot read {name}'s active version: {e}");
+                    return;
+                }
+            };
+            if let Some(active) = active {
+                let against = match self.built(&active).await {
+                    Ok(built) => self.bot_config(&active, &built),
+                    Err(e) => Err(e),
+                };
+                let against = match against {
+                    Ok(against) => against,
+                    Err(e) => {
+                        let why = format!(
+                            "{} cannot play the active version {}: {e}",
+                            crate::gate::REFUSED_BY_GATE,
+                            active.league_name()
+                        );
+                        self.set_state(&version, VersionState::Rejected, None, Some(why))
+                            .await;
+                        return;
+                    }
+                };
+                let result =
+                    crate::gate::gate(&bot, &against, &self.league, &gate, self.cache.path()).await;
+                if !result.accepted() {
+                    self.set_state(
+                        &version,
+                        VersionState::Rejected,
+                        None,
+                        Some(result.refusal()),
+                    )
+                    .await;
+                    return;
+                }
+                tracing::info!(
+                    "uploads: {name} accepted by the SPRT gate against {} after {} pairs",
+                    result.active,
+                    result.pairs()
+                );
+            }
         }
         let (b, n, now) = (version.bot.clone(), version.number, now_utc());
         if let Err(e) = self.call(move |s| s.activate_version(&b, n, &now)).await {
@@ -375,15 +429,19 @@ impl Uploads {
 
     /// How the version plays: its run command in the sandbox, its tree its directory,
     /// at the league's nice value (`league::uploaded::bot_config`, as the workers').
-    fn bot_config(&self, version: &VersionRow, built: &upload::Built) -> Result<BotConfig, String> {
-        league::uploaded::bot_config(version.league_name(), built, self.settings.user.as_deref())
+    pub(crate) fn bot_config(
+        &self,
+        version: &VersionRow,
+        built: &upload::Built,
+    ) -> Result<BotConfig, String> {
+        league::uploaded::bot_config(version, built, self.settings.user.as_deref())
             .map_err(|e| e.to_string())
     }
 
     /// The version built on this machine: from the cache, else built again from its
     /// archive, fetched by hash and checked (a restart whose cache was cleared, an
     /// earlier version made active): `league::uploaded::built`, the workers' way too.
-    async fn built(&self, version: &VersionRow) -> Result<upload::Built, String> {
+    pub(crate) async fn built(&self, version: &VersionRow) -> Result<upload::Built, String> {
         let settings = league::uploaded::BuildSettings {
             bounds: self.settings.bounds,
             limits: self.settings.build.clone(),

@@ -453,3 +453,132 @@ fn random_bot_plays_itself() {
     assert_eq!(shutdowns.len(), 2);
     assert!(shutdowns.iter().all(|s| s["stopped_by"] == "itself"));
 }
+
+/// The check as a library (`referee::check_bot`, what the server runs on an uploaded
+/// version, and what `hus check-bot` runs): given its set (here a clock, not a time per
+/// move), its bot and the random mover's command, with the uploaded version in the
+/// log's header. Its future is `Send`, for a server's runtime.
+fn check_as_library(
+    bot: &str,
+    version: Option<referee::UploadedVersion>,
+) -> (referee::CheckVerdict, Vec<String>, LogDir) {
+    use referee::{check_bot, BotSpec, CheckConfig, Limits, SetConfig, TimeControl};
+    let dir = LogDir::new();
+    let config = CheckConfig {
+        bot: BotSpec::parse(bot).expect("command"),
+        limits: Limits::default(),
+        opponent: CheckConfig::random_mover(Path::new(env!("CARGO_BIN_EXE_hus")), 3),
+        set: SetConfig {
+            rules: engine::Rules::new(engine::Preset::Hus, 8).expect("rules"),
+            games: 2,
+            seed: referee::check_seed(1, 2),
+            time: TimeControl::Clock {
+                base: std::time::Duration::from_secs(20),
+                increment: std::time::Duration::from_millis(500),
+            },
+            ready_time: std::time::Duration::from_secs(30),
+            early_stop: false,
+            openings: Vec::new(),
+            sprt: None,
+        },
+        version,
+    };
+    let mut said = Vec::new();
+    let mut progress = |line: &str| -> anyhow::Result<()> {
+        said.push(line.to_string());
+        Ok(())
+    };
+    let future = check_bot(&config, dir.path(), &mut progress);
+    fn is_send<T: Send>(_: &T) {}
+    is_send(&future);
+    let verdict = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(future)
+        .expect("the check runs");
+    (verdict, said, dir)
+}
+
+#[test]
+fn the_check_as_a_library_passes_a_good_bot_on_a_clock_and_names_its_version() {
+    let version = referee::UploadedVersion {
+        bot: "alpha".into(),
+        number: 2,
+        sha256: "ab".repeat(32),
+    };
+    let bot = hus_random(9);
+    let (verdict, said, dir) = check_as_library(&bot, Some(version));
+    assert!(verdict.passed, "{verdict:?}");
+    assert_eq!(
+        (verdict.problems, verdict.first_problem.as_deref()),
+        (0, None)
+    );
+    assert_eq!(
+        (verdict.fault.as_ref(), verdict.stderr.as_str()),
+        (None, "")
+    );
+    let titles: Vec<&str> = verdict
+        .checks
+        .iter()
+        .map(|c| {
+            let (_, rest) = c.split_once(' ').expect("a mark");
+            rest.trim_start().split_once(": ").expect("a title").0
+        })
+        .collect();
+    assert_eq!(titles, CHECKS);
+    let in_time = verdict
+        .checks
+        .iter()
+        .find(|c| c.contains("answers in time"))
+        .expect("the time check");
+    assert!(
+        in_time.starts_with("ok       answers in time: ")
+            && in_time.ends_with(" ms of the 20000 ms on its clock at the start\n"),
+        "{in_time}"
+    );
+    assert_eq!(
+        said,
+        vec![
+            format!(
+                "hus check-bot: {bot}\n  hus at width 8, a clock of 20000 ms + 500 ms per move, 30000 ms to start, seed {}\n",
+                referee::check_seed(1, 2)
+            ),
+            "  playing 2 games against the built-in random mover ...\n".to_string(),
+        ]
+    );
+    let log = verdict.log.as_ref().expect("the set's log");
+    assert!(log.starts_with(dir.path()));
+    let records = read_log(log);
+    assert_eq!(
+        records[0]["bots"][0]["version"],
+        serde_json::json!({"bot": "alpha", "number": 2, "sha256": "ab".repeat(32)})
+    );
+    assert_eq!(records[0]["bots"][1].get("version"), None);
+    assert_eq!(records[0]["time"]["mode"], "clock");
+}
+
+#[test]
+fn the_check_as_a_library_gives_the_first_fault_and_the_end_of_stderr() {
+    let (verdict, _, _dir) = check_as_library(&misbehave("garbage-saying-game"), None);
+    assert!(!verdict.passed);
+    assert_eq!(verdict.problems, 2, "{:#?}", verdict.checks);
+    assert_eq!(
+        verdict.first_problem.as_deref(),
+        Some("problem  keeps debug output off stdout: it wrote text on stdout that is not a protocol message")
+    );
+    let fault = verdict.fault.as_ref().expect("a fault");
+    assert_eq!(
+        (fault.kind, fault.detail.as_str()),
+        (
+            referee::FaultKind::Malformed,
+            "line is not valid JSON: expected ident at line 1 column 2"
+        )
+    );
+    assert!(
+        verdict.stderr.ends_with("my last words in game 2\n"),
+        "{:?}",
+        verdict.stderr
+    );
+    assert!(verdict.log.is_some());
+}

@@ -601,3 +601,42 @@ pub static TCP_MEMORY: std::sync::Mutex<()> = std::sync::Mutex::new(());
 pub fn tcp_memory_lock() -> std::sync::MutexGuard<'static, ()> {
     TCP_MEMORY.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Plays a set of `games` between two built-in random movers through `play_set`, bot A
+/// being the uploaded `version` (which the log's header names), logged in `dir`;
+/// returns the log's path. What a league's set of an uploaded bot writes, without a
+/// league.
+pub fn play_version_set(dir: &Path, version: referee::UploadedVersion, games: u32) -> PathBuf {
+    use referee::{play_set, BotSpec, Entrant, Limits, Lineup, LogWriter, SetConfig, TimeControl};
+    let set = SetConfig {
+        rules: engine::Rules::new(engine::Preset::Hus, 8).expect("rules"),
+        games,
+        seed: 5,
+        time: TimeControl::PerMove(Duration::from_secs(10)),
+        ready_time: Duration::from_secs(30),
+        early_stop: false,
+        openings: Vec::new(),
+        sprt: None,
+    };
+    let entrants =
+        [("a", 1, Some(version)), ("b", 2, None)].map(|(side, seed, version)| Entrant::Process {
+            spec: BotSpec::parse(&hus_random(seed)).expect("command"),
+            stderr: dir.join(format!("versions.{side}.stderr")).into(),
+            limits: Limits::default(),
+            version,
+        });
+    let (mut writer, stem) = LogWriter::create(dir, "versions").expect("log");
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(play_set(
+            &set,
+            entrants.map(Lineup::from).into(),
+            "hus test",
+            &mut writer,
+        ))
+        .expect("the set is played");
+    drop(writer);
+    dir.join(format!("{stem}.jsonl"))
+}

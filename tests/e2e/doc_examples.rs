@@ -223,7 +223,7 @@ print(game.end.reason if game.end else "none", hus_rules.to_notation(game.positi
 
 /// README `sh` lines that no test runs, and why. Any other line of a `sh` block must
 /// run.
-const NOT_RUN: [(&str, &str); 20] = [
+const NOT_RUN: [(&str, &str); 21] = [
     ("bash tests/run.sh", "the test suite itself"),
     (
         "./target/release/hus play --web ",
@@ -287,6 +287,10 @@ const NOT_RUN: [(&str, &str); 20] = [
     (
         "hus connect league.example.org:7000 ",
         "needs a server's bot port: tests/e2e/remote.rs runs hus connect against one",
+    ),
+    (
+        "./target/release/hus submit http://127.0.0.1:8080 sample-bots/python --bot alice-greedy --token-file",
+        "needs a running hus serve: tests/e2e/serve/uploads.rs sends versions with hus submit",
     ),
     (
         "hus match \"./my_bot --v2\"",
@@ -442,6 +446,22 @@ fn readme_commands_run() {
                 assert_eq!(v["bots"].as_array().map(Vec::len), Some(4));
             }
             "standings" => has("12 of 12 sets played (84 games)"),
+            "token" if command.contains("--author") => {
+                // The token went to a file; only its digest is in the league's directory.
+                let token = std::fs::read_to_string(sandbox.dir.path().join("alice-author.token"))
+                    .expect("the token file");
+                let authors =
+                    std::fs::read_to_string(sandbox.dir.path().join("leagues/sample/authors.json"))
+                        .expect("the authors' file");
+                assert_eq!(token.trim().len(), 64, "{token}");
+                assert!(
+                    authors.contains(&remote::hex(&remote::token_hash(token.trim())))
+                        && authors.contains("\"alice-*\"")
+                        && !authors.contains(token.trim()),
+                    "{authors}"
+                );
+            }
+            "submit" => has("hus submit: packed sample-bots/python (5 files, "),
             "token" if command.contains("--admin") => {
                 // The token went to a file; only its digest is in the league's directory.
                 let token = std::fs::read_to_string(sandbox.dir.path().join("admin.token"))

@@ -111,6 +111,16 @@ pub fn corpus() -> &'static Corpus {
             records: aborted_log(),
             summaries: Vec::new(),
         };
+        // An uploaded version as bot A: header.bots[].version.
+        let dir = LogDir::new();
+        let version = referee::UploadedVersion {
+            bot: "alpha".into(),
+            number: 1,
+            sha256: "0".repeat(64),
+        };
+        corpus
+            .records
+            .extend(read_log(&play_version_set(dir.path(), version, 1)));
         for set in sets {
             corpus.received.extend(set.received);
             corpus.sent.extend(set.sent);

@@ -170,6 +170,7 @@ impl Server {
                     spec: spec.clone(),
                     stderr: logs.join(format!("{name}.stderr")).into(),
                     limits: limits.clone(),
+                    version: None,
                 },
             }
         });

@@ -1842,3 +1842,84 @@ fn text_from_a_log_cannot_act_on_the_terminal() {
         );
     }
 }
+
+/// A set whose bot A is an uploaded version names it in the log's header
+/// (`bots[0].version`, as the set was given it; bot B, a plain command, has none), and
+/// its log replays; a malformed version is refused at line 1, naming the field and
+/// what is wrong with it.
+#[test]
+fn an_uploaded_version_in_the_header_replays_and_a_malformed_one_is_refused() {
+    let dir = LogDir::new();
+    let sha256 = "0123456789abcdef".repeat(4);
+    let version = referee::UploadedVersion {
+        bot: "alpha".into(),
+        number: 3,
+        sha256: sha256.clone(),
+    };
+    let path = play_version_set(dir.path(), version, 2);
+    let lines = log_lines(&path);
+    let header = record(&lines[0]);
+    assert_eq!(
+        header["bots"][0]["version"],
+        json!({"bot": "alpha", "number": 3, "sha256": sha256})
+    );
+    assert_eq!(header["bots"][1].get("version"), None);
+    let (code, _, err) = replay(&[path_str(&path)]);
+    assert_eq!((code, err.as_str()), (0, ""));
+
+    let broken = tempfile::tempdir().expect("temp dir");
+    let refused = |version: Value| -> (i32, String) {
+        let mut altered = header.clone();
+        altered["bots"][0]["version"] = version;
+        let mut text = lines.clone();
+        text[0] = compact(&altered);
+        let log = write_log(broken.path(), "broken.jsonl", &text);
+        let (code, _, err) = replay(&[path_str(&log)]);
+        (code, err)
+    };
+    let corrupt = |what: &str| (1, format!("CORRUPT: line 1: {what}\n"));
+    assert_eq!(
+        refused(json!({"bot": "alpha", "number": 0, "sha256": sha256})),
+        corrupt("header: bots[0].version: its number is 0 (versions count from 1)")
+    );
+    assert_eq!(
+        refused(json!({"bot": "", "number": 1, "sha256": sha256})),
+        corrupt("header: bots[0].version: its bot is empty")
+    );
+    for bad in [
+        sha256.to_uppercase(),
+        sha256[1..].to_string(),
+        format!("{}g", &sha256[1..]),
+    ] {
+        assert_eq!(
+            refused(json!({"bot": "alpha", "number": 3, "sha256": bad})),
+            corrupt(&format!(
+                "header: bots[0].version: its sha256 {bad:?} is not 64 lowercase hexadecimal digits"
+            ))
+        );
+    }
+    let (code, err) = refused(json!({"bot": "alpha", "number": "3", "sha256": sha256}));
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(
+            "CORRUPT: line 1: a header record not as LOGS.md describes it: invalid type: string \"3\", expected u32"
+        ),
+        "{err}"
+    );
+    let (code, err) = refused(json!({"bot": "alpha", "number": 3}));
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(
+            "CORRUPT: line 1: a header record not as LOGS.md describes it: missing field `sha256`"
+        ),
+        "{err}"
+    );
+    let (code, err) = refused(json!("alpha.v3"));
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(
+            "CORRUPT: line 1: a header record not as LOGS.md describes it: invalid type: string \"alpha.v3\""
+        ),
+        "{err}"
+    );
+}

@@ -17,6 +17,8 @@ use crate::common::*;
 
 /// Connections, live streams and the `Host` check shared fairly among addresses.
 mod limits;
+/// Bots by upload: authors, hus submit, builds, checks, versions.
+mod uploads;
 
 fn hus_bin() -> &'static str {
     env!("CARGO_BIN_EXE_hus")
@@ -3412,4 +3414,221 @@ fn serve_charts_have_axis_titles_whole_set_numbers_and_a_visible_single_point() 
         // The bot of one set: its mean move time and its faults per set are single points.
         assert!(singles >= 2, "{width}: {r}");
     }
+}
+
+/// The SPRT gate (`gate = "sprt ..."`, docs/upload.md): uploaded through `hus submit`,
+/// a bot's first version (the random mover) enters; a clearly stronger second (the
+/// greedy bot) is accepted by the gate and replaces it; a third that is the random
+/// mover again is refused with the gate's detail; the gate's LLR after each pair is the
+/// `ratings` crate's on its log's games, and the log passes `hus replay`. An author asks
+/// for a test (`POST .../sprt`) without changing which version is active; without the
+/// author's token, 401.
+#[test]
+fn serve_gate_lets_in_only_a_stronger_version() {
+    use std::os::unix::fs::PermissionsExt;
+    // Outside /tmp (the sandbox has its own), and open to the sandbox's user.
+    let tmp = LogDir::new_in(env!("CARGO_TARGET_TMPDIR"));
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let book = root().join("openings/hus-8.txt");
+    let head = format!(
+        "{}\nopenings = {}\ngate = \"sprt elo0=0 elo1=10 games=400\"",
+        HEAD.replace("concurrency = 2", "concurrency = 1"),
+        toml_string(&book.display().to_string())
+    );
+    let file = league_file(&base, &head, &[("a", instant(1)), ("b", instant(2))]);
+    let dir = base.join("league");
+    let token_file = base.join("author.token");
+    let out = hus(&[
+        "token",
+        "--author",
+        "ann",
+        "--bots",
+        "gb",
+        "--league",
+        &file.display().to_string(),
+        "--dir",
+        &dir.display().to_string(),
+        "--out",
+        &token_file.display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = std::fs::read_to_string(&token_file)
+        .expect("token")
+        .trim()
+        .to_string();
+    // Two bots to send: the random mover and the greedy bot (with the rules it reads).
+    let python = root().join("sample-bots/python");
+    let random = base.join("random");
+    let greedy = base.join("greedy");
+    for (d, files, main) in [
+        (&random, &["random_bot.py"][..], "random_bot.py"),
+        (
+            &greedy,
+            &["greedy_bot.py", "hus_rules.py"][..],
+            "greedy_bot.py",
+        ),
+    ] {
+        std::fs::create_dir_all(d).expect("mkdir");
+        for f in files {
+            std::fs::copy(python.join(f), d.join(f)).expect("copy");
+        }
+        std::fs::write(
+            d.join("hus-bot.toml"),
+            format!("language = \"python\"\nmain = \"{main}\"\n"),
+        )
+        .expect("manifest");
+    }
+    let server = Server::start(&file, &dir, &[]);
+    let url = format!("http://{}", server.addr);
+    let submit = |d: &Path| {
+        let out = hus(&[
+            "submit",
+            &url,
+            &d.display().to_string(),
+            "--bot",
+            "gb",
+            "--token-file",
+            &token_file.display().to_string(),
+            "--no-wait",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // A version's row once it is on its way no more (bounded).
+    let settled = |n: u32| -> Value {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            let v = server.json(&format!("/api/bots/gb/versions/{n}"));
+            let state = v["state"].as_str().unwrap_or_default().to_string();
+            if !["queued", "building", "checking"].contains(&state.as_str()) {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "version {n} still {state}: {v}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    submit(&random);
+    let v1 = settled(1);
+    assert_eq!(v1["state"], "active", "{v1}");
+    submit(&greedy);
+    let v2 = settled(2);
+    assert_eq!(v2["state"], "active", "{v2}");
+    assert_eq!(settled(1)["state"], "retired");
+    submit(&random);
+    let v3 = settled(3);
+    assert_eq!(v3["state"], "rejected", "{v3}");
+    let detail = v3["detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with("the SPRT gate against gb.v2 did not accept it: LLR "),
+        "{detail}"
+    );
+    assert!(
+        detail.ends_with("the set's log: gate/gb.v3-vs-gb.v2.jsonl"),
+        "{detail}"
+    );
+    assert_eq!(settled(2)["state"], "active");
+
+    // The gate's test of version 2, against its log.
+    let tests = server.json("/api/bots/gb/versions/2/sprt");
+    let test = &tests["tests"][0];
+    assert_eq!(test["verdict"], "accepted", "{tests}");
+    assert_eq!(test["active"], "gb.v1");
+    let log = dir
+        .join("uploads/gate")
+        .join(test["log"].as_str().expect("log"));
+    let replay = hus(&["replay", &log.display().to_string()]);
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let records = read_log(&log);
+    let sprt = ratings::Sprt::new(0.0, 10.0, 0.05, 0.05).expect("valid");
+    let mut pairs = ratings::Pentanomial::default();
+    let outcomes: Vec<ratings::Outcome> = of_type(&records, "game-end")
+        .iter()
+        .map(|e| match e["winner"].as_u64() {
+            Some(0) => ratings::Outcome::Win,
+            Some(_) => ratings::Outcome::Loss,
+            None => ratings::Outcome::Draw,
+        })
+        .collect();
+    let llrs: Vec<f64> = outcomes
+        .chunks_exact(2)
+        .map(|p| {
+            pairs.add_pair(p[0], p[1]).expect("a pair");
+            sprt.pentanomial(&pairs).llr
+        })
+        .collect();
+    let shown: Vec<f64> = test["llrs"]
+        .as_array()
+        .expect("llrs")
+        .iter()
+        .map(|v| v.as_f64().expect("a number"))
+        .collect();
+    assert_eq!(shown.len(), llrs.len());
+    for (a, b) in shown.iter().zip(&llrs) {
+        assert!((a - b).abs() <= 1e-12, "{shown:?} {llrs:?}");
+    }
+    assert!(*llrs.last().expect("pairs") >= sprt.upper_bound());
+    assert_eq!(test["pentanomial"], serde_json::json!(pairs.counts));
+    let v3_tests = server.json("/api/bots/gb/versions/3/sprt");
+    assert_eq!(v3_tests["tests"][0]["active"], "gb.v2", "{v3_tests}");
+    assert_ne!(v3_tests["tests"][0]["verdict"], "accepted", "{v3_tests}");
+
+    // A test asked for: version 3 against version 1, the same program.
+    let path = "/api/bots/gb/versions/3/sprt?against=1";
+    let (status, _, body) = request(server.addr, "POST", path, &[], b"");
+    assert_eq!(status, 401, "{body}");
+    let auth = format!("Bearer {token}");
+    let (status, _, body) = request(
+        server.addr,
+        "POST",
+        path,
+        &[("Authorization", auth.as_str())],
+        b"",
+    );
+    assert_eq!(status, 202, "{body}");
+    let asked: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(
+        (&asked["candidate"], &asked["active"], &asked["state"]),
+        (
+            &Value::from("gb.v3"),
+            &Value::from("gb.v1"),
+            &Value::from("running")
+        )
+    );
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let done = loop {
+        let t = server.json("/api/bots/gb/versions/3/sprt");
+        let list = t["tests"].as_array().cloned().unwrap_or_default();
+        assert!(list.len() <= 2, "{t}");
+        let asked = list.iter().find(|x| x["active"] == "gb.v1");
+        if let Some(asked) = asked.filter(|x| x["verdict"] != "running") {
+            break asked.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the asked-for test did not end: {t}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(done["active"], "gb.v1");
+    assert_ne!(done["verdict"], "accepted", "{done}");
+    assert_ne!(done["verdict"], "failed", "{done}");
+    // Nothing changed of which version is active.
+    assert_eq!(settled(2)["state"], "active");
+    assert_eq!(settled(3)["state"], "rejected");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
 }

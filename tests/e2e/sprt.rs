@@ -413,3 +413,98 @@ fn ctrl_c_stops_with_the_figures_so_far() {
     );
     assert!(stdout.contains("Elo difference of A over B: "), "{stdout}");
 }
+
+/// The SPRT gate of the server (`server::gate::gate`, docs/upload.md) plays the set
+/// `hus match --sprt` plays with the same bots, book and seed: the same games (each
+/// game's winner, length and last position), the same stop, and its LLR after each pair
+/// is the one `hus match` prints and logs.
+#[test]
+fn the_gate_plays_the_set_hus_match_sprt_plays() {
+    let greedy = format!("{} 2", greedy_bot());
+    let random = format!("{} 1", random_bot());
+    let book = root().join("openings/hus-8.txt");
+    let book_arg = book.to_str().expect("utf-8");
+    let spec = "elo0=0,elo1=10";
+    let (stdout, records, _dir) = sprt_match(
+        &greedy,
+        &random,
+        spec,
+        &["--games", "400", "--openings", book_arg, "--seed", "11"],
+    );
+    let sprt = Sprt::new(0.0, 10.0, 0.05, 0.05).expect("valid");
+
+    let tmp = LogDir::new();
+    let text = format!(
+        "seed = 11\nmove_time = \"10s\"\nready_time = \"30s\"\nopenings = {book:?}\n\
+         gate = \"sprt elo0=0 elo1=10 games=400\"\n\
+         [[bot]]\nname = \"x\"\ncommand = \"x\"\n[[bot]]\nname = \"y\"\ncommand = \"y\"\n"
+    );
+    let league = league::LeagueConfig::parse(&tmp.path().join("L.toml"), &text).expect("a league");
+    let gate = league.gate.expect("a gate");
+    let bot = |name: &str, command: &str| league::BotConfig {
+        name: name.to_string(),
+        transport: league::Transport::Process {
+            spec: referee::BotSpec::parse(command).expect("a command"),
+            limits: referee::Limits::default(),
+        },
+        version: None,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let result = runtime.block_on(server::gate::gate(
+        &bot("g.v2", &greedy),
+        &bot("g.v1", &random),
+        &league,
+        &gate,
+        tmp.path(),
+    ));
+    assert_eq!(
+        result.verdict,
+        server::gate::Verdict::Accepted,
+        "{result:?}"
+    );
+    let gated = read_log(&tmp.path().join("gate").join(&result.log));
+    let games = |records: &[Value]| -> Vec<(Value, Value, Value)> {
+        of_type(records, "game-end")
+            .iter()
+            .map(|e| {
+                (
+                    e["winner"].clone(),
+                    e["plies"].clone(),
+                    e["position"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(games(&gated), games(&records));
+    let starts = |records: &[Value]| -> Vec<(Value, Value)> {
+        of_type(records, "game-start")
+            .iter()
+            .map(|g| (g["first"].clone(), g["position"].clone()))
+            .collect()
+    };
+    assert_eq!(starts(&gated), starts(&records));
+    let end = |records: &[Value]| records.last().expect("set-end")["sprt"].clone();
+    assert_eq!(end(&gated), end(&records));
+    // The LLR after each pair: the figures hus match printed, to the last bit.
+    let printed: Vec<f64> = {
+        let outcomes: Vec<Outcome> = outcomes(&records);
+        let mut p = Pentanomial::default();
+        outcomes
+            .chunks_exact(2)
+            .map(|pair| {
+                p.add_pair(pair[0], pair[1]).expect("a pair");
+                sprt.pentanomial(&p).llr
+            })
+            .collect()
+    };
+    assert_eq!(result.llrs, printed);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("pair ")).collect();
+    assert_eq!(lines.len(), result.llrs.len(), "{stdout}");
+    for (line, llr) in lines.iter().zip(&result.llrs) {
+        assert!(line.contains(&format!("; LLR {llr:.2} (bounds")), "{line}");
+    }
+    assert_eq!(end(&records)["decision"], "accept-h1");
+}

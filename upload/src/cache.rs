@@ -146,6 +146,22 @@ impl BuildCache {
         Ok(report)
     }
 
+    /// Removes a version built here that will never play (its check refused it): its
+    /// directory, and its note if the note names that directory. Its disk is given back.
+    pub fn forget(&self, hash: &str, built: &Built) -> io::Result<()> {
+        let Some(version_dir) = built.tree.parent() else {
+            return Ok(());
+        };
+        if self.find(hash).is_some_and(|b| b.tree == built.tree) {
+            self.dir
+                .remove_file(Path::new(&format!("{hash}{BUILT_SUFFIX}")))?;
+        }
+        if version_dir.parent() == Some(self.dir.path()) {
+            std::fs::remove_dir_all(version_dir)?;
+        }
+        Ok(())
+    }
+
     fn note(&self, hash: &str, note: &Note) -> io::Result<()> {
         let text = serde_json::to_string(note).map_err(io::Error::other)?;
         let tmp = format!("{hash}{BUILT_SUFFIX}.{}.new", std::process::id());
@@ -159,12 +175,28 @@ impl BuildCache {
     }
 }
 
+/// Where an uploaded bot's program named without a path is looked for, in order: the
+/// system's directories, which the sandbox shows.
+pub const SYSTEM_PATH: [&str; 3] = ["/usr/local/bin", "/usr/bin", "/bin"];
+
 /// How a built version plays: its run command in the sandbox, as the sandbox's
 /// unprivileged user when `hus` is root, its tree its working directory, read-only.
 /// An uploaded bot always plays in the sandbox, whatever the league file says of its
 /// own bots.
 pub fn sandboxed(built: &Built, user: Option<&str>) -> Result<(BotSpec, Limits), BuildFailure> {
-    let spec = built.run_spec()?;
+    let mut spec = built.run_spec()?;
+    // A program named without a path is the system's, as the sandbox's user sees it:
+    // found in SYSTEM_PATH, whatever the server's own PATH holds (a toolchain in
+    // root's home would not be there inside).
+    if !spec.argv[0].contains('/') {
+        if let Some(found) = SYSTEM_PATH
+            .iter()
+            .map(|dir| Path::new(dir).join(&spec.argv[0]))
+            .find(|p| p.is_file())
+        {
+            spec.argv[0] = found.display().to_string();
+        }
+    }
     let mut sandbox = Sandbox::new(&built.tree)?;
     if let Some(user) = user {
         sandbox = sandbox.user(user)?;

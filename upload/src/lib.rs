@@ -32,7 +32,7 @@ pub use build::{
     build, BuildFailure, BuildLimits, BuildReport, Built, DEFAULT_BUILD_DISK, DEFAULT_BUILD_MEMORY,
     DEFAULT_BUILD_OUTPUT, DEFAULT_BUILD_PROCESSES, DEFAULT_BUILD_TIME, SCRIPT, TREE,
 };
-pub use cache::{is_sha256, sandboxed, BuildCache};
+pub use cache::{is_sha256, sandboxed, BuildCache, SYSTEM_PATH};
 pub use manifest::{
     Commands, Language, Manifest, ManifestError, MANIFEST_NAME, MAX_MANIFEST_BYTES,
 };

@@ -134,7 +134,7 @@ pub fn run_submit(args: &SubmitArgs) -> ExitCode {
 fn submit(args: &SubmitArgs) -> Result<ExitCode, String> {
     let wait = referee::parse_duration(&args.wait).map_err(|e| format!("--wait: {e:#}"))?;
     let packed = pack(&args.dir, &Bounds::default()).map_err(|e| e.to_string())?;
-    eprintln!(
+    let line = format!(
         "hus submit: packed {} ({} files, {} unpacked) into {} (sha256 {})",
         args.dir.display(),
         packed.files,
@@ -143,8 +143,11 @@ fn submit(args: &SubmitArgs) -> Result<ExitCode, String> {
         packed.hash
     );
     if args.dry_run {
+        // What would be sent is the command's answer: on stdout.
+        println!("{line}");
         return Ok(ExitCode::SUCCESS);
     }
+    eprintln!("{line}");
     let token = token(args)?;
     let server = args.server.trim_end_matches('/');
     if !(server.starts_with("http://") || server.starts_with("https://")) {
@@ -154,12 +157,38 @@ fn submit(args: &SubmitArgs) -> Result<ExitCode, String> {
     }
     let agent = agent()?;
     let url = format!("{server}/api/bots/{}/versions", args.bot);
-    let answer = agent
-        .post(&url)
-        .set("authorization", &format!("Bearer {token}"))
-        .set("content-type", "application/zstd")
-        .send_bytes(&packed.bytes)
-        .map_err(|e| call_error(e, "sending the version"))?;
+    // A server busy receiving other uploads (503) is asked again after the wait it
+    // gives, within --wait; any other refusal is final.
+    let start = Instant::now();
+    let answer = loop {
+        let sent = agent
+            .post(&url)
+            .set("authorization", &format!("Bearer {token}"))
+            .set("content-type", "application/zstd")
+            .send_bytes(&packed.bytes);
+        match sent {
+            Ok(answer) => break answer,
+            Err(ureq::Error::Status(503, response)) => {
+                let retry = response
+                    .header("retry-after")
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(|s| Duration::from_secs(s.clamp(1, 60)));
+                let Some(retry) = retry.filter(|r| start.elapsed() + *r < wait) else {
+                    return Err(call_error(
+                        ureq::Error::Status(503, response),
+                        "sending the version",
+                    ));
+                };
+                eprintln!(
+                    "hus submit: the server is busy ({}); sending again in {} s",
+                    said(response),
+                    retry.as_secs()
+                );
+                std::thread::sleep(retry);
+            }
+            Err(e) => return Err(call_error(e, "sending the version")),
+        }
+    };
     let answer = json(answer)?;
     let number = answer.get("version").and_then(Value::as_u64).unwrap_or(0);
     let page = answer.get("page").and_then(Value::as_str).unwrap_or("");

@@ -83,6 +83,7 @@ async fn run_match(config: MatchConfig) -> Result<ExitCode> {
                     spec: config.bots[b][i].clone(),
                     stderr: stderr_path.into(),
                     limits: config.limits[b][i].clone(),
+                    version: None,
                 }
             })
             .collect()

@@ -248,6 +248,11 @@ impl Verifier {
             let sprt = sprt_of_record(r).map_err(|e| format!("header: sprt: {e}"))?;
             self.sprt = Some(SprtTally::new(sprt));
         }
+        for (b, bot) in h.bots.iter().enumerate() {
+            if let Some(problem) = bot.version.as_ref().and_then(|v| v.problem()) {
+                return Err(format!("header: bots[{b}].version: {problem}"));
+            }
+        }
         self.paired = !self.openings.is_empty() || self.sprt.is_some();
         if let Some(teams) = &h.teams {
             for (b, t) in teams.iter().enumerate() {

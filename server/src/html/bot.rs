@@ -178,7 +178,19 @@ pub fn bot_main_with(
 ) -> Markup {
     html! {
         h2 { (b.name) }
-        p { "command: " code { (b.command) } @if !b.active { " (removed)" } }
+        p {
+            "command: " code { (b.command) }
+            @if !b.active {
+                @if league::parse_version_name(&b.name).is_some() { " (retired)" } @else { " (removed)" }
+            }
+        }
+        @if let Some((bot, number)) = league::parse_version_name(&b.name) {
+            p {
+                "Uploaded: version " (number) " of " (bot) ". "
+                a href=(super::versions::version_href(bot, number)) { "its build and checks" } "; "
+                a href=(super::versions::versions_href(bot)) { "every version of " (bot) }
+            }
+        }
         p {
             span class="rank" data-rank=(b.rank) { "rank " (b.rank) @if bots > 0 { " of " (bots) } } "; "
             "rating " (rating(b)) "; games " (wdl(&b.games)) "; sets " (wdl(&b.sets)) "; "

@@ -16,7 +16,7 @@
 //! `Status`), the pages' addresses (`links`) and the cells every page uses (`cells`);
 //! then by page: [`standings`] (with the cross-table), [`bot`], [`pair`] (head to
 //! head), [`sets`] (a list of sets, a set's page), [`archive`], [`workers`], [`replay`]
-//! (the links on a replay page); [`compare`], the rating fit's answer for a pair
+//! (the links on a replay page); [`versions`], an uploaded bot's versions and one version; [`compare`], the rating fit's answer for a pair
 //! (difference, likelihood, settled or open); [`figures`], the charts.
 
 pub mod archive;
@@ -32,6 +32,7 @@ pub mod sets;
 pub mod standings;
 #[cfg(test)]
 pub(crate) mod test_data;
+pub mod versions;
 pub mod workers;
 
 pub use archive::{archive_main, ArchiveQuery, Outcome, Page, ARCHIVE_SETS};

@@ -43,7 +43,18 @@ pub fn standings_row(b: &BotStanding) -> Markup {
     html! {
         tr data-bot=(b.name) {
             td class="num rank" { (b.rank) }
-            td { (bot_link(&b.name)) @if !b.active { " (removed)" } }
+            td {
+                (bot_link(&b.name))
+                @match league::parse_version_name(&b.name) {
+                    // An uploaded bot's version: the active one plays, the others are
+                    // retired (their results stay); its versions are a click away.
+                    Some((bot, _)) => {
+                        @if !b.active { " (retired)" }
+                        " " a class="versions" href=(super::versions::versions_href(bot)) { "versions" }
+                    }
+                    None => { @if !b.active { " (removed)" } }
+                }
+            }
             td class="num rating" { (rating(b)) }
             td class="num" { (wdl(&b.games)) }
             td class="num" { (wdl(&b.sets)) }

@@ -22,7 +22,7 @@ pub const RECENT_SETS: usize = 20;
 /// Sets on a bot's page.
 pub const BOT_SETS: usize = 100;
 
-fn respond(status: StatusCode, markup: Markup) -> Response {
+pub(super) fn respond(status: StatusCode, markup: Markup) -> Response {
     (
         status,
         [
@@ -35,7 +35,7 @@ fn respond(status: StatusCode, markup: Markup) -> Response {
 }
 
 /// A page that says what went wrong, in the frame.
-fn problem_page(app: &AppState, status: StatusCode, what: &str) -> Response {
+pub(super) fn problem_page(app: &AppState, status: StatusCode, what: &str) -> Response {
     respond(
         status,
         page(

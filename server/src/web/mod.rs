@@ -13,7 +13,7 @@
 //!   `feed`: what changed on the pages (results, standings rows, the status line),
 //!   sent on the live stream;
 //! - `versions`: bots by upload (`crate::uploads`): submitting, reading and
-//!   activating versions;
+//!   activating versions, and the SPRT of one version against another (`crate::gate`);
 //! - `admin`: the admin endpoints; `assets`: the dashboard's script, style and icon.
 //!
 //! `crate::html` renders pages and never calls into this module.
@@ -93,10 +93,19 @@ pub fn router(app: Arc<AppState>, shutdown: watch::Receiver<Option<&'static str>
         .route("/api/admin/resume", post(admin::resume))
         .route("/api/admin/bots/{name}/add", post(admin::add_bot))
         .route("/api/admin/bots/{name}/remove", post(admin::remove_bot))
+        .route("/bots/{name}/versions", get(versions::versions_page))
+        .route(
+            "/bots/{name}/versions/{number}",
+            get(versions::version_page),
+        )
         .route("/api/bots/{name}/versions/{number}", get(versions::one))
         .route(
             "/api/bots/{name}/versions/{number}/activate",
             post(versions::activate),
+        )
+        .route(
+            "/api/bots/{name}/versions/{number}/sprt",
+            post(versions::sprt).get(versions::sprt_results),
         )
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

@@ -126,26 +126,9 @@ async fn receive(
         )
         .into_response());
     }
-    let author = {
-        let (dir, token, bot) = (
-            app.dir.clone(),
-            bearer(headers).map(str::to_string),
-            name.to_string(),
-        );
-        tokio::task::spawn_blocking(move || authors::authorize(&dir, token.as_deref(), &bot))
-            .await
-            .map_err(|e| {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
-            })?
-    }
-    .map_err(|refusal| {
-        let status = match refusal {
-            authors::Refusal::Missing | authors::Refusal::Wrong => StatusCode::UNAUTHORIZED,
-            authors::Refusal::NotAllowed { .. } => StatusCode::FORBIDDEN,
-            authors::Refusal::Unreadable(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        ApiError::new(status, refusal.answer(name)).into_response()
-    })?;
+    let author = check_author(app, headers, name)
+        .await
+        .map_err(IntoResponse::into_response)?;
     let Ok(_receiving) = uploads.receiving.clone().try_acquire_owned() else {
         return Err(retry_after(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -341,24 +324,7 @@ pub(super) async fn activate(
     Path((name, number)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let (name, number) = version_path(&name, &number)?;
-    let author = {
-        let (dir, token, bot) = (
-            app.dir.clone(),
-            bearer(&headers).map(str::to_string),
-            name.clone(),
-        );
-        tokio::task::spawn_blocking(move || authors::authorize(&dir, token.as_deref(), &bot))
-            .await
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-    };
-    if let Err(refusal) = author {
-        let status = match refusal {
-            authors::Refusal::Missing | authors::Refusal::Wrong => StatusCode::UNAUTHORIZED,
-            authors::Refusal::NotAllowed { .. } => StatusCode::FORBIDDEN,
-            authors::Refusal::Unreadable(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        return Err(ApiError::new(status, refusal.answer(&name)));
-    }
+    check_author(&app, &headers, &name).await?;
     let version = app
         .reader
         .version(&name, number)
@@ -394,4 +360,261 @@ pub(super) async fn activate(
         .await
         .map_err(|e| ApiError::new(StatusCode::CONFLICT, e))?;
     Ok(Json(json!({ "ok": said })))
+}
+
+/// `/bots/NAME/versions`: the page of an uploaded bot's versions.
+pub(super) async fn versions_page(
+    State(app): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Response {
+    use super::dashboard::{problem_page, respond};
+    if let Err(e) = check_bot_name(&name) {
+        return problem_page(&app, StatusCode::NOT_FOUND, e.what());
+    }
+    match app.reader.versions_of(&name).await {
+        Ok(versions) if versions.is_empty() => problem_page(
+            &app,
+            StatusCode::NOT_FOUND,
+            &format!("{name:?} has no uploaded version"),
+        ),
+        Ok(versions) => {
+            let s = app.snapshot();
+            respond(
+                StatusCode::OK,
+                crate::html::page(
+                    &format!("{name}: versions"),
+                    &crate::html::Status::of(&app),
+                    crate::html::versions::versions_main(&name, &versions, &s.standings.bots),
+                ),
+            )
+        }
+        Err(e) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, &e),
+    }
+}
+
+/// `/bots/NAME/versions/N`: one version's page.
+pub(super) async fn version_page(
+    State(app): State<Arc<AppState>>,
+    Path((name, number)): Path<(String, String)>,
+) -> Response {
+    use super::dashboard::{problem_page, respond};
+    let (name, number) = match version_path(&name, &number) {
+        Ok(found) => found,
+        Err(e) => return problem_page(&app, StatusCode::NOT_FOUND, e.what()),
+    };
+    match app.reader.version(&name, number).await {
+        Ok(Some(version)) => {
+            let s = app.snapshot();
+            let standing = s
+                .standings
+                .bots
+                .iter()
+                .find(|b| b.name == version.league_name());
+            respond(
+                StatusCode::OK,
+                crate::html::page(
+                    &format!("{name} v{number}"),
+                    &crate::html::Status::of(&app),
+                    crate::html::versions::version_main(&version, standing),
+                ),
+            )
+        }
+        Ok(None) => problem_page(
+            &app,
+            StatusCode::NOT_FOUND,
+            &format!("{name:?} has no version {number}"),
+        ),
+        Err(e) => problem_page(&app, StatusCode::SERVICE_UNAVAILABLE, &e),
+    }
+}
+
+/// The author whose token the request carries, if that author may submit bot `name`:
+/// every author's request is checked so (401 without a token or with a wrong one, 403
+/// for another author's bot).
+async fn check_author(
+    app: &Arc<AppState>,
+    headers: &HeaderMap,
+    name: &str,
+) -> Result<authors::Author, ApiError> {
+    let (dir, token, bot) = (
+        app.dir.clone(),
+        bearer(headers).map(str::to_string),
+        name.to_string(),
+    );
+    let author =
+        tokio::task::spawn_blocking(move || authors::authorize(&dir, token.as_deref(), &bot))
+            .await
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    author.map_err(|refusal| {
+        let status = match refusal {
+            authors::Refusal::Missing | authors::Refusal::Wrong => StatusCode::UNAUTHORIZED,
+            authors::Refusal::NotAllowed { .. } => StatusCode::FORBIDDEN,
+            authors::Refusal::Unreadable(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, refusal.answer(name))
+    })
+}
+
+/// Seconds an author is told to wait while another test asked for is running.
+const TEST_RETRY_S: u64 = 60;
+
+/// The query of `POST /api/bots/NAME/versions/N/sprt`.
+#[derive(serde::Deserialize)]
+pub(super) struct SprtQuery {
+    /// The version to play against instead of the active one.
+    against: Option<String>,
+}
+
+/// Whether a version can play a test: it was built and passed its checks (active,
+/// retired, or refused by the gate itself).
+fn can_be_tested(v: &VersionRow) -> bool {
+    v.state.has_played()
+        || (v.state == VersionState::Rejected && v.detail.starts_with(crate::gate::REFUSED_BY_GATE))
+}
+
+/// `POST /api/bots/NAME/versions/N/sprt` (the author's token, `?against=M` optional):
+/// the gate's SPRT of version N against the bot's active version (or version M), with
+/// the league's `gate` settings or, without a gate, [`DEFAULT_TEST`]. It changes
+/// nothing of which version is active; the test runs on the server after the answer
+/// (202), one asked-for test at a time (429 while one runs), and its result, growing
+/// pair by pair, is read at `GET` on the same path.
+pub(super) async fn sprt(
+    State(app): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path((name, number)): Path<(String, String)>,
+    axum::extract::Query(query): axum::extract::Query<SprtQuery>,
+) -> Result<Response, ApiError> {
+    let (name, number) = version_path(&name, &number)?;
+    check_author(&app, &headers, &name).await?;
+    let versions = app
+        .reader
+        .versions_of(&name)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e))?;
+    let find = |n: u32| {
+        versions
+            .iter()
+            .find(|v| v.number == n)
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    format!("{name:?} has no version {n}"),
+                )
+            })
+    };
+    let candidate = find(number)?;
+    let against = match &query.against {
+        Some(text) => find(version_path(&name, text)?.1)?,
+        None => versions
+            .iter()
+            .find(|v| v.state == VersionState::Active)
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!("{name:?} has no active version to test against: give ?against=M"),
+                )
+            })?,
+    };
+    if against.number == candidate.number {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "{} would play itself: give ?against=M, another version",
+                candidate.league_name()
+            ),
+        ));
+    }
+    for v in [&candidate, &against] {
+        if !can_be_tested(v) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!(
+                    "{} is {}: only a version that passed its checks (active, retired, or refused by the SPRT gate) can play a test",
+                    v.league_name(),
+                    v.state
+                ),
+            ));
+        }
+    }
+    let Some(slot) = crate::gate::AskedSlot::take() else {
+        return Ok(retry_after(
+            StatusCode::TOO_MANY_REQUESTS,
+            TEST_RETRY_S,
+            "a test asked for is running: one at a time, ask again when it ends".into(),
+        ));
+    };
+    let uploads = app.uploads.clone();
+    let gate = match uploads.league.gate {
+        Some(gate) => gate,
+        None => league::parse_gate(league::DEFAULT_GATE)
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e))?,
+    };
+    let answer = json!({
+        "candidate": candidate.league_name(),
+        "active": against.league_name(),
+        "state": "running",
+        "test": {
+            "elo0": gate.sprt.elo0(), "elo1": gate.sprt.elo1(),
+            "alpha": gate.sprt.alpha(), "beta": gate.sprt.beta(), "games": gate.games,
+        },
+        "result": format!("/api/bots/{name}/versions/{number}/sprt"),
+    });
+    tokio::spawn(async move {
+        let _slot = slot;
+        let dir = uploads.settings.cache.clone();
+        let mut bots = Vec::new();
+        for v in [&candidate, &against] {
+            let bot = match uploads.built(v).await {
+                Ok(built) => uploads.bot_config(v, &built),
+                Err(e) => Err(e),
+            };
+            match bot {
+                Ok(bot) => bots.push(bot),
+                Err(e) => {
+                    crate::gate::failed_to_start(
+                        &candidate.league_name(),
+                        &against.league_name(),
+                        &uploads.league,
+                        &gate,
+                        &dir,
+                        format!("{} cannot play: {e}", v.league_name()),
+                    );
+                    return;
+                }
+            }
+        }
+        let result = crate::gate::gate(&bots[0], &bots[1], &uploads.league, &gate, &dir).await;
+        tracing::info!(
+            "uploads: the test asked for of {} against {}: {} after {} pairs",
+            result.candidate,
+            result.active,
+            result.verdict.as_str(),
+            result.pairs()
+        );
+    });
+    Ok((StatusCode::ACCEPTED, Json(answer)).into_response())
+}
+
+/// `GET /api/bots/NAME/versions/N/sprt`: the tests of version N (the gate's and those
+/// asked for), oldest first, each with the LLR after every pair.
+pub(super) async fn sprt_results(
+    State(app): State<Arc<AppState>>,
+    Path((name, number)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let (name, number) = version_path(&name, &number)?;
+    let (dir, candidate) = (
+        app.uploads.settings.cache.clone(),
+        league::version_name(&name, number),
+    );
+    let tests = tokio::task::spawn_blocking(move || crate::gate::results_of(&dir, &candidate))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(Json(json!({
+        "bot": name,
+        "version": number,
+        "name": league::version_name(&name, number),
+        "tests": tests,
+    })))
 }

@@ -506,7 +506,7 @@ fn in_time(config: &CheckConfig, facts: &Facts) -> Check {
     if !facts.played {
         return skipped(TIME);
     }
-    let limit = config.move_time.as_millis();
+    let allowance = config.allowance_words();
     let stats = (!facts.moves.is_empty()).then(|| {
         let n = facts.moves.len();
         let mean = facts.moves.iter().sum::<f64>() / n as f64;
@@ -522,7 +522,7 @@ fn in_time(config: &CheckConfig, facts: &Facts) -> Check {
         );
         if let Some((n, mean, max)) = stats {
             check = check.detail(format!(
-                "its other moves: {n}, mean {mean:.1} ms, max {max:.1} ms of the {limit} ms allowed"
+                "its other moves: {n}, mean {mean:.1} ms, max {max:.1} ms of {allowance}"
             ));
         }
         return check.detail(format!("fix: {}", fix(first)));
@@ -530,13 +530,13 @@ fn in_time(config: &CheckConfig, facts: &Facts) -> Check {
     let Some((n, mean, max)) = stats else {
         return Check::new(Mark::Skipped, TIME, "no move to time");
     };
-    let share = max / (config.move_time.as_secs_f64() * 1000.0);
+    let share = max / (config.move_time().as_secs_f64() * 1000.0);
     if share > SLOW_MOVE {
         Check::new(
             Mark::Warning,
             TIME,
             format!(
-                "its slowest move took {max:.1} ms, {:.0}% of the {limit} ms allowed (mean {mean:.1} ms over {n} moves)",
+                "its slowest move took {max:.1} ms, {:.0}% of {allowance} (mean {mean:.1} ms over {n} moves)",
                 share * 100.0
             ),
         )
@@ -545,7 +545,7 @@ fn in_time(config: &CheckConfig, facts: &Facts) -> Check {
         Check::new(
             Mark::Ok,
             TIME,
-            format!("{n} moves, mean {mean:.1} ms, max {max:.1} ms of the {limit} ms allowed"),
+            format!("{n} moves, mean {mean:.1} ms, max {max:.1} ms of {allowance}"),
         )
     }
 }

@@ -32,9 +32,10 @@ use crate::config::{
 };
 use crate::limits::Limits;
 use crate::names::referee_version;
-use crate::records::Record;
+use crate::records::{FaultKind, Record, UploadedVersion};
 use crate::report::LogWriter;
 use crate::set::{hello_line, play_set, Entrant, Lineup, RecordSink, WriteError};
+use crate::side::Side;
 use crate::stop::stop_signal;
 
 use diagnose::Mark;
@@ -42,15 +43,26 @@ use diagnose::Mark;
 /// Most games a check plays.
 const MAX_GAMES: u32 = 1000;
 
-/// `hus check-bot`, checked.
-struct CheckConfig {
-    bot: BotSpec,
-    /// The checked bot's working directory and sandbox (the random mover runs as is).
-    limits: Limits,
-    /// The built-in random mover: this very binary, `random-bot --seed S`.
-    opponent: BotSpec,
-    set: SetConfig,
-    move_time: Duration,
+/// What [`check_bot`] checks: a bot, under its limits, in one set against the random
+/// mover at these settings (`hus check-bot`'s arguments, checked; or a league's rules,
+/// width, time control, games and seed, for an uploaded version).
+#[derive(Clone, Debug)]
+pub struct CheckConfig {
+    /// The checked bot's command: bot A of the set.
+    pub bot: BotSpec,
+    /// Its working directory and sandbox. A sandbox here must have been probed
+    /// ([`crate::Sandbox::probe`]) by the caller: a machine that cannot sandbox is the
+    /// caller's error, never a check without isolation.
+    pub limits: Limits,
+    /// The built-in random mover's command ([`CheckConfig::random_mover`]): bot B,
+    /// which runs as is.
+    pub opponent: BotSpec,
+    /// The set: rules, width, time control (per move or a clock), games, seed, the
+    /// time to `ready`. No openings, no SPRT, no early stop.
+    pub set: SetConfig,
+    /// The uploaded version the checked bot is, which the set's log names
+    /// (`header.bots[0].version`); `None` for `hus check-bot`.
+    pub version: Option<UploadedVersion>,
 }
 
 impl CheckConfig {
@@ -85,23 +97,14 @@ impl CheckConfig {
         )?;
         let seed = match args.seed {
             Some(seed) => seed,
-            None => seed_with_both_seats(fresh_seed(), args.games),
+            None => check_seed(fresh_seed(), args.games),
         };
         let exe = std::env::current_exe()
             .context("cannot find the hus binary itself (to run the random mover)")?;
-        let opponent = BotSpec {
-            command: format!("hus random-bot --seed {seed}"),
-            argv: vec![
-                exe.to_string_lossy().into_owned(),
-                "random-bot".into(),
-                "--seed".into(),
-                seed.to_string(),
-            ],
-        };
         Ok(CheckConfig {
             bot,
             limits,
-            opponent,
+            opponent: CheckConfig::random_mover(&exe, seed),
             set: SetConfig {
                 rules,
                 games: args.games,
@@ -112,14 +115,61 @@ impl CheckConfig {
                 openings: Vec::new(),
                 sprt: None,
             },
-            move_time,
+            version: None,
         })
+    }
+
+    /// The built-in random mover of the `hus` binary at `exe`: `hus random-bot --seed
+    /// SEED` (the log's header shows it so).
+    pub fn random_mover(exe: &Path, seed: u64) -> BotSpec {
+        BotSpec {
+            command: format!("hus random-bot --seed {seed}"),
+            argv: vec![
+                exe.to_string_lossy().into_owned(),
+                "random-bot".into(),
+                "--seed".into(),
+                seed.to_string(),
+            ],
+        }
+    }
+
+    /// The longest one move may take: the time per move, or with a clock the time on
+    /// it when a game starts (the probe's first turn is given that much).
+    fn move_time(&self) -> Duration {
+        match self.set.time {
+            TimeControl::PerMove(time) => time,
+            TimeControl::Clock { base, .. } => base,
+        }
+    }
+
+    /// The time control in the report's words: `1000 ms per move`, or `a clock of
+    /// 60000 ms + 500 ms per move`.
+    fn time_words(&self) -> String {
+        match self.set.time {
+            TimeControl::PerMove(time) => format!("{} ms per move", time.as_millis()),
+            TimeControl::Clock { base, increment } => format!(
+                "a clock of {} ms + {} ms per move",
+                base.as_millis(),
+                increment.as_millis()
+            ),
+        }
+    }
+
+    /// What a move's time is measured against, in the report's words: `the 1000 ms
+    /// allowed`, or `the 60000 ms on its clock at the start`.
+    fn allowance_words(&self) -> String {
+        let ms = self.move_time().as_millis();
+        match self.set.time {
+            TimeControl::PerMove(_) => format!("the {ms} ms allowed"),
+            TimeControl::Clock { .. } => format!("the {ms} ms on its clock at the start"),
+        }
     }
 }
 
 /// From `start` on, the first seed whose lots make the checked bot (bot 0) move first
-/// in one game and second in another, when there are two games or more.
-fn seed_with_both_seats(start: u64, games: u32) -> u64 {
+/// in one game and second in another, when there are two games or more: the seed of a
+/// check, so that the bot is seen in both seats.
+pub fn check_seed(start: u64, games: u32) -> u64 {
     if games < 2 {
         return start;
     }
@@ -236,6 +286,122 @@ impl RecordSink for Collect<'_> {
     }
 }
 
+/// What [`check_bot`] found: the verdict, each check as `hus check-bot` prints it, and
+/// what a bot's author needs to see of a rejection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckVerdict {
+    /// No check found a problem (warnings allowed): `hus check-bot` exits with 0.
+    pub passed: bool,
+    /// Every check, in the report's order, as `hus check-bot` prints it: its mark,
+    /// title and summary on one line, then its indented details, each line ending in a
+    /// newline.
+    pub checks: Vec<String>,
+    /// How many checks found a problem.
+    pub problems: usize,
+    /// How many checks warned.
+    pub warnings: usize,
+    /// The first problem's line (mark, title and summary), if any: why the bot failed
+    /// when no fault says it (a bot that never answered `hello` plays no game).
+    pub first_problem: Option<String>,
+    /// The checked bot's first fault in the set against the random mover, if any.
+    pub fault: Option<CheckFault>,
+    /// The end of the checked bot's stderr (at most [`STDERR_EXCERPT`] bytes, whole
+    /// characters); empty when it wrote nothing there.
+    pub stderr: String,
+    /// The set's log; `None` when the games were skipped (the bot could not get
+    /// through its first turn).
+    pub log: Option<PathBuf>,
+    /// The checked bot's stderr file: the probe's process and every process of the set.
+    pub stderr_file: PathBuf,
+}
+
+/// A fault of the checked bot, as the set's log has it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckFault {
+    /// Its kind (PROTOCOL.md).
+    pub kind: FaultKind,
+    /// In plain words (the log's `detail`).
+    pub detail: String,
+}
+
+/// The most bytes of the bot's stderr a [`CheckVerdict`] holds: its end.
+pub const STDERR_EXCERPT: u64 = 4096;
+
+/// Runs the whole check of `hus check-bot` on `config.bot`: the probe (one process,
+/// `hello` and a first turn), then, when it can play, the set against the random mover
+/// through [`play_set`], whose log and stderr files go to `log_dir` (which must
+/// exist), and the diagnosis. `progress` is given each line `hus check-bot` prints
+/// while it runs (a heading, then "playing N games ..."); its error stops the check.
+///
+/// An error is a check that could not run: the bot's command cannot be started at all
+/// (its message says why), the log cannot be written, or the set broke off. For an
+/// uploaded version that is a rejection too, with the error's message.
+///
+/// The future is `Send`: a server runs it on its runtime. Dropping it stops every bot
+/// process it started.
+pub async fn check_bot(
+    config: &CheckConfig,
+    log_dir: &Path,
+    progress: &mut (dyn FnMut(&str) -> Result<()> + Send),
+) -> Result<CheckVerdict> {
+    let evidence = check(config, log_dir, progress).await?;
+    let checks = diagnose::checks(config, &evidence);
+    let problems = checks.iter().filter(|c| c.mark == Mark::Problem).count();
+    let warnings = checks.iter().filter(|c| c.mark == Mark::Warning).count();
+    let first_problem = checks.iter().find(|c| c.mark == Mark::Problem).map(|c| {
+        let text = c.to_string();
+        text.lines().next().unwrap_or_default().to_string()
+    });
+    let fault = evidence.set.as_ref().and_then(|set| {
+        set.records.iter().find_map(|r| match r {
+            Record::Fault(f) if f.bot == Side::A => Some(CheckFault {
+                kind: f.kind,
+                detail: f.detail.clone(),
+            }),
+            _ => None,
+        })
+    });
+    Ok(CheckVerdict {
+        passed: problems == 0,
+        checks: checks.iter().map(|c| c.to_string()).collect(),
+        problems,
+        warnings,
+        first_problem,
+        fault,
+        stderr: stderr_excerpt(&evidence.stderr),
+        log: evidence.set.map(|set| set.log),
+        stderr_file: evidence.stderr,
+    })
+}
+
+/// The last [`STDERR_EXCERPT`] bytes of the file at `path` (none when there is no such
+/// file: the bot wrote nothing), from the first whole character.
+fn stderr_excerpt(path: &Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(STDERR_EXCERPT);
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(start)).is_err()
+        || file.take(STDERR_EXCERPT).read_to_end(&mut bytes).is_err()
+    {
+        return String::new();
+    }
+    // A cut inside a character leaves up to three continuation bytes at the start.
+    let skip = if start > 0 {
+        bytes
+            .iter()
+            .take(3)
+            .take_while(|&&b| b & 0xC0 == 0x80)
+            .count()
+    } else {
+        0
+    };
+    String::from_utf8_lossy(&bytes[skip..]).into_owned()
+}
+
 /// `hus check-bot`: runs a bot through the protocol and explains what it does wrong.
 pub fn run(args: &CheckBotArgs) -> Result<ExitCode> {
     let config = CheckConfig::from_args(args)?;
@@ -251,14 +417,15 @@ pub fn run(args: &CheckBotArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let mut progress = |line: &str| say(line);
     let outcome = runtime.block_on(async {
         tokio::select! {
-            evidence = check(&config, &dir) => Ok(evidence),
+            verdict = check_bot(&config, &dir.path, &mut progress) => Ok(verdict),
             signal = stop_signal() => Err(signal),
         }
     });
-    let evidence = match outcome {
-        Ok(Ok(evidence)) => evidence,
+    let verdict = match outcome {
+        Ok(Ok(verdict)) => verdict,
         Ok(Err(e)) => {
             dir.discard();
             return Err(e);
@@ -271,26 +438,23 @@ pub fn run(args: &CheckBotArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(130));
         }
     };
-    let checks = diagnose::checks(&config, &evidence);
-    let problems = checks.iter().filter(|c| c.mark == Mark::Problem).count();
-    let warnings = checks.iter().filter(|c| c.mark == Mark::Warning).count();
     let mut report = String::from("\n");
-    for check in &checks {
-        report.push_str(&check.to_string());
+    for check in &verdict.checks {
+        report.push_str(check);
     }
     report.push_str(&format!(
         "\n{}, {}.\n",
-        count(problems, "problem", "no problems"),
-        count(warnings, "warning", "no warnings")
+        count(verdict.problems, "problem", "no problems"),
+        count(verdict.warnings, "warning", "no warnings")
     ));
-    let keep = problems > 0 || !dir.temporary;
+    let keep = !verdict.passed || !dir.temporary;
     if keep {
-        if let Some(set) = &evidence.set {
-            report.push_str(&format!("log: {}\n", set.log.display()));
+        if let Some(log) = &verdict.log {
+            report.push_str(&format!("log: {}\n", log.display()));
         }
         report.push_str(&format!(
             "your bot's stderr: {}\n",
-            evidence.stderr.display()
+            verdict.stderr_file.display()
         ));
         if dir.temporary {
             report.push_str(&format!(
@@ -306,10 +470,10 @@ pub fn run(args: &CheckBotArgs) -> Result<ExitCode> {
         ));
     }
     say(&report)?;
-    Ok(if problems > 0 {
-        ExitCode::from(1)
-    } else {
+    Ok(if verdict.passed {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
 }
 
@@ -331,17 +495,21 @@ fn count(n: usize, what: &str, none: &str) -> String {
     }
 }
 
-async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
+async fn check(
+    config: &CheckConfig,
+    dir: &Path,
+    say: &mut (dyn FnMut(&str) -> Result<()> + Send),
+) -> Result<Evidence> {
     let referee = referee_version();
-    let stem = free_stem(&dir.path, config.set.seed, &config.bot);
-    let stderr = dir.path.join(format!("{stem}.a.stderr"));
+    let stem = free_stem(dir, config.set.seed, &config.bot);
+    let stderr = dir.join(format!("{stem}.a.stderr"));
     let rules = config.set.rules;
     say(&format!(
-        "hus check-bot: {}\n  {} at width {}, {} ms per move, {} ms to start, seed {}\n",
+        "hus check-bot: {}\n  {} at width {}, {}, {} ms to start, seed {}\n",
         config.bot.command,
         rules.preset().name(),
         rules.width(),
-        config.move_time.as_millis(),
+        config.time_words(),
         config.set.ready_time.as_millis(),
         config.set.seed
     ))?;
@@ -378,7 +546,7 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
         &stderr,
         &hello,
         &config.set,
-        config.move_time,
+        config.move_time(),
     )
     .await?;
     if !probe.games_can_run() {
@@ -393,18 +561,20 @@ async fn check(config: &CheckConfig, dir: &LogDir) -> Result<Evidence> {
         config.set.games,
         if config.set.games == 1 { "" } else { "s" }
     ))?;
-    let (mut log, stem) = LogWriter::create(&dir.path, &stem)?;
-    let stderr = dir.path.join(format!("{stem}.a.stderr"));
+    let (mut log, stem) = LogWriter::create(dir, &stem)?;
+    let stderr = dir.join(format!("{stem}.a.stderr"));
     let entrants = [
         Entrant::Process {
             spec: config.bot.clone(),
             stderr: stderr.clone().into(),
             limits: config.limits.clone(),
+            version: config.version.clone(),
         },
         Entrant::Process {
             spec: config.opponent.clone(),
-            stderr: dir.path.join(format!("{stem}.b.stderr")).into(),
+            stderr: dir.join(format!("{stem}.b.stderr")).into(),
             limits: Limits::default(),
+            version: None,
         },
     ];
     let mut sink = Collect {
@@ -442,10 +612,10 @@ mod tests {
     #[test]
     fn the_chosen_seed_seats_the_bot_both_ways() {
         for start in [0, 1, 99, 123_456] {
-            let seed = seed_with_both_seats(start, 2);
+            let seed = check_seed(start, 2);
             let firsts = lots(seed, 2);
             assert_ne!(firsts[0], firsts[1], "seed {seed}");
         }
-        assert_eq!(seed_with_both_seats(5, 1), 5);
+        assert_eq!(check_seed(5, 1), 5);
     }
 }

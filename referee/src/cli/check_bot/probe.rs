@@ -14,7 +14,7 @@ use protocol::{decode_bot_message, excerpt, BotMessage, GameStart, RefereeMessag
 use tokio::time::Instant;
 
 use crate::bot::{describe_status, spawn_hint, BotProcess, Output, WRITE_GRACE};
-use crate::config::{BotSpec, SetConfig};
+use crate::config::{BotSpec, SetConfig, TimeControl};
 use crate::limits::Limits;
 use crate::records::StoppedBy;
 use crate::set::BYE_GRACE;
@@ -232,7 +232,11 @@ async fn answer_turn(
         legal: pos.legal_moves().map(|p| p as u32).collect(),
         last: None,
         time_ms: move_time.as_millis() as u64,
-        opponent_time_ms: None,
+        // With a clock, the opponent's is as full as the bot's at the first move.
+        opponent_time_ms: match config.time {
+            TimeControl::PerMove(_) => None,
+            TimeControl::Clock { .. } => Some(move_time.as_millis() as u64),
+        },
     });
     if process
         .send(&game.to_line(), Instant::now() + WRITE_GRACE)
