@@ -1091,12 +1091,30 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let of_v1 = std::fs::read_dir(&exported)
+    let logs_of_v1: Vec<PathBuf> = std::fs::read_dir(&exported)
         .expect("exported")
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().contains("tiny.v1"))
-        .count();
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("tiny.v1"))
+        .collect();
+    let of_v1 = logs_of_v1.len();
     assert!(of_v1 >= 2, "{of_v1} logs of tiny.v1");
+    // Each names the version and the hash the worker built it from.
+    for log in &logs_of_v1 {
+        let header = read_log(log).into_iter().next().expect("a header");
+        let versions: Vec<&Value> = header["bots"]
+            .as_array()
+            .expect("bots")
+            .iter()
+            .filter_map(|b| b.get("version"))
+            .collect();
+        assert_eq!(
+            versions,
+            vec![&serde_json::json!({"bot": "tiny", "number": 1, "sha256": hash})],
+            "{}",
+            log.display()
+        );
+    }
     let checked = replay_all(&exported, &[0]).expect("every log verifies");
     assert!(checked >= of_v1, "{checked}");
 }
