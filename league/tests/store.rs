@@ -1074,6 +1074,20 @@ fn version_states_output_and_detail_are_kept_and_cut() {
             (again.output.len(), again.detail.as_str()),
             (MAX_VERSION_TEXT - 1, "exit 2")
         );
+        // Lists leave both out: their size does not grow with the builds' output.
+        for listed in [
+            store.versions_of("alpha").expect("versions"),
+            store
+                .versions_in(&[VersionState::Checking])
+                .expect("versions"),
+        ] {
+            let v1 = listed.iter().find(|v| v.number == 1).expect("v1");
+            assert_eq!(
+                (v1.output.as_str(), v1.detail.as_str(), v1.state),
+                ("", "", VersionState::Checking),
+                "{name}"
+            );
+        }
         // A time that is not RFC 3339 is refused.
         let err = store
             .set_version_state("alpha", 1, VersionState::Checking, None, None, "today")

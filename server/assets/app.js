@@ -100,12 +100,14 @@ function refreshPage() {
 }
 
 // ---- live games ------------------------------------------------------------------
-// Each set this server plays is a card at the top of every view: one link to the set's
-// live view (#/live/SET) holding the bots (the league's names; the names they
-// announced, as text), the game and ply, the board drawn by HusBoard (board.js, the
-// replay viewer's own board code, served at /board.js) with the last move marked, and
-// each bot's last move time (and its clock, with a clock time control), updated move by
-// move from /api/live/events. The sets the
+// The sets this server plays are cards at the top of every view (the first
+// BOARDS_SHOWN to have started: the server chooses them): one link to the set's live
+// view (#/live/SET) holding the bots (the league's names; the names they announced, as
+// text), the game and ply, the board drawn by HusBoard (board.js, the replay viewer's
+// own board code, served at /board.js) with the last move marked, and each bot's last
+// move time (and its clock, with a clock time control). The dashboard's stream sends
+// each card's whole state (`card`) a few times a second at most, the latest replacing
+// one not sent; the live view's stream (?set=SET) every record of its set. The sets the
 // `hus worker`s play (`elsewhere` in /api/live) are cards without a board: their moves
 // are played on the workers' machines and not streamed.
 
@@ -115,11 +117,12 @@ function refreshPage() {
 // finishes sets, the strip holds the running sets and one row.
 const FINISHED_SHOWN = 4;
 const FINISHED_FOR_MS = 30000;
+const BOARDS_SHOWN = 8; // the server's live::BOARDS_SHOWN
 
 const live = new Map(); // set -> entry (liveCard), the sets being played
 const done = new Map(); // set -> entry, the finished sets in view, oldest first
 const elsewhere = new Map(); // set -> { node, bots, worker, forS, at }
-let liveRead = false; // /api/live was read once: a set not in it is not being played
+let liveRead = false; // /api/live was read once
 let elsewhereTimers = null;
 
 function liveHref(set) {
@@ -188,10 +191,10 @@ function moveTimes(e) {
     el("span", { class: "live-ms", "data-bot": 1 }, e.bots[1] + " " + moveTime(e.ms[1])));
 }
 
-// With a clock, what each bot has left after its last move: computed as the referee
-// does (PROTOCOL.md, "Timing"), from the header's time control and each move's `ms`
-// less its lag allowance `lag_ms` and the referee's stall `stall_ms`: the events carry
-// no clocks of their own.
+// With a clock, what each bot has left after its last move: the server counts them as
+// the referee does (PROTOCOL.md, "Timing": the header's time control, each move's `ms`
+// less its lag allowance `lag_ms` and the referee's stall `stall_ms`, plus the
+// increment) and sends them with each card and each record (`clocks`).
 function clockTime(ms) {
   const s = ms / 1000;
   return s < 60 ? s.toFixed(1) + " s" : Math.floor(s / 60) + ":" + String(Math.floor(s % 60)).padStart(2, "0");
@@ -284,7 +287,8 @@ function forgetDone(set) {
 // The live view of one set (#/live/SET): its board, large, with the game's moves and
 // their times, updated as the card is; the replay once the set is over.
 // `entry`: the set it shows, kept there after its card is gone (the result stays).
-const focusBoard = { drawn: null, set: null, entry: null };
+// `unknown`: the stream said the server does not know the set.
+const focusBoard = { drawn: null, set: null, entry: null, unknown: false };
 
 // On the live view the other cards are hidden (body.live-view): the set is the page.
 function markLiveView() {
@@ -295,7 +299,7 @@ window.addEventListener("hashchange", markLiveView);
 function showLive(view, set) {
   markLiveView();
   focusBoard.drawn = null;
-  if (focusBoard.set !== set) Object.assign(focusBoard, { set, entry: null });
+  if (focusBoard.set !== set) Object.assign(focusBoard, { set, entry: null, unknown: false });
   view.replaceChildren(el("section", { id: "live-focus", "data-set": set }));
   renderFocus(set);
 }
@@ -307,7 +311,7 @@ function renderFocus(set) {
   if (e) focusBoard.entry = e;
   if (!e) {
     fill(node, el("h2", {}, set),
-      el("p", {}, liveRead ? "This server is not playing this set now: " : "connecting…",
+      el("p", {}, focusBoard.unknown ? "This server is not playing this set now: " : "connecting…",
         el("a", { href: "/sets/" + encodeURIComponent(set) }, "its page"), " · ",
         el("a", { href: replayHref(set), class: "replay" }, "its replay")));
     return;
@@ -432,11 +436,23 @@ function onEvent(ev) {
     return;
   }
   const set = ev.set;
-  if (ev.type === "set-started") {
-    liveCard(set, ev.bots);
+  if (ev.type === "live-set") {
+    fromSnapshot(ev);
+    return;
+  }
+  if (ev.type === "unknown-set") {
+    if (focusBoard.set === set) focusBoard.unknown = true;
+    renderFocus(set);
+    return;
+  }
+  if (ev.type === "card") {
+    applyCard(ev);
   } else if (ev.type === "set-over") {
-    const e = live.get(set);
-    if (e) {
+    let e = live.get(set);
+    // A set that ended before this tab saw it run: a finished card all the same.
+    if (!e && !done.has(set) && Array.isArray(ev.bots)) e = liveCard(set, ev.bots);
+    if (e && e.state === "playing") {
+      if (Array.isArray(ev.points)) e.points = ev.points.slice();
       e.state = ev.how;
       e.over = true;
       e.node.setAttribute("data-state", ev.how);
@@ -451,13 +467,13 @@ function onEvent(ev) {
     }
     return;
   } else {
+    // A record of the set the live view follows.
     const e = live.get(set);
     if (!e) return;
     if (ev.type === "header") { e.time = ev.time; e.planned = ev.games || 0; }
     if (ev.type === "ready" && ev.bot < 2) e.announced[ev.bot] = ev.name;
     if (ev.type === "game-start") {
       Object.assign(e, { game: ev.game, ply: 0, moves: [], move: null, over: false, result: "" });
-      e.clocks = e.time && e.time.mode === "clock" ? [e.time.base_ms, e.time.base_ms] : null;
       e.node.removeAttribute("data-game-over");
       // The bot that moves first is the player to move in the starting position.
       if (ev.board && (ev.first === 0 || ev.first === 1)) {
@@ -471,10 +487,6 @@ function onEvent(ev) {
       if (ev.bot === 0 || ev.bot === 1) {
         e.botOf[ev.player] = ev.bot;
         e.ms[ev.bot] = ev.ms;
-        if (e.clocks) {
-          const used = Math.max(0, ev.ms - (ev.lag_ms || 0) - (ev.stall_ms || 0));
-          e.clocks[ev.bot] = Math.max(0, e.clocks[ev.bot] - used) + e.time.increment_ms;
-        }
       }
       e.moves.push({ ply: ev.ply, bot: ev.bot, pit: ev.pit, ms: ev.ms });
       if (e.moves.length > 1000) e.moves.shift();
@@ -485,9 +497,27 @@ function onEvent(ev) {
       e.result = "game over: " + ev.reason;
       e.node.setAttribute("data-game-over", ev.game);
     }
+    // With a clock, each record says what each bot has left after it (the server
+    // counts them as the referee does).
+    if (ev.type === "game-start" || ev.clocks) e.clocks = ev.clocks || null;
     if (ev.board) e.board = ev.board;
   }
   renderCard(set);
+}
+
+// A set's card as the dashboard's stream sends it: its whole state, in place of the
+// one shown.
+function applyCard(ev) {
+  const e = liveCard(ev.set, ev.bots);
+  const over = ev.over !== null && ev.over !== undefined;
+  Object.assign(e, {
+    announced: ev.announced || [null, null], game: ev.game, planned: ev.games_planned || 0,
+    points: (ev.points || [0, 0]).slice(), time: ev.time, ply: ev.ply, board: ev.board, move: ev.move,
+    ms: ev.ms || [null, null], clocks: ev.clocks || null, botOf: ev.bot_of || [0, 1], over,
+    result: over ? "game over: " + ev.over : "",
+  });
+  if (over) e.node.setAttribute("data-game-over", ev.game);
+  else e.node.removeAttribute("data-game-over");
 }
 
 // A running set from /api/live: its card, with the current game's events.
@@ -505,14 +535,16 @@ function fromSnapshot(s) {
 }
 
 // The workers' sets are not streamed: /api/live is read again every 10 s for them, and
-// their cards count their seconds in between. The same read adds the card of a set
-// whose start was not seen (the stream was down a while) and drops the card of a set
-// that ended unseen, once it is 10 s old.
+// their cards count their seconds in between. The same read drops the card of a set
+// that ended unseen (the stream was down a while), once it is 10 s old, and while the
+// stream is not open (refused: too many tabs) draws the first running sets from it.
 async function refreshLive() {
   let snap;
   try { snap = await api("/api/live"); } catch (e) { return; }
   showElsewhere(snap.elsewhere || []);
-  for (const s of snap.sets) if (!live.has(s.set)) fromSnapshot(s);
+  if (sourceUrl === DASHBOARD_STREAM && source.readyState !== EventSource.OPEN) {
+    for (const s of snap.sets.slice(0, BOARDS_SHOWN)) if (!live.has(s.set)) fromSnapshot(s);
+  }
   const running = new Set(snap.sets.map((s) => s.set));
   for (const [set, e] of live) {
     if (e.state === "playing" && !running.has(set) && Date.now() - e.since > 10000) {
@@ -524,41 +556,54 @@ async function refreshLive() {
   showLiveEmpty();
 }
 
-// The stream is opened first and its events wait while /api/live is read and drawn:
-// then those the snapshot already holds (a set's events up to its last `t` there) are
-// dropped and the others applied, so that no event falls between the two (a set that
-// ends then would keep its card).
-async function startLive() {
-  const source = new EventSource("/api/live/events");
-  let waiting = [];
-  source.onmessage = (m) => {
+// One live stream a tab: on the live view of a set that set's own (?set=SET: the set
+// so far, then every record; it ends with the set), elsewhere the dashboard's (the
+// cards the strip shows and the pages' events). Switched as the address changes.
+let source = null;
+let sourceUrl = null;
+const DASHBOARD_STREAM = "/api/live/events";
+
+function streamUrl() {
+  const { kind, arg } = hashRoute();
+  if (kind !== "live" || !arg) return DASHBOARD_STREAM;
+  return DASHBOARD_STREAM + "?set=" + encodeURIComponent(decodeURIComponent(arg));
+}
+
+function connect() {
+  const url = streamUrl();
+  if (source && sourceUrl === url) return;
+  if (source) source.close();
+  sourceUrl = url;
+  const s = (source = new EventSource(url));
+  s.onmessage = (m) => {
     let ev;
     try { ev = JSON.parse(m.data); } catch (e) { return; /* not ours */ }
-    if (waiting) waiting.push(ev);
-    else onEvent(ev);
+    onEvent(ev);
+    // A set's stream ends with its set: not to be opened again by the browser.
+    if (url !== DASHBOARD_STREAM && (ev.type === "set-over" || ev.type === "unknown-set")) s.close();
   };
-  source.addEventListener("lagged", () => { source.close(); for (const e of live.values()) e.node.remove(); live.clear(); startLive(); });
-  // Opened, or failed (refused, or the server gone): the snapshot either way.
-  await new Promise((resolve) => { source.onopen = resolve; source.onerror = resolve; });
-  source.onopen = () => refreshStatus();
-  source.onerror = null;
-  refreshStatus();
-  const shown = new Map(); // set -> the `t` of its last event in the snapshot
+  // The set's stream lost events (this tab fell far behind): from the set so far again.
+  s.addEventListener("lagged", () => { if (source === s) { s.close(); source = null; connect(); } });
+  s.onopen = () => {
+    refreshStatus();
+    // The dashboard's stream starts with the card of every set it shows: the cards of
+    // sets that ended meanwhile (another stream was open, or none) go.
+    if (url === DASHBOARD_STREAM) {
+      for (const [set, e] of live) {
+        if (e.state === "playing") { e.node.remove(); live.delete(set); }
+      }
+      showLiveEmpty();
+    }
+  };
+}
+
+async function startLive() {
+  connect();
   try {
     const snap = await api("/api/live");
-    for (const s of snap.sets) {
-      fromSnapshot(s);
-      shown.set(s.set, s.events.length ? s.events[s.events.length - 1].t : -Infinity);
-    }
     showElsewhere(snap.elsewhere || []);
-  } catch (e) { /* the stream still brings the next events */ }
-  for (const ev of waiting) {
-    if (!(shown.has(ev.set) && ev.t <= shown.get(ev.set))) onEvent(ev);
-  }
-  waiting = null;
+  } catch (e) { /* the stream still brings the sets */ }
   liveRead = true;
-  const focus = document.getElementById("live-focus");
-  if (focus) renderFocus(focus.dataset.set);
   if (!elsewhereTimers) {
     elsewhereTimers = [
       setInterval(refreshLive, 10000),
@@ -578,6 +623,7 @@ async function refreshStatus() {
 }
 
 window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", connect);
 document.addEventListener("DOMContentLoaded", () => {
   route();
   startLive();

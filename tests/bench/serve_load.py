@@ -24,10 +24,12 @@ Measuring starts once every bot has logged in and every watcher is connected, an
 when SETS more sets have finished or TIME_LIMIT seconds have passed; every process
 stops by itself (the bots and watchers also at a deadline of their own).
 
-The delay of a move is the watcher's clock when its read returned the event, minus the
-event's `t`, which the server stamps when the set's record reaches the live hub (after
-the log has it, before the fan-out): serialization, the broadcast to every stream, the
-write, the loopback, and the client's own wait to be scheduled and to read. Same
+The delay of a card (the dashboard's stream sends each shown set's latest state, at most
+every 250 ms: before issue 36 it sent every move, and this measured `move` events) is
+the watcher's clock when its read returned the event, minus the event's `t`, which the
+server stamps when the set's latest record reached the live hub (after the log has it):
+up to 250 ms of waiting for the stream's tick, serialization, the write, the loopback,
+and the client's own wait to be scheduled and to read. Same
 machine, same clock. A client process that is busy all the time reads late: the report
 gives each kind of process's CPU use over the window (from `time.process_time`, and
 `/proc` for the server), the machine's idle share (`/proc/stat`) and its load average,
@@ -53,7 +55,9 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 T_FIELD = re.compile(rb'"t":([0-9.]+)')
-MOVE = b'"type":"move"'
+# The dashboard's stream carries each shown set's latest state (`card`, whose `t` is the
+# time of its latest record) at most every 250 ms, not every move.
+MOVE = b'"type":"card"'
 
 
 def league_text(bots, concurrency):

@@ -3542,6 +3542,16 @@ fn serve_gate_lets_in_only_a_stronger_version() {
     let test = &tests["tests"][0];
     assert_eq!(test["verdict"], "accepted", "{tests}");
     assert_eq!(test["active"], "gb.v1");
+    // The version's page draws the test: its LLR after each pair, between its bounds.
+    let (status, page) = server.get("/bots/gb/versions/2");
+    assert_eq!(status, 200, "{page}");
+    let pairs = test["llrs"].as_array().map(Vec::len).unwrap_or(0);
+    assert!(
+        page.contains("<h2>SPRT tests</h2>")
+            && page.contains("sprt-llr")
+            && page.contains(&format!("after {pairs} pairs")),
+        "{page}"
+    );
     let log = dir
         .join("uploads/gate")
         .join(test["log"].as_str().expect("log"));

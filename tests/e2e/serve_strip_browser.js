@@ -3,8 +3,9 @@
 //
 // - the strip: on the dashboard (ORIGIN + "/"), once app.js has read /api/live, two
 //   running sets and two finished ones are fed to its event handler (onEvent, as the
-//   stream would), then 198 more finished ones; the strip's height, the top of the
-//   page's content and the cards in their order are taken after each burst;
+//   dashboard's stream would: `card` and `set-over` events), then 198 more finished
+//   ones; the strip's height, the top of the page's content and the cards in their
+//   order are taken after each burst;
 // - the pages: ORIGIN + each PATH of argv[3..], loaded in turn: whether its text holds
 //   the word `null`, how wide it is against the window, and the status of every link
 //   on it to this server (each fetched once).
@@ -41,8 +42,12 @@ const BURST = `(() => {
   const bots = ["strip-a", "strip-b"];
   const before = strip();
   let t = 1;
-  const run = (set) => onEvent({ type: "set-started", set, bots, t: t++ });
-  const over = (set) => { run(set); onEvent({ type: "set-over", set, how: "finished", t: t++ }); };
+  // A card as the dashboard's stream sends it (a set before its first game), and a
+  // set's end with its bots and score.
+  const run = (set) => onEvent({ type: "card", set, bots, t: t++, announced: [null, null], game: 0,
+    games_planned: 2, points: [0, 0], time: null, ply: 0, board: null, move: null, ms: [null, null],
+    clocks: null, bot_of: [0, 1], over: null });
+  const over = (set) => { run(set); onEvent({ type: "set-over", set, how: "finished", bots, points: [1, 1], t: t++ }); };
   run("strip-running-1");
   run("strip-running-2");
   for (let i = 1; i <= 2; i++) over("strip-done-" + i);

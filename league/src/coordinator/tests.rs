@@ -208,6 +208,15 @@ impl Claims for Mem {
 }
 
 /// Versions kept plainly in memory, as the stores keep them (times as given).
+/// A version as a list gives it: without its output and detail.
+fn listed(v: &VersionRow) -> VersionRow {
+    VersionRow {
+        output: String::new(),
+        detail: String::new(),
+        ..v.clone()
+    }
+}
+
 impl Versions for Mem {
     fn add_version(&mut self, version: &NewVersion) -> Result<u32, StoreError> {
         let mut inner = self.inner();
@@ -311,7 +320,7 @@ impl Versions for Mem {
             .versions
             .iter()
             .filter(|v| v.bot == bot)
-            .cloned()
+            .map(listed)
             .collect();
         of.sort_by_key(|v| v.number);
         Ok(of)
@@ -332,7 +341,7 @@ impl Versions for Mem {
             .versions
             .iter()
             .filter(|v| states.contains(&v.state))
-            .cloned()
+            .map(listed)
             .collect();
         found.sort_by(|x, y| (&x.bot, x.number).cmp(&(&y.bot, y.number)));
         Ok(found)

@@ -1626,6 +1626,12 @@ const VERSION_COLUMNS: &str = "bot, number, author, hash,
     to_char(submitted AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
     to_char(changed AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
     state, output, detail";
+/// The columns of a list of versions: the build's output and the detail left out (up
+/// to 256 KiB each; a list's size must not grow with them).
+const LIST_COLUMNS: &str = "bot, number, author, hash,
+    to_char(submitted AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
+    to_char(changed AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
+    state, ''::text, ''::text";
 
 /// The rows read with [`VERSION_COLUMNS`] ([`StoreError::Invalid`] for a state this
 /// code never writes).
@@ -1759,7 +1765,7 @@ impl Versions for PgStore {
         let rows = self
             .c()
             .query(
-                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE bot = $1 ORDER BY number"),
+                &format!("SELECT {LIST_COLUMNS} FROM versions WHERE bot = $1 ORDER BY number"),
                 &[&bot],
             )
             .map_err(|e| backend(&self.place, "cannot read the versions", e))?;
@@ -1783,7 +1789,7 @@ impl Versions for PgStore {
             .c()
             .query(
                 &format!(
-                    "SELECT {VERSION_COLUMNS} FROM versions WHERE state = ANY($1)
+                    "SELECT {LIST_COLUMNS} FROM versions WHERE state = ANY($1)
                      ORDER BY bot, number"
                 ),
                 &[&states],

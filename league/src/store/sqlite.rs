@@ -951,6 +951,10 @@ impl Schedule for SqliteStore {
 /// The columns of a [`VersionRow`], in its fields' order.
 const VERSION_COLUMNS: &str =
     "bot, number, author, hash, submitted, changed, state, output, detail";
+/// The columns of a list of versions: the build's output and the detail left out (up
+/// to 256 KiB each; a list's size must not grow with them).
+const LIST_COLUMNS: &str =
+    "bot, number, author, hash, submitted, changed, state, '' AS output, '' AS detail";
 
 /// A version's row as read, its state still text.
 type VersionText = (VersionRow, String);
@@ -1093,7 +1097,7 @@ impl Versions for SqliteStore {
     fn versions_of(&self, bot: &str) -> Result<Vec<VersionRow>, StoreError> {
         let read = || -> rusqlite::Result<Vec<VersionText>> {
             let mut stmt = self.conn.prepare(&format!(
-                "SELECT {VERSION_COLUMNS} FROM versions WHERE bot = ?1 ORDER BY number"
+                "SELECT {LIST_COLUMNS} FROM versions WHERE bot = ?1 ORDER BY number"
             ))?;
             let rows = stmt.query_map(params![bot], version_text)?;
             rows.collect()
@@ -1122,7 +1126,7 @@ impl Versions for SqliteStore {
         let marks = vec!["?"; states.len()].join(", ");
         let read = || -> rusqlite::Result<Vec<VersionText>> {
             let mut stmt = self.conn.prepare(&format!(
-                "SELECT {VERSION_COLUMNS} FROM versions WHERE state IN ({marks})
+                "SELECT {LIST_COLUMNS} FROM versions WHERE state IN ({marks})
                  ORDER BY bot, number"
             ))?;
             let rows = stmt.query_map(

@@ -187,7 +187,8 @@ pub trait Versions {
         now: &str,
     ) -> Result<Option<u32>, StoreError>;
 
-    /// Every version of `bot`, oldest first.
+    /// Every version of `bot`, oldest first, without their output and detail (empty:
+    /// read one version for them).
     fn versions_of(&self, bot: &str) -> Result<Vec<VersionRow>, StoreError>;
 
     /// Version `number` of `bot`.
@@ -195,7 +196,7 @@ pub trait Versions {
 
     /// The versions in any of `states`, of every bot, by bot then number (the active
     /// ones to enter the league at a start; the pending ones to build again after a
-    /// restart).
+    /// restart), without their output and detail (empty: read one version for them).
     fn versions_in(&self, states: &[VersionState]) -> Result<Vec<VersionRow>, StoreError>;
 
     /// The archive whose SHA-256 is `hash`.

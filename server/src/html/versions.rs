@@ -8,7 +8,10 @@ use league::{BotStanding, VersionRow, VersionState};
 use maud::{html, Markup};
 
 use super::cells::{bot_link, rating};
+use super::figures::chart;
 use super::links::encode;
+use crate::charts::{Axes, Series};
+use crate::gate::GateResult;
 
 /// The address of an uploaded bot's versions.
 pub fn versions_href(bot: &str) -> String {
@@ -67,8 +70,63 @@ pub fn versions_main(bot: &str, versions: &[VersionRow], standings: &[BotStandin
     }
 }
 
-/// One version's page: its record, its build's output and why it was refused.
-pub fn version_main(v: &VersionRow, standing: Option<&BotStanding>) -> Markup {
+/// A version's SPRT tests against another version (the gate's, or asked for), newest
+/// first: where each stands, and its LLR after each pair drawn between its bounds, as
+/// fishtest draws its tests.
+fn tests_main(tests: &[GateResult]) -> Markup {
+    let axes = Axes {
+        x: "game pairs",
+        y: "log-likelihood ratio",
+        whole_x: true,
+        counts: false,
+    };
+    html! {
+        @if !tests.is_empty() {
+            h2 { "SPRT tests" }
+            @for t in tests.iter().rev() {
+                section class="sprt" {
+                    h3 { "against " (bot_link(&t.active)) ": " (t.verdict.as_str()) }
+                    p {
+                        "elo0 " (t.elo0) ", elo1 " (t.elo1) ", alpha " (t.alpha) ", beta " (t.beta)
+                        "; LLR " (format!("{:.3}", t.llr)) " in [" (format!("{:.3}", t.lower)) ", "
+                        (format!("{:.3}", t.upper)) "] after " (t.llrs.len()) " pairs ("
+                        (t.games_played) " of at most " (t.games) " games); pairs by points 0, ½, 1, 1½, 2: "
+                        (format!("{:?}", t.pentanomial))
+                        @if let Some(e) = t.elo {
+                            "; Elo " (format!("{:+.1} ({:+.1} to {:+.1})", e.value, e.low, e.high))
+                            ", likelihood of superiority " (format!("{:.1}%", e.los * 100.0))
+                        }
+                        @if let Some(error) = &t.error { "; " (error) }
+                    }
+                    @let pairs = |ys: &mut dyn Iterator<Item = f64>| -> Series {
+                        Series { points: ys.enumerate().map(|(i, y)| ((i + 1) as f64, y)).collect(), band: Vec::new() }
+                    };
+                    @let n = t.llrs.len();
+                    (chart(
+                        "the LLR after each pair",
+                        "sprt-llr",
+                        &axes,
+                        &[
+                            pairs(&mut t.llrs.iter().copied()),
+                            pairs(&mut std::iter::repeat_n(t.upper, n)),
+                            pairs(&mut std::iter::repeat_n(t.lower, n)),
+                        ],
+                        &["LLR".to_string(), "accept (upper bound)".to_string(), "reject (lower bound)".to_string()],
+                        "no pair played yet",
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// One version's page: its record, its build's output and why it was refused, and its
+/// SPRT tests.
+pub fn version_main(
+    v: &VersionRow,
+    standing: Option<&BotStanding>,
+    tests: &[GateResult],
+) -> Markup {
     html! {
         h1 { (v.bot) ", version " (v.number) }
         p { a href=(versions_href(&v.bot)) { "every version of " (v.bot) } }
@@ -90,6 +148,7 @@ pub fn version_main(v: &VersionRow, standing: Option<&BotStanding>) -> Markup {
             h2 { @if v.state == VersionState::BuildFailed { "Why the build failed" } @else { "Why it was refused" } }
             pre.stderr { (v.detail) }
         }
+        (tests_main(tests))
         h2 { "The build's output" }
         @if v.output.is_empty() {
             p { @if v.state.is_pending() { "Not built yet." } @else { "The build wrote nothing." } }

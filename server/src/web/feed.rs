@@ -1,6 +1,9 @@
-//! What changed on the pages, sent on the live stream as it changes: each new
-//! snapshot the runner publishes is compared with the one before, and the differences
-//! go out as events that `app.js` applies in place, instead of fetching its page again:
+//! What changed on the pages, for the live stream: each new snapshot the runner
+//! publishes is compared with the one before, and the differences are handed to the
+//! hub (`crate::live::Hub::result`, `standings`, `status`), whose dashboard streams send
+//! them at most once a second (the newest results, the rows changed since the stream's
+//! last write), as events that `app.js` applies in place instead of fetching its page
+//! again:
 //!
 //! - `result`: a set finished (its name, number, bots, winner, the bots that faulted in
 //!   it, and `row`, its row of a list of sets as the pages render it);
@@ -37,12 +40,16 @@ pub async fn feed(app: Arc<AppState>, mut shutdown: watch::Receiver<Option<&'sta
         }
         let now = snapshots.borrow_and_update().clone();
         if app.hub.watchers() > 0 {
-            for event in changes(&last, &now) {
-                app.hub.notify(&event);
+            let (results, standings) = changes(&last, &now);
+            for (number, event) in results {
+                app.hub.result(number, &event);
+            }
+            if let Some((rows, order)) = standings {
+                app.hub.standings(rows, order);
             }
             let status = Status::of(&app).line();
             if status != line {
-                app.hub.notify(&json!({ "type": "status", "line": status }));
+                app.hub.status(status.clone());
                 line = status;
             }
         }
@@ -50,10 +57,15 @@ pub async fn feed(app: Arc<AppState>, mut shutdown: watch::Receiver<Option<&'sta
     }
 }
 
-/// The `result` and `standings` events from `old` to `new`.
-fn changes(old: &Snapshot, new: &Snapshot) -> Vec<Value> {
+/// Standings rows that changed (each bot and its row) and every bot in the table's
+/// order.
+type RowChanges = (Vec<(String, String)>, Vec<String>);
+
+/// The `result` events from `old` to `new` (each with its set's number, oldest first),
+/// and the standings rows that changed, if any.
+fn changes(old: &Snapshot, new: &Snapshot) -> (Vec<(u64, Value)>, Option<RowChanges>) {
     let seen = old.sets.back().map_or(0, |s| s.number);
-    let mut out: Vec<Value> = new
+    let results: Vec<(u64, Value)> = new
         .sets
         .iter()
         .filter(|s| s.number > seen)
@@ -61,7 +73,7 @@ fn changes(old: &Snapshot, new: &Snapshot) -> Vec<Value> {
             let mut faulted: Vec<&str> = s.faults.iter().map(|f| f.bot.as_str()).collect();
             faulted.sort_unstable();
             faulted.dedup();
-            json!({
+            let event = json!({
                 "type": "result",
                 "set": s.set,
                 "number": s.number,
@@ -69,7 +81,8 @@ fn changes(old: &Snapshot, new: &Snapshot) -> Vec<Value> {
                 "winner": s.winner,
                 "faulted": faulted,
                 "row": set_row(s).into_string(),
-            })
+            });
+            (s.number, event)
         })
         .collect();
     let before: HashMap<&str, _> = old
@@ -78,18 +91,18 @@ fn changes(old: &Snapshot, new: &Snapshot) -> Vec<Value> {
         .iter()
         .map(|b| (b.name.as_str(), b))
         .collect();
-    let rows: Vec<Value> = new
+    let rows: Vec<(String, String)> = new
         .standings
         .bots
         .iter()
         .filter(|b| before.get(b.name.as_str()) != Some(b))
-        .map(|b| json!({ "bot": b.name, "row": standings_row(b).into_string() }))
+        .map(|b| (b.name.clone(), standings_row(b).into_string()))
         .collect();
-    if !rows.is_empty() {
-        let order: Vec<&str> = new.standings.bots.iter().map(|b| b.name.as_str()).collect();
-        out.push(json!({ "type": "standings", "rows": rows, "order": order }));
-    }
-    out
+    let standings = (!rows.is_empty()).then(|| {
+        let order = new.standings.bots.iter().map(|b| b.name.clone()).collect();
+        (rows, order)
+    });
+    (results, standings)
 }
 
 #[cfg(test)]
@@ -126,24 +139,28 @@ mod tests {
     fn a_new_snapshot_sends_its_new_results_and_changed_rows_only() {
         let old = snapshot(&[1, 2], 5);
         let new = snapshot(&[1, 2, 3, 4], 6);
-        let events = changes(&old, &new);
-        assert_eq!(events.len(), 3, "{events:?}");
+        let (results, standings) = changes(&old, &new);
+        assert_eq!(results.len(), 2, "{results:?}");
+        let (number, event) = &results[0];
+        assert_eq!(*number, 3);
         assert_eq!(
-            (&events[0]["type"], &events[0]["set"], &events[0]["number"]),
+            (&event["type"], &event["set"], &event["number"]),
             (&json!("result"), &json!("r3-x-vs-y"), &json!(3))
         );
-        assert_eq!(events[0]["faulted"], json!(["y"]));
-        assert_eq!(events[0]["row"], json!(set_row(&new.sets[2]).into_string()));
-        assert_eq!(events[1]["set"], "r4-x-vs-y");
-        assert_eq!(events[2]["type"], "standings");
-        assert_eq!(events[2]["order"], json!(["x", "y", "z"]));
-        let rows = events[2]["rows"].as_array().expect("rows");
-        assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!(rows[0]["bot"], "x");
+        assert_eq!(event["faulted"], json!(["y"]));
+        assert_eq!(event["row"], json!(set_row(&new.sets[2]).into_string()));
+        assert_eq!(results[1].0, 4);
+        assert_eq!(results[1].1["set"], "r4-x-vs-y");
+        let (rows, order) = standings.expect("a standings change");
+        assert_eq!(order, ["x", "y", "z"]);
         assert_eq!(
-            rows[0]["row"],
-            json!(standings_row(&new.standings.bots[0]).into_string())
+            rows,
+            [(
+                "x".to_string(),
+                standings_row(&new.standings.bots[0]).into_string()
+            )]
         );
-        assert!(changes(&new, &new).is_empty());
+        let (results, standings) = changes(&new, &new);
+        assert!(results.is_empty() && standings.is_none());
     }
 }

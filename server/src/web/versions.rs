@@ -410,12 +410,16 @@ pub(super) async fn version_page(
                 .bots
                 .iter()
                 .find(|b| b.name == version.league_name());
+            let (dir, name_v) = (app.uploads.settings.cache.clone(), version.league_name());
+            let tests = tokio::task::spawn_blocking(move || crate::gate::results_of(&dir, &name_v))
+                .await
+                .unwrap_or_default();
             respond(
                 StatusCode::OK,
                 crate::html::page(
                     &format!("{name} v{number}"),
                     &crate::html::Status::of(&app),
-                    crate::html::versions::version_main(&version, standing),
+                    crate::html::versions::version_main(&version, standing, &tests),
                 ),
             )
         }

@@ -291,6 +291,24 @@ fn uploads_in_every_language_build_pass_their_checks_and_play_rated_sets() {
         assert!(row["rating"].is_object(), "{row}");
         let version = server.json(&format!("/api/bots/{name}/versions/1"));
         assert_eq!(version["state"], "active", "{version}");
+        // A league set's log names the version and the hash it played.
+        let sets = server.json(&format!("/api/sets?bot={name}.v1&limit=1"));
+        let stem = sets["sets"][0]["set"].as_str().expect("a set").to_string();
+        let (status, log) = server.get(&format!("/api/sets/{stem}/log"));
+        assert_eq!(status, 200, "{log}");
+        let header: Value = serde_json::from_str(log.lines().next().unwrap_or("")).expect("header");
+        let seat_a = stem.split_once("-vs-").map(|(a, _)| a).unwrap_or("");
+        let side = usize::from(!seat_a.ends_with(&format!("-{name}.v1")));
+        let named = &header["bots"][side]["version"];
+        assert_eq!(
+            (
+                named["bot"].as_str(),
+                named["number"].as_u64(),
+                named["sha256"].as_str()
+            ),
+            (Some(*name), Some(1), version["sha256"].as_str()),
+            "{stem}: {header}"
+        );
         assert_eq!(version["author"], "ada");
         assert_eq!(version["sha256"].as_str().map(str::len), Some(64));
         // The pages answer: the versions, the version, its bot page.
