@@ -79,6 +79,37 @@ pub struct LeagueArgs {
     /// The free-space floor.
     #[command(flatten)]
     pub min_free: MinFreeArg,
+    /// With a PostgreSQL store: where uploaded versions are built.
+    #[command(flatten)]
+    pub uploads: UploadsArg,
+}
+
+/// `--uploads-dir` and `--upload-user`, of the commands that play a PostgreSQL store's
+/// sets as a worker (`hus worker`, `hus league --store`): where and as whom the
+/// uploaded versions the store names are built and played (docs/upload.md, "Across
+/// machines").
+#[derive(Clone, Debug, Args)]
+pub struct UploadsArg {
+    /// With a PostgreSQL store: the directory where this machine builds the uploaded
+    /// versions it plays, fetched by hash from the store (each built once per machine).
+    /// The sandbox's user must be able to pass through every directory above it.
+    /// Default: $XDG_CACHE_HOME/hus/uploads, else ~/.cache/hus/uploads.
+    #[arg(long, value_name = "DIR")]
+    pub uploads_dir: Option<PathBuf>,
+    /// With a PostgreSQL store: the unprivileged user uploaded versions are built and
+    /// played as when hus runs as root (default: nobody); never root.
+    #[arg(long, value_name = "USER")]
+    pub upload_user: Option<String>,
+}
+
+impl UploadsArg {
+    /// The uploads' directory: the option, else the default
+    /// ([`crate::uploaded::default_uploads_dir`]); `None` when neither is known.
+    pub fn dir(&self) -> Option<PathBuf> {
+        self.uploads_dir
+            .clone()
+            .or_else(crate::uploaded::default_uploads_dir)
+    }
 }
 
 /// `--min-free-space`, of every command that plays sets.
@@ -177,6 +208,9 @@ pub struct WorkerArgs {
     /// The free-space floor of the worker's scratch directory.
     #[command(flatten)]
     pub min_free: MinFreeArg,
+    /// Where uploaded versions are built.
+    #[command(flatten)]
+    pub uploads: UploadsArg,
     /// Exit when the league has no set left to play or being played (default: wait
     /// for new sets).
     #[arg(long)]

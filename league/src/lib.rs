@@ -13,7 +13,9 @@
 //! the fit its input: results per ordered pair of first and second mover).
 //! [`run_worker`] (`hus worker`) plays a PostgreSQL store's sets on any number of
 //! machines, with leases that a dead or cut-off worker loses; [`run_workers`] lists the
-//! workers and [`run_export`] writes the logs the store keeps.
+//! workers and [`run_export`] writes the logs the store keeps. [`uploaded`] makes an
+//! uploaded version (a row of [`Versions`]) playable on a machine: fetched by hash,
+//! built in the sandbox, for the match server and the workers alike.
 //!
 //! ```
 //! use league::{schedule, Format};
@@ -45,6 +47,7 @@ mod setup;
 mod standings;
 mod store;
 mod tally;
+pub mod uploaded;
 mod worker;
 
 pub use archive::{
@@ -52,7 +55,7 @@ pub use archive::{
     ARCHIVE_SETS,
 };
 pub use args::{
-    ExportArgs, LeagueArgs, MinFreeArg, PruneArgs, StandingsArgs, StoreArg, WorkerArgs,
+    ExportArgs, LeagueArgs, MinFreeArg, PruneArgs, StandingsArgs, StoreArg, UploadsArg, WorkerArgs,
     WorkersArgs, WorkersFormat,
 };
 pub use disk::{free_space, DiskFloor, FloorChange, LowSpace, DEFAULT_MIN_FREE_SPACE};

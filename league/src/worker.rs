@@ -12,30 +12,41 @@
 //! the set is given back at once and the worker leaves that bot's sets to others. The
 //! store unreachable (a restart, a network cut): claims, renewals and results wait and
 //! are retried with a backoff from 0.2 s to 5 s; the sets in play go on meanwhile.
+//!
+//! An uploaded version (`NAME.vN`, not in the league file): the first set that names
+//! it goes back to the store at once, and the worker leaves the version's sets to the
+//! others while it makes it playable in a task of its own (`crate::uploaded`: the row
+//! read, the archive fetched by hash and checked, built in this machine's sandbox into
+//! its cache; a build takes minutes, and the coordinator goes on renewing leases and
+//! playing meanwhile). Once built, the version is one more bot of this worker's; a
+//! version that cannot be played here (never passed its checks, a wrong hash, a build
+//! that fails here) is left to the others for good, said once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::args::{ExportArgs, LeagueArgs, WorkerArgs, WorkersArgs, WorkersFormat};
+use crate::args::{ExportArgs, LeagueArgs, UploadsArg, WorkerArgs, WorkersArgs, WorkersFormat};
 use crate::coordinator::{
     AfterFailure, Coordinator, Ended, Finish, Link, Played, Source, Start, StoreChange,
     BACKOFF_MAX, BACKOFF_MIN,
 };
 use crate::disk::{DiskFloor, FloorChange};
 use crate::error::{Error, Result};
-use crate::file::LeagueConfig;
+use crate::file::{BotConfig, LeagueConfig};
 use crate::log_place::{LogForm, LogPlace};
 use crate::pool::{SetFailure, SetPool, Shared};
 use crate::set_files::SetFiles;
 use crate::setup::{print, read_standings, settle_settings, sync_with_file};
 use crate::store::{
-    unreachable, ClaimedSet, Heartbeat, PgStore, Reads, Recorded, Schedule, SetId, SetOutcome,
-    Store, StoreThread, WorkerRow,
+    parse_version_name, unreachable, ClaimedSet, Heartbeat, PgStore, Reads, Recorded, Schedule,
+    SetId, SetOutcome, Store, StoreCaller, StoreThread, Versions, WorkerRow,
 };
+use crate::uploaded::{BuildSettings, LocalBuilds, PrepareError};
 use referee::SetError;
+use tokio::sync::mpsc;
 
 /// The settings that carry the league file to the workers.
 const LEAGUE_TEXT: &str = "league_text";
@@ -54,6 +65,18 @@ struct Plan {
     who: &'static str,
     /// The free-space floor of the scratch directory, in bytes (0: none).
     min_free: u64,
+    /// Where uploaded versions are built (`None`: no directory known, and no
+    /// `--uploads-dir`), and as whom.
+    uploads: Option<PathBuf>,
+    /// The sandbox's user of the uploaded versions when `hus` is root.
+    upload_user: Option<String>,
+}
+
+impl Plan {
+    fn uploads(&mut self, args: &UploadsArg) {
+        self.uploads = args.dir();
+        self.upload_user = args.upload_user.clone();
+    }
 }
 
 fn lease_of(seconds: f64) -> Result<Duration> {
@@ -108,14 +131,17 @@ pub(crate) fn run_league_on_store(
         return Ok(ExitCode::SUCCESS);
     }
     store.set_name(&format!("league@{}", store.name()));
-    let plan = Plan {
+    let mut plan = Plan {
         concurrency: config.concurrency,
         lease,
         until_done: true,
         quiet: args.quiet,
         who: "hus league",
         min_free: args.min_free.bytes()?,
+        uploads: None,
+        upload_user: None,
     };
+    plan.uploads(&args.uploads);
     if let Some(code) = work(store, Some(config.clone()), plan)? {
         return Ok(code);
     }
@@ -150,14 +176,17 @@ pub fn run_worker(args: &WorkerArgs) -> Result<ExitCode> {
     if let Some(name) = &args.name {
         store.set_name(name);
     }
-    let plan = Plan {
+    let mut plan = Plan {
         concurrency: args.concurrency as usize,
         lease,
         until_done: args.until_done,
         quiet: args.quiet,
         who: "hus worker",
         min_free: args.min_free.bytes()?,
+        uploads: None,
+        upload_user: None,
     };
+    plan.uploads(&args.uploads);
     Ok(work(store, None, plan)?.unwrap_or(ExitCode::SUCCESS))
 }
 
@@ -224,7 +253,20 @@ fn work(mut store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<
         .map_err(|e| Error::Runtime(format!("cannot start the store's thread: {e}")))?;
     let floor = DiskFloor::new(vec![scratch.path().to_path_buf()], plan.min_free);
     let concurrency = plan.concurrency;
+    let builds = plan.uploads.clone().map(|dir| {
+        Arc::new(LocalBuilds::new(
+            dir,
+            BuildSettings::with_user(plan.upload_user.clone()),
+        ))
+    });
+    let (ready_tx, ready_rx) = mpsc::unbounded_channel();
     let source = WorkerSource {
+        store: thread.caller(),
+        builds,
+        versions: HashMap::new(),
+        preparing: HashSet::new(),
+        ready_tx,
+        ready_rx,
         shared: Arc::new(Shared {
             compress_logs: false,
             ..Shared::new(&config, scratch.path().to_path_buf(), nice)
@@ -372,9 +414,99 @@ struct WorkerSource {
     finished: HashMap<SetId, SetFiles>,
     /// Sets in play, as the last heartbeat said.
     in_flight: usize,
+    /// The store, for the tasks that make uploaded versions playable (the link is the
+    /// coordinator's).
+    store: StoreCaller<PgStore>,
+    /// This machine's builds of uploaded versions (`None`: no directory for them).
+    builds: Option<Arc<LocalBuilds>>,
+    /// The uploaded versions made playable here, by league name (kept apart from the
+    /// league file's bots, which a fresh read of the file replaces).
+    versions: HashMap<String, BotConfig>,
+    /// The uploaded versions being made playable here: their sets are left to the
+    /// others meanwhile.
+    preparing: HashSet<String>,
+    /// Where the tasks that make versions playable say how it went.
+    ready_tx: mpsc::UnboundedSender<(String, std::result::Result<BotConfig, PrepareError>)>,
+    /// See `ready_tx`.
+    ready_rx: mpsc::UnboundedReceiver<(String, std::result::Result<BotConfig, PrepareError>)>,
 }
 
 impl WorkerSource {
+    /// The league file's bots and the versions made playable here.
+    fn shared(&self) -> Arc<Shared> {
+        let mut shared = Shared {
+            compress_logs: false,
+            ..Shared::new(&self.config, self.scratch.clone(), self.nice)
+        };
+        for (name, bot) in &self.versions {
+            shared.bots.insert(name.clone(), bot.clone());
+        }
+        Arc::new(shared)
+    }
+
+    /// Starts making the uploaded version `name` playable here, in a task of its own
+    /// (a build takes minutes: the coordinator goes on meanwhile); its sets are left
+    /// to the others until the task says how it went ([`Source::handle`]).
+    fn prepare_version(&mut self, name: &str, set: &ClaimedSet) {
+        let Some((bot, number)) = parse_version_name(name) else {
+            return;
+        };
+        if self.preparing.contains(name) || self.skip.iter().any(|s| s == name) {
+            return;
+        }
+        let Some(builds) = self.builds.clone() else {
+            self.leave(
+                name,
+                "this worker has no directory for uploaded versions (neither XDG_CACHE_HOME nor HOME is set): give --uploads-dir DIR".to_string(),
+            );
+            return;
+        };
+        self.preparing.insert(name.to_string());
+        self.say_line(format!(
+            "{name} is an uploaded version not yet played here: fetching it by hash from the store and building it in the sandbox, in {}; {} goes back to the other workers meanwhile",
+            builds.path().display(),
+            set.key
+        ));
+        let (store, ready, name, bot) = (
+            self.store.clone(),
+            self.ready_tx.clone(),
+            name.to_string(),
+            bot.to_string(),
+        );
+        tokio::spawn(async move {
+            let result = async {
+                let row = store
+                    .call(move |s| s.version(&bot, number))
+                    .await
+                    .map_err(|error| PrepareError::Store {
+                        what: format!("the version {name}"),
+                        error,
+                    })?
+                    .ok_or_else(|| PrepareError::NoVersion { name: name.clone() })?;
+                let fetch = |hash: String| {
+                    let store = store.clone();
+                    async move { store.call(move |s| s.archive(&hash)).await }
+                };
+                builds.prepare(&row, fetch).await
+            }
+            .await;
+            // The worker is gone when no one hears it: nothing to say then.
+            let _ = ready.send((name, result));
+        });
+    }
+
+    /// Leaves `name`'s sets to the other workers for good, saying why once (here and
+    /// in `hus workers`).
+    fn leave(&mut self, name: &str, why: String) {
+        self.say_line(format!(
+            "cannot play {name}: {why}; this worker leaves {name}'s sets to the others"
+        ));
+        self.problem = Some(format!("cannot play {name}: {why}"));
+        if !self.skip.iter().any(|s| s == name) {
+            self.skip.push(name.to_string());
+        }
+    }
+
     fn say_line(&self, line: String) {
         if !self.plan.quiet {
             eprintln!("{}: {line}", self.plan.who);
@@ -402,14 +534,17 @@ impl WorkerSource {
 }
 
 impl Source<PgStore> for WorkerSource {
-    type Outside = std::convert::Infallible;
+    /// An uploaded version made playable here, or why not.
+    type Outside = (String, std::result::Result<BotConfig, PrepareError>);
 
     async fn claim(
         &mut self,
         link: &mut Link<PgStore>,
         running: &[ClaimedSet],
     ) -> Result<Option<Start>> {
-        let (lease, skip) = (self.plan.lease, self.skip.clone());
+        let lease = self.plan.lease;
+        let mut skip = self.skip.clone();
+        skip.extend(self.preparing.iter().cloned());
         let Some(Some(set)) = link
             .run("claiming a set", move |s| s.claim(lease, &skip))
             .await?
@@ -417,18 +552,22 @@ impl Source<PgStore> for WorkerSource {
             return Ok(None);
         };
         self.in_flight = running.len() + 1;
+        let missing: Vec<String> = [&set.key.a, &set.key.b]
+            .into_iter()
+            .filter(|n| !self.shared.bots.contains_key(*n))
+            .cloned()
+            .collect();
         // A bot added to the league since this worker read the file.
-        if [&set.key.a, &set.key.b]
-            .iter()
-            .any(|n| !self.shared.bots.contains_key(*n))
-        {
+        if missing.iter().any(|n| parse_version_name(n).is_none()) {
             if let Ok(fresh) = link.call(|s| league_from_store(s)).await {
                 self.config = fresh;
-                self.shared = Arc::new(Shared {
-                    compress_logs: false,
-                    ..Shared::new(&self.config, self.scratch.clone(), self.nice)
-                });
+                self.shared = self.shared();
             }
+        }
+        // An uploaded version not made playable here yet: the set fails at once for
+        // want of the bot (`failed` gives it back) while the version is prepared.
+        for name in missing.iter().filter(|n| parse_version_name(n).is_some()) {
+            self.prepare_version(name, &set);
         }
         Ok(Some(Start {
             set,
@@ -486,6 +625,13 @@ impl Source<PgStore> for WorkerSource {
         set: &ClaimedSet,
         failure: SetFailure,
     ) -> Result<AfterFailure> {
+        if let SetFailure::NoSuchBot { bot, team: None } = &failure {
+            if parse_version_name(bot).is_some() {
+                // An uploaded version being prepared here, or left to the others: said
+                // when its preparation started or failed.
+                return Ok(AfterFailure::GiveBack);
+            }
+        }
         let SetFailure::Set(e @ SetError::CannotStart { .. }) = failure else {
             return Ok(AfterFailure::Fatal(Error::Set {
                 set: set.key.to_string(),
@@ -555,6 +701,46 @@ impl Source<PgStore> for WorkerSource {
         self.say_line(line.to_string());
     }
 
+    async fn outside(&mut self) -> Self::Outside {
+        match self.ready_rx.recv().await {
+            Some(ready) => ready,
+            // Never: this source holds a sender.
+            None => std::future::pending().await,
+        }
+    }
+
+    /// An uploaded version is playable here from now on, or is left to the others
+    /// (for good, unless the store could not be read: then its next set tries again).
+    async fn handle(&mut self, link: &mut Link<PgStore>, message: Self::Outside) -> Result<()> {
+        let (name, result) = message;
+        self.preparing.remove(&name);
+        match result {
+            Ok(mut bot) => {
+                bot.set_nice(self.nice);
+                self.versions.insert(name.clone(), bot);
+                self.shared = self.shared();
+                self.say_line(format!("{name} is built here and plays from now on"));
+            }
+            Err(e) if e.may_pass() => self.say_line(format!(
+                "cannot prepare {name} now: {e}; tried again at its next set"
+            )),
+            Err(e) => {
+                if let PrepareError::BuildFailed { output, .. } = &e {
+                    if !output.trim().is_empty() {
+                        self.say_line(format!(
+                            "{name}'s build output, its end:\n{}",
+                            tail_lines(output, 20)
+                        ));
+                    }
+                }
+                self.leave(&name, e.to_string());
+                // Said at once, not at the next heartbeat: `hus workers` shows it.
+                self.heartbeat(link).await?;
+            }
+        }
+        Ok(())
+    }
+
     fn tick_every(&self) -> Option<Duration> {
         Some(self.plan.lease / 4)
     }
@@ -605,6 +791,19 @@ impl Source<PgStore> for WorkerSource {
             }
         }
     }
+}
+
+/// The last `n` lines of `text`.
+fn tail_lines(text: &str, n: usize) -> &str {
+    let trimmed = text.trim_end();
+    let mut start = trimmed.len();
+    for _ in 0..n {
+        match trimmed[..start].rfind('\n') {
+            Some(i) => start = i,
+            None => return trimmed,
+        }
+    }
+    &trimmed[start + 1..]
 }
 
 /// Whether a bot's program exists here: a path, or a name found in PATH.

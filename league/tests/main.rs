@@ -11,3 +11,5 @@ mod pg_store;
 mod pg_tls;
 /// The store's operations, run against every implementation of `Store`.
 mod store;
+/// Uploaded versions fetched by hash from a store, checked, built once and started.
+mod uploaded;

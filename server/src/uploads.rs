@@ -23,8 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use league::{
-    parse_version_name, BotConfig, LeagueConfig, StoreCaller, StoreError, Transport, VersionRow,
-    VersionState,
+    parse_version_name, BotConfig, LeagueConfig, StoreCaller, StoreError, VersionRow, VersionState,
 };
 use tokio::sync::{mpsc, oneshot, watch, Notify, Semaphore};
 
@@ -429,43 +428,29 @@ impl Uploads {
     }
 
     /// How the version plays: its run command in the sandbox, its tree its directory,
-    /// at the league's nice value.
+    /// at the league's nice value (`league::uploaded::bot_config`, as the workers').
     pub(crate) fn bot_config(
         &self,
         version: &VersionRow,
         built: &upload::Built,
     ) -> Result<BotConfig, String> {
-        let (spec, limits) = upload::sandboxed(built, self.settings.user.as_deref())
-            .map_err(|e| format!("the built version cannot be run: {e}"))?;
-        Ok(BotConfig {
-            name: version.league_name(),
-            transport: Transport::Process { spec, limits },
-            version: Some(referee::UploadedVersion {
-                bot: version.bot.clone(),
-                number: version.number,
-                sha256: version.hash.clone(),
-            }),
-        })
+        league::uploaded::bot_config(version, built, self.settings.user.as_deref())
+            .map_err(|e| e.to_string())
     }
 
     /// The version built on this machine: from the cache, else built again from its
-    /// archive (a restart whose cache was cleared, an earlier version made active).
+    /// archive, fetched by hash and checked (a restart whose cache was cleared, an
+    /// earlier version made active): `league::uploaded::built`, the workers' way too.
     pub(crate) async fn built(&self, version: &VersionRow) -> Result<upload::Built, String> {
-        if let Some(built) = self.cache.find(&version.hash) {
-            return Ok(built);
-        }
-        let hash = version.hash.clone();
-        let archive = self
-            .call(move |s| s.archive(&hash))
+        let settings = league::uploaded::BuildSettings {
+            bounds: self.settings.bounds,
+            limits: self.settings.build.clone(),
+            user: self.settings.user.clone(),
+        };
+        let fetch = |hash: String| self.call(move |s| s.archive(&hash));
+        league::uploaded::built(&self.cache, &settings, version, fetch)
             .await
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("the store has no archive {}", version.hash))?;
-        let report = self
-            .cache
-            .build(&archive, &self.settings.bounds, &self.settings.build)
-            .await
-            .map_err(|e| e.to_string())?;
-        report.result.map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())
     }
 
     /// Hands the version to the runner, which pairs it from now on in place of the

@@ -424,10 +424,15 @@ fn ip(args: &[&str]) {
 
 impl Netns {
     fn new() -> Netns {
-        let n = std::process::id() % 200 + 20;
-        let name = format!("hus-test-{}", std::process::id());
-        let host_if = format!("hush{}", std::process::id() % 100_000);
-        let ns_if = format!("husn{}", std::process::id() % 100_000);
+        // Two tests of this process may each have one at once: names and addresses
+        // differ by a count (an interface's name has at most 15 bytes).
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let k = MADE.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 10;
+        let pid = std::process::id();
+        let n = (pid + k * 101) % 200 + 20;
+        let name = format!("hus-test-{pid}-{k}");
+        let host_if = format!("hush{}{k}", pid % 10_000);
+        let ns_if = format!("husn{}{k}", pid % 10_000);
         let host_ip = format!("10.213.{n}.1");
         let ns_ip = format!("10.213.{n}.2");
         ip(&["netns", "add", &name]);
@@ -869,4 +874,247 @@ fn no_play_announces_added_and_removed_bots_and_standings_read_hus_store() {
     let s = json(&out.stdout);
     assert_eq!(s["progress"]["sets_scheduled"], 1, "{s}");
     assert_eq!(s["progress"]["sets_pending"], 1, "{s}");
+}
+
+/// Issue 35, part 6: a version exists only in the store. `hus serve --store URL
+/// --concurrency 0` (it plays nothing itself) takes `tiny` through `hus submit`, builds
+/// and validates it and enters it as `tiny.v1`; a worker in a network namespace of its
+/// own, with a build cache of its own that has never seen the version's files, claims
+/// its sets, fetches the archive by hash from the store, builds it in its sandbox and
+/// plays rated sets of `tiny.v1`, whose logs pass `hus replay`.
+///
+/// The waits are bounded by HANG, guards against a hang rather than verdicts.
+#[test]
+fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        eprintln!("skipped: network namespaces need root (CI runs as root)");
+        return;
+    }
+    if !Path::new("/usr/bin/bwrap").is_file() {
+        eprintln!("skipped: bubblewrap (bwrap) is not installed");
+        return;
+    }
+    let tmp = LogDir::new();
+    // The sandbox's user (nobody) must pass through to the built trees.
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut text = String::from(
+        "rules = \"hus\"\nwidth = 8\ngames = 2\nmove_time = \"10s\"\nrounds = 1\nseed = 35\n",
+    );
+    for (i, name) in ["r1", "r2"].iter().enumerate() {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = \"{}\"\n",
+            hus_random(i as u64 + 1).replace('\'', "")
+        ));
+    }
+    let file = tmp.path().join("U.toml");
+    std::fs::write(&file, text).expect("write league file");
+    let dir = tmp.path().join("U");
+    // The author's bot: the Python random mover.
+    let bot = tmp.path().join("tiny");
+    std::fs::create_dir(&bot).expect("mkdir");
+    std::fs::write(
+        bot.join("hus-bot.toml"),
+        "language = \"python\"\nmain = \"random_bot.py\"\n",
+    )
+    .expect("manifest");
+    for f in ["random_bot.py", "hus_rules.py"] {
+        std::fs::copy(root().join("sample-bots/python").join(f), bot.join(f)).expect("copy");
+    }
+    let token = tmp.path().join("ann.token");
+    let out = Command::new(hus_bin())
+        .args(["token", "--author", "ann", "--bots", "tiny", "--league"])
+        .arg(&file)
+        .arg("--dir")
+        .arg(&dir)
+        .arg("--out")
+        .arg(&token)
+        .output()
+        .expect("hus token runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let pg = Postgres::start();
+    let url = pg.fresh_db();
+    let db = db_name(&url);
+    let mut server = Command::new(hus_bin())
+        .args(["serve", &file.display().to_string(), "--dir"])
+        .arg(&dir)
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            &url,
+            "--concurrency",
+            "0",
+        ])
+        .env_remove("HUS_LOG")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus serve starts");
+    let server_said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let stderr = server.stderr.take().expect("piped stderr");
+        let keep = server_said.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("dashboard on http://").nth(1) {
+                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
+                }
+                let mut all = keep.lock().unwrap_or_else(|e| e.into_inner());
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+    }
+    let said = |s: &std::sync::Arc<std::sync::Mutex<String>>| {
+        s.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    };
+    let Ok(addr) = rx.recv_timeout(Duration::from_secs(120)) else {
+        let _ = server.kill();
+        panic!(
+            "hus serve never said where it listens: {}",
+            said(&server_said)
+        );
+    };
+
+    // The author submits; hus submit follows the version until it is active.
+    let out = Command::new(hus_bin())
+        .args(["submit", &format!("http://{addr}")])
+        .arg(&bot)
+        .args(["--bot", "tiny", "--wait", "4m", "--token-file"])
+        .arg(&token)
+        .output()
+        .expect("hus submit runs");
+    assert!(
+        out.status.success(),
+        "hus submit: {}\n{}\nserver: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        said(&server_said)
+    );
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT bot || '.v' || number || ' ' || state FROM versions"
+        ),
+        "tiny.v1 active"
+    );
+    let hash = pg.psql(&db, "SELECT hash FROM versions");
+
+    // A worker in its own network namespace, with a cache of its own.
+    let ns = Netns::new();
+    let far_url = pg.url_at(&ns.host_ip, &db);
+    let cache = tmp.path().join("far-cache");
+    let err_far = tmp.path().join("far.err");
+    // nsenter, not `ip netns exec`: the worker enters only the network namespace and
+    // keeps the machine's mounts (`ip netns exec` mounts a /sys of its own, without
+    // the cgroup hierarchy the sandbox bounds a build's processes with as root).
+    let mut far = Command::new("nsenter")
+        .args([
+            &format!("--net=/var/run/netns/{}", ns.name),
+            hus_bin(),
+            "worker",
+            "--store",
+            &far_url,
+        ])
+        .args(["--name", "far", "--lease", LEASE_S, "--uploads-dir"])
+        .arg(&cache)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_far).expect("stderr file"))
+        .spawn()
+        .expect("hus worker starts");
+    let sets_of_v1 = "SELECT count(*) FROM sets s JOIN results r ON r.set_id = s.id AND r.counted \
+         WHERE s.status = 'done' AND s.worker = 'far' AND 'tiny.v1' IN (s.bot_a, s.bot_b)";
+    let start = Instant::now();
+    while !pg
+        .psql(&db, sets_of_v1)
+        .parse::<u32>()
+        .is_ok_and(|n| n >= 2)
+    {
+        let gave_up = std::fs::read_to_string(&err_far)
+            .unwrap_or_default()
+            .contains("cannot play tiny.v1");
+        if start.elapsed() > HANG || gave_up || far.try_wait().expect("wait").is_some() {
+            let _ = far.kill();
+            let _ = server.kill();
+            panic!(
+                "no two rated sets of tiny.v1 by far: {}\nfar: {}\nserver: {}",
+                pg.psql(&db, "SELECT string_agg(bot_a || '-' || bot_b || ':' || status || ':' || coalesce(worker, ''), ', ') FROM sets"),
+                std::fs::read_to_string(&err_far).unwrap_or_default(),
+                said(&server_said)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Stopped by a signal: each ends within a lease (its sets stopped and given back).
+    sigterm(&far);
+    let _ = far.wait();
+    sigterm(&server);
+    let _ = server.wait();
+
+    let far_said = std::fs::read_to_string(&err_far).unwrap_or_default();
+    assert!(
+        far_said.contains(
+            "tiny.v1 is an uploaded version not yet played here: fetching it by hash from the store and building it in the sandbox"
+        ) && far_said.contains("tiny.v1 is built here and plays from now on"),
+        "{far_said}"
+    );
+    // Built once, on this worker, from the store's archive: its own cache names the hash.
+    let notes: Vec<String> = std::fs::read_dir(&cache)
+        .expect("the worker's cache")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".built"))
+        .collect();
+    assert_eq!(notes, vec![format!("{hash}.built")], "{far_said}");
+    // No set of the version failed or was forfeited; its sets are in the standings.
+    assert_eq!(pg.psql(&db, "SELECT count(*) FROM faults"), "0");
+    // Every set the worker played, the version's among them, passes hus replay.
+    let exported = tmp.path().join("exported");
+    let out = Command::new(hus_bin())
+        .args(["export", "--store", &url, "--out"])
+        .arg(&exported)
+        .output()
+        .expect("hus export runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logs_of_v1: Vec<PathBuf> = std::fs::read_dir(&exported)
+        .expect("exported")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("tiny.v1"))
+        .collect();
+    let of_v1 = logs_of_v1.len();
+    assert!(of_v1 >= 2, "{of_v1} logs of tiny.v1");
+    // Each names the version and the hash the worker built it from.
+    for log in &logs_of_v1 {
+        let header = read_log(log).into_iter().next().expect("a header");
+        let versions: Vec<&Value> = header["bots"]
+            .as_array()
+            .expect("bots")
+            .iter()
+            .filter_map(|b| b.get("version"))
+            .collect();
+        assert_eq!(
+            versions,
+            vec![&serde_json::json!({"bot": "tiny", "number": 1, "sha256": hash})],
+            "{}",
+            log.display()
+        );
+    }
+    let checked = replay_all(&exported, &[0]).expect("every log verifies");
+    assert!(checked >= of_v1, "{checked}");
 }
