@@ -313,6 +313,13 @@ pub const DEFAULT_GATE: &str = "sprt elo0=0 elo1=10";
 /// Games a gate's SPRT plays at most when its key gives no `games=`.
 pub const DEFAULT_GATE_GAMES: u32 = 2000;
 
+/// Game pairs in each batch of a gate's test when its key gives no `batch=`: a batch
+/// is one set of twice as many games, played by the server or a worker.
+pub const DEFAULT_GATE_BATCH: u32 = 4;
+
+/// The most game pairs in a batch (`batch=`).
+pub const MAX_GATE_BATCH: u32 = 1000;
+
 /// The `gate` key, checked: a pentanomial SPRT of a new version against the active
 /// one, in game pairs, stopped when it decides or after `games` games.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -323,12 +330,16 @@ pub struct Gate {
     /// The most games played (even: pairs); past them the test is undecided, and an
     /// undecided test does not accept the version.
     pub games: u32,
+    /// Game pairs in each batch (a set of `2 * batch` games, played by the server's
+    /// threads or a worker); the test's tally grows by whole batches.
+    pub batch: u32,
 }
 
 /// Parses the `gate` key's value: `sprt` then `KEY=VALUE` items separated by spaces
 /// or commas: `elo0`, `elo1`, optionally `alpha` and `beta` (read by
 /// `referee::parse_sprt`, the parser of `hus match --sprt`), and `games` (the most
-/// games, even, [`DEFAULT_GATE_GAMES`] by default).
+/// games, even, [`DEFAULT_GATE_GAMES`] by default) and `batch` (game pairs in a batch,
+/// [`DEFAULT_GATE_BATCH`] by default, 1 to [`MAX_GATE_BATCH`]).
 pub fn parse_gate(text: &str) -> std::result::Result<Gate, String> {
     let rest = match text.trim().strip_prefix("sprt") {
         Some(rest) if rest.is_empty() || rest.starts_with([' ', '\t', ',']) => rest,
@@ -339,8 +350,23 @@ pub fn parse_gate(text: &str) -> std::result::Result<Gate, String> {
         }
     };
     let mut games = None;
+    let mut batch = None;
     let mut test = Vec::new();
     for item in rest.split([' ', '\t', ',']).filter(|i| !i.is_empty()) {
+        if let Some(value) = item.strip_prefix("batch=") {
+            let n: u32 = value
+                .parse()
+                .map_err(|_| format!("batch={value}: {value:?} is not a number of game pairs"))?;
+            if batch.replace(n).is_some() {
+                return Err("batch is given twice".into());
+            }
+            if !(1..=MAX_GATE_BATCH).contains(&n) {
+                return Err(format!(
+                    "batch={n}: the game pairs of a batch must be between 1 and {MAX_GATE_BATCH}"
+                ));
+            }
+            continue;
+        }
         match item.strip_prefix("games=") {
             Some(value) => {
                 let n: u32 = value
@@ -366,6 +392,7 @@ pub fn parse_gate(text: &str) -> std::result::Result<Gate, String> {
     Ok(Gate {
         sprt,
         games: games.unwrap_or(DEFAULT_GATE_GAMES),
+        batch: batch.unwrap_or(DEFAULT_GATE_BATCH),
     })
 }
 

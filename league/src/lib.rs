@@ -36,6 +36,7 @@ pub mod coordinator;
 pub mod disk;
 mod error;
 mod file;
+pub mod gate;
 mod lock;
 mod log_place;
 mod pool;
@@ -62,7 +63,7 @@ pub use disk::{free_space, DiskFloor, FloorChange, LowSpace, DEFAULT_MIN_FREE_SP
 pub use error::{Error, Result};
 pub use file::{
     parse_gate, parse_sha256, Anchor, BotConfig, Format, Gate, LeagueConfig, Openings, Transport,
-    DEFAULT_GATE, DEFAULT_GATE_GAMES, DEFAULT_LAG_CAP,
+    DEFAULT_GATE, DEFAULT_GATE_BATCH, DEFAULT_GATE_GAMES, MAX_GATE_BATCH, DEFAULT_LAG_CAP,
 };
 pub use lock::DirLock;
 pub use log_place::{LogForm, LogPlace};

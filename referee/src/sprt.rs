@@ -107,6 +107,21 @@ impl SprtTally {
         Some(self.status)
     }
 
+    /// Adds whole pairs counted elsewhere (a batch of a gate's test: the pairs by bot
+    /// A's points, 0, 1/2, 1, 3/2, 2) and returns the test's status after them; `None`
+    /// (nothing added) past 2^64 pairs. The LLR depends only on the counts, so pairs
+    /// added in batches give the LLR of the same pairs added game by game.
+    pub fn add_pairs(&mut self, counts: [u64; 5]) -> Option<SprtStatus> {
+        let mut sum = self.pairs.counts;
+        for (s, c) in sum.iter_mut().zip(counts) {
+            *s = s.checked_add(c)?;
+        }
+        sum.iter().try_fold(0u64, |t, &c| t.checked_add(c))?;
+        self.pairs = Pentanomial::new(sum);
+        self.status = self.sprt.pentanomial(&self.pairs);
+        Some(self.status)
+    }
+
     /// The status after the last whole pair.
     pub fn status(&self) -> SprtStatus {
         self.status
@@ -199,5 +214,44 @@ mod tests {
         assert_eq!(end.decision, SprtDecision::Undecided);
         assert_eq!(end.pentanomial, [1, 0, 0, 1, 0]);
         assert!((end.upper - 19f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn pairs_added_in_batches_give_the_llr_of_the_same_pairs_game_by_game() {
+        let sprt = parse_sprt("elo0=0,elo1=10").expect("valid");
+        // Four batches of pairs, in an order other than the games'.
+        let games: [[Option<Side>; 2]; 10] = [
+            [Some(Side::A), Some(Side::A)],
+            [Some(Side::A), None],
+            [Some(Side::B), Some(Side::A)],
+            [None, None],
+            [Some(Side::A), Some(Side::A)],
+            [Some(Side::B), Some(Side::B)],
+            [Some(Side::A), Some(Side::B)],
+            [Some(Side::A), Some(Side::A)],
+            [None, Some(Side::A)],
+            [Some(Side::A), Some(Side::A)],
+        ];
+        let mut by_game = SprtTally::new(sprt);
+        for (k, [first, second]) in games.iter().enumerate() {
+            by_game.add_game(2 * k as u32 + 1, *first);
+            by_game.add_game(2 * k as u32 + 2, *second);
+        }
+        assert_eq!(by_game.pairs().counts, [1, 0, 3, 2, 4]);
+        let mut by_batch = SprtTally::new(sprt);
+        for batch in [&games[8..10], &games[0..3], &games[6..8], &games[3..6]] {
+            let mut one = SprtTally::new(sprt);
+            for (k, [first, second]) in batch.iter().enumerate() {
+                one.add_game(2 * k as u32 + 1, *first);
+                one.add_game(2 * k as u32 + 2, *second);
+            }
+            by_batch.add_pairs(one.pairs().counts).expect("counts");
+        }
+        assert_eq!(by_batch.pairs().counts, [1, 0, 3, 2, 4]);
+        assert_eq!(by_batch.status(), by_game.status());
+        assert_eq!(by_batch.status().llr, by_game.status().llr);
+        // Past 2^64 pairs nothing is added.
+        assert_eq!(by_batch.add_pairs([u64::MAX, 0, 0, 0, 0]), None);
+        assert_eq!(by_batch.pairs().counts, [1, 0, 3, 2, 4]);
     }
 }

@@ -1,31 +1,33 @@
 //! The SPRT gate (docs/upload.md, "The SPRT gate"): is a new version stronger than the
-//! bot's active one? The two play ONE set, `play_set` with `SetConfig::sprt`, exactly
-//! as `hus match --sprt` plays it: game pairs with the first mover swapped, each pair
-//! from an opening of the league's book (`referee::openings_for_set`; without a book,
-//! from the starting position), at the league's rules and time control, the new
-//! version as bot A, until the pentanomial SPRT decides or the gate's bound of games
-//! is reached. The test is sequential (it decides after each pair, on every pair so
-//! far), so it is one set on the server, not sets spread over the workers.
+//! bot's active one? The two play game pairs from the league's book of openings, the
+//! new version as bot A, at the league's rules and time control, cut into batches of
+//! `batch` pairs (`league::gate`: batch k takes the test's openings `k * batch ..`,
+//! as `hus match --sprt` would use them, and a seed of its own), each batch one
+//! `play_set` without the SPRT's stop. Up to `threads` batches play at once on the
+//! server (its `--concurrency`, at least 1). The server keeps the tally ([`Spread`]):
+//! after each finished batch it adds the batch's pentanomial and computes the LLR with
+//! the one computation of `hus match --sprt` (`referee::SprtTally`), which depends only
+//! on the counts; when a bound is crossed or the bound of games is reached, the test
+//! ends, and batches still running are abandoned, their results ignored.
 //!
-//! The log is `gate/NEW-vs-ACTIVE.jsonl` in the uploads' directory (it passes `hus
-//! replay`, which checks the test's stop and figures); beside it, `NEW-vs-ACTIVE.json`
-//! holds the [`GateResult`]: the test, where it stands, and the LLR after each pair
-//! (the chart of the version's page), rewritten after each pair while the set plays.
-//! The LLR is the one computation of `hus match --sprt` and `hus replay`
-//! (`referee::SprtTally`) fed with the log's games.
+//! The logs are `gate/NEW-vs-ACTIVE/batch-K.jsonl` in the uploads' directory (each
+//! passes `hus replay`); beside the directory, `NEW-vs-ACTIVE.json` holds the
+//! [`GateResult`]: the test, where it stands, and the LLR after each batch (the chart
+//! of the version's page), rewritten after each batch while the test plays.
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use league::{BotConfig, Gate, LeagueConfig, Transport};
-use ratings::Decision;
-use referee::{
-    play_set, Create, Dir, Entrant, FilePlace, LogWriter, Record, RecordSink, SetConfig, SprtTally,
-    WriteError,
-};
+use std::collections::BTreeSet;
+
+use league::gate::{play_batch, BatchPlan, BatchPlayed};
+use league::{BotConfig, Gate, LeagueConfig};
+use ratings::{Decision, SprtStatus};
+use referee::{Create, Dir, SprtTally};
 use serde::{Deserialize, Serialize};
+use tokio::task::JoinSet;
 
 /// The gate's directory, in the uploads' directory: the sets' logs, the bots' stderr
 /// and the results.
@@ -39,7 +41,7 @@ pub const REFUSED_BY_GATE: &str = "the SPRT gate";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// The set is being played.
+    /// The batches are being played.
     Running,
     /// H1 accepted: the new version is stronger (by `elo1`, at the test's error rates).
     Accepted,
@@ -47,7 +49,7 @@ pub enum Verdict {
     Rejected,
     /// The bound of games came first. An undecided test does not accept the version.
     Undecided,
-    /// The set could not be played (`error` says why).
+    /// A batch could not be played (`error` says why).
     Failed,
 }
 
@@ -77,7 +79,22 @@ pub struct EloFigure {
     pub los: f64,
 }
 
-/// A gate's test: its settings, where it stands, the LLR after each pair.
+/// A batch counted in a gate's test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchEntry {
+    /// Its number k (from 0): it played the test's pairs `k * batch ..`.
+    pub batch: u32,
+    /// Its pairs by the new version's points: 0, 1/2, 1, 3/2, 2.
+    pub pentanomial: [u64; 5],
+    /// The test's LLR once it was added.
+    pub llr: f64,
+    /// Who played it: `server`, or the worker's name.
+    pub by: String,
+    /// Its log in the test's directory (`batch-K.jsonl`).
+    pub log: String,
+}
+
+/// A gate's test: its settings, where it stands, the LLR after each batch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GateResult {
     /// The new version (bot A), `NAME.vN`.
@@ -98,13 +115,16 @@ pub struct GateResult {
     pub beta: f64,
     /// The most games (the gate's bound).
     pub games: u32,
-    /// The set's seed (its lots and openings).
+    /// Game pairs in a batch.
+    #[serde(default)]
+    pub batch: u32,
+    /// The test's seed (its openings; each batch's lots from it and its number).
     pub seed: u64,
     /// Whether the games start from the league's openings (else from the start).
     pub openings: bool,
-    /// Games played so far.
+    /// Games of the batches counted so far.
     pub games_played: u32,
-    /// The LLR after the last whole pair.
+    /// The LLR after the last batch counted.
     pub llr: f64,
     /// The bound at or below which H0 is accepted.
     pub lower: f64,
@@ -112,13 +132,21 @@ pub struct GateResult {
     pub upper: f64,
     /// The pairs by the new version's points in the pair: 0, 1/2, 1, 3/2, 2.
     pub pentanomial: [u64; 5],
-    /// The LLR after each pair, in order.
+    /// The LLR after each batch counted, in order: the chart's points.
     pub llrs: Vec<f64>,
+    /// The batches counted, in the order they were.
+    #[serde(default)]
+    pub batches: Vec<BatchEntry>,
+    /// The batches still running when the test ended: abandoned, their results
+    /// ignored.
+    #[serde(default)]
+    pub abandoned: Vec<u32>,
     /// The Elo difference so far, once the pairs give one.
     pub elo: Option<EloFigure>,
-    /// The set's log, in the gate's directory.
+    /// The test's directory in the gate's directory: the batches' logs
+    /// (`batch-K.jsonl`) and the bots' stderr.
     pub log: String,
-    /// When the set started, and when it ended (UTC).
+    /// When the test started, and when it ended (UTC).
     pub started: String,
     /// When it ended; `None` while it plays.
     pub finished: Option<String>,
@@ -138,6 +166,7 @@ impl GateResult {
             alpha: gate.sprt.alpha(),
             beta: gate.sprt.beta(),
             games: gate.games,
+            batch: gate.batch,
             seed: league.seed.unwrap_or_else(referee::fresh_seed),
             openings: league.openings.is_some(),
             games_played: 0,
@@ -146,6 +175,8 @@ impl GateResult {
             upper: status.upper_bound,
             pentanomial: [0; 5],
             llrs: Vec::new(),
+            batches: Vec::new(),
+            abandoned: Vec::new(),
             elo: None,
             log: String::new(),
             started: crate::uploads::now_utc(),
@@ -158,16 +189,51 @@ impl GateResult {
         self.verdict == Verdict::Accepted
     }
 
-    /// Pairs played.
+    /// Pairs counted.
     pub fn pairs(&self) -> u64 {
-        self.llrs.len() as u64
+        self.pentanomial.iter().sum()
+    }
+
+    /// The batches' plan.
+    pub fn plan(&self) -> BatchPlan {
+        BatchPlan {
+            seed: self.seed,
+            games: self.games,
+            batch: self.batch,
+        }
+    }
+
+    /// Counts batch `k`, played by `by`, the tally's status after it being `status` and
+    /// its pairs `pairs`.
+    fn count(&mut self, k: u32, played: &BatchPlayed, by: &str, tally: &SprtTally) {
+        let status = tally.status();
+        let pairs = tally.pairs();
+        self.games_played += played.games;
+        self.llr = status.llr;
+        self.lower = status.lower_bound;
+        self.upper = status.upper_bound;
+        self.pentanomial = pairs.counts;
+        self.llrs.push(status.llr);
+        self.batches.push(BatchEntry {
+            batch: k,
+            pentanomial: played.pentanomial,
+            llr: status.llr,
+            by: by.to_string(),
+            log: played.log.clone(),
+        });
+        self.elo = pairs.elo(0.95).ok().map(|e| EloFigure {
+            value: e.elo,
+            low: e.low,
+            high: e.high,
+            los: e.los,
+        });
     }
 
     /// Why a version the gate did not accept is refused, for its author.
     pub fn refusal(&self) -> String {
         let why = match self.verdict {
             Verdict::Failed => format!(
-                "the test could not be played: {}",
+                "a batch could not be played: {}",
                 self.error.as_deref().unwrap_or("no cause given")
             ),
             Verdict::Rejected => format!(
@@ -181,7 +247,7 @@ impl GateResult {
             Verdict::Accepted | Verdict::Running => self.verdict.as_str().to_string(),
         };
         format!(
-            "{REFUSED_BY_GATE} against {} did not accept it: LLR {:.2} in [{:.2}, {:.2}] after {} pairs, {why}; the set's log: {}/{}",
+            "{REFUSED_BY_GATE} against {} did not accept it: LLR {:.2} in [{:.2}, {:.2}] after {} pairs, {why}; the batches' logs: {}/{}/",
             self.active,
             self.llr,
             self.lower,
@@ -256,18 +322,8 @@ pub fn failed_to_start(
             return result;
         }
     };
-    let stem = format!("{candidate}-vs-{active}");
-    let free = (1..1000)
-        .map(|n| match n {
-            1 => stem.clone(),
-            n => format!("{stem}-{n}"),
-        })
-        .find(|s| {
-            [format!("{s}.json"), format!("{s}.jsonl")]
-                .iter()
-                .all(|f| matches!(gate.exists(Path::new(f)), Ok(false)))
-        });
-    if let Some(stem) = free {
+    if let Some(stem) = reserve(&gate, &format!("{candidate}-vs-{active}")) {
+        result.log = stem.clone();
         Saver {
             dir: gate,
             name: format!("{stem}.json"),
@@ -275,6 +331,23 @@ pub fn failed_to_start(
         .save(&result);
     }
     result
+}
+
+/// A stem no other test has in the gate's directory `gate`, `STEM` or `STEM-N`: its
+/// result file `STEM.json` is created (empty) to hold it, and no directory has its
+/// name. `None` after 999 tries or when the directory cannot be written.
+fn reserve(gate: &Dir, stem: &str) -> Option<String> {
+    (1..1000)
+        .map(|n| match n {
+            1 => stem.to_string(),
+            n => format!("{stem}-{n}"),
+        })
+        .find(|s| {
+            matches!(gate.exists(Path::new(s)), Ok(false))
+                && gate
+                    .create_file(Path::new(&format!("{s}.json")), Create::New, None)
+                    .is_ok()
+        })
 }
 
 /// Writes a result file in the gate's directory.
@@ -330,157 +403,165 @@ impl Drop for AskedSlot {
     }
 }
 
-/// The sink of the gate's set: writes the log, feeds each game to the test's tally,
-/// and after each pair keeps the LLR and writes the result file.
-struct Watch {
-    log: LogWriter,
+/// The tally of a gate's test and which batches are out: the stop logic, apart from
+/// who plays the batches. Batches are handed out in order ([`Spread::next_batch`]);
+/// a finished one is counted ([`Spread::finish`]) unless the test has ended; the test
+/// ends when the LLR crosses a bound or every batch of its bound of games is counted.
+#[derive(Clone, Debug)]
+pub struct Spread {
+    plan: BatchPlan,
     tally: SprtTally,
-    result: GateResult,
-    file: Saver,
+    next: u32,
+    running: BTreeSet<u32>,
 }
 
-impl Watch {
-    /// Writes the result file as the test stands.
-    fn save(&self) {
-        self.file.save(&self.result);
-    }
-
-    /// The figures of the pairs so far.
-    fn update(&mut self) {
-        let status = self.tally.status();
-        let pairs = self.tally.pairs();
-        self.result.llr = status.llr;
-        self.result.lower = status.lower_bound;
-        self.result.upper = status.upper_bound;
-        self.result.pentanomial = pairs.counts;
-        self.result.elo = pairs.elo(0.95).ok().map(|e| EloFigure {
-            value: e.elo,
-            low: e.low,
-            high: e.high,
-            los: e.los,
-        });
-    }
-}
-
-impl RecordSink for Watch {
-    fn record(&mut self, record: &Record) -> Result<(), WriteError> {
-        self.log.record(record)?;
-        if let Record::GameEnd(end) = record {
-            self.result.games_played = end.game;
-            if let Some(status) = self.tally.add_game(end.game, end.winner) {
-                self.result.llrs.push(status.llr);
-                self.update();
-                self.save();
-            }
+impl Spread {
+    /// No batch out yet.
+    pub fn new(plan: BatchPlan, sprt: ratings::Sprt) -> Spread {
+        Spread {
+            plan,
+            tally: SprtTally::new(sprt),
+            next: 0,
+            running: BTreeSet::new(),
         }
-        Ok(())
+    }
+
+    /// The next batch to play, now out; `None` once the test has decided or every
+    /// batch is out.
+    pub fn next_batch(&mut self) -> Option<u32> {
+        if self.tally.decided() || self.next >= self.plan.batches() {
+            return None;
+        }
+        let k = self.next;
+        self.next += 1;
+        self.running.insert(k);
+        Some(k)
+    }
+
+    /// Counts batch `k`'s pairs: the test's status after them, or `None` when the
+    /// batch is not out (already counted, never handed out) or the test has decided
+    /// (a batch still running then is abandoned: its result is ignored).
+    pub fn finish(&mut self, k: u32, pentanomial: [u64; 5]) -> Option<SprtStatus> {
+        if self.tally.decided() || !self.running.remove(&k) {
+            return None;
+        }
+        self.tally.add_pairs(pentanomial)
+    }
+
+    /// Whether the test has ended: decided, or every batch counted.
+    pub fn ended(&self) -> bool {
+        self.tally.decided() || (self.next >= self.plan.batches() && self.running.is_empty())
+    }
+
+    /// The batches out and not counted (abandoned once the test has ended).
+    pub fn running(&self) -> Vec<u32> {
+        self.running.iter().copied().collect()
+    }
+
+    /// The tally.
+    pub fn tally(&self) -> &SprtTally {
+        &self.tally
+    }
+
+    /// The verdict once ended.
+    pub fn verdict(&self) -> Verdict {
+        match self.tally.status().decision {
+            Decision::AcceptH1 => Verdict::Accepted,
+            Decision::AcceptH0 => Verdict::Rejected,
+            Decision::Continue => Verdict::Undecided,
+        }
     }
 }
 
 /// Plays the gate's test of `candidate` (the new version, bot A) against `active` (the
 /// bot's active version, bot B) with the league's rules, time control, openings and
-/// seed (a fresh one when the league file gives none), as one set of at most
-/// `gate.games` games that stops when the SPRT decides; `dir` is the uploads'
-/// directory. Never fails: a set that cannot be played is [`Verdict::Failed`].
+/// seed (a fresh one when the league file gives none): at most `gate.games` games in
+/// batches of `gate.batch` pairs, up to `threads` (at least 1) batches at once on this
+/// server, until the SPRT decides; `dir` is the uploads' directory. Never fails: a
+/// test whose batch cannot be played is [`Verdict::Failed`].
 pub async fn gate(
     candidate: &BotConfig,
     active: &BotConfig,
     league: &LeagueConfig,
     gate: &Gate,
     dir: &Path,
+    threads: usize,
 ) -> GateResult {
-    let sprt = gate.sprt;
-    let tally = SprtTally::new(sprt);
     let mut result = GateResult::start(&candidate.name, &active.name, league, gate);
-    let seed = result.seed;
     let failed =
         |why: String| failed_to_start(&candidate.name, &active.name, league, gate, dir, why);
-    let (
-        Transport::Process {
-            spec: spec_a,
-            limits: limits_a,
-        },
-        Transport::Process {
-            spec: spec_b,
-            limits: limits_b,
-        },
-    ) = (&candidate.transport, &active.transport)
-    else {
-        return failed("both versions must be processes".into());
-    };
     let logs = match gate_dir(dir) {
         Ok(logs) => logs,
         Err(e) => return failed(format!("cannot open {}/{GATE_DIR}: {e}", dir.display())),
     };
-    let stem = format!("{}-vs-{}", candidate.name, active.name);
-    let (log, stem) = match LogWriter::create_in(&logs, &stem) {
-        Ok(created) => created,
-        Err(e) => return failed(format!("cannot write the set's log: {e:#}")),
+    let Some(stem) = reserve(&logs, &format!("{}-vs-{}", candidate.name, active.name)) else {
+        return failed("cannot reserve the test's result file".into());
     };
-    result.log = format!("{stem}.jsonl");
-    // The openings of hus match --openings: the same choice from the same book and seed.
-    let openings = match &league.openings {
-        Some(book) => referee::openings_for_set(&book.book, seed, gate.games),
-        None => Vec::new(),
+    result.log = stem.clone();
+    let file = Saver {
+        dir: logs.clone(),
+        name: format!("{stem}.json"),
     };
-    let config = SetConfig {
-        rules: league.rules,
-        games: gate.games,
-        seed,
-        time: league.time,
-        ready_time: league.ready_time,
-        early_stop: false,
-        openings,
-        sprt: Some(sprt),
-    };
-    let lineups = [
-        Entrant::Process {
-            spec: spec_a.clone(),
-            stderr: FilePlace::In(logs.clone(), format!("{stem}.a.stderr").into()),
-            limits: limits_a.clone(),
-            version: candidate.version.clone(),
-        },
-        Entrant::Process {
-            spec: spec_b.clone(),
-            stderr: FilePlace::In(logs.clone(), format!("{stem}.b.stderr").into()),
-            limits: limits_b.clone(),
-            version: active.version.clone(),
-        },
-    ]
-    .map(referee::Lineup::from);
-    let mut watch = Watch {
-        log,
-        tally,
-        result,
-        file: Saver {
-            dir: logs.clone(),
-            name: format!("{stem}.json"),
-        },
-    };
-    watch.save();
-    let played = play_set(
-        &config,
-        lineups.into(),
-        &referee::referee_version(),
-        &mut watch,
-    )
-    .await;
-    match played {
+    let batches = match logs.create_dir(Path::new(&stem)) {
+        Ok(batches) => Arc::new(batches),
         Err(e) => {
-            watch.result.verdict = Verdict::Failed;
-            watch.result.error = Some(e.to_string());
+            result.verdict = Verdict::Failed;
+            result.error = Some(format!("cannot make {GATE_DIR}/{stem}: {e}"));
+            result.finished = Some(crate::uploads::now_utc());
+            file.save(&result);
+            return result;
         }
-        Ok(_) => {
-            watch.result.verdict = match watch.tally.status().decision {
-                Decision::AcceptH1 => Verdict::Accepted,
-                Decision::AcceptH0 => Verdict::Rejected,
-                Decision::Continue => Verdict::Undecided,
+    };
+    file.save(&result);
+    let plan = result.plan();
+    let mut spread = Spread::new(plan, gate.sprt);
+    let shared = Arc::new((league.clone(), candidate.clone(), active.clone()));
+    let mut out = JoinSet::new();
+    loop {
+        while out.len() < threads.max(1) {
+            let Some(k) = spread.next_batch() else {
+                break;
             };
+            let (shared, batches) = (shared.clone(), batches.clone());
+            out.spawn(async move {
+                let (league, a, b) = &*shared;
+                (k, play_batch(&plan, k, league, a, b, &batches).await)
+            });
+        }
+        if spread.ended() {
+            break;
+        }
+        let Some(joined) = out.join_next().await else {
+            break;
+        };
+        match joined {
+            Ok((k, Ok(played))) => {
+                if spread.finish(k, played.pentanomial).is_some() {
+                    result.count(k, &played, "server", spread.tally());
+                    file.save(&result);
+                }
+            }
+            Ok((_, Err(e))) => {
+                result.verdict = Verdict::Failed;
+                result.error = Some(e);
+                break;
+            }
+            Err(e) => {
+                result.verdict = Verdict::Failed;
+                result.error = Some(format!("a batch's task ended: {e}"));
+                break;
+            }
         }
     }
-    watch.result.finished = Some(crate::uploads::now_utc());
-    watch.save();
-    watch.result
+    // Batches still running are abandoned: their bots are killed as their sets drop.
+    result.abandoned = spread.running();
+    out.shutdown().await;
+    if result.verdict == Verdict::Running {
+        result.verdict = spread.verdict();
+    }
+    result.finished = Some(crate::uploads::now_utc());
+    file.save(&result);
+    result
 }
 
 #[cfg(test)]

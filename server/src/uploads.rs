@@ -61,6 +61,9 @@ pub struct UploadSettings {
     pub user: Option<String>,
     /// Where versions are unpacked and built.
     pub cache: PathBuf,
+    /// Batches of a gate's test the server plays at once (its `--concurrency`, at
+    /// least 1).
+    pub gate_threads: usize,
 }
 
 /// What the web layer and the queue share.
@@ -398,8 +401,7 @@ impl Uploads {
                         return;
                     }
                 };
-                let result =
-                    crate::gate::gate(&bot, &against, &self.league, &gate, self.cache.path()).await;
+                let result = self.play_gate(&bot, &against, &gate).await;
                 if !result.accepted() {
                     self.set_state(
                         &version,
@@ -425,6 +427,25 @@ impl Uploads {
         if let Err(e) = self.enter(&version, &built).await {
             tracing::warn!("uploads: {name} is active but cannot play: {e}");
         }
+    }
+
+    /// Plays a gate's test of `candidate` against `active` (`crate::gate::gate`) on
+    /// the server's threads.
+    pub(crate) async fn play_gate(
+        &self,
+        candidate: &BotConfig,
+        active: &BotConfig,
+        gate: &league::Gate,
+    ) -> crate::gate::GateResult {
+        crate::gate::gate(
+            candidate,
+            active,
+            &self.league,
+            gate,
+            self.cache.path(),
+            self.settings.gate_threads,
+        )
+        .await
     }
 
     /// How the version plays: its run command in the sandbox, its tree its directory,

@@ -589,7 +589,7 @@ pub(super) async fn sprt(
                 }
             }
         }
-        let result = crate::gate::gate(&bots[0], &bots[1], &uploads.league, &gate, &dir).await;
+        let result = uploads.play_gate(&bots[0], &bots[1], &gate).await;
         tracing::info!(
             "uploads: the test asked for of {} against {}: {} after {} pairs",
             result.candidate,

@@ -1,0 +1,265 @@
+//! The batches of a gate's SPRT (docs/upload.md, "The SPRT gate"): which games each
+//! batch plays, and one batch played, by the match server's threads and by the workers
+//! alike (one code path: `referee::play_set`).
+//!
+//! A test of at most `games` games, `batch` game pairs a batch, is cut into batches
+//! 0, 1, ... of `batch` pairs each (the last one shorter when the bound is not a
+//! multiple). Batch k is one set of `2 * pairs` games, pairs with the first mover
+//! swapped, without the SPRT's stop: its pairs start from the openings
+//! `k * batch .. (k + 1) * batch` of the ones `hus match --sprt --openings BOOK --seed
+//! SEED --games GAMES` would use, in the same order (`referee::openings_for_set`, going
+//! round the list); without a book, from the starting position. Its seed (the lots of
+//! its first movers) is [`BatchPlan::seed_of`]: the test's seed for batch 0, so that
+//! batch 0 is exactly `hus match NEW ACTIVE --games 2*batch --openings BOOK --seed
+//! SEED`. What a batch yields is its pentanomial: the pairs by the new version's
+//! (bot A's) points.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use engine::AnyPosition;
+use ratings::{Outcome, Pentanomial};
+use referee::{
+    play_set, Dir, Entrant, FilePlace, LogWriter, Record, RecordSink, SetConfig, Side, WriteError,
+};
+
+use crate::file::{BotConfig, LeagueConfig, Transport};
+
+/// Which games the batches of a gate's test play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchPlan {
+    /// The test's seed.
+    pub seed: u64,
+    /// The most games of the test (even).
+    pub games: u32,
+    /// Game pairs in a batch (at least 1).
+    pub batch: u32,
+}
+
+/// The odd constant the batches' seeds step by (2^64 over the golden ratio).
+const SEED_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl BatchPlan {
+    /// Pairs of the whole test.
+    pub fn pairs(&self) -> u32 {
+        self.games / 2
+    }
+
+    /// Batches of the whole test.
+    pub fn batches(&self) -> u32 {
+        self.pairs().div_ceil(self.batch.max(1))
+    }
+
+    /// Game pairs of batch `k` (0 past the last batch).
+    pub fn pairs_of(&self, k: u32) -> u32 {
+        let start = u64::from(k) * u64::from(self.batch.max(1));
+        let left = u64::from(self.pairs()).saturating_sub(start);
+        left.min(u64::from(self.batch.max(1))) as u32
+    }
+
+    /// The seed of batch `k`: `seed + k * 0x9E3779B97F4A7C15` (wrapping), the test's
+    /// own for batch 0.
+    pub fn seed_of(&self, k: u32) -> u64 {
+        self.seed.wrapping_add(u64::from(k).wrapping_mul(SEED_STEP))
+    }
+
+    /// The openings of batch `k`'s pairs, in order: those of the test's pairs
+    /// `k * batch ..`, as `hus match --sprt` chooses them from the book and the seed;
+    /// without a book, the starting position for each.
+    pub fn openings_of(&self, league: &LeagueConfig, k: u32) -> Vec<AnyPosition> {
+        let pairs = self.pairs_of(k) as usize;
+        let first = k as usize * self.batch.max(1) as usize;
+        match &league.openings {
+            Some(book) => {
+                let all = referee::openings_for_set(&book.book, self.seed, self.games);
+                if all.is_empty() {
+                    return vec![AnyPosition::start(league.rules); pairs];
+                }
+                (first..first + pairs)
+                    .map(|p| all[p % all.len()])
+                    .collect()
+            }
+            None => vec![AnyPosition::start(league.rules); pairs],
+        }
+    }
+
+    /// The set of batch `k`, at the league's rules, time control and `ready_time`.
+    pub fn config(&self, league: &LeagueConfig, k: u32) -> SetConfig {
+        SetConfig {
+            rules: league.rules,
+            games: 2 * self.pairs_of(k),
+            seed: self.seed_of(k),
+            time: league.time,
+            ready_time: league.ready_time,
+            early_stop: false,
+            openings: self.openings_of(league, k),
+            sprt: None,
+        }
+    }
+}
+
+/// The log's name of batch `k` in the test's directory, without `.jsonl`.
+pub fn batch_stem(k: u32) -> String {
+    format!("batch-{k}")
+}
+
+/// A batch played.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchPlayed {
+    /// Its pairs by bot A's points: 0, 1/2, 1, 3/2, 2.
+    pub pentanomial: [u64; 5],
+    /// Games played.
+    pub games: u32,
+    /// Its log's file name in the directory it was played in.
+    pub log: String,
+}
+
+/// The sink of a batch: the log, and the pairs counted as the games end.
+struct Counter {
+    log: LogWriter,
+    pairs: Pentanomial,
+    open: Option<Outcome>,
+    games: u32,
+}
+
+impl RecordSink for Counter {
+    fn record(&mut self, record: &Record) -> Result<(), WriteError> {
+        self.log.record(record)?;
+        if let Record::GameEnd(end) = record {
+            self.games = end.game;
+            let outcome = match end.winner {
+                Some(Side::A) => Outcome::Win,
+                Some(Side::B) => Outcome::Loss,
+                None => Outcome::Draw,
+            };
+            if end.game % 2 == 1 {
+                self.open = Some(outcome);
+            } else if let Some(first) = self.open.take() {
+                // At most 1000 pairs a batch: never an overflow.
+                let _ = self.pairs.add_pair(first, outcome);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Plays batch `k` of `plan` with `candidate` as bot A and `active` as bot B (both
+/// processes: uploaded versions are), its log `batch-K.jsonl` in `dir` and the bots'
+/// stderr beside it (`batch-K.a.stderr`, `batch-K.b.stderr`). An error says why the
+/// set could not be played.
+pub async fn play_batch(
+    plan: &BatchPlan,
+    k: u32,
+    league: &LeagueConfig,
+    candidate: &BotConfig,
+    active: &BotConfig,
+    dir: &Arc<Dir>,
+) -> Result<BatchPlayed, String> {
+    let (
+        Transport::Process {
+            spec: spec_a,
+            limits: limits_a,
+        },
+        Transport::Process {
+            spec: spec_b,
+            limits: limits_b,
+        },
+    ) = (&candidate.transport, &active.transport)
+    else {
+        return Err("both versions must be processes".into());
+    };
+    let config = plan.config(league, k);
+    let (log, stem) = LogWriter::create_in(dir, &batch_stem(k))
+        .map_err(|e| format!("cannot write batch {k}'s log: {e:#}"))?;
+    let lineups = [
+        Entrant::Process {
+            spec: spec_a.clone(),
+            stderr: FilePlace::In(dir.clone(), format!("{stem}.a.stderr").into()),
+            limits: limits_a.clone(),
+            version: candidate.version.clone(),
+        },
+        Entrant::Process {
+            spec: spec_b.clone(),
+            stderr: FilePlace::In(dir.clone(), format!("{stem}.b.stderr").into()),
+            limits: limits_b.clone(),
+            version: active.version.clone(),
+        },
+    ]
+    .map(referee::Lineup::from);
+    let mut counter = Counter {
+        log,
+        pairs: Pentanomial::default(),
+        open: None,
+        games: 0,
+    };
+    play_set(
+        &config,
+        lineups.into(),
+        &referee::referee_version(),
+        &mut counter,
+    )
+    .await
+    .map_err(|e| format!("batch {k}: {e}"))?;
+    Ok(BatchPlayed {
+        pentanomial: counter.pairs.counts,
+        games: counter.games,
+        log: format!("{stem}.jsonl"),
+    })
+}
+
+/// The path of batch `k`'s log in a test's directory `dir`.
+pub fn batch_log(dir: &Path, k: u32) -> std::path::PathBuf {
+    dir.join(format!("{}.jsonl", batch_stem(k)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn league_file(openings: bool) -> LeagueConfig {
+        let dir = tempfile::tempdir().expect("a directory");
+        let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("../openings/hus-8.txt");
+        let text = format!(
+            "{}[[bot]]\nname = \"x\"\ncommand = \"x\"\n[[bot]]\nname = \"y\"\ncommand = \"y\"\n",
+            if openings {
+                format!("openings = {:?}\n", book.display().to_string())
+            } else {
+                String::new()
+            }
+        );
+        LeagueConfig::parse(&dir.path().join("L.toml"), &text).expect("a league")
+    }
+
+    #[test]
+    fn batches_cut_the_test_and_take_its_openings_in_order() {
+        let plan = BatchPlan {
+            seed: 11,
+            games: 22,
+            batch: 4,
+        };
+        assert_eq!((plan.pairs(), plan.batches()), (11, 3));
+        assert_eq!(
+            (0..4).map(|k| plan.pairs_of(k)).collect::<Vec<_>>(),
+            [4, 4, 3, 0]
+        );
+        assert_eq!(plan.seed_of(0), 11);
+        assert_eq!(plan.seed_of(1), 11u64.wrapping_add(SEED_STEP));
+        assert_eq!(plan.seed_of(2), 11u64.wrapping_add(SEED_STEP.wrapping_mul(2)));
+        let league = league_file(true);
+        let book = &league.openings.as_ref().expect("a book").book;
+        let all = referee::openings_for_set(book, 11, 22);
+        let cut: Vec<AnyPosition> = (0..3).flat_map(|k| plan.openings_of(&league, k)).collect();
+        let expected: Vec<AnyPosition> = (0..11).map(|p| all[p % all.len()]).collect();
+        assert_eq!(cut, expected);
+        let c = plan.config(&league, 2);
+        assert_eq!((c.games, c.seed, c.sprt, c.early_stop), (6, plan.seed_of(2), None, false));
+        assert!(c.paired());
+        // Batch 0 is the set of hus match --openings BOOK --seed SEED --games 2*batch.
+        assert_eq!(plan.config(&league, 0).openings, referee::openings_for_set(book, 11, 8));
+        // Without a book, every pair from the start, still in pairs.
+        let bare = league_file(false);
+        let c = plan.config(&bare, 1);
+        assert_eq!(c.openings, vec![AnyPosition::start(bare.rules); 4]);
+        assert!(c.paired());
+    }
+}
