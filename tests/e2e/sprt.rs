@@ -414,10 +414,49 @@ fn ctrl_c_stops_with_the_figures_so_far() {
     assert!(stdout.contains("Elo difference of A over B: "), "{stdout}");
 }
 
-/// The SPRT gate of the server (`server::gate::gate`, docs/upload.md) plays the set
-/// `hus match --sprt` plays with the same bots, book and seed: the same games (each
-/// game's winner, length and last position), the same stop, and its LLR after each pair
-/// is the one `hus match` prints and logs.
+/// Checks a gate's test (`test`, as the API and the result file give it) against its
+/// batches' logs in the gate's directory `gate`: each passes `hus replay`, each batch's
+/// pentanomial is its log's, and the LLR after each batch counted is the `ratings`
+/// crate's (the computation of `hus match --sprt`) on the games of the batches counted
+/// so far. Returns the pairs counted.
+pub(crate) fn check_gate_batches(gate: &std::path::Path, test: &Value, sprt: &Sprt) -> u64 {
+    let dir = gate.join(test["log"].as_str().expect("log"));
+    let batches = test["batches"].as_array().expect("batches");
+    let mut pairs = Pentanomial::default();
+    let mut llrs = Vec::new();
+    for batch in batches {
+        let log = dir.join(batch["log"].as_str().expect("a batch's log"));
+        let replay = hus(&["replay", &log.display().to_string()]);
+        assert_eq!(
+            replay.status.code(),
+            Some(0),
+            "{}: {}",
+            log.display(),
+            String::from_utf8_lossy(&replay.stderr)
+        );
+        let records = read_log(&log);
+        let mut own = Pentanomial::default();
+        for pair in outcomes(&records).chunks_exact(2) {
+            own.add_pair(pair[0], pair[1]).expect("a pair");
+            pairs.add_pair(pair[0], pair[1]).expect("a pair");
+        }
+        assert_eq!(batch["pentanomial"], serde_json::json!(own.counts), "{batch}");
+        let llr = sprt.pentanomial(&pairs).llr;
+        assert_eq!(batch["llr"].as_f64(), Some(llr), "{batch}");
+        llrs.push(llr);
+    }
+    assert_eq!(test["llrs"], serde_json::json!(llrs), "{test}");
+    assert_eq!(test["pentanomial"], serde_json::json!(pairs.counts), "{test}");
+    assert_eq!(test["llr"].as_f64(), llrs.last().copied().or(Some(0.0)));
+    pairs.pairs().expect("pairs")
+}
+
+/// The SPRT gate of the server (`server::gate::gate`, docs/upload.md) plays its test in
+/// batches: batch 0 is the set `hus match --sprt` plays with the same bots, book and
+/// seed and `--games` twice the batch's pairs (the same games: each game's winner,
+/// length and last position, and the LLR hus match prints after its last pair is the
+/// gate's after batch 0), and the LLR after each batch is the one `hus match --sprt`
+/// computes on the games of the batches so far.
 #[test]
 fn the_gate_plays_the_set_hus_match_sprt_plays() {
     let greedy = format!("{} 2", greedy_bot());
@@ -429,14 +468,14 @@ fn the_gate_plays_the_set_hus_match_sprt_plays() {
         &greedy,
         &random,
         spec,
-        &["--games", "400", "--openings", book_arg, "--seed", "11"],
+        &["--games", "8", "--openings", book_arg, "--seed", "11"],
     );
     let sprt = Sprt::new(0.0, 10.0, 0.05, 0.05).expect("valid");
 
     let tmp = LogDir::new();
     let text = format!(
         "seed = 11\nmove_time = \"10s\"\nready_time = \"30s\"\nopenings = {book:?}\n\
-         gate = \"sprt elo0=0 elo1=10 games=400\"\n\
+         gate = \"sprt elo0=0 elo1=10 games=400 batch=4\"\n\
          [[bot]]\nname = \"x\"\ncommand = \"x\"\n[[bot]]\nname = \"y\"\ncommand = \"y\"\n"
     );
     let league = league::LeagueConfig::parse(&tmp.path().join("L.toml"), &text).expect("a league");
@@ -453,19 +492,27 @@ fn the_gate_plays_the_set_hus_match_sprt_plays() {
         .enable_all()
         .build()
         .expect("a runtime");
+    // One batch at a time: batch 0 is counted first.
     let result = runtime.block_on(server::gate::gate(
         &bot("g.v2", &greedy),
         &bot("g.v1", &random),
         &league,
         &gate,
         tmp.path(),
+        1,
     ));
     assert_eq!(
         result.verdict,
         server::gate::Verdict::Accepted,
         "{result:?}"
     );
-    let gated = read_log(&tmp.path().join("gate").join(&result.log));
+    assert_eq!(result.batches[0].batch, 0);
+    let gated = read_log(
+        &tmp.path()
+            .join("gate")
+            .join(&result.log)
+            .join(&result.batches[0].log),
+    );
     let games = |records: &[Value]| -> Vec<(Value, Value, Value)> {
         of_type(records, "game-end")
             .iter()
@@ -486,25 +533,23 @@ fn the_gate_plays_the_set_hus_match_sprt_plays() {
             .collect()
     };
     assert_eq!(starts(&gated), starts(&records));
-    let end = |records: &[Value]| records.last().expect("set-end")["sprt"].clone();
-    assert_eq!(end(&gated), end(&records));
-    // The LLR after each pair: the figures hus match printed, to the last bit.
-    let printed: Vec<f64> = {
-        let outcomes: Vec<Outcome> = outcomes(&records);
-        let mut p = Pentanomial::default();
-        outcomes
-            .chunks_exact(2)
-            .map(|pair| {
-                p.add_pair(pair[0], pair[1]).expect("a pair");
-                sprt.pentanomial(&p).llr
-            })
-            .collect()
-    };
-    assert_eq!(result.llrs, printed);
+    // hus match's figures after its last pair: the gate's after batch 0, to the last bit.
+    let end = records.last().expect("set-end")["sprt"].clone();
+    assert_eq!(end["llr"].as_f64(), Some(result.llrs[0]));
+    assert_eq!(end["pentanomial"], serde_json::json!(result.batches[0].pentanomial));
     let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("pair ")).collect();
-    assert_eq!(lines.len(), result.llrs.len(), "{stdout}");
-    for (line, llr) in lines.iter().zip(&result.llrs) {
-        assert!(line.contains(&format!("; LLR {llr:.2} (bounds")), "{line}");
-    }
-    assert_eq!(end(&records)["decision"], "accept-h1");
+    assert_eq!(lines.len(), 4, "{stdout}");
+    assert!(
+        lines[3].contains(&format!("; LLR {:.2} (bounds", result.llrs[0])),
+        "{}",
+        lines[3]
+    );
+    // Every batch replays, and the LLR after each is the ratings crate's on the games.
+    let test = serde_json::to_value(&result).expect("json");
+    let pairs = check_gate_batches(&tmp.path().join("gate"), &test, &sprt);
+    assert_eq!(pairs, result.pairs());
+    assert!(result.llr >= result.upper);
+    assert!(result.llrs[..result.llrs.len() - 1]
+        .iter()
+        .all(|l| *l < result.upper));
 }

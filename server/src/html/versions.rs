@@ -71,8 +71,8 @@ pub fn versions_main(bot: &str, versions: &[VersionRow], standings: &[BotStandin
 }
 
 /// A version's SPRT tests against another version (the gate's, or asked for), newest
-/// first: where each stands, and its LLR after each pair drawn between its bounds, as
-/// fishtest draws its tests.
+/// first: where each stands, and its LLR after each batch drawn between its bounds at
+/// the pairs counted so far, as fishtest draws its tests.
 fn tests_main(tests: &[GateResult]) -> Markup {
     let axes = Axes {
         x: "game pairs",
@@ -89,21 +89,25 @@ fn tests_main(tests: &[GateResult]) -> Markup {
                     p {
                         "elo0 " (t.elo0) ", elo1 " (t.elo1) ", alpha " (t.alpha) ", beta " (t.beta)
                         "; LLR " (format!("{:.3}", t.llr)) " in [" (format!("{:.3}", t.lower)) ", "
-                        (format!("{:.3}", t.upper)) "] after " (t.llrs.len()) " pairs ("
+                        (format!("{:.3}", t.upper)) "] after " (t.pairs()) " pairs in " (t.batches.len()) " batches ("
                         (t.games_played) " of at most " (t.games) " games); pairs by points 0, ½, 1, 1½, 2: "
                         (format!("{:?}", t.pentanomial))
                         @if let Some(e) = t.elo {
                             "; Elo " (format!("{:+.1} ({:+.1} to {:+.1})", e.value, e.low, e.high))
                             ", likelihood of superiority " (format!("{:.1}%", e.los * 100.0))
                         }
+                        @if !t.abandoned.is_empty() {
+                            "; batches abandoned when it ended (not counted): " (format!("{:?}", t.abandoned))
+                        }
                         @if let Some(error) = &t.error { "; " (error) }
                     }
+                    @let xs = pairs_after_each_batch(t);
                     @let pairs = |ys: &mut dyn Iterator<Item = f64>| -> Series {
-                        Series { points: ys.enumerate().map(|(i, y)| ((i + 1) as f64, y)).collect(), band: Vec::new() }
+                        Series { points: xs.iter().copied().zip(ys).collect(), band: Vec::new() }
                     };
                     @let n = t.llrs.len();
                     (chart(
-                        "the LLR after each pair",
+                        "the LLR after each batch",
                         "sprt-llr",
                         &axes,
                         &[
@@ -118,6 +122,21 @@ fn tests_main(tests: &[GateResult]) -> Markup {
             }
         }
     }
+}
+
+/// The pairs counted after each batch of a test: the chart's x (a result without its
+/// batches, from before they were kept: one pair a point).
+fn pairs_after_each_batch(t: &GateResult) -> Vec<f64> {
+    if t.batches.len() != t.llrs.len() {
+        return (1..=t.llrs.len()).map(|i| i as f64).collect();
+    }
+    t.batches
+        .iter()
+        .scan(0u64, |sum, b| {
+            *sum += b.pentanomial.iter().sum::<u64>();
+            Some(*sum as f64)
+        })
+        .collect()
 }
 
 /// One version's page: its record, its build's output and why it was refused, and its
