@@ -89,6 +89,9 @@ pub use store::{
     LIVE_WORKER_S,
 };
 pub use store::{
+    BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
+};
+pub use store::{
     parse_version_name, version_name, NewVersion, VersionRow, VersionState, Versions,
     MAX_VERSION_TEXT,
 };

@@ -6,6 +6,7 @@
 //! it, never in between. Async code (the server, the workers) holds a store only
 //! through a [`StoreThread`], which runs its operations on a thread of its own.
 
+mod gate_batches;
 mod pg;
 pub(crate) mod pg_url;
 pub(crate) use pg::unreachable;
@@ -18,6 +19,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use pg::{stuck_reason, Heartbeat, PackedLog, PgStore, StoredLog, WorkerRow, LIVE_WORKER_S};
+pub use gate_batches::{
+    BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
+};
 pub use sqlite::SqliteStore;
 pub use thread::{StoreCaller, StoreThread};
 #[cfg(test)]
@@ -712,11 +716,11 @@ pub trait Schedule {
 }
 
 /// A league's store, by concern: [`Reads`], [`Schedule`], [`Claims`] (whose leases
-/// only a shared store has) and [`Versions`] (uploaded bots). Every type with the four
-/// is a store.
-pub trait Store: Reads + Schedule + Claims + Versions {}
+/// only a shared store has), [`Versions`] (uploaded bots) and [`GateBatches`] (the
+/// SPRT gate's batches). Every type with the five is a store.
+pub trait Store: Reads + Schedule + Claims + Versions + GateBatches {}
 
-impl<T: Reads + Schedule + Claims + Versions> Store for T {}
+impl<T: Reads + Schedule + Claims + Versions + GateBatches> Store for T {}
 
 /// A boxed store (the server's `Box<dyn Store + Send>`) keeps versions as its store does.
 impl<S: Versions + ?Sized> Versions for Box<S> {

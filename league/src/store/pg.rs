@@ -46,6 +46,10 @@ use super::{
     HistoryStep, Progress, RatingPoint, Reads, Recorded, Requeued, RunningSet, Schedule, SetId,
     SetOutcome, StoreError, SyncReport,
 };
+use super::gate_batches::{
+    stored_counts, BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
+    RawBatchRow, RawClaim,
+};
 use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -213,6 +217,35 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX versions_by_author ON versions (author, submitted);
     CREATE INDEX versions_by_state ON versions (state, bot, number);
     CREATE UNIQUE INDEX versions_one_active ON versions (bot) WHERE state = 'active';
+    ",
+    // 7: the SPRT gate's batches (store::gate_batches), played by the workers and the
+    // server: claimed with a lease (Unix seconds of the claimer's clock), their
+    // pentanomial and log (gzip) once played.
+    "
+    CREATE TABLE gate_batches (
+        test        TEXT NOT NULL,
+        batch       INTEGER NOT NULL CHECK (batch >= 0),
+        candidate   TEXT NOT NULL,
+        active      TEXT NOT NULL,
+        seed        BIGINT NOT NULL,
+        games       INTEGER NOT NULL,
+        pairs       INTEGER NOT NULL,
+        state       TEXT NOT NULL,
+        worker      TEXT NOT NULL DEFAULT '',
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        lease_until DOUBLE PRECISION,
+        c0 BIGINT NOT NULL DEFAULT 0,
+        c1 BIGINT NOT NULL DEFAULT 0,
+        c2 BIGINT NOT NULL DEFAULT 0,
+        c3 BIGINT NOT NULL DEFAULT 0,
+        c4 BIGINT NOT NULL DEFAULT 0,
+        played      INTEGER NOT NULL DEFAULT 0,
+        error       TEXT NOT NULL DEFAULT '',
+        log         BYTEA,
+        ended       INTEGER,
+        PRIMARY KEY (test, batch)
+    );
+    CREATE INDEX gate_batches_by_state ON gate_batches (state, batch, test);
     ",
 ];
 
@@ -1870,5 +1903,184 @@ mod stuck_tests {
         let gone = worker("w3", &[], 1.0, true);
         let silent = worker("w4", &[], super::LIVE_WORKER_S + 1.0, false);
         assert!(stuck_reason(&[bad, gone, silent], &pending, 0).is_some());
+    }
+}
+
+
+impl GateBatches for PgStore {
+    fn queue_gate_batches(&mut self, batches: &[GateBatch]) -> Result<(), StoreError> {
+        self.transaction("the gate's batches", |tx, place| {
+            for b in batches {
+                tx.execute(
+                    "INSERT INTO gate_batches (test, batch, candidate, active, seed, games, pairs,
+                                               state)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued')
+                     ON CONFLICT (test, batch) DO NOTHING",
+                    &[
+                        &b.test,
+                        &to_i32(b.batch),
+                        &b.candidate,
+                        &b.active,
+                        &(b.seed as i64),
+                        &to_i32(b.games),
+                        &to_i32(b.pairs),
+                    ],
+                )
+                .map_err(|e| backend(place, "cannot queue the gate's batches", e))?;
+            }
+            Ok(())
+        })
+    }
+
+    fn claim_gate_batch(
+        &mut self,
+        worker: &str,
+        now: f64,
+        lease: f64,
+    ) -> Result<Option<ClaimedBatch>, StoreError> {
+        let raw = self.transaction("a gate batch's claim", |tx, place| {
+            let err = |e| backend(place, "cannot claim a gate batch", e);
+            tx.execute(
+                "UPDATE gate_batches SET state = 'queued'
+                 WHERE state = 'running' AND lease_until < $1",
+                &[&now],
+            )
+            .map_err(err)?;
+            let row = tx
+                .query_opt(
+                    "UPDATE gate_batches
+                     SET state = 'running', worker = $1, attempts = attempts + 1,
+                         lease_until = $2
+                     WHERE (test, batch) = (SELECT test, batch FROM gate_batches
+                                            WHERE state = 'queued'
+                                            ORDER BY batch, test LIMIT 1
+                                            FOR UPDATE SKIP LOCKED)
+                     RETURNING test, batch, candidate, active, seed, games, pairs, attempts",
+                    &[&worker, &(now + lease)],
+                )
+                .map_err(err)?;
+            Ok(row.map(|r| RawClaim {
+                test: r.get(0),
+                batch: i64::from(r.get::<_, i32>(1)),
+                candidate: r.get(2),
+                active: r.get(3),
+                seed: r.get(4),
+                games: i64::from(r.get::<_, i32>(5)),
+                pairs: i64::from(r.get::<_, i32>(6)),
+                attempts: i64::from(r.get::<_, i32>(7)),
+            }))
+        })?;
+        raw.map(|r| r.check(&self.place)).transpose()
+    }
+
+    fn renew_gate_batch(
+        &mut self,
+        test: &str,
+        batch: u32,
+        attempt: u32,
+        until: f64,
+    ) -> Result<bool, StoreError> {
+        self.c()
+            .execute(
+                "UPDATE gate_batches SET lease_until = $4
+                 WHERE test = $1 AND batch = $2 AND attempts = $3 AND state = 'running'",
+                &[&test, &to_i32(batch), &to_i32(attempt), &until],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| backend(&self.place, "cannot renew a gate batch's lease", e))
+    }
+
+    fn finish_gate_batch(
+        &mut self,
+        test: &str,
+        batch: u32,
+        attempt: u32,
+        done: &BatchDone,
+    ) -> Result<bool, StoreError> {
+        let c = stored_counts(done.pentanomial);
+        let state = match done.error {
+            Some(_) => BatchState::Failed,
+            None => BatchState::Done,
+        };
+        self.transaction("a gate batch's result", |tx, place| {
+            let err = |e| backend(place, "cannot record a gate batch", e);
+            // Two batches of a test ending at once are numbered one after the other.
+            tx.execute("LOCK TABLE gate_batches IN SHARE ROW EXCLUSIVE MODE", &[])
+                .map_err(err)?;
+            tx.execute(
+                "UPDATE gate_batches
+                 SET state = $4, c0 = $5, c1 = $6, c2 = $7, c3 = $8, c4 = $9, played = $10,
+                     error = $11, log = $12, lease_until = NULL,
+                     ended = (SELECT COALESCE(MAX(ended), 0) + 1 FROM gate_batches
+                              WHERE test = $1)
+                 WHERE test = $1 AND batch = $2 AND attempts = $3 AND state = 'running'",
+                &[
+                    &test,
+                    &to_i32(batch),
+                    &to_i32(attempt),
+                    &state.as_str(),
+                    &c[0],
+                    &c[1],
+                    &c[2],
+                    &c[3],
+                    &c[4],
+                    &to_i32(done.games),
+                    &done.error.as_deref().unwrap_or(""),
+                    &done.log,
+                ],
+            )
+            .map(|n| n == 1)
+            .map_err(err)
+        })
+    }
+
+    fn gate_batch_rows(&self, test: &str) -> Result<Vec<GateBatchRow>, StoreError> {
+        let rows = self
+            .c()
+            .query(
+                "SELECT batch, state, worker, attempts, c0, c1, c2, c3, c4, played, error, ended
+                 FROM gate_batches WHERE test = $1 ORDER BY batch",
+                &[&test],
+            )
+            .map_err(|e| backend(&self.place, "cannot read the gate's batches", e))?;
+        rows.iter()
+            .map(|r| {
+                RawBatchRow {
+                    batch: i64::from(r.get::<_, i32>(0)),
+                    state: r.get(1),
+                    worker: r.get(2),
+                    attempts: i64::from(r.get::<_, i32>(3)),
+                    counts: [r.get(4), r.get(5), r.get(6), r.get(7), r.get(8)],
+                    games: i64::from(r.get::<_, i32>(9)),
+                    error: r.get(10),
+                    ended: r.get::<_, Option<i32>>(11).map(i64::from),
+                }
+                .check(&self.place)
+            })
+            .collect()
+    }
+
+    fn gate_batch_log(&self, test: &str, batch: u32) -> Result<Option<Vec<u8>>, StoreError> {
+        self.c()
+            .query_opt(
+                "SELECT log FROM gate_batches WHERE test = $1 AND batch = $2",
+                &[&test, &to_i32(batch)],
+            )
+            .map(|row| row.and_then(|r| r.get::<_, Option<Vec<u8>>>(0)))
+            .map_err(|e| backend(&self.place, "cannot read a gate batch's log", e))
+    }
+
+    fn end_gate_test(&mut self, test: &str) -> Result<usize, StoreError> {
+        self.c()
+            .execute("DELETE FROM gate_batches WHERE test = $1", &[&test])
+            .map(|n| n as usize)
+            .map_err(|e| backend(&self.place, "cannot end a gate test", e))
+    }
+
+    fn clear_gate_batches(&mut self) -> Result<usize, StoreError> {
+        self.c()
+            .execute("DELETE FROM gate_batches", &[])
+            .map(|n| n as usize)
+            .map_err(|e| backend(&self.place, "cannot clear the gate's batches", e))
     }
 }

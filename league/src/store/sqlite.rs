@@ -24,6 +24,10 @@ use super::{
     HistoryStep, Progress, RatingPoint, Reads, Requeued, RunningSet, Schedule, SetOutcome,
     SetStatus, StoreError, SyncReport,
 };
+use super::gate_batches::{
+    stored_counts, BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
+    RawBatchRow, RawClaim,
+};
 use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
 
@@ -145,6 +149,34 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX versions_by_author ON versions (author, submitted);
     CREATE INDEX versions_by_state ON versions (state, bot, number);
     CREATE UNIQUE INDEX versions_one_active ON versions (bot) WHERE state = 'active';
+    ",
+    // 5: the SPRT gate's batches (store::gate_batches): claimed with a lease (Unix
+    // seconds of the claimer's clock), their pentanomial and log once played.
+    "
+    CREATE TABLE gate_batches (
+        test        TEXT NOT NULL,
+        batch       INTEGER NOT NULL CHECK (batch >= 0),
+        candidate   TEXT NOT NULL,
+        active      TEXT NOT NULL,
+        seed        INTEGER NOT NULL,
+        games       INTEGER NOT NULL,
+        pairs       INTEGER NOT NULL,
+        state       TEXT NOT NULL,
+        worker      TEXT NOT NULL DEFAULT '',
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        lease_until REAL,
+        c0 INTEGER NOT NULL DEFAULT 0,
+        c1 INTEGER NOT NULL DEFAULT 0,
+        c2 INTEGER NOT NULL DEFAULT 0,
+        c3 INTEGER NOT NULL DEFAULT 0,
+        c4 INTEGER NOT NULL DEFAULT 0,
+        played      INTEGER NOT NULL DEFAULT 0,
+        error       TEXT NOT NULL DEFAULT '',
+        log         BLOB,
+        ended       INTEGER,
+        PRIMARY KEY (test, batch)
+    );
+    CREATE INDEX gate_batches_by_state ON gate_batches (state, batch, test);
     ",
 ];
 
@@ -1164,6 +1196,182 @@ impl Versions for SqliteStore {
     }
 }
 
+impl GateBatches for SqliteStore {
+    fn queue_gate_batches(&mut self, batches: &[GateBatch]) -> Result<(), StoreError> {
+        let place = self.place.clone();
+        in_transaction(&mut self.conn, &place, "the gate's batches", |tx| {
+            for b in batches {
+                tx.execute(
+                    "INSERT INTO gate_batches (test, batch, candidate, active, seed, games, pairs,
+                                               state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued')
+                     ON CONFLICT (test, batch) DO NOTHING",
+                    params![
+                        b.test,
+                        b.batch,
+                        b.candidate,
+                        b.active,
+                        b.seed as i64,
+                        b.games,
+                        b.pairs
+                    ],
+                )
+                .map_err(|e| backend(&place, "cannot queue the gate's batches", e))?;
+            }
+            Ok(())
+        })
+    }
+
+    fn claim_gate_batch(
+        &mut self,
+        worker: &str,
+        now: f64,
+        lease: f64,
+    ) -> Result<Option<ClaimedBatch>, StoreError> {
+        let place = self.place.clone();
+        let raw = in_transaction(&mut self.conn, &place, "a gate batch's claim", |tx| {
+            let work = || -> rusqlite::Result<Option<RawClaim>> {
+                tx.execute(
+                    "UPDATE gate_batches SET state = 'queued'
+                     WHERE state = 'running' AND lease_until < ?1",
+                    params![now],
+                )?;
+                tx.query_row(
+                    "UPDATE gate_batches
+                     SET state = 'running', worker = ?1, attempts = attempts + 1,
+                         lease_until = ?2
+                     WHERE (test, batch) = (SELECT test, batch FROM gate_batches
+                                            WHERE state = 'queued'
+                                            ORDER BY batch, test LIMIT 1)
+                     RETURNING test, batch, candidate, active, seed, games, pairs, attempts",
+                    params![worker, now + lease],
+                    |r| {
+                        Ok(RawClaim {
+                            test: r.get(0)?,
+                            batch: r.get(1)?,
+                            candidate: r.get(2)?,
+                            active: r.get(3)?,
+                            seed: r.get(4)?,
+                            games: r.get(5)?,
+                            pairs: r.get(6)?,
+                            attempts: r.get(7)?,
+                        })
+                    },
+                )
+                .optional()
+            };
+            work().map_err(|e| backend(&place, "cannot claim a gate batch", e))
+        })?;
+        raw.map(|r| r.check(&place)).transpose()
+    }
+
+    fn renew_gate_batch(
+        &mut self,
+        test: &str,
+        batch: u32,
+        attempt: u32,
+        until: f64,
+    ) -> Result<bool, StoreError> {
+        self.conn
+            .execute(
+                "UPDATE gate_batches SET lease_until = ?4
+                 WHERE test = ?1 AND batch = ?2 AND attempts = ?3 AND state = 'running'",
+                params![test, batch, attempt, until],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| backend(&self.place, "cannot renew a gate batch's lease", e))
+    }
+
+    fn finish_gate_batch(
+        &mut self,
+        test: &str,
+        batch: u32,
+        attempt: u32,
+        done: &BatchDone,
+    ) -> Result<bool, StoreError> {
+        let place = self.place.clone();
+        let c = stored_counts(done.pentanomial);
+        let state = match done.error {
+            Some(_) => BatchState::Failed,
+            None => BatchState::Done,
+        };
+        in_transaction(&mut self.conn, &place, "a gate batch's result", |tx| {
+            tx.execute(
+                "UPDATE gate_batches
+                 SET state = ?4, c0 = ?5, c1 = ?6, c2 = ?7, c3 = ?8, c4 = ?9, played = ?10,
+                     error = ?11, log = ?12, lease_until = NULL,
+                     ended = (SELECT COALESCE(MAX(ended), 0) + 1 FROM gate_batches
+                              WHERE test = ?1)
+                 WHERE test = ?1 AND batch = ?2 AND attempts = ?3 AND state = 'running'",
+                params![
+                    test,
+                    batch,
+                    attempt,
+                    state.as_str(),
+                    c[0],
+                    c[1],
+                    c[2],
+                    c[3],
+                    c[4],
+                    done.games,
+                    done.error.as_deref().unwrap_or(""),
+                    done.log
+                ],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| backend(&place, "cannot record a gate batch", e))
+        })
+    }
+
+    fn gate_batch_rows(&self, test: &str) -> Result<Vec<GateBatchRow>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<RawBatchRow>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT batch, state, worker, attempts, c0, c1, c2, c3, c4, played, error, ended
+                 FROM gate_batches WHERE test = ?1 ORDER BY batch",
+            )?;
+            let rows = stmt.query_map(params![test], |r| {
+                Ok(RawBatchRow {
+                    batch: r.get(0)?,
+                    state: r.get(1)?,
+                    worker: r.get(2)?,
+                    attempts: r.get(3)?,
+                    counts: [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?],
+                    games: r.get(9)?,
+                    error: r.get(10)?,
+                    ended: r.get(11)?,
+                })
+            })?;
+            rows.collect()
+        };
+        let rows = read().map_err(|e| backend(&self.place, "cannot read the gate's batches", e))?;
+        rows.into_iter().map(|r| r.check(&self.place)).collect()
+    }
+
+    fn gate_batch_log(&self, test: &str, batch: u32) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT log FROM gate_batches WHERE test = ?1 AND batch = ?2",
+                params![test, batch],
+                |r| r.get::<_, Option<Vec<u8>>>(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| backend(&self.place, "cannot read a gate batch's log", e))
+    }
+
+    fn end_gate_test(&mut self, test: &str) -> Result<usize, StoreError> {
+        self.conn
+            .execute("DELETE FROM gate_batches WHERE test = ?1", params![test])
+            .map_err(|e| backend(&self.place, "cannot end a gate test", e))
+    }
+
+    fn clear_gate_batches(&mut self) -> Result<usize, StoreError> {
+        self.conn
+            .execute("DELETE FROM gate_batches", [])
+            .map_err(|e| backend(&self.place, "cannot clear the gate's batches", e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1433,3 +1641,4 @@ mod tests {
         }
     }
 }
+
