@@ -199,23 +199,23 @@ fn workers_are_listed_with_heartbeat_in_flight_and_finished_sets() {
 fn the_schema_is_made_once_and_a_newer_one_is_refused() {
     let url = crate::pg::fresh_shared_db();
     let mut store = PgStore::connect(&url).expect("connect");
-    assert_eq!(store.schema_version().expect("version"), 6);
+    assert_eq!(store.schema_version().expect("version"), 7);
     drop(store);
     let mut again = PgStore::connect(&url).expect("reconnect");
-    assert_eq!(again.schema_version().expect("version"), 6);
+    assert_eq!(again.schema_version().expect("version"), 7);
     drop(again);
     let db = url.rsplit('/').next().expect("db name").to_string();
     crate::pg::shared()
         .lock()
         .expect("cluster")
-        .psql(&db, "UPDATE hus_schema SET version = 7");
+        .psql(&db, "UPDATE hus_schema SET version = 8");
     let err = PgStore::connect(&url).map(|_| ()).err();
     assert!(
         matches!(
             err,
             Some(StoreError::NewerSchema {
-                found: 7,
-                known: 6,
+                found: 8,
+                known: 7,
                 ..
             })
         ),
@@ -229,7 +229,7 @@ fn the_schema_is_made_once_and_a_newer_one_is_refused() {
     assert_eq!(
         err.map(|e| e.to_string()),
         Some(format!(
-            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 7, newer than the 6 this hus knows: use the hus that made it, or a newer one"
+            "the league store postgres://hus@127.0.0.1:{port}/{db} has schema version 8, newer than the 7 this hus knows: use the hus that made it, or a newer one"
         ))
     );
 }
@@ -298,7 +298,7 @@ fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
         ),
     );
     let mut store = PgStore::connect(&url).expect("migrate");
-    assert_eq!(store.schema_version().expect("version"), 6);
+    assert_eq!(store.schema_version().expect("version"), 7);
     let numbered = |store: &PgStore| -> Vec<(u64, i64)> {
         store
             .finished_sets(&FinishedQuery::After {

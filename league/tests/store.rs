@@ -287,11 +287,11 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("league.sqlite");
     let store = SqliteStore::open(&path, true).expect("create");
-    assert_eq!(store.schema_version().expect("version"), 4);
+    assert_eq!(store.schema_version().expect("version"), 5);
     drop(store);
     // Opening again migrates nothing and keeps the data.
     let store = SqliteStore::open(&path, false).expect("reopen");
-    assert_eq!(store.schema_version().expect("version"), 4);
+    assert_eq!(store.schema_version().expect("version"), 5);
     drop(store);
     // A store from a newer hus.
     let conn = rusqlite::Connection::open(&path).expect("open");
@@ -303,7 +303,7 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
             err,
             Some(StoreError::NewerSchema {
                 found: 7,
-                known: 4,
+                known: 5,
                 ..
             })
         ),
@@ -312,7 +312,7 @@ fn migrations_run_from_empty_and_a_newer_schema_is_refused() {
     assert_eq!(
         err.map(|e| e.to_string()),
         Some(format!(
-            "the league store {} has schema version 7, newer than the 4 this hus knows: use the hus that made it, or a newer one",
+            "the league store {} has schema version 7, newer than the 5 this hus knows: use the hus that made it, or a newer one",
             path.display()
         ))
     );
@@ -556,7 +556,7 @@ fn the_migration_numbers_an_old_stores_finished_sets_in_their_order() {
         .expect("old schema");
     }
     let mut store = SqliteStore::open(&path, false).expect("migrate");
-    assert_eq!(store.schema_version().expect("version"), 4);
+    assert_eq!(store.schema_version().expect("version"), 5);
     let numbered = |store: &SqliteStore| -> Vec<(u64, u32)> {
         store
             .finished_sets(&FinishedQuery::After {
@@ -1211,4 +1211,127 @@ fn a_version_state_the_code_never_writes_is_invalid() {
         .expect("cluster")
         .psql(&db, "UPDATE versions SET state = 'paused'");
     check("postgresql", &pg);
+}
+
+/// A gate test's batches: queued, claimed lowest number first with a lease, renewed by
+/// the attempt that holds them, queued again when the lease ran out before a claim's
+/// `now` (a new attempt, the old one's renewal and result refused), recorded with their
+/// pentanomial and log, numbered in the order they ended, and gone when their test
+/// ends. Every store.
+#[test]
+fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
+    use league::{BatchDone, BatchState, GateBatch};
+    let batch = |test: &str, k: u32| GateBatch {
+        test: test.to_string(),
+        batch: k,
+        candidate: "b.v2".into(),
+        active: "b.v1".into(),
+        seed: u64::MAX - 3,
+        games: 20,
+        pairs: 4,
+    };
+    let done = |counts: [u64; 5], log: &[u8]| BatchDone {
+        pentanomial: counts,
+        games: 8,
+        log: Some(log.to_vec()),
+        error: None,
+    };
+    for (name, mut store, _dir) in stores() {
+        assert_eq!(store.claim_gate_batch("w1", 100.0, 30.0).expect("claim"), None);
+        store
+            .queue_gate_batches(&[batch("t", 0), batch("t", 1), batch("t", 2)])
+            .expect("queue");
+        // Queued again: left as they are.
+        store.queue_gate_batches(&[batch("t", 0)]).expect("queue");
+        let first = store
+            .claim_gate_batch("w1", 100.0, 30.0)
+            .expect("claim")
+            .expect("a batch");
+        assert_eq!((&first.batch, first.attempt), (&batch("t", 0), 1), "{name}");
+        let second = store
+            .claim_gate_batch("w2", 101.0, 30.0)
+            .expect("claim")
+            .expect("a batch");
+        assert_eq!((second.batch.batch, second.attempt), (1, 1), "{name}");
+        // w1 renews to 200; w2 does not, and its lease (to 131) runs out.
+        assert!(store.renew_gate_batch("t", 0, 1, 200.0).expect("renew"));
+        assert!(!store.renew_gate_batch("t", 0, 2, 200.0).expect("renew"));
+        let third = store
+            .claim_gate_batch("w3", 150.0, 30.0)
+            .expect("claim")
+            .expect("a batch");
+        assert_eq!(
+            (third.batch.batch, third.attempt, third.batch.seed),
+            (1, 2, u64::MAX - 3),
+            "{name}: the expired batch first"
+        );
+        assert!(!store.renew_gate_batch("t", 1, 1, 300.0).expect("renew"));
+        let late = done([0, 0, 0, 0, 4], b"late");
+        assert!(!store.finish_gate_batch("t", 1, 1, &late).expect("finish"));
+        // Batch 1 ends first, then batch 0.
+        assert!(store
+            .finish_gate_batch("t", 1, 2, &done([1, 0, 2, 0, 1], b"log one"))
+            .expect("finish"));
+        assert!(store
+            .finish_gate_batch("t", 0, 1, &done([0, 0, 1, 1, 2], b"log zero"))
+            .expect("finish"));
+        // Recorded once: again, nothing.
+        assert!(!store
+            .finish_gate_batch("t", 0, 1, &done([0, 0, 0, 0, 4], b"again"))
+            .expect("finish"));
+        let failed = BatchDone {
+            pentanomial: [0; 5],
+            games: 0,
+            log: None,
+            error: Some("bot A could not be started".into()),
+        };
+        let last = store
+            .claim_gate_batch("w1", 160.0, 30.0)
+            .expect("claim")
+            .expect("a batch");
+        assert_eq!(last.batch.batch, 2, "{name}");
+        assert!(store.finish_gate_batch("t", 2, 1, &failed).expect("finish"));
+        assert_eq!(store.claim_gate_batch("w1", 500.0, 30.0).expect("claim"), None);
+        let rows = store.gate_batch_rows("t").expect("rows");
+        let seen: Vec<_> = rows
+            .iter()
+            .map(|r| (r.batch, r.state, r.worker.as_str(), r.attempts, r.pentanomial, r.games, r.ended))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (0, BatchState::Done, "w1", 1, [0, 0, 1, 1, 2], 8, Some(2)),
+                (1, BatchState::Done, "w3", 2, [1, 0, 2, 0, 1], 8, Some(1)),
+                (2, BatchState::Failed, "w1", 1, [0; 5], 0, Some(3)),
+            ],
+            "{name}"
+        );
+        assert_eq!(rows[2].error, "bot A could not be started");
+        assert_eq!(
+            store.gate_batch_log("t", 0).expect("log"),
+            Some(b"log zero".to_vec())
+        );
+        assert_eq!(store.gate_batch_log("t", 2).expect("log"), None);
+        assert_eq!(store.gate_batch_log("t", 9).expect("log"), None);
+        // Another test's batches, queued: ending "t" leaves them; a batch held when
+        // its test ends can no longer be renewed or recorded.
+        store
+            .queue_gate_batches(&[batch("u", 0), batch("u", 1)])
+            .expect("queue");
+        let held = store
+            .claim_gate_batch("w1", 600.0, 30.0)
+            .expect("claim")
+            .expect("a batch");
+        assert_eq!((held.batch.test.as_str(), held.batch.batch), ("u", 0));
+        assert_eq!(store.end_gate_test("t").expect("end"), 3, "{name}");
+        assert_eq!(store.gate_batch_rows("t").expect("rows"), Vec::new());
+        assert_eq!(store.end_gate_test("u").expect("end"), 2, "{name}");
+        assert!(!store.renew_gate_batch("u", 0, 1, 700.0).expect("renew"));
+        assert!(!store
+            .finish_gate_batch("u", 0, 1, &done([0; 5], b""))
+            .expect("finish"));
+        store.queue_gate_batches(&[batch("v", 0)]).expect("queue");
+        assert_eq!(store.clear_gate_batches().expect("clear"), 1, "{name}");
+        assert_eq!(store.claim_gate_batch("w1", 800.0, 30.0).expect("claim"), None);
+    }
 }
