@@ -530,6 +530,23 @@ pub(super) async fn sprt(
             ),
         ));
     }
+    // The lists leave out the detail, which says whether the gate refused a version:
+    // a rejected one is read whole.
+    let whole = |v: VersionRow| {
+        let app = app.clone();
+        async move {
+            if v.state != VersionState::Rejected {
+                return Ok(v);
+            }
+            match app.reader.version(&v.bot, v.number).await {
+                Ok(Some(row)) => Ok(row),
+                Ok(None) => Ok(v),
+                Err(e) => Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e)),
+            }
+        }
+    };
+    let candidate = whole(candidate).await?;
+    let against = whole(against).await?;
     for v in [&candidate, &against] {
         if !can_be_tested(v) {
             return Err(ApiError::new(
