@@ -1237,19 +1237,19 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
         error: None,
     };
     for (name, mut store, _dir) in stores() {
-        assert_eq!(store.claim_gate_batch("w1", 100.0, 30.0).expect("claim"), None);
+        assert_eq!(store.claim_gate_batch("w1", None, 100.0, 30.0).expect("claim"), None);
         store
             .queue_gate_batches(&[batch("t", 0), batch("t", 1), batch("t", 2)])
             .expect("queue");
         // Queued again: left as they are.
         store.queue_gate_batches(&[batch("t", 0)]).expect("queue");
         let first = store
-            .claim_gate_batch("w1", 100.0, 30.0)
+            .claim_gate_batch("w1", None, 100.0, 30.0)
             .expect("claim")
             .expect("a batch");
         assert_eq!((&first.batch, first.attempt), (&batch("t", 0), 1), "{name}");
         let second = store
-            .claim_gate_batch("w2", 101.0, 30.0)
+            .claim_gate_batch("w2", None, 101.0, 30.0)
             .expect("claim")
             .expect("a batch");
         assert_eq!((second.batch.batch, second.attempt), (1, 1), "{name}");
@@ -1257,7 +1257,7 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
         assert!(store.renew_gate_batch("t", 0, 1, 200.0).expect("renew"));
         assert!(!store.renew_gate_batch("t", 0, 2, 200.0).expect("renew"));
         let third = store
-            .claim_gate_batch("w3", 150.0, 30.0)
+            .claim_gate_batch("w3", None, 150.0, 30.0)
             .expect("claim")
             .expect("a batch");
         assert_eq!(
@@ -1286,12 +1286,12 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
             error: Some("bot A could not be started".into()),
         };
         let last = store
-            .claim_gate_batch("w1", 160.0, 30.0)
+            .claim_gate_batch("w1", None, 160.0, 30.0)
             .expect("claim")
             .expect("a batch");
         assert_eq!(last.batch.batch, 2, "{name}");
         assert!(store.finish_gate_batch("t", 2, 1, &failed).expect("finish"));
-        assert_eq!(store.claim_gate_batch("w1", 500.0, 30.0).expect("claim"), None);
+        assert_eq!(store.claim_gate_batch("w1", None, 500.0, 30.0).expect("claim"), None);
         let rows = store.gate_batch_rows("t").expect("rows");
         let seen: Vec<_> = rows
             .iter()
@@ -1318,8 +1318,13 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
         store
             .queue_gate_batches(&[batch("u", 0), batch("u", 1)])
             .expect("queue");
+        // A claim of test "u" only: none of "t"'s is queued anyway, and none of "w".
+        assert_eq!(
+            store.claim_gate_batch("w1", Some("w"), 600.0, 30.0).expect("claim"),
+            None
+        );
         let held = store
-            .claim_gate_batch("w1", 600.0, 30.0)
+            .claim_gate_batch("w1", Some("u"), 600.0, 30.0)
             .expect("claim")
             .expect("a batch");
         assert_eq!((held.batch.test.as_str(), held.batch.batch), ("u", 0));
@@ -1332,6 +1337,6 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
             .expect("finish"));
         store.queue_gate_batches(&[batch("v", 0)]).expect("queue");
         assert_eq!(store.clear_gate_batches().expect("clear"), 1, "{name}");
-        assert_eq!(store.claim_gate_batch("w1", 800.0, 30.0).expect("claim"), None);
+        assert_eq!(store.claim_gate_batch("w1", None, 800.0, 30.0).expect("claim"), None);
     }
 }

@@ -119,12 +119,13 @@ pub trait GateBatches {
     /// is.
     fn queue_gate_batches(&mut self, batches: &[GateBatch]) -> Result<(), StoreError>;
 
-    /// Claims the queued batch with the lowest number (of any test) for `worker`,
-    /// its lease running to `now + lease` seconds; first, batches whose lease ended
-    /// before `now` are queued again.
+    /// Claims the queued batch with the lowest number (of test `test`, or of any test)
+    /// for `worker`, its lease running to `now + lease` seconds; first, batches whose
+    /// lease ended before `now` are queued again.
     fn claim_gate_batch(
         &mut self,
         worker: &str,
+        test: Option<&str>,
         now: f64,
         lease: f64,
     ) -> Result<Option<ClaimedBatch>, StoreError>;
@@ -268,10 +269,11 @@ impl<S: GateBatches + ?Sized> GateBatches for Box<S> {
     fn claim_gate_batch(
         &mut self,
         worker: &str,
+        test: Option<&str>,
         now: f64,
         lease: f64,
     ) -> Result<Option<ClaimedBatch>, StoreError> {
-        (**self).claim_gate_batch(worker, now, lease)
+        (**self).claim_gate_batch(worker, test, now, lease)
     }
     fn renew_gate_batch(
         &mut self,

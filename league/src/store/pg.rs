@@ -1935,6 +1935,7 @@ impl GateBatches for PgStore {
     fn claim_gate_batch(
         &mut self,
         worker: &str,
+        test: Option<&str>,
         now: f64,
         lease: f64,
     ) -> Result<Option<ClaimedBatch>, StoreError> {
@@ -1953,10 +1954,11 @@ impl GateBatches for PgStore {
                          lease_until = $2
                      WHERE (test, batch) = (SELECT test, batch FROM gate_batches
                                             WHERE state = 'queued'
+                                              AND ($3::text IS NULL OR test = $3::text)
                                             ORDER BY batch, test LIMIT 1
                                             FOR UPDATE SKIP LOCKED)
                      RETURNING test, batch, candidate, active, seed, games, pairs, attempts",
-                    &[&worker, &(now + lease)],
+                    &[&worker, &(now + lease), &test],
                 )
                 .map_err(err)?;
             Ok(row.map(|r| RawClaim {

@@ -1225,6 +1225,7 @@ impl GateBatches for SqliteStore {
     fn claim_gate_batch(
         &mut self,
         worker: &str,
+        test: Option<&str>,
         now: f64,
         lease: f64,
     ) -> Result<Option<ClaimedBatch>, StoreError> {
@@ -1242,9 +1243,10 @@ impl GateBatches for SqliteStore {
                          lease_until = ?2
                      WHERE (test, batch) = (SELECT test, batch FROM gate_batches
                                             WHERE state = 'queued'
+                                              AND (?3 IS NULL OR test = ?3)
                                             ORDER BY batch, test LIMIT 1)
                      RETURNING test, batch, candidate, active, seed, games, pairs, attempts",
-                    params![worker, now + lease],
+                    params![worker, now + lease, test],
                     |r| {
                         Ok(RawClaim {
                             test: r.get(0)?,
