@@ -207,6 +207,42 @@ pub async fn play_batch(
     })
 }
 
+/// The most bytes of a batch's log unpacked from the store (a batch of 1000 pairs of
+/// long games stays far below).
+pub const MAX_BATCH_LOG: u64 = 256 << 20;
+
+/// A batch's log as it goes to the store: gzip.
+pub fn pack_log(plain: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(plain)?;
+    gz.finish()
+}
+
+/// A batch's log from the store, unpacked: at most [`MAX_BATCH_LOG`] bytes, else an
+/// error.
+pub fn unpack_log(packed: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(packed)
+        .take(MAX_BATCH_LOG + 1)
+        .read_to_end(&mut plain)?;
+    if plain.len() as u64 > MAX_BATCH_LOG {
+        return Err(std::io::Error::other(format!(
+            "a batch's log unpacks to more than {MAX_BATCH_LOG} bytes"
+        )));
+    }
+    Ok(plain)
+}
+
+/// Now, as the leases of gate batches count time: Unix seconds of this machine's clock.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
 /// The path of batch `k`'s log in a test's directory `dir`.
 pub fn batch_log(dir: &Path, k: u32) -> std::path::PathBuf {
     dir.join(format!("{}.jsonl", batch_stem(k)))
@@ -228,6 +264,15 @@ mod tests {
             }
         );
         LeagueConfig::parse(&dir.path().join("L.toml"), &text).expect("a league")
+    }
+
+    #[test]
+    fn a_log_packs_and_unpacks() {
+        let plain = b"{\"type\":\"header\"}\n".repeat(100);
+        let packed = pack_log(&plain).expect("gzip");
+        assert!(packed.len() < plain.len());
+        assert_eq!(unpack_log(&packed).expect("gunzip"), plain);
+        assert!(unpack_log(b"not gzip").is_err());
     }
 
     #[test]

@@ -23,7 +23,9 @@ use std::sync::Arc;
 use std::collections::BTreeSet;
 
 use league::gate::{play_batch, BatchPlan, BatchPlayed};
-use league::{BotConfig, Gate, LeagueConfig};
+use league::{BotConfig, Gate, GateBatches, LeagueConfig, StoreCaller};
+
+use crate::uploads::BoxStore;
 use ratings::{Decision, SprtStatus};
 use referee::{Create, Dir, SprtTally};
 use serde::{Deserialize, Serialize};
@@ -487,6 +489,52 @@ pub async fn gate(
     dir: &Path,
     threads: usize,
 ) -> GateResult {
+    gate_with(
+        candidate,
+        active,
+        league,
+        gate,
+        dir,
+        &Players {
+            threads,
+            store: None,
+        },
+    )
+    .await
+}
+
+/// Who plays a gate's batches.
+#[derive(Clone)]
+pub struct Players {
+    /// Batches this server plays at once (its `--concurrency`); without a store, at
+    /// least 1.
+    pub threads: usize,
+    /// A shared store (PostgreSQL): the batches are queued in it (`gate_batches`) for
+    /// the workers and this server's threads alike.
+    pub store: Option<StoreCaller<BoxStore>>,
+}
+
+/// The name under which this server's threads claim batches from the store.
+pub const SERVER_PLAYER: &str = "server";
+
+/// The lease of a batch this server's threads claim: a server stopped in a test clears
+/// the store's batches at its next start, so the lease only has to outlast the batch.
+const SERVER_LEASE_S: f64 = 24.0 * 3600.0;
+
+/// How often the server reads the store's batches of a test, and how often its idle
+/// threads look for one.
+const STORE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// [`gate`], its batches played by `players`.
+pub async fn gate_with(
+    candidate: &BotConfig,
+    active: &BotConfig,
+    league: &LeagueConfig,
+    gate: &Gate,
+    dir: &Path,
+    players: &Players,
+) -> GateResult {
+    let threads = players.threads;
     let mut result = GateResult::start(&candidate.name, &active.name, league, gate);
     let failed =
         |why: String| failed_to_start(&candidate.name, &active.name, league, gate, dir, why);
@@ -513,6 +561,38 @@ pub async fn gate(
         }
     };
     file.save(&result);
+    if let Some(store) = &players.store {
+        let shared = Arc::new((league.clone(), candidate.clone(), active.clone()));
+        on_store(
+            store.clone(),
+            shared,
+            threads,
+            gate,
+            batches,
+            &file,
+            result,
+        )
+        .await
+    } else {
+        on_threads(
+            candidate, active, league, gate, threads, batches, &file, result,
+        )
+        .await
+    }
+}
+
+/// The batches played on this server's threads alone, up to `threads` at once.
+#[allow(clippy::too_many_arguments)]
+async fn on_threads(
+    candidate: &BotConfig,
+    active: &BotConfig,
+    league: &LeagueConfig,
+    gate: &Gate,
+    threads: usize,
+    batches: Arc<Dir>,
+    file: &Saver,
+    mut result: GateResult,
+) -> GateResult {
     let plan = result.plan();
     let mut spread = Spread::new(plan, gate.sprt);
     let shared = Arc::new((league.clone(), candidate.clone(), active.clone()));
@@ -556,6 +636,203 @@ pub async fn gate(
     // Batches still running are abandoned: their bots are killed as their sets drop.
     result.abandoned = spread.running();
     out.shutdown().await;
+    if result.verdict == Verdict::Running {
+        result.verdict = spread.verdict();
+    }
+    result.finished = Some(crate::uploads::now_utc());
+    file.save(&result);
+    result
+}
+
+/// One of this server's threads on a store's test: claims the test's queued batches
+/// and plays them until none is left or the test ends (its task is aborted).
+async fn server_player(
+    store: StoreCaller<BoxStore>,
+    test: String,
+    plan: BatchPlan,
+    shared: Arc<(LeagueConfig, BotConfig, BotConfig)>,
+    batches: Arc<Dir>,
+) {
+    loop {
+        let t = test.clone();
+        let claimed = store
+            .call(move |s| {
+                s.claim_gate_batch(SERVER_PLAYER, Some(&t), league::gate::unix_now(), SERVER_LEASE_S)
+            })
+            .await;
+        let claimed = match claimed {
+            Ok(Some(claimed)) => claimed,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!("gate: cannot claim a batch of {test}: {e}");
+                tokio::time::sleep(STORE_POLL).await;
+                continue;
+            }
+        };
+        let k = claimed.batch.batch;
+        let (league, a, b) = &*shared;
+        let done = match play_batch(&plan, k, league, a, b, &batches).await {
+            Ok(played) => league::BatchDone {
+                pentanomial: played.pentanomial,
+                games: played.games,
+                log: None,
+                error: None,
+            },
+            Err(e) => league::BatchDone {
+                pentanomial: [0; 5],
+                games: 0,
+                log: None,
+                error: Some(e),
+            },
+        };
+        let (t, attempt) = (test.clone(), claimed.attempt);
+        if let Err(e) = store
+            .call(move |s| s.finish_gate_batch(&t, k, attempt, &done))
+            .await
+        {
+            tracing::warn!("gate: cannot record batch {k} of {test}: {e}");
+        }
+    }
+}
+
+/// Writes batch `k`'s log, played by a worker and kept in the store, into the test's
+/// directory as `batch-K.jsonl`, replacing what is there (never following a link).
+async fn fetch_log(
+    store: &StoreCaller<BoxStore>,
+    test: &str,
+    k: u32,
+    batches: &Arc<Dir>,
+) -> Result<String, String> {
+    let t = test.to_string();
+    let packed = store
+        .call(move |s| s.gate_batch_log(&t, k))
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("the store has no log of batch {k}"))?;
+    let dir = batches.clone();
+    tokio::task::spawn_blocking(move || {
+        let plain = league::gate::unpack_log(&packed).map_err(|e| e.to_string())?;
+        let name = format!("{}.jsonl", league::gate::batch_stem(k));
+        let mut out = dir
+            .create_file(Path::new(&name), Create::Replace, None)
+            .map_err(|e| format!("cannot write {name}: {e}"))?;
+        out.write_all(&plain)
+            .map_err(|e| format!("cannot write {name}: {e}"))?;
+        Ok(name)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// The batches queued in the shared store (`gate_batches`), played by the workers and
+/// up to `threads` threads of this server; the server reads the ended ones every
+/// [`STORE_POLL`], counts them in the order they ended, and ends the test in the store
+/// (which drops the batches still out) once it has ended.
+async fn on_store(
+    store: StoreCaller<BoxStore>,
+    shared: Arc<(LeagueConfig, BotConfig, BotConfig)>,
+    threads: usize,
+    gate: &Gate,
+    batches: Arc<Dir>,
+    file: &Saver,
+    mut result: GateResult,
+) -> GateResult {
+    let plan = result.plan();
+    let test = result.log.clone();
+    let mut spread = Spread::new(plan, gate.sprt);
+    let mut queue = Vec::new();
+    while let Some(k) = spread.next_batch() {
+        queue.push(league::GateBatch {
+            test: test.clone(),
+            batch: k,
+            candidate: result.candidate.clone(),
+            active: result.active.clone(),
+            seed: plan.seed,
+            games: plan.games,
+            pairs: plan.batch,
+        });
+    }
+    if let Err(e) = store.call(move |s| s.queue_gate_batches(&queue)).await {
+        result.verdict = Verdict::Failed;
+        result.error = Some(format!("cannot queue the batches in the store: {e}"));
+        result.finished = Some(crate::uploads::now_utc());
+        file.save(&result);
+        return result;
+    }
+    let mut players = JoinSet::new();
+    for _ in 0..threads {
+        players.spawn(server_player(
+            store.clone(),
+            test.clone(),
+            plan,
+            shared.clone(),
+            batches.clone(),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    while !spread.ended() && result.verdict == Verdict::Running {
+        tokio::time::sleep(STORE_POLL).await;
+        let t = test.clone();
+        let rows = match store.call(move |s| s.gate_batch_rows(&t)).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!("gate: cannot read the batches of {test}: {e}");
+                continue;
+            }
+        };
+        let mut ended: Vec<&league::GateBatchRow> = rows
+            .iter()
+            .filter(|r| r.ended.is_some() && !seen.contains(&r.batch))
+            .collect();
+        ended.sort_by_key(|r| r.ended);
+        for row in ended {
+            seen.insert(row.batch);
+            if row.state == league::BatchState::Failed {
+                result.verdict = Verdict::Failed;
+                result.error = Some(format!(
+                    "batch {} ({}): {}",
+                    row.batch, row.worker, row.error
+                ));
+                break;
+            }
+            if spread.finish(row.batch, row.pentanomial).is_none() {
+                continue;
+            }
+            let log = if row.worker == SERVER_PLAYER {
+                Ok(format!("{}.jsonl", league::gate::batch_stem(row.batch)))
+            } else {
+                fetch_log(&store, &test, row.batch, &batches).await
+            };
+            let log = log.unwrap_or_else(|e| {
+                tracing::warn!("gate: batch {} of {test}: {e}", row.batch);
+                String::new()
+            });
+            let played = BatchPlayed {
+                pentanomial: row.pentanomial,
+                games: row.games,
+                log,
+            };
+            result.count(row.batch, &played, &row.worker, spread.tally());
+            file.save(&result);
+            if spread.ended() {
+                break;
+            }
+        }
+        out = rows
+            .iter()
+            .filter(|r| r.state == league::BatchState::Running && !seen.contains(&r.batch))
+            .map(|r| r.batch)
+            .collect();
+    }
+    // The batches running then are abandoned: the test's rows go, and a player still
+    // on one can neither renew it nor record it.
+    result.abandoned = out;
+    players.shutdown().await;
+    let t = test.clone();
+    if let Err(e) = store.call(move |s| s.end_gate_test(&t)).await {
+        tracing::warn!("gate: cannot end {test} in the store: {e}");
+    }
     if result.verdict == Verdict::Running {
         result.verdict = spread.verdict();
     }

@@ -225,7 +225,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         },
         user: args.upload_user.clone(),
         cache: dir.join(uploads::UPLOADS_DIR),
-        gate_threads: concurrency.max(1),
+        gate_threads: concurrency,
+        gate_store: url.is_some(),
     };
     let league_file = config.clone();
 

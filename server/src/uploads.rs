@@ -61,9 +61,12 @@ pub struct UploadSettings {
     pub user: Option<String>,
     /// Where versions are unpacked and built.
     pub cache: PathBuf,
-    /// Batches of a gate's test the server plays at once (its `--concurrency`, at
-    /// least 1).
+    /// Batches of a gate's test the server plays at once (its `--concurrency`; at
+    /// least 1 without a shared store).
     pub gate_threads: usize,
+    /// Whether the gate's batches go to the shared store (PostgreSQL), for the workers
+    /// and the server's threads alike.
+    pub gate_store: bool,
 }
 
 /// What the web layer and the queue share.
@@ -231,6 +234,12 @@ impl Uploads {
     /// At the start: versions left building or checking by a stopped server are
     /// queued again; the active versions enter the league again.
     async fn restart(&self) {
+        if self.settings.gate_store {
+            // The gate's tests a stopped server ran are over: their batches go.
+            if let Err(e) = self.call(|s| s.clear_gate_batches()).await {
+                tracing::warn!("uploads: cannot clear the gate's batches: {e}");
+            }
+        }
         let now = now_utc();
         let cut = self
             .call(move |s| {
@@ -429,21 +438,28 @@ impl Uploads {
         }
     }
 
-    /// Plays a gate's test of `candidate` against `active` (`crate::gate::gate`) on
-    /// the server's threads.
+    /// Plays a gate's test of `candidate` against `active` (`crate::gate::gate_with`)
+    /// on the server's threads, and with a shared store on the workers' too.
     pub(crate) async fn play_gate(
         &self,
         candidate: &BotConfig,
         active: &BotConfig,
         gate: &league::Gate,
     ) -> crate::gate::GateResult {
-        crate::gate::gate(
+        let players = crate::gate::Players {
+            threads: match self.settings.gate_store {
+                true => self.settings.gate_threads,
+                false => self.settings.gate_threads.max(1),
+            },
+            store: self.settings.gate_store.then(|| self.store.clone()),
+        };
+        crate::gate::gate_with(
             candidate,
             active,
             &self.league,
             gate,
             self.cache.path(),
-            self.settings.gate_threads,
+            &players,
         )
         .await
     }
