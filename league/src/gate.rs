@@ -243,6 +243,179 @@ pub fn unix_now() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// A worker's share of the gate (`hus worker`, `hus league --store`): besides its
+/// league sets, it claims the store's gate batches one at a time under its name
+/// `worker` with a lease of `lease` (renewed every quarter of it), makes both versions
+/// playable here ([`crate::uploaded::LocalBuilds::prepare`]: they exist only in the
+/// store), plays the batch in its scratch directory and records its pentanomial with
+/// its log (gzip). A batch whose lease it lost (its test ended, or it was silent too
+/// long) is dropped, its bots killed. Runs until its task is dropped.
+pub(crate) async fn work_gate_batches<S>(
+    store: crate::store::StoreCaller<S>,
+    builds: Arc<crate::uploaded::LocalBuilds>,
+    league: Arc<LeagueConfig>,
+    scratch: std::path::PathBuf,
+    worker: String,
+    lease: std::time::Duration,
+    say: impl Fn(String) + Send + 'static,
+) where
+    S: crate::store::Store + Send + 'static,
+{
+    let idle = std::time::Duration::from_millis(500);
+    loop {
+        let name = worker.clone();
+        let lease_s = lease.as_secs_f64();
+        let claimed = store
+            .call(move |s| s.claim_gate_batch(&name, None, unix_now(), lease_s))
+            .await;
+        let claimed = match claimed {
+            Ok(Some(claimed)) => claimed,
+            Ok(None) => {
+                tokio::time::sleep(idle).await;
+                continue;
+            }
+            Err(e) => {
+                say(format!("cannot claim a gate batch: {e}"));
+                tokio::time::sleep(idle * 4).await;
+                continue;
+            }
+        };
+        let b = claimed.batch.clone();
+        let attempt = claimed.attempt;
+        let played = tokio::select! {
+            played = play_claimed_batch(&store, &builds, &league, &scratch, &b) => Some(played),
+            _ = keep_lease(&store, &b, attempt, lease) => None,
+        };
+        let Some(played) = played else {
+            say(format!("batch {} of the gate's {} lost (its test ended, or its lease ran out): dropped", b.batch, b.test));
+            continue;
+        };
+        let done = match played {
+            Ok((played, log)) => crate::store::BatchDone {
+                pentanomial: played.pentanomial,
+                games: played.games,
+                log: Some(log),
+                error: None,
+            },
+            Err(e) => crate::store::BatchDone {
+                pentanomial: [0; 5],
+                games: 0,
+                log: None,
+                error: Some(e),
+            },
+        };
+        let failed = done.error.clone();
+        let (test, k) = (b.test.clone(), b.batch);
+        match store
+            .call(move |s| s.finish_gate_batch(&test, k, attempt, &done))
+            .await
+        {
+            Ok(true) => say(match failed {
+                None => format!("played batch {} of the gate's {}", b.batch, b.test),
+                Some(e) => format!("batch {} of the gate's {} could not be played: {e}", b.batch, b.test),
+            }),
+            Ok(false) => say(format!("batch {} of the gate's {} ended while played: its result is not kept", b.batch, b.test)),
+            Err(e) => say(format!("cannot record batch {} of the gate's {}: {e}", b.batch, b.test)),
+        }
+    }
+}
+
+/// Renews a batch's lease every quarter of it; returns when the lease is lost.
+async fn keep_lease<S>(
+    store: &crate::store::StoreCaller<S>,
+    b: &crate::store::GateBatch,
+    attempt: u32,
+    lease: std::time::Duration,
+) where
+    S: crate::store::Store + Send + 'static,
+{
+    loop {
+        tokio::time::sleep(lease / 4).await;
+        let (test, k, until) = (b.test.clone(), b.batch, unix_now() + lease.as_secs_f64());
+        match store
+            .call(move |s| s.renew_gate_batch(&test, k, attempt, until))
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => return,
+            // The store out of reach: the lease may still hold; try again.
+            Err(_) => {}
+        }
+    }
+}
+
+/// Plays a claimed batch here: both versions made playable, the batch played in a
+/// directory of the scratch's, its log read back and packed.
+async fn play_claimed_batch<S>(
+    store: &crate::store::StoreCaller<S>,
+    builds: &crate::uploaded::LocalBuilds,
+    league: &LeagueConfig,
+    scratch: &Path,
+    b: &crate::store::GateBatch,
+) -> Result<(BatchPlayed, Vec<u8>), String>
+where
+    S: crate::store::Store + Send + 'static,
+{
+    let mut bots = Vec::new();
+    for name in [&b.candidate, &b.active] {
+        let (bot, number) = crate::store::parse_version_name(name)
+            .ok_or_else(|| format!("{name} is not an uploaded version"))?;
+        let bot = bot.to_string();
+        let row = store
+            .call(move |s| s.version(&bot, number))
+            .await
+            .map_err(|e| format!("cannot read {name}: {e}"))?
+            .ok_or_else(|| format!("the store has no version {name}"))?;
+        let fetch = |hash: String| {
+            let store = store.clone();
+            async move { store.call(move |s| s.archive(&hash)).await }
+        };
+        // The gate plays a new version before it is active, while it is `checking`
+        // (or, for a test asked for, one the gate refused): the server queues its
+        // batches only once its build and validation set have passed, so it is made
+        // playable here as a version that passed its checks.
+        let mut playable = row.clone();
+        if !playable.state.has_played() {
+            playable.state = crate::store::VersionState::Retired;
+        }
+        bots.push(
+            builds
+                .prepare(&playable, fetch)
+                .await
+                .map_err(|e| format!("cannot play {name} here: {e}"))?,
+        );
+    }
+    let plan = BatchPlan {
+        seed: b.seed,
+        games: b.games,
+        batch: b.pairs,
+    };
+    // One batch at a time per worker: one directory, made afresh.
+    let where_ = "gate-batch".to_string();
+    let _ = std::fs::remove_dir_all(scratch.join(&where_));
+    let dir = Dir::create(scratch)
+        .and_then(|d| d.create_dir(Path::new(&where_)))
+        .map_err(|e| format!("cannot make {}: {e}", scratch.join(&where_).display()))?;
+    let dir = Arc::new(dir);
+    let played = play_batch(&plan, b.batch, league, &bots[0], &bots[1], &dir).await;
+    let path = scratch.join(&where_);
+    let result = match played {
+        Ok(played) => {
+            let log = path.join(&played.log);
+            tokio::task::spawn_blocking(move || {
+                std::fs::read(&log).and_then(|plain| pack_log(&plain))
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| format!("cannot read the batch's log: {e}")))
+            .map(|packed| (played, packed))
+        }
+        Err(e) => Err(e),
+    };
+    let _ = std::fs::remove_dir_all(&path);
+    result
+}
+
 /// The path of batch `k`'s log in a test's directory `dir`.
 pub fn batch_log(dir: &Path, k: u32) -> std::path::PathBuf {
     dir.join(format!("{}.jsonl", batch_stem(k)))

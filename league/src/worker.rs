@@ -248,6 +248,7 @@ fn work(mut store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<
         );
     }
     store.set_lease(plan.lease);
+    let name = store.name().to_string();
     // From here on the store lives on its own thread: the runtime only has the handle.
     let thread = StoreThread::spawn(store)
         .map_err(|e| Error::Runtime(format!("cannot start the store's thread: {e}")))?;
@@ -257,6 +258,24 @@ fn work(mut store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<
         Arc::new(LocalBuilds::new(
             dir,
             BuildSettings::with_user(plan.upload_user.clone()),
+        ))
+    });
+    // The gate's batches, one at a time besides the sets, when uploaded versions can
+    // be built here.
+    let gate = builds.clone().map(|builds| {
+        let (quiet, who) = (plan.quiet, plan.who);
+        runtime.spawn(crate::gate::work_gate_batches(
+            thread.caller(),
+            builds,
+            Arc::new(config.clone()),
+            scratch.path().to_path_buf(),
+            name,
+            plan.lease,
+            move |line| {
+                if !quiet {
+                    eprintln!("{who}: {line}");
+                }
+            },
         ))
     });
     let (ready_tx, ready_rx) = mpsc::unbounded_channel();
@@ -293,6 +312,10 @@ fn work(mut store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<
         let Ended {
             result, mut link, ..
         } = coordinator.run(referee::stop_signal).await;
+        // A batch in play is dropped, its bots killed; its lease runs out.
+        if let Some(gate) = &gate {
+            gate.abort();
+        }
         let _ = link.run("saying goodbye", |s| s.goodbye()).await;
         // Closes the connection on the store's thread, after its last operation.
         link.shutdown().await;
