@@ -1118,3 +1118,216 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
     let checked = replay_all(&exported, &[0]).expect("every log verifies");
     assert!(checked >= of_v1, "{checked}");
 }
+
+/// The SPRT gate on a store (docs/upload.md, "The SPRT gate"): `hus serve --store URL
+/// --concurrency 0` plays nothing itself, so a worker plays every batch of the gate's
+/// test of a clearly stronger version (the greedy bot over the random one), each
+/// version prepared from the store; the server counts the batches, accepts the
+/// version, keeps each batch's log (sent by the worker through the store), which
+/// passes `hus replay`, and the LLR after each batch is the `ratings` crate's on their
+/// games. The test's batches leave the store when it ends.
+///
+/// The waits are bounded by HANG, guards against a hang rather than verdicts.
+#[test]
+fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        eprintln!("skipped: the sandbox of uploaded bots needs root here (CI runs as root)");
+        return;
+    }
+    if !Path::new("/usr/bin/bwrap").is_file() {
+        eprintln!("skipped: bubblewrap (bwrap) is not installed");
+        return;
+    }
+    // Outside /tmp (the sandbox has its own), and open to the sandbox's user.
+    let tmp = LogDir::new_in(env!("CARGO_TARGET_TMPDIR"));
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let book = root().join("openings/hus-8.txt");
+    let mut text = format!(
+        "rules = \"hus\"\nwidth = 8\ngames = 2\nmove_time = \"10s\"\nready_time = \"30s\"\n\
+         rounds = 1\nseed = 35\nopenings = {:?}\n\
+         gate = \"sprt elo0=0 elo1=30 games=400 batch=4\"\n",
+        book.display().to_string()
+    );
+    for (i, name) in ["r1", "r2"].iter().enumerate() {
+        text.push_str(&format!(
+            "\n[[bot]]\nname = \"{name}\"\ncommand = \"{}\"\n",
+            hus_random(i as u64 + 1).replace('\'', "")
+        ));
+    }
+    let file = base.join("G.toml");
+    std::fs::write(&file, text).expect("write league file");
+    let dir = base.join("G");
+    // Two versions to send: the random mover, then the greedy bot.
+    let python = root().join("sample-bots/python");
+    let random = base.join("random");
+    let greedy = base.join("greedy");
+    for (d, files, main) in [
+        (&random, &["random_bot.py"][..], "random_bot.py"),
+        (
+            &greedy,
+            &["greedy_bot.py", "hus_rules.py"][..],
+            "greedy_bot.py",
+        ),
+    ] {
+        std::fs::create_dir_all(d).expect("mkdir");
+        for f in files {
+            std::fs::copy(python.join(f), d.join(f)).expect("copy");
+        }
+        std::fs::write(
+            d.join("hus-bot.toml"),
+            format!("language = \"python\"\nmain = \"{main}\"\n"),
+        )
+        .expect("manifest");
+    }
+    let token = base.join("ann.token");
+    let out = Command::new(hus_bin())
+        .args(["token", "--author", "ann", "--bots", "gb", "--league"])
+        .arg(&file)
+        .arg("--dir")
+        .arg(&dir)
+        .arg("--out")
+        .arg(&token)
+        .output()
+        .expect("hus token runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let pg = Postgres::start();
+    let url = pg.fresh_db();
+    let db = db_name(&url);
+    let mut server = Command::new(hus_bin())
+        .args(["serve", &file.display().to_string(), "--dir"])
+        .arg(&dir)
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            &url,
+            "--concurrency",
+            "0",
+        ])
+        .env_remove("HUS_LOG")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hus serve starts");
+    let server_said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let stderr = server.stderr.take().expect("piped stderr");
+        let keep = server_said.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("dashboard on http://").nth(1) {
+                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
+                }
+                let mut all = keep.lock().unwrap_or_else(|e| e.into_inner());
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+    }
+    let said = |s: &std::sync::Arc<std::sync::Mutex<String>>| {
+        s.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    };
+    let Ok(addr) = rx.recv_timeout(Duration::from_secs(120)) else {
+        let _ = server.kill();
+        panic!(
+            "hus serve never said where it listens: {}",
+            said(&server_said)
+        );
+    };
+    let cache = base.join("w1-cache");
+    let err_w1 = base.join("w1.err");
+    let mut w1 = Command::new(hus_bin())
+        .args(["worker", "--store", &url])
+        .args(["--name", "w1", "--lease", LEASE_S, "--uploads-dir"])
+        .arg(&cache)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_w1).expect("stderr file"))
+        .spawn()
+        .expect("hus worker starts");
+    let submit = |d: &Path| {
+        Command::new(hus_bin())
+            .args(["submit", &format!("http://{addr}")])
+            .arg(d)
+            .args(["--bot", "gb", "--no-wait", "--token-file"])
+            .arg(&token)
+            .output()
+            .expect("hus submit runs")
+    };
+    let states = "SELECT string_agg(bot || '.v' || number || ' ' || state, ', ' ORDER BY number) \
+                  FROM versions";
+    let wait_settled = |n: u32| -> String {
+        let start = Instant::now();
+        loop {
+            let state = pg.psql(
+                &db,
+                &format!("SELECT state FROM versions WHERE bot = 'gb' AND number = {n}"),
+            );
+            if ["active", "rejected", "build failed", "retired"].contains(&state.as_str()) {
+                return state;
+            }
+            assert!(
+                start.elapsed() < HANG,
+                "gb.v{n} still {state:?}: {}\nserver: {}\nw1: {}",
+                pg.psql(&db, states),
+                said(&server_said),
+                std::fs::read_to_string(&err_w1).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let out = submit(&random);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(wait_settled(1), "active");
+    let out = submit(&greedy);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v2 = wait_settled(2);
+    let w1_said = std::fs::read_to_string(&err_w1).unwrap_or_default();
+    assert_eq!(
+        v2,
+        "active",
+        "{}\nserver: {}\nw1: {w1_said}",
+        pg.psql(&db, "SELECT detail FROM versions WHERE number = 2"),
+        said(&server_said)
+    );
+    assert_eq!(pg.psql(&db, states), "gb.v1 retired, gb.v2 active");
+    // The test ended: its batches left the store.
+    assert_eq!(pg.psql(&db, "SELECT count(*) FROM gate_batches"), "0");
+
+    sigterm(&w1);
+    let _ = w1.wait();
+    sigterm(&server);
+    let _ = server.wait();
+
+    // The test as the server kept it: every batch by the worker, each log replays.
+    let gate = dir.join("uploads/gate");
+    let result = gate.join("gb.v2-vs-gb.v1.json");
+    let test: Value = serde_json::from_str(
+        &std::fs::read_to_string(&result).expect("the test's result file"),
+    )
+    .expect("json");
+    assert_eq!(test["verdict"], "accepted", "{test}");
+    let batches = test["batches"].as_array().expect("batches");
+    assert!(!batches.is_empty(), "{test}");
+    assert!(
+        batches.iter().all(|b| b["by"] == "w1"),
+        "the server plays no batch with --concurrency 0: {test}"
+    );
+    let sprt = ratings::Sprt::new(0.0, 30.0, 0.05, 0.05).expect("valid");
+    let pairs = crate::sprt::check_gate_batches(&gate, &test, &sprt);
+    assert_eq!(pairs, 4 * batches.len() as u64, "{test}");
+    assert!(
+        w1_said.contains("played batch 0 of the gate's gb.v2-vs-gb.v1"),
+        "{w1_said}"
+    );
+}
