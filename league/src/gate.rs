@@ -75,9 +75,7 @@ impl BatchPlan {
                 if all.is_empty() {
                     return vec![AnyPosition::start(league.rules); pairs];
                 }
-                (first..first + pairs)
-                    .map(|p| all[p % all.len()])
-                    .collect()
+                (first..first + pairs).map(|p| all[p % all.len()]).collect()
             }
             None => vec![AnyPosition::start(league.rules); pairs],
         }
@@ -287,7 +285,10 @@ pub(crate) async fn work_gate_batches<S>(
             _ = keep_lease(&store, &b, attempt, lease) => None,
         };
         let Some(played) = played else {
-            say(format!("batch {} of the gate's {} lost (its test ended, or its lease ran out): dropped", b.batch, b.test));
+            say(format!(
+                "batch {} of the gate's {} lost (its test ended, or its lease ran out): dropped",
+                b.batch, b.test
+            ));
             continue;
         };
         let done = match played {
@@ -312,10 +313,19 @@ pub(crate) async fn work_gate_batches<S>(
         {
             Ok(true) => say(match failed {
                 None => format!("played batch {} of the gate's {}", b.batch, b.test),
-                Some(e) => format!("batch {} of the gate's {} could not be played: {e}", b.batch, b.test),
+                Some(e) => format!(
+                    "batch {} of the gate's {} could not be played: {e}",
+                    b.batch, b.test
+                ),
             }),
-            Ok(false) => say(format!("batch {} of the gate's {} ended while played: its result is not kept", b.batch, b.test)),
-            Err(e) => say(format!("cannot record batch {} of the gate's {}: {e}", b.batch, b.test)),
+            Ok(false) => say(format!(
+                "batch {} of the gate's {} ended while played: its result is not kept",
+                b.batch, b.test
+            )),
+            Err(e) => say(format!(
+                "cannot record batch {} of the gate's {}: {e}",
+                b.batch, b.test
+            )),
         }
     }
 }
@@ -462,7 +472,10 @@ mod tests {
         );
         assert_eq!(plan.seed_of(0), 11);
         assert_eq!(plan.seed_of(1), 11u64.wrapping_add(SEED_STEP));
-        assert_eq!(plan.seed_of(2), 11u64.wrapping_add(SEED_STEP.wrapping_mul(2)));
+        assert_eq!(
+            plan.seed_of(2),
+            11u64.wrapping_add(SEED_STEP.wrapping_mul(2))
+        );
         let league = league_file(true);
         let book = &league.openings.as_ref().expect("a book").book;
         let all = referee::openings_for_set(book, 11, 22);
@@ -470,10 +483,16 @@ mod tests {
         let expected: Vec<AnyPosition> = (0..11).map(|p| all[p % all.len()]).collect();
         assert_eq!(cut, expected);
         let c = plan.config(&league, 2);
-        assert_eq!((c.games, c.seed, c.sprt, c.early_stop), (6, plan.seed_of(2), None, false));
+        assert_eq!(
+            (c.games, c.seed, c.sprt, c.early_stop),
+            (6, plan.seed_of(2), None, false)
+        );
         assert!(c.paired());
         // Batch 0 is the set of hus match --openings BOOK --seed SEED --games 2*batch.
-        assert_eq!(plan.config(&league, 0).openings, referee::openings_for_set(book, 11, 8));
+        assert_eq!(
+            plan.config(&league, 0).openings,
+            referee::openings_for_set(book, 11, 8)
+        );
         // Without a book, every pair from the start, still in pairs.
         let bare = league_file(false);
         let c = plan.config(&bare, 1);

@@ -63,7 +63,7 @@ pub use disk::{free_space, DiskFloor, FloorChange, LowSpace, DEFAULT_MIN_FREE_SP
 pub use error::{Error, Result};
 pub use file::{
     parse_gate, parse_sha256, Anchor, BotConfig, Format, Gate, LeagueConfig, Openings, Transport,
-    DEFAULT_GATE, DEFAULT_GATE_BATCH, DEFAULT_GATE_GAMES, MAX_GATE_BATCH, DEFAULT_LAG_CAP,
+    DEFAULT_GATE, DEFAULT_GATE_BATCH, DEFAULT_GATE_GAMES, DEFAULT_LAG_CAP, MAX_GATE_BATCH,
 };
 pub use lock::DirLock;
 pub use log_place::{LogForm, LogPlace};
@@ -89,11 +89,9 @@ pub use store::{
     LIVE_WORKER_S,
 };
 pub use store::{
-    BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
-};
-pub use store::{
     parse_version_name, version_name, NewVersion, VersionRow, VersionState, Versions,
     MAX_VERSION_TEXT,
 };
+pub use store::{BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches};
 pub use tally::Tally;
 pub use worker::{carry_file, run_export, run_worker, run_workers, workers_json};

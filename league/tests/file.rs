@@ -451,22 +451,32 @@ fn the_gate_key_is_an_sprt_and_its_bound_of_games() {
             gate.sprt.elo1(),
             gate.sprt.alpha(),
             gate.sprt.beta(),
-            gate.games
+            gate.games,
+            gate.batch
         ),
-        (0.0, 10.0, 0.05, 0.05, league::DEFAULT_GATE_GAMES)
+        (
+            0.0,
+            10.0,
+            0.05,
+            0.05,
+            league::DEFAULT_GATE_GAMES,
+            league::DEFAULT_GATE_BATCH
+        )
     );
+    assert_eq!(league::DEFAULT_GATE_BATCH, 4);
     assert_eq!(c.place("gate"), format!("{} line 2", d.path().display()));
-    let gate =
-        league::parse_gate("sprt elo1=5, elo0=-5 alpha=0.1,beta=0.2 games=400").expect("valid");
+    let gate = league::parse_gate("sprt elo1=5, elo0=-5 alpha=0.1,beta=0.2 games=400 batch=16")
+        .expect("valid");
     assert_eq!(
         (
             gate.sprt.elo0(),
             gate.sprt.elo1(),
             gate.sprt.alpha(),
             gate.sprt.beta(),
-            gate.games
+            gate.games,
+            gate.batch
         ),
-        (-5.0, 5.0, 0.1, 0.2, 400)
+        (-5.0, 5.0, 0.1, 0.2, 400, 16)
     );
     for (value, message) in [
         (
@@ -500,6 +510,22 @@ fn the_gate_key_is_an_sprt_and_its_bound_of_games() {
         (
             "sprt elo0=0 elo1=10 games=2 games=4",
             "L.toml line 1: gate: games is given twice",
+        ),
+        (
+            "sprt elo0=0 elo1=10 batch=0",
+            "L.toml line 1: gate: batch=0: the game pairs of a batch must be between 1 and 1000",
+        ),
+        (
+            "sprt elo0=0 elo1=10 batch=1001",
+            "L.toml line 1: gate: batch=1001: the game pairs of a batch must be between 1 and 1000",
+        ),
+        (
+            "sprt elo0=0 elo1=10 batch=four",
+            "L.toml line 1: gate: batch=four: \"four\" is not a number of game pairs",
+        ),
+        (
+            "sprt elo0=0 elo1=10 batch=2 batch=4",
+            "L.toml line 1: gate: batch is given twice",
         ),
     ] {
         assert_eq!(

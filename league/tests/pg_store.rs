@@ -287,7 +287,7 @@ fn the_migration_numbers_an_old_databases_finished_sets_in_their_order() {
     crate::pg::shared().lock().expect("cluster").psql(
         &db,
         &format!(
-            "DROP TABLE versions; DROP TABLE archives;
+            "DROP TABLE gate_batches; DROP TABLE versions; DROP TABLE archives;
              DROP TABLE done_counter; DROP TABLE rating_history;
              ALTER TABLE sets DROP COLUMN done_seq; ALTER TABLE sets DROP COLUMN pruned;
              DROP INDEX sets_scheduled; DROP INDEX sets_claimable;

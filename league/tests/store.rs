@@ -1237,7 +1237,12 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
         error: None,
     };
     for (name, mut store, _dir) in stores() {
-        assert_eq!(store.claim_gate_batch("w1", None, 100.0, 30.0).expect("claim"), None);
+        assert_eq!(
+            store
+                .claim_gate_batch("w1", None, 100.0, 30.0)
+                .expect("claim"),
+            None
+        );
         store
             .queue_gate_batches(&[batch("t", 0), batch("t", 1), batch("t", 2)])
             .expect("queue");
@@ -1291,11 +1296,26 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
             .expect("a batch");
         assert_eq!(last.batch.batch, 2, "{name}");
         assert!(store.finish_gate_batch("t", 2, 1, &failed).expect("finish"));
-        assert_eq!(store.claim_gate_batch("w1", None, 500.0, 30.0).expect("claim"), None);
+        assert_eq!(
+            store
+                .claim_gate_batch("w1", None, 500.0, 30.0)
+                .expect("claim"),
+            None
+        );
         let rows = store.gate_batch_rows("t").expect("rows");
         let seen: Vec<_> = rows
             .iter()
-            .map(|r| (r.batch, r.state, r.worker.as_str(), r.attempts, r.pentanomial, r.games, r.ended))
+            .map(|r| {
+                (
+                    r.batch,
+                    r.state,
+                    r.worker.as_str(),
+                    r.attempts,
+                    r.pentanomial,
+                    r.games,
+                    r.ended,
+                )
+            })
             .collect();
         assert_eq!(
             seen,
@@ -1320,7 +1340,9 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
             .expect("queue");
         // A claim of test "u" only: none of "t"'s is queued anyway, and none of "w".
         assert_eq!(
-            store.claim_gate_batch("w1", Some("w"), 600.0, 30.0).expect("claim"),
+            store
+                .claim_gate_batch("w1", Some("w"), 600.0, 30.0)
+                .expect("claim"),
             None
         );
         let held = store
@@ -1337,6 +1359,11 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
             .expect("finish"));
         store.queue_gate_batches(&[batch("v", 0)]).expect("queue");
         assert_eq!(store.clear_gate_batches().expect("clear"), 1, "{name}");
-        assert_eq!(store.claim_gate_batch("w1", None, 800.0, 30.0).expect("claim"), None);
+        assert_eq!(
+            store
+                .claim_gate_batch("w1", None, 800.0, 30.0)
+                .expect("claim"),
+            None
+        );
     }
 }

@@ -563,16 +563,7 @@ pub async fn gate_with(
     file.save(&result);
     if let Some(store) = &players.store {
         let shared = Arc::new((league.clone(), candidate.clone(), active.clone()));
-        on_store(
-            store.clone(),
-            shared,
-            threads,
-            gate,
-            batches,
-            &file,
-            result,
-        )
-        .await
+        on_store(store.clone(), shared, threads, gate, batches, &file, result).await
     } else {
         on_threads(
             candidate, active, league, gate, threads, batches, &file, result,
@@ -657,7 +648,12 @@ async fn server_player(
         let t = test.clone();
         let claimed = store
             .call(move |s| {
-                s.claim_gate_batch(SERVER_PLAYER, Some(&t), league::gate::unix_now(), SERVER_LEASE_S)
+                s.claim_gate_batch(
+                    SERVER_PLAYER,
+                    Some(&t),
+                    league::gate::unix_now(),
+                    SERVER_LEASE_S,
+                )
             })
             .await;
         let claimed = match claimed {

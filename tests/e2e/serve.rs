@@ -3557,7 +3557,10 @@ fn serve_gate_lets_in_only_a_stronger_version() {
             )),
         "{page}"
     );
-    let last = test["llrs"].as_array().and_then(|l| l.last()).and_then(Value::as_f64);
+    let last = test["llrs"]
+        .as_array()
+        .and_then(|l| l.last())
+        .and_then(Value::as_f64);
     assert!(last.expect("a batch") >= sprt.upper_bound(), "{test}");
     let v3_tests = server.json("/api/bots/gb/versions/3/sprt");
     assert_eq!(v3_tests["tests"][0]["active"], "gb.v2", "{v3_tests}");

@@ -441,7 +441,11 @@ pub(crate) fn check_gate_batches(gate: &std::path::Path, test: &Value, sprt: &Sp
             own.add_pair(pair[0], pair[1]).expect("a pair");
             pairs.add_pair(pair[0], pair[1]).expect("a pair");
         }
-        assert_eq!(batch["pentanomial"], serde_json::json!(own.counts), "{batch}");
+        assert_eq!(
+            batch["pentanomial"],
+            serde_json::json!(own.counts),
+            "{batch}"
+        );
         let llr = sprt.pentanomial(&pairs).llr;
         let shown = batch["llr"].as_f64().expect("a batch's llr");
         assert!((shown - llr).abs() <= 1e-12, "{batch} {llr}");
@@ -457,9 +461,16 @@ pub(crate) fn check_gate_batches(gate: &std::path::Path, test: &Value, sprt: &Sp
     for (a, b) in shown.iter().zip(&llrs) {
         assert!((a - b).abs() <= 1e-12, "{shown:?} {llrs:?}");
     }
-    assert_eq!(test["pentanomial"], serde_json::json!(pairs.counts), "{test}");
+    assert_eq!(
+        test["pentanomial"],
+        serde_json::json!(pairs.counts),
+        "{test}"
+    );
     let last = llrs.last().copied().unwrap_or(0.0);
-    assert!((test["llr"].as_f64().expect("llr") - last).abs() <= 1e-12, "{test}");
+    assert!(
+        (test["llr"].as_f64().expect("llr") - last).abs() <= 1e-12,
+        "{test}"
+    );
     pairs.pairs().expect("pairs")
 }
 
@@ -548,7 +559,10 @@ fn the_gate_plays_the_set_hus_match_sprt_plays() {
     // hus match's figures after its last pair: the gate's after batch 0, to the last bit.
     let end = records.last().expect("set-end")["sprt"].clone();
     assert_eq!(end["llr"].as_f64(), Some(result.llrs[0]));
-    assert_eq!(end["pentanomial"], serde_json::json!(result.batches[0].pentanomial));
+    assert_eq!(
+        end["pentanomial"],
+        serde_json::json!(result.batches[0].pentanomial)
+    );
     let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("pair ")).collect();
     assert_eq!(lines.len(), 4, "{stdout}");
     assert!(

@@ -1287,10 +1287,18 @@ fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
         }
     };
     let out = submit(&random);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(wait_settled(1), "active");
     let out = submit(&greedy);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v2 = wait_settled(2);
     let w1_said = std::fs::read_to_string(&err_w1).unwrap_or_default();
     assert_eq!(
@@ -1312,10 +1320,9 @@ fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
     // The test as the server kept it: every batch by the worker, each log replays.
     let gate = dir.join("uploads/gate");
     let result = gate.join("gb.v2-vs-gb.v1.json");
-    let test: Value = serde_json::from_str(
-        &std::fs::read_to_string(&result).expect("the test's result file"),
-    )
-    .expect("json");
+    let test: Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).expect("the test's result file"))
+            .expect("json");
     assert_eq!(test["verdict"], "accepted", "{test}");
     let batches = test["batches"].as_array().expect("batches");
     assert!(!batches.is_empty(), "{test}");

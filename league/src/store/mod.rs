@@ -18,10 +18,8 @@ mod versions;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use gate_batches::{BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches};
 pub use pg::{stuck_reason, Heartbeat, PackedLog, PgStore, StoredLog, WorkerRow, LIVE_WORKER_S};
-pub use gate_batches::{
-    BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
-};
 pub use sqlite::SqliteStore;
 pub use thread::{StoreCaller, StoreThread};
 #[cfg(test)]

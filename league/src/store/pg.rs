@@ -32,6 +32,10 @@ use std::time::Duration;
 use postgres::{Client, Config, Transaction};
 use postgres_native_tls::MakeTlsConnector;
 
+use super::gate_batches::{
+    stored_counts, BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
+    RawBatchRow, RawClaim,
+};
 use super::pg_url::{self, is_tls_refusal};
 use super::rows::{
     bot_changes, rating_points, seats_to_text, seed_to_sql, selection, side_to_sql, stored_logs,
@@ -45,10 +49,6 @@ use super::{
     history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FinishedQuery, FinishedSet,
     HistoryStep, Progress, RatingPoint, Reads, Recorded, Requeued, RunningSet, Schedule, SetId,
     SetOutcome, StoreError, SyncReport,
-};
-use super::gate_batches::{
-    stored_counts, BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
-    RawBatchRow, RawClaim,
 };
 use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
@@ -1905,7 +1905,6 @@ mod stuck_tests {
         assert!(stuck_reason(&[bad, gone, silent], &pending, 0).is_some());
     }
 }
-
 
 impl GateBatches for PgStore {
     fn queue_gate_batches(&mut self, batches: &[GateBatch]) -> Result<(), StoreError> {

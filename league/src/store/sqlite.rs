@@ -11,6 +11,10 @@ use rusqlite::{
     params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 
+use super::gate_batches::{
+    stored_counts, BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
+    RawBatchRow, RawClaim,
+};
 use super::rows::{
     bot_changes, rating_points, requeued, seats_to_text, seed_to_sql, selection, side_to_sql,
     stored_logs, BotChange, FaultRowText, FinishedRows, GameRowText, Param, SetRowText,
@@ -23,10 +27,6 @@ use super::{
     history_step, BotEntry, BotRow, Claim, ClaimedSet, Claims, FinishedQuery, FinishedSet,
     HistoryStep, Progress, RatingPoint, Reads, Requeued, RunningSet, Schedule, SetOutcome,
     SetStatus, StoreError, SyncReport,
-};
-use super::gate_batches::{
-    stored_counts, BatchDone, BatchState, ClaimedBatch, GateBatch, GateBatchRow, GateBatches,
-    RawBatchRow, RawClaim,
 };
 use crate::log_place::LogPlace;
 use crate::schedule::{PlannedSet, SetKey};
@@ -1643,4 +1643,3 @@ mod tests {
         }
     }
 }
-

@@ -310,7 +310,10 @@ fn the_tally_ends_undecided_at_the_bound_of_games() {
     };
     assert_eq!((plan.batches(), plan.pairs_of(1)), (2, 1));
     let mut spread = Spread::new(plan, gate.sprt);
-    assert_eq!((spread.next_batch(), spread.next_batch()), (Some(0), Some(1)));
+    assert_eq!(
+        (spread.next_batch(), spread.next_batch()),
+        (Some(0), Some(1))
+    );
     assert_eq!(spread.next_batch(), None);
     spread.finish(1, [0, 0, 1, 0, 0]).expect("counted");
     assert!(!spread.ended());
