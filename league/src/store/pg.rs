@@ -1854,58 +1854,6 @@ impl Versions for PgStore {
     }
 }
 
-#[cfg(test)]
-mod stuck_tests {
-    use super::{stuck_reason, WorkerRow};
-
-    fn worker(name: &str, leaves: &[&str], seen_ago: f64, stopped: bool) -> WorkerRow {
-        WorkerRow {
-            name: name.into(),
-            host: "h".into(),
-            pid: 1,
-            concurrency: 1,
-            seen_ago,
-            in_flight: 0,
-            last_hour: 0,
-            finished: 0,
-            duplicates: 0,
-            stopped,
-            problem: (!leaves.is_empty()).then(|| format!("cannot start {}", leaves[0])),
-            leaves: leaves.iter().map(|b| b.to_string()).collect(),
-        }
-    }
-
-    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn stuck_only_when_every_live_worker_gave_up_every_pending_set() {
-        let pending = pairs(&[("a", "p"), ("p", "b")]);
-        let bad = worker("w1", &["p"], 1.0, false);
-        assert_eq!(
-            stuck_reason(std::slice::from_ref(&bad), &pending, 0).as_deref(),
-            Some(
-                "the league is stuck: 2 sets pending, and every live worker has given them up: \
-                 w1 leaves p's sets (cannot start p)"
-            )
-        );
-        // A set in play, nothing pending, or no live worker: not stuck.
-        assert_eq!(stuck_reason(std::slice::from_ref(&bad), &pending, 1), None);
-        assert_eq!(stuck_reason(std::slice::from_ref(&bad), &[], 0), None);
-        assert_eq!(stuck_reason(&[], &pending, 0), None);
-        // A live worker that can play one of them: not stuck.
-        let good = worker("w2", &[], 1.0, false);
-        assert_eq!(stuck_reason(&[bad.clone(), good], &pending, 0), None);
-        // One that stopped, or has been silent past the live window, does not count.
-        let gone = worker("w3", &[], 1.0, true);
-        let silent = worker("w4", &[], super::LIVE_WORKER_S + 1.0, false);
-        assert!(stuck_reason(&[bad, gone, silent], &pending, 0).is_some());
-    }
-}
-
 impl GateBatches for PgStore {
     fn queue_gate_batches(&mut self, batches: &[GateBatch]) -> Result<(), StoreError> {
         self.transaction("the gate's batches", |tx, place| {
@@ -2083,5 +2031,57 @@ impl GateBatches for PgStore {
             .execute("DELETE FROM gate_batches", &[])
             .map(|n| n as usize)
             .map_err(|e| backend(&self.place, "cannot clear the gate's batches", e))
+    }
+}
+
+#[cfg(test)]
+mod stuck_tests {
+    use super::{stuck_reason, WorkerRow};
+
+    fn worker(name: &str, leaves: &[&str], seen_ago: f64, stopped: bool) -> WorkerRow {
+        WorkerRow {
+            name: name.into(),
+            host: "h".into(),
+            pid: 1,
+            concurrency: 1,
+            seen_ago,
+            in_flight: 0,
+            last_hour: 0,
+            finished: 0,
+            duplicates: 0,
+            stopped,
+            problem: (!leaves.is_empty()).then(|| format!("cannot start {}", leaves[0])),
+            leaves: leaves.iter().map(|b| b.to_string()).collect(),
+        }
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn stuck_only_when_every_live_worker_gave_up_every_pending_set() {
+        let pending = pairs(&[("a", "p"), ("p", "b")]);
+        let bad = worker("w1", &["p"], 1.0, false);
+        assert_eq!(
+            stuck_reason(std::slice::from_ref(&bad), &pending, 0).as_deref(),
+            Some(
+                "the league is stuck: 2 sets pending, and every live worker has given them up: \
+                 w1 leaves p's sets (cannot start p)"
+            )
+        );
+        // A set in play, nothing pending, or no live worker: not stuck.
+        assert_eq!(stuck_reason(std::slice::from_ref(&bad), &pending, 1), None);
+        assert_eq!(stuck_reason(std::slice::from_ref(&bad), &[], 0), None);
+        assert_eq!(stuck_reason(&[], &pending, 0), None);
+        // A live worker that can play one of them: not stuck.
+        let good = worker("w2", &[], 1.0, false);
+        assert_eq!(stuck_reason(&[bad.clone(), good], &pending, 0), None);
+        // One that stopped, or has been silent past the live window, does not count.
+        let gone = worker("w3", &[], 1.0, true);
+        let silent = worker("w4", &[], super::LIVE_WORKER_S + 1.0, false);
+        assert!(stuck_reason(&[bad, gone, silent], &pending, 0).is_some());
     }
 }

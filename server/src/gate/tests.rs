@@ -188,6 +188,13 @@ async fn a_clearly_stronger_program_is_accepted() {
     let elo = result.elo.expect("an estimate");
     assert!(elo.value > 0.0 && elo.los > 0.99, "{elo:?}");
     check_against_logs(&result, &gate, dir.path());
+    // For docs/upload.md ("How long").
+    eprintln!(
+        "accepted after {} batches, {} pairs, pentanomial {:?}",
+        result.batches.len(),
+        result.pairs(),
+        result.pentanomial
+    );
 }
 
 #[tokio::test]
