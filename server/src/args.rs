@@ -99,8 +99,9 @@ pub struct ServeArgs {
     /// The league's PostgreSQL store.
     #[command(flatten)]
     pub store: league::StoreArg,
-    /// Sets this server plays at once, instead of the file's `concurrency`. 0: it plays
-    /// none (with a PostgreSQL store, the workers play them all).
+    /// Sets this server plays at once, instead of the file's `concurrency`, and batches
+    /// of an SPRT gate's test. 0: it plays none (with a PostgreSQL store, the workers
+    /// play them all; without one, the gate still plays one batch at a time).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1024))]
     pub concurrency: Option<u32>,
     /// Versions an author may send in 24 hours (hus submit; docs/upload.md); more are
