@@ -636,7 +636,7 @@ async fn on_threads(
 }
 
 /// One of this server's threads on a store's test: claims the test's queued batches
-/// and plays them until none is left or the test ends (its task is aborted).
+/// and plays them until the test ends (its task is aborted then).
 async fn server_player(
     store: StoreCaller<BoxStore>,
     test: String,
@@ -658,7 +658,11 @@ async fn server_player(
             .await;
         let claimed = match claimed {
             Ok(Some(claimed)) => claimed,
-            Ok(None) => return,
+            // None queued now: a worker's batch may come back when its lease runs out.
+            Ok(None) => {
+                tokio::time::sleep(STORE_POLL * 4).await;
+                continue;
+            }
             Err(e) => {
                 tracing::warn!("gate: cannot claim a batch of {test}: {e}");
                 tokio::time::sleep(STORE_POLL).await;
