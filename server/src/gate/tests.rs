@@ -333,3 +333,35 @@ fn the_tally_ends_undecided_at_the_bound_of_games() {
         gate.sprt.pentanomial(&Pentanomial::new([1, 0, 3, 0, 1]))
     );
 }
+
+/// On a store (here SQLite in memory; PostgreSQL in the e2e test with a worker), the
+/// batches are queued in `gate_batches` and this server's threads claim them as a
+/// worker would: every batch is the server's, the test decides as on the threads alone,
+/// and its batches leave the store when it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_store_the_servers_threads_claim_the_batches() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let league = league(dir.path());
+    let gate = parse_gate("sprt elo0=0 elo1=30 games=400 batch=4").expect("a gate");
+    let store: crate::uploads::BoxStore =
+        Box::new(league::SqliteStore::in_memory().expect("a store"));
+    let thread = league::StoreThread::spawn(store).expect("the store's thread");
+    let players = Players {
+        threads: 2,
+        store: Some(thread.caller()),
+    };
+    let new = python_bot("greedy.v2", "greedy_bot.py", 2);
+    let old = python_bot("greedy.v1", "random_bot.py", 1);
+    let result = gate_with(&new, &old, &league, &gate, dir.path(), &players).await;
+    assert_eq!(result.error, None);
+    assert_eq!(result.verdict, Verdict::Accepted, "{result:?}");
+    assert!(result.batches.iter().all(|b| b.by == SERVER_PLAYER));
+    check_against_logs(&result, &gate, dir.path());
+    let test = result.log.clone();
+    let left = thread
+        .caller()
+        .call(move |s| s.gate_batch_rows(&test))
+        .await
+        .expect("rows");
+    assert_eq!(left, Vec::new());
+}
