@@ -530,7 +530,24 @@ pub(super) async fn sprt(
             ),
         ));
     }
+    // The lists leave out each version's detail, which says whether the gate refused
+    // it: the two versions are read whole.
+    let mut whole = Vec::with_capacity(2);
     for v in [&candidate, &against] {
+        let row = app
+            .reader
+            .version(&name, v.number)
+            .await
+            .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e))?
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    format!("{name:?} has no version {}", v.number),
+                )
+            })?;
+        whole.push(row);
+    }
+    for v in &whole {
         if !can_be_tested(v) {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
