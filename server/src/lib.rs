@@ -225,6 +225,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         },
         user: args.upload_user.clone(),
         cache: dir.join(uploads::UPLOADS_DIR),
+        prune_every: args.prune_every,
     };
     let league_file = config.clone();
 

@@ -584,6 +584,11 @@ pub(super) async fn sprt(
     });
     tokio::spawn(async move {
         let _slot = slot;
+        // Both trees stay for the test's length, whatever the versions' states.
+        let _pins = [
+            uploads.pins.pin(&candidate.hash),
+            uploads.pins.pin(&against.hash),
+        ];
         let dir = uploads.settings.cache.clone();
         let mut bots = Vec::new();
         for v in [&candidate, &against] {

@@ -333,7 +333,7 @@ fn uploads_in_every_language_build_pass_their_checks_and_play_rated_sets() {
 #[test]
 fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_say_why() {
     let tmp = open_dir();
-    let (server, file, dir) = league(&tmp, &[]);
+    let (server, file, dir) = league(&tmp, &["--prune-every", "1s"]);
     let token = author_token(&file, &dir, "bea", "bea");
     let bots = tmp.path().join("bots");
     let v1 = python_bot(&bots, "v1", "greedy_bot.py");
@@ -356,6 +356,30 @@ fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_s
         })
         .collect();
     assert_eq!(states, vec![(1, "retired".into()), (2, "active".into())]);
+    // The first version's built tree goes once its last sets have ended (at the
+    // second look that finds it unneeded, a second apart here); the second's stays.
+    let hash_of = |n: u32| {
+        server.json(&format!("/api/bots/bea/versions/{n}"))["sha256"]
+            .as_str()
+            .expect("hash")
+            .to_string()
+    };
+    let (h1, h2) = (hash_of(1), hash_of(2));
+    // Its note and its directory (named from the hash).
+    let of_hash = |h: &str| {
+        std::fs::read_dir(dir.join("uploads"))
+            .expect("uploads")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&h[..16]))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while of_hash(&h1) > 0 {
+        assert!(Instant::now() < deadline, "bea.v1's build stays");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(dir.join(format!("uploads/{h2}.built")).exists());
+    assert_eq!(of_hash(&h2), 2, "bea.v2's note and directory");
     // The first version's results stay in the standings, and it plays no more.
     let standings = server.json("/api/standings");
     let old = standings["bots"]
