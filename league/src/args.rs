@@ -100,6 +100,20 @@ pub struct UploadsArg {
     /// played as when hus runs as root (default: nobody); never root.
     #[arg(long, value_name = "USER")]
     pub upload_user: Option<String>,
+    /// With a PostgreSQL store: how often this machine's built versions no longer
+    /// played (retired and their sets ended, refused by the gate) are looked for, at a
+    /// heartbeat; each goes at the second look that finds it unneeded.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = positive_duration)]
+    pub prune_every: std::time::Duration,
+}
+
+/// A duration longer than zero (`5m`, `30s`).
+fn positive_duration(text: &str) -> std::result::Result<std::time::Duration, String> {
+    match referee::parse_duration(text) {
+        Ok(d) if d.is_zero() => Err("it must be longer than zero".to_string()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("{e:#}")),
+    }
 }
 
 impl UploadsArg {

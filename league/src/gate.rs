@@ -367,6 +367,8 @@ where
     S: crate::store::Store + Send + 'static,
 {
     let mut bots = Vec::new();
+    // Both trees stay in the cache while the batch plays, whatever the versions' states.
+    let mut pins = Vec::new();
     for name in [&b.candidate, &b.active] {
         let (bot, number) = crate::store::parse_version_name(name)
             .ok_or_else(|| format!("{name} is not an uploaded version"))?;
@@ -384,6 +386,7 @@ where
         // (or, for a test asked for, one the gate refused): the server queues its
         // batches only once its build and validation set have passed, so it is made
         // playable here as a version that passed its checks.
+        pins.push(builds.pin(&row.hash));
         let mut playable = row.clone();
         if !playable.state.has_played() {
             playable.state = crate::store::VersionState::Retired;
@@ -423,6 +426,7 @@ where
         Err(e) => Err(e),
     };
     let _ = std::fs::remove_dir_all(&path);
+    drop(pins);
     result
 }
 

@@ -19,8 +19,15 @@
 //! [`LocalBuilds`] is a worker's: one cache, its settings, and one build at a time per
 //! hash, so that sets claimed at once of the same version build it once, and workers
 //! sharing a machine's cache too (a lock file per hash, `HASH.lock`, beside its note).
+//!
+//! A cache does not grow with the league's history: [`Pruner`] takes out the trees no
+//! version needs any more (a retired version whose sets have ended, a version the gate
+//! refused), on the server and on every worker, the same way. A tree is needed while a
+//! version of its hash is on its way or active, while a running set (anyone's) plays
+//! a version of its hash, and while this process holds a [`Pin`] on it (a test asked
+//! for); it goes at the second look that finds it unneeded, a period apart.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -29,7 +36,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use nix::fcntl::{Flock, FlockArg};
 
 use crate::file::{BotConfig, Transport};
-use crate::store::{StoreError, VersionRow, VersionState};
+use crate::store::{parse_version_name, Reads, StoreError, VersionRow, VersionState, Versions};
 
 /// The suffix of a hash's lock file in the cache's directory.
 const LOCK_SUFFIX: &str = ".lock";
@@ -247,6 +254,8 @@ pub struct LocalBuilds {
     /// A lock per hash being prepared: a second version of the same hash waits for the
     /// first, then finds it in the cache.
     hashes: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// The versions being prepared: not pruned meanwhile.
+    pins: Pins,
 }
 
 impl LocalBuilds {
@@ -257,12 +266,19 @@ impl LocalBuilds {
             settings,
             cache: OnceLock::new(),
             hashes: Mutex::new(HashMap::new()),
+            pins: Pins::default(),
         }
     }
 
     /// The cache's directory.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Pins the tree of `hash` in this machine's cache until the pin is dropped (a
+    /// gate batch in play: no prune takes it out meanwhile).
+    pub fn pin(&self, hash: &str) -> Pin {
+        self.pins.pin(hash)
     }
 
     fn cache(&self) -> Result<&upload::BuildCache, PrepareError> {
@@ -295,6 +311,7 @@ impl LocalBuilds {
         };
         let result = {
             let _one = lock.lock().await;
+            let _pin = self.pins.pin(&row.hash);
             let _machine = if row.state.has_played()
                 && upload::is_sha256(&row.hash)
                 && cache.find(&row.hash).is_none()
@@ -316,6 +333,31 @@ impl LocalBuilds {
         result
     }
 
+    /// The hashes built in this machine's cache; none if this worker never opened it
+    /// (it built nothing). Blocks.
+    pub fn built_hashes(&self) -> Result<Vec<String>, String> {
+        match self.cache.get() {
+            Some(Ok(cache)) => cache
+                .built_hashes()
+                .map_err(|e| format!("cannot list {}: {e}", self.path.display())),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// One round of `pruner` on this machine's cache ([`Pruner::round`]): `listed`
+    /// from [`LocalBuilds::built_hashes`], `needed` read after it. Blocks.
+    pub fn prune(
+        &self,
+        pruner: &mut Pruner,
+        listed: &[String],
+        needed: &HashSet<String>,
+    ) -> Pruned {
+        match self.cache.get() {
+            Some(Ok(cache)) => pruner.round(cache, listed, needed, &self.pins),
+            _ => Pruned::default(),
+        }
+    }
+
     /// The lock of `hash` among the processes sharing this cache, waited for off the
     /// runtime (another process's build may take minutes). `hash` is a SHA-256: a
     /// plain file name.
@@ -331,5 +373,161 @@ impl LocalBuilds {
             .await
             .map_err(|e| failed(e.to_string()))?
             .map_err(|(_, errno)| failed(format!("cannot lock it: {errno}")))
+    }
+}
+
+/// The states whose versions' trees are kept: on their way, or playing.
+const KEPT_STATES: [VersionState; 4] = [
+    VersionState::Queued,
+    VersionState::Building,
+    VersionState::Checking,
+    VersionState::Active,
+];
+
+/// The most running sets read to learn which versions they play: more than any league
+/// runs at once.
+const RUNNING_READ: usize = 100_000;
+
+/// The hashes whose built trees are needed anywhere: those of the versions on their way
+/// or active, and of every version a running set plays (a retired version's last sets
+/// still run from its tree). Read from the store after the cache was listed, so that a
+/// tree noted by then belongs to a row this read sees.
+pub fn needed_hashes<S: Reads + Versions + ?Sized>(
+    store: &S,
+) -> Result<HashSet<String>, StoreError> {
+    let mut needed: HashSet<String> = store
+        .versions_in(&KEPT_STATES)?
+        .into_iter()
+        .map(|v| v.hash)
+        .collect();
+    let mut asked = HashSet::new();
+    for set in store.running_sets(RUNNING_READ)? {
+        for name in [&set.key.a, &set.key.b] {
+            if let Some((bot, number)) = parse_version_name(name) {
+                if asked.insert((bot.to_string(), number)) {
+                    if let Some(row) = store.version(bot, number)? {
+                        needed.insert(row.hash);
+                    }
+                }
+            }
+        }
+    }
+    Ok(needed)
+}
+
+/// The trees this process is using outside the league's sets (a test asked for, a
+/// version being made active again): never taken out while pinned.
+#[derive(Clone, Debug, Default)]
+pub struct Pins(Arc<Mutex<HashMap<String, usize>>>);
+
+/// A tree pinned by [`Pins::pin`], until this is dropped.
+#[derive(Debug)]
+pub struct Pin {
+    pins: Pins,
+    hash: String,
+}
+
+impl Pins {
+    /// Pins the tree of `hash`: from now until the pin is dropped, no prune takes it
+    /// out. A tree taken out just before is built again by whoever wants it.
+    pub fn pin(&self, hash: &str) -> Pin {
+        *self.lock().entry(hash.to_string()).or_insert(0) += 1;
+        Pin {
+            pins: self.clone(),
+            hash: hash.to_string(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let mut pins = self.pins.lock();
+        if let Some(n) = pins.get_mut(&self.hash) {
+            *n -= 1;
+            if *n == 0 {
+                pins.remove(&self.hash);
+            }
+        }
+    }
+}
+
+/// What one round of a [`Pruner`] did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// The hashes whose trees were taken out.
+    pub removed: Vec<String>,
+    /// What could not be done (said, not fatal: the next round tries again).
+    pub errors: Vec<String>,
+}
+
+/// Takes out of a cache the trees no version needs any more, at the second round that
+/// finds one unneeded (a round's period apart: a version made active again in
+/// between, or a set that started, keeps its tree).
+#[derive(Debug, Default)]
+pub struct Pruner {
+    /// The hashes found unneeded at the last round.
+    unneeded: HashSet<String>,
+}
+
+impl Pruner {
+    /// One round: `listed` is [`upload::BuildCache::built_hashes`] read before
+    /// `needed` ([`needed_hashes`]) was read from the store. Blocks (files): off the
+    /// runtime.
+    pub fn round(
+        &mut self,
+        cache: &upload::BuildCache,
+        listed: &[String],
+        needed: &HashSet<String>,
+        pins: &Pins,
+    ) -> Pruned {
+        let mut pruned = Pruned::default();
+        let mut suspects = HashSet::new();
+        for hash in listed {
+            // A pinned tree counts as needed: the looks start again once it is free.
+            if needed.contains(hash) || pins.lock().contains_key(hash) {
+                continue;
+            }
+            if !self.unneeded.contains(hash) {
+                suspects.insert(hash.clone());
+                continue;
+            }
+            // Decided and done under the pins' lock (a removal of a note and a rename:
+            // quick), so that a pin taken meanwhile either keeps the tree or finds it
+            // gone and builds it again.
+            let taken = {
+                let held = pins.lock();
+                if held.contains_key(hash) {
+                    continue;
+                }
+                cache.take_out(hash)
+            };
+            match taken {
+                Ok(Some(_)) => {
+                    pruned.removed.push(hash.clone());
+                    let lock = cache.path().join(format!("{hash}{LOCK_SUFFIX}"));
+                    if let Err(e) = std::fs::remove_file(&lock) {
+                        if e.kind() != std::io::ErrorKind::NotFound {
+                            pruned.errors.push(format!("{}: {e}", lock.display()));
+                        }
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => pruned
+                    .errors
+                    .push(format!("cannot take out the build of {hash}: {e}")),
+            }
+        }
+        if let Err(e) = cache.remove_gone() {
+            pruned.errors.push(format!(
+                "cannot remove the builds taken out of {}: {e}",
+                cache.path().display()
+            ));
+        }
+        self.unneeded = suspects;
+        pruned
     }
 }

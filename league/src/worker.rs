@@ -44,7 +44,7 @@ use crate::store::{
     parse_version_name, unreachable, ClaimedSet, Heartbeat, PgStore, Reads, Recorded, Schedule,
     SetId, SetOutcome, Store, StoreCaller, StoreThread, Versions, WorkerRow,
 };
-use crate::uploaded::{BuildSettings, LocalBuilds, PrepareError};
+use crate::uploaded::{needed_hashes, BuildSettings, LocalBuilds, PrepareError, Pruned, Pruner};
 use referee::SetError;
 use tokio::sync::mpsc;
 
@@ -70,12 +70,15 @@ struct Plan {
     uploads: Option<PathBuf>,
     /// The sandbox's user of the uploaded versions when `hus` is root.
     upload_user: Option<String>,
+    /// How often the built versions no longer played are looked for.
+    prune_every: Duration,
 }
 
 impl Plan {
     fn uploads(&mut self, args: &UploadsArg) {
         self.uploads = args.dir();
         self.upload_user = args.upload_user.clone();
+        self.prune_every = args.prune_every;
     }
 }
 
@@ -140,6 +143,7 @@ pub(crate) fn run_league_on_store(
         min_free: args.min_free.bytes()?,
         uploads: None,
         upload_user: None,
+        prune_every: Duration::MAX,
     };
     plan.uploads(&args.uploads);
     if let Some(code) = work(store, Some(config.clone()), plan)? {
@@ -185,6 +189,7 @@ pub fn run_worker(args: &WorkerArgs) -> Result<ExitCode> {
         min_free: args.min_free.bytes()?,
         uploads: None,
         upload_user: None,
+        prune_every: Duration::MAX,
     };
     plan.uploads(&args.uploads);
     Ok(work(store, None, plan)?.unwrap_or(ExitCode::SUCCESS))
@@ -286,6 +291,8 @@ fn work(mut store: PgStore, config: Option<LeagueConfig>, plan: Plan) -> Result<
         preparing: HashSet::new(),
         ready_tx,
         ready_rx,
+        pruner: Some(Pruner::default()),
+        last_prune: None,
         shared: Arc::new(Shared {
             compress_logs: false,
             ..Shared::new(&config, scratch.path().to_path_buf(), nice)
@@ -449,9 +456,20 @@ struct WorkerSource {
     /// others meanwhile.
     preparing: HashSet<String>,
     /// Where the tasks that make versions playable say how it went.
-    ready_tx: mpsc::UnboundedSender<(String, std::result::Result<BotConfig, PrepareError>)>,
+    ready_tx: mpsc::UnboundedSender<Ready>,
     /// See `ready_tx`.
-    ready_rx: mpsc::UnboundedReceiver<(String, std::result::Result<BotConfig, PrepareError>)>,
+    ready_rx: mpsc::UnboundedReceiver<Ready>,
+    /// The pruner of this machine's built versions (`None` while a round runs).
+    pruner: Option<Pruner>,
+    /// When the last round started.
+    last_prune: Option<tokio::time::Instant>,
+}
+
+/// What the worker's own tasks say: an uploaded version made playable here (or why
+/// not), or a round of pruning done (its pruner back, and what it took out).
+enum Ready {
+    Version(String, Box<std::result::Result<BotConfig, PrepareError>>),
+    Pruned(Pruner, Pruned),
 }
 
 impl WorkerSource {
@@ -514,8 +532,119 @@ impl WorkerSource {
             }
             .await;
             // The worker is gone when no one hears it: nothing to say then.
-            let _ = ready.send((name, result));
+            let _ = ready.send(Ready::Version(name, Box::new(result)));
         });
+    }
+
+    /// Starts a round of pruning this machine's built versions, in a task of its own,
+    /// once `--prune-every` has passed since the last (at a heartbeat): the versions
+    /// no set needs any more go from the cache (`league::uploaded::Pruner`, the
+    /// server's way too).
+    fn maybe_prune(&mut self) {
+        let Some(builds) = self.builds.clone() else {
+            return;
+        };
+        let now = tokio::time::Instant::now();
+        if self
+            .last_prune
+            .is_some_and(|last| now.duration_since(last) < self.plan.prune_every)
+        {
+            return;
+        }
+        let Some(mut pruner) = self.pruner.take() else {
+            return;
+        };
+        self.last_prune = Some(now);
+        let (store, ready) = (self.store.clone(), self.ready_tx.clone());
+        tokio::spawn(async move {
+            let pruned = async {
+                // Listed first, then the store read: a tree noted by then has a row
+                // the read sees.
+                let b = builds.clone();
+                let listed = match tokio::task::spawn_blocking(move || b.built_hashes()).await {
+                    Ok(Ok(listed)) => listed,
+                    Ok(Err(e)) => {
+                        return (
+                            pruner,
+                            Pruned {
+                                removed: Vec::new(),
+                                errors: vec![e],
+                            },
+                        )
+                    }
+                    Err(e) => {
+                        return (
+                            pruner,
+                            Pruned {
+                                removed: Vec::new(),
+                                errors: vec![e.to_string()],
+                            },
+                        )
+                    }
+                };
+                if listed.is_empty() {
+                    return (pruner, Pruned::default());
+                }
+                let needed = match store.call(|s| needed_hashes(&*s)).await {
+                    Ok(needed) => needed,
+                    Err(e) => {
+                        let error = format!("cannot read which versions are needed: {e}");
+                        return (
+                            pruner,
+                            Pruned {
+                                removed: Vec::new(),
+                                errors: vec![error],
+                            },
+                        );
+                    }
+                };
+                let b = builds.clone();
+                let done = tokio::task::spawn_blocking(move || {
+                    let pruned = b.prune(&mut pruner, &listed, &needed);
+                    (pruner, pruned)
+                })
+                .await;
+                match done {
+                    Ok(done) => done,
+                    Err(e) => (
+                        Pruner::default(),
+                        Pruned {
+                            removed: Vec::new(),
+                            errors: vec![e.to_string()],
+                        },
+                    ),
+                }
+            }
+            .await;
+            let _ = ready.send(Ready::Pruned(pruned.0, pruned.1));
+        });
+    }
+
+    /// A round of pruning ended: the versions whose trees went are built again here
+    /// if a set of theirs comes again.
+    fn pruned(&mut self, pruner: Pruner, pruned: Pruned) {
+        self.pruner = Some(pruner);
+        for error in &pruned.errors {
+            self.say_line(format!("pruning the built versions: {error}"));
+        }
+        if pruned.removed.is_empty() {
+            return;
+        }
+        let gone: HashSet<&str> = pruned.removed.iter().map(String::as_str).collect();
+        let before = self.versions.len();
+        self.versions.retain(|_, bot| {
+            !bot.version
+                .as_ref()
+                .is_some_and(|v| gone.contains(v.sha256.as_str()))
+        });
+        if self.versions.len() != before {
+            self.shared = self.shared();
+        }
+        for hash in &pruned.removed {
+            self.say_line(format!(
+                "the build of {hash} is no longer played: removed from this machine's cache"
+            ));
+        }
     }
 
     /// Leaves `name`'s sets to the other workers for good, saying why once (here and
@@ -558,7 +687,7 @@ impl WorkerSource {
 
 impl Source<PgStore> for WorkerSource {
     /// An uploaded version made playable here, or why not.
-    type Outside = (String, std::result::Result<BotConfig, PrepareError>);
+    type Outside = Ready;
 
     async fn claim(
         &mut self,
@@ -735,7 +864,13 @@ impl Source<PgStore> for WorkerSource {
     /// An uploaded version is playable here from now on, or is left to the others
     /// (for good, unless the store could not be read: then its next set tries again).
     async fn handle(&mut self, link: &mut Link<PgStore>, message: Self::Outside) -> Result<()> {
-        let (name, result) = message;
+        let (name, result) = match message {
+            Ready::Version(name, result) => (name, *result),
+            Ready::Pruned(pruner, pruned) => {
+                self.pruned(pruner, pruned);
+                return Ok(());
+            }
+        };
         self.preparing.remove(&name);
         match result {
             Ok(mut bot) => {
@@ -770,6 +905,7 @@ impl Source<PgStore> for WorkerSource {
 
     async fn tick(&mut self, link: &mut Link<PgStore>, running: &[ClaimedSet]) -> Result<()> {
         self.in_flight = running.len();
+        self.maybe_prune();
         self.heartbeat(link).await
     }
 

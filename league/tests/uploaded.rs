@@ -279,3 +279,142 @@ async fn an_archive_that_is_not_what_its_hash_names_is_refused_unbuilt() {
         .expect_err("store down");
     assert!(down.may_pass(), "{down}");
 }
+
+/// Adds `hash`'s version of `tiny` to `store` in `state`; its row.
+fn add(store: &mut SqliteStore, packed: &upload::Packed, state: VersionState) -> VersionRow {
+    let number = store
+        .add_version(&NewVersion {
+            bot: "tiny".into(),
+            author: "ann".into(),
+            hash: packed.hash.clone(),
+            archive: packed.bytes.clone(),
+            submitted: "2026-12-05T02:30:00Z".into(),
+        })
+        .expect("add");
+    store
+        .set_version_state("tiny", number, state, None, None, "2026-12-05T02:31:00Z")
+        .expect("state");
+    store.version("tiny", number).expect("read").expect("row")
+}
+
+#[tokio::test]
+async fn trees_no_version_needs_go_at_the_second_look_and_are_built_again_when_wanted() {
+    use league::uploaded::{needed_hashes, Pins, Pruner};
+    use league::{schedule, BotEntry, Claims, Format, Schedule};
+    use std::collections::HashSet;
+    if !sandbox_ready("prune") {
+        return;
+    }
+    let place = open_dir();
+    let one = packed_bot(place.path());
+    // A second archive: the same bot with a note of its own.
+    std::fs::write(place.path().join("bot/NOTES"), "version two\n").expect("write");
+    let two = upload::pack(&place.path().join("bot"), &upload::Bounds::default()).expect("pack");
+    assert_ne!(one.hash, two.hash);
+    let mut store = SqliteStore::in_memory().expect("memory store");
+    let v1 = add(&mut store, &one, VersionState::Retired);
+    let v2 = add(&mut store, &two, VersionState::Active);
+    let store = Arc::new(Mutex::new(store));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let cache_dir = place.path().join("cache");
+    let builds = LocalBuilds::new(cache_dir.clone(), BuildSettings::default());
+    for row in [&v1, &v2] {
+        builds
+            .prepare(row, counting(&store, &calls))
+            .await
+            .expect("built");
+    }
+    assert_eq!(
+        (calls.load(Ordering::SeqCst), version_dirs(&cache_dir)),
+        (2, 2)
+    );
+    let cache = upload::BuildCache::open(&cache_dir).expect("cache");
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let mut both = vec![one.hash.clone(), two.hash.clone()];
+    both.sort();
+    assert_eq!(sorted(cache.built_hashes().expect("listed")), both);
+    let (pins, mut pruner) = (Pins::default(), Pruner::default());
+    let mut round = |needed: &HashSet<String>| -> Vec<String> {
+        let listed = cache.built_hashes().expect("listed");
+        let pruned = pruner.round(&cache, &listed, needed, &pins);
+        assert_eq!(pruned.errors, Vec::<String>::new());
+        pruned.removed
+    };
+
+    // The retired version's last set still runs: both trees are needed.
+    let entries = [
+        BotEntry {
+            name: "tiny.v1".into(),
+            command: String::new(),
+        },
+        BotEntry {
+            name: "ann".into(),
+            command: String::new(),
+        },
+    ];
+    let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+    let claimed = {
+        let mut s = store.lock().expect("store");
+        s.sync(&entries, &schedule(&names, &Format::RoundRobin, 1, 3))
+            .expect("sync");
+        s.claim_next().expect("claim").expect("a set")
+    };
+    let needed = needed_hashes(&*store.lock().expect("store")).expect("needed");
+    assert_eq!(needed, both.iter().cloned().collect::<HashSet<_>>());
+    assert_eq!(round(&needed), Vec::<String>::new());
+    assert_eq!(round(&needed), Vec::<String>::new());
+    assert_eq!(version_dirs(&cache_dir), 2);
+
+    // Its set ended: only the active version is needed. A pin (a test asked for)
+    // keeps the tree however many looks find it unneeded.
+    store
+        .lock()
+        .expect("store")
+        .requeue(&[claimed.claim()])
+        .expect("requeue");
+    let needed = needed_hashes(&*store.lock().expect("store")).expect("needed");
+    assert_eq!(needed, HashSet::from([two.hash.clone()]));
+    let pin = pins.pin(&one.hash);
+    for _ in 0..3 {
+        assert_eq!(round(&needed), Vec::<String>::new());
+    }
+    drop(pin);
+    // Unpinned: the first look finds it unneeded, the second takes it out.
+    assert_eq!(round(&needed), Vec::<String>::new());
+    assert_eq!(version_dirs(&cache_dir), 2);
+    assert_eq!(round(&needed), vec![one.hash.clone()]);
+    assert_eq!(version_dirs(&cache_dir), 1);
+    assert!(cache.find(&one.hash).is_none());
+    assert!(cache.find(&two.hash).is_some());
+    assert_eq!(
+        cache.built_hashes().expect("listed"),
+        vec![two.hash.clone()]
+    );
+    let left: Vec<String> = std::fs::read_dir(&cache_dir)
+        .expect("cache")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".gone") || n.starts_with(&one.hash))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+
+    // Wanted again (made active again): fetched by hash and built again.
+    builds
+        .prepare(&v1, counting(&store, &calls))
+        .await
+        .expect("built again");
+    assert_eq!(
+        (calls.load(Ordering::SeqCst), version_dirs(&cache_dir)),
+        (3, 2)
+    );
+
+    // A directory a process cut off mid-removal left aside goes at the next round.
+    std::fs::create_dir_all(cache_dir.join("0123abcd-x.gone/tree")).expect("mkdir");
+    let needed = HashSet::from([one.hash.clone(), two.hash.clone()]);
+    assert_eq!(round(&needed), Vec::<String>::new());
+    assert!(!cache_dir.join("0123abcd-x.gone").exists());
+    assert_eq!(version_dirs(&cache_dir), 2);
+}

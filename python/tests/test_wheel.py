@@ -100,7 +100,10 @@ class WheelTest(unittest.TestCase):
                     timeout=300,
                     env={k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"},
                 )
-                path = f"{venv / 'bin'}:/usr/bin:/bin"
+                # The environment's own bin alone: the exercise runs no other program,
+                # and the machine may well have a Rust toolchain under /usr/bin (Debian's
+                # cargo, which tests/setup.sh installs for uploaded Rust bots).
+                path = str(venv / "bin")
                 self.assertIsNone(shutil.which("cargo", path=path), "cargo must not be on the PATH")
                 self.assertIsNone(shutil.which("rustc", path=path), "rustc must not be on the PATH")
                 env = {"PATH": path, "HOME": tmp, "LANG": "C.UTF-8"}

@@ -120,6 +120,11 @@ pub struct ServeArgs {
     /// root (default: nobody); never root.
     #[arg(long, value_name = "USER")]
     pub upload_user: Option<String>,
+    /// How often the built trees of uploaded versions no longer played (retired, their
+    /// sets ended; refused by the gate) are looked for: each goes at the second look
+    /// that finds it unneeded, and is built again from its archive if it is wanted again.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = positive_duration)]
+    pub prune_every: Duration,
 }
 
 impl ServeArgs {

@@ -227,6 +227,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         cache: dir.join(uploads::UPLOADS_DIR),
         gate_threads: concurrency,
         gate_store: url.is_some(),
+        prune_every: args.prune_every,
     };
     let league_file = config.clone();
 

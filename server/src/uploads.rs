@@ -67,6 +67,8 @@ pub struct UploadSettings {
     /// Whether the gate's batches go to the shared store (PostgreSQL), for the workers
     /// and the server's threads alike.
     pub gate_store: bool,
+    /// How often built trees no version needs are looked for (`--prune-every`).
+    pub prune_every: Duration,
 }
 
 /// What the web layer and the queue share.
@@ -88,6 +90,9 @@ pub struct Uploads {
     pub(crate) league: LeagueConfig,
     /// Commands to the runner (entering a version).
     commands: mpsc::Sender<Request>,
+    /// The trees in use outside the league's sets (a test asked for, a version made
+    /// active again): never pruned while pinned.
+    pub(crate) pins: league::uploaded::Pins,
 }
 
 /// Now, UTC, to the second: `2026-12-05T02:30:00Z` (one width, so the store's times
@@ -156,6 +161,7 @@ impl Uploads {
             organisers,
             league,
             commands,
+            pins: league::uploaded::Pins::default(),
         })
     }
 
@@ -187,6 +193,7 @@ impl Uploads {
     /// was building or checking, and enters the active versions again.
     pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<Option<&'static str>>) {
         self.restart().await;
+        tokio::spawn(self.clone().prune(shutdown.clone()));
         let slots = Arc::new(Semaphore::new(self.settings.builds.max(1)));
         let mut started: BTreeSet<(String, u32)> = BTreeSet::new();
         loop {
@@ -227,6 +234,59 @@ impl Uploads {
                 // the safety net for a wake lost between the read and the wait.
                 _ = tokio::time::sleep(Duration::from_secs(5)) => {}
                 _ = shutdown.wait_for(|s| s.is_some()) => return,
+            }
+        }
+    }
+
+    /// Takes out of the cache, every `--prune-every`, the built trees no version needs
+    /// any more (`league::uploaded::Pruner`, the workers' way too), until `shutdown`.
+    /// The server's disk for uploads is then that of the versions on their way and
+    /// active, not of every version ever sent.
+    async fn prune(self: Arc<Self>, mut shutdown: watch::Receiver<Option<&'static str>>) {
+        let mut pruner = league::uploaded::Pruner::default();
+        let mut every = tokio::time::interval(self.settings.prune_every);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = every.tick() => {}
+                _ = shutdown.wait_for(|s| s.is_some()) => return,
+            }
+            // Listed first, then the store read: a tree noted by then has a row the
+            // read sees.
+            let me = self.clone();
+            let listed = match tokio::task::spawn_blocking(move || me.cache.built_hashes()).await {
+                Ok(Ok(listed)) => listed,
+                Ok(Err(e)) => {
+                    tracing::warn!("uploads: cannot list the built versions: {e}");
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            if listed.is_empty() {
+                continue;
+            }
+            let needed = match self.call(|s| league::uploaded::needed_hashes(&**s)).await {
+                Ok(needed) => needed,
+                Err(e) => {
+                    tracing::warn!("uploads: cannot read which versions are needed: {e}");
+                    continue;
+                }
+            };
+            let me = self.clone();
+            let done = tokio::task::spawn_blocking(move || {
+                let pruned = pruner.round(&me.cache, &listed, &needed, &me.pins);
+                (pruner, pruned)
+            })
+            .await;
+            let Ok((back, pruned)) = done else {
+                return;
+            };
+            pruner = back;
+            for hash in &pruned.removed {
+                tracing::info!("uploads: the build of {hash} is no longer played: removed");
+            }
+            for error in &pruned.errors {
+                tracing::warn!("uploads: {error}");
             }
         }
     }
@@ -505,6 +565,8 @@ impl Uploads {
     /// Makes an earlier version (one that played) the active one again, at once:
     /// built from this machine's cache, or again from its archive.
     pub async fn reactivate(&self, version: VersionRow) -> Result<String, String> {
+        // Pinned from before it is found in the cache until it is active (then needed).
+        let _pin = self.pins.pin(&version.hash);
         let built = self.built(&version).await?;
         let (b, n, now) = (version.bot.clone(), version.number, now_utc());
         self.call(move |s| s.activate_version(&b, n, &now))

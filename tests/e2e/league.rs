@@ -750,7 +750,7 @@ fn a_bad_league_file_is_refused_with_its_line() {
         format!(
             "error: {} line 2: unknown field `concurency`, expected one of `rules`, `width`, \
              `games`, `move_time`, `clock`, `ready_time`, `format`, `challengers`, `rounds`, \
-             `concurrency`, `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `store`, `bot`, `team`\n",
+             `concurrency`, `seed`, `openings`, `anchor`, `anchor_rating`, `lag_cap`, `store`, `gate`, `bot`, `team`\n",
             file.display()
         )
     );

@@ -1867,7 +1867,9 @@ fn an_uploaded_version_in_the_header_replays_and_a_malformed_one_is_refused() {
     let (code, _, err) = replay(&[path_str(&path)]);
     assert_eq!((code, err.as_str()), (0, ""));
 
-    let broken = tempfile::tempdir().expect("temp dir");
+    let broken = LogDir::new();
+    // Each altered header is written over this one file, broken on purpose.
+    broken.broken("broken.jsonl");
     let refused = |version: Value| -> (i32, String) {
         let mut altered = header.clone();
         altered["bots"][0]["version"] = version;

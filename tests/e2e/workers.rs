@@ -1026,7 +1026,8 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
             "--store",
             &far_url,
         ])
-        .args(["--name", "far", "--lease", LEASE_S, "--uploads-dir"])
+        .args(["--name", "far", "--lease", LEASE_S, "--prune-every", "1s"])
+        .arg("--uploads-dir")
         .arg(&cache)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err_far).expect("stderr file"))
@@ -1056,6 +1057,64 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
         std::thread::sleep(Duration::from_millis(100));
     }
 
+    // Built once, on this worker, from the store's archive: its own cache names the hash.
+    let notes = || -> Vec<String> {
+        std::fs::read_dir(&cache)
+            .expect("the worker's cache")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".built"))
+            .collect()
+    };
+    assert_eq!(notes(), vec![format!("{hash}.built")]);
+
+    // A second version replaces the first: the worker builds it, plays it, and takes
+    // the first's tree out of its cache once no set plays it (`--prune-every 1s`).
+    std::fs::write(bot.join("NOTES"), "version two\n").expect("write");
+    let out = Command::new(hus_bin())
+        .args(["submit", &format!("http://{addr}")])
+        .arg(&bot)
+        .args(["--bot", "tiny", "--wait", "4m", "--token-file"])
+        .arg(&token)
+        .output()
+        .expect("hus submit runs");
+    assert!(
+        out.status.success(),
+        "hus submit: {}\nserver: {}",
+        String::from_utf8_lossy(&out.stderr),
+        said(&server_said)
+    );
+    let hash2 = pg.psql(&db, "SELECT hash FROM versions WHERE number = 2");
+    let removed =
+        format!("the build of {hash} is no longer played: removed from this machine's cache");
+    let start = Instant::now();
+    loop {
+        let far_said = std::fs::read_to_string(&err_far).unwrap_or_default();
+        if far_said.contains(&removed) && far_said.contains("tiny.v2 is built here") {
+            break;
+        }
+        if start.elapsed() > HANG || far.try_wait().expect("wait").is_some() {
+            let _ = far.kill();
+            let _ = server.kill();
+            panic!(
+                "far never removed tiny.v1's build: {far_said}\nserver: {}",
+                said(&server_said)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(notes(), vec![format!("{hash2}.built")]);
+    let dirs: Vec<String> = std::fs::read_dir(&cache)
+        .expect("the worker's cache")
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        dirs.len() == 1 && dirs[0].starts_with(&hash2[..16]),
+        "{dirs:?}"
+    );
+
     // Stopped by a signal: each ends within a lease (its sets stopped and given back).
     sigterm(&far);
     let _ = far.wait();
@@ -1069,14 +1128,6 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
         ) && far_said.contains("tiny.v1 is built here and plays from now on"),
         "{far_said}"
     );
-    // Built once, on this worker, from the store's archive: its own cache names the hash.
-    let notes: Vec<String> = std::fs::read_dir(&cache)
-        .expect("the worker's cache")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".built"))
-        .collect();
-    assert_eq!(notes, vec![format!("{hash}.built")], "{far_said}");
     // No set of the version failed or was forfeited; its sets are in the standings.
     assert_eq!(pg.psql(&db, "SELECT count(*) FROM faults"), "0");
     // Every set the worker played, the version's among them, passes hus replay.

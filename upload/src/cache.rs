@@ -15,10 +15,12 @@
 //! ([`crate::new_version_dir`], never reused), and beside it `HASH.built`, a small JSON
 //! file written (by a rename) only once the build succeeded: the version directory's
 //! name and the commands read from its manifest. A failed build's directory is
-//! removed at once.
+//! removed at once. A version no longer played is taken out ([`BuildCache::take_out`]:
+//! its note removed, its directory renamed `DIR.gone`, then removed): its disk is
+//! given back, and it is built again from its archive if it is ever wanted again.
 
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use referee::{BotSpec, Create, Dir, Limits, Sandbox};
 use serde::{Deserialize, Serialize};
@@ -32,6 +34,8 @@ use crate::unpack::{unpack_archive, UnpackError, Unpacked};
 const BUILT_SUFFIX: &str = ".built";
 /// The most bytes a note is read to.
 const MAX_NOTE_BYTES: u64 = 64 << 10;
+/// The suffix of a version directory taken out of the cache, being removed.
+const GONE_SUFFIX: &str = ".gone";
 
 /// What `HASH.built` says.
 #[derive(Serialize, Deserialize)]
@@ -160,6 +164,61 @@ impl BuildCache {
             std::fs::remove_dir_all(version_dir)?;
         }
         Ok(())
+    }
+
+    /// The hashes of the versions built here (each with its note), in no order.
+    pub fn built_hashes(&self) -> io::Result<Vec<String>> {
+        let mut hashes = Vec::new();
+        for entry in std::fs::read_dir(self.dir.path())? {
+            let name = entry?.file_name();
+            if let Some(hash) = name.to_str().and_then(|n| n.strip_suffix(BUILT_SUFFIX)) {
+                if is_sha256(hash) {
+                    hashes.push(hash.to_string());
+                }
+            }
+        }
+        Ok(hashes)
+    }
+
+    /// Takes the version built from `hash` out of the cache, in two quick steps: its
+    /// note goes (a later [`BuildCache::find`] misses it, and the version is built
+    /// again when it is wanted again), then its directory is renamed aside
+    /// (`DIR.gone`). The directory set aside is returned, for the caller to remove
+    /// with [`BuildCache::remove_gone`] at leisure; `None` when nothing was built
+    /// from `hash` here.
+    pub fn take_out(&self, hash: &str) -> io::Result<Option<PathBuf>> {
+        let Some(built) = self.find(hash) else {
+            return Ok(None);
+        };
+        self.dir
+            .remove_file(Path::new(&format!("{hash}{BUILT_SUFFIX}")))?;
+        let Some(version_dir) = built.tree.parent() else {
+            return Ok(None);
+        };
+        let Some(name) = version_dir.file_name().and_then(|n| n.to_str()) else {
+            return Ok(None);
+        };
+        let gone = format!("{name}{GONE_SUFFIX}");
+        self.dir.rename(Path::new(name), Path::new(&gone))?;
+        Ok(Some(self.dir.join(&gone)))
+    }
+
+    /// Removes the directories set aside by [`BuildCache::take_out`], those of this
+    /// call's caller and any an earlier process left (cut off mid-removal). Returns
+    /// how many went.
+    pub fn remove_gone(&self) -> io::Result<usize> {
+        let mut removed = 0;
+        for entry in std::fs::read_dir(self.dir.path())? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name.to_str().is_some_and(|n| n.ends_with(GONE_SUFFIX))
+                && entry.file_type()?.is_dir()
+            {
+                std::fs::remove_dir_all(entry.path())?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 
     fn note(&self, hash: &str, note: &Note) -> io::Result<()> {

@@ -530,24 +530,24 @@ pub(super) async fn sprt(
             ),
         ));
     }
-    // The lists leave out the detail, which says whether the gate refused a version:
-    // a rejected one is read whole.
-    let whole = |v: VersionRow| {
-        let app = app.clone();
-        async move {
-            if v.state != VersionState::Rejected {
-                return Ok(v);
-            }
-            match app.reader.version(&v.bot, v.number).await {
-                Ok(Some(row)) => Ok(row),
-                Ok(None) => Ok(v),
-                Err(e) => Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e)),
-            }
-        }
-    };
-    let candidate = whole(candidate).await?;
-    let against = whole(against).await?;
+    // The lists leave out each version's detail, which says whether the gate refused
+    // it: the two versions are read whole.
+    let mut whole = Vec::with_capacity(2);
     for v in [&candidate, &against] {
+        let row = app
+            .reader
+            .version(&name, v.number)
+            .await
+            .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e))?
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    format!("{name:?} has no version {}", v.number),
+                )
+            })?;
+        whole.push(row);
+    }
+    for v in &whole {
         if !can_be_tested(v) {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
@@ -584,6 +584,11 @@ pub(super) async fn sprt(
     });
     tokio::spawn(async move {
         let _slot = slot;
+        // Both trees stay for the test's length, whatever the versions' states.
+        let _pins = [
+            uploads.pins.pin(&candidate.hash),
+            uploads.pins.pin(&against.hash),
+        ];
         let dir = uploads.settings.cache.clone();
         let mut bots = Vec::new();
         for v in [&candidate, &against] {

@@ -333,7 +333,7 @@ fn uploads_in_every_language_build_pass_their_checks_and_play_rated_sets() {
 #[test]
 fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_say_why() {
     let tmp = open_dir();
-    let (server, file, dir) = league(&tmp, &[]);
+    let (server, file, dir) = league(&tmp, &["--prune-every", "1s"]);
     let token = author_token(&file, &dir, "bea", "bea");
     let bots = tmp.path().join("bots");
     let v1 = python_bot(&bots, "v1", "greedy_bot.py");
@@ -356,6 +356,30 @@ fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_s
         })
         .collect();
     assert_eq!(states, vec![(1, "retired".into()), (2, "active".into())]);
+    // The first version's built tree goes once its last sets have ended (at the
+    // second look that finds it unneeded, a second apart here); the second's stays.
+    let hash_of = |n: u32| {
+        server.json(&format!("/api/bots/bea/versions/{n}"))["sha256"]
+            .as_str()
+            .expect("hash")
+            .to_string()
+    };
+    let (h1, h2) = (hash_of(1), hash_of(2));
+    // Its note and its directory (named from the hash).
+    let of_hash = |h: &str| {
+        std::fs::read_dir(dir.join("uploads"))
+            .expect("uploads")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&h[..16]))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while of_hash(&h1) > 0 {
+        assert!(Instant::now() < deadline, "bea.v1's build stays");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(dir.join(format!("uploads/{h2}.built")).exists());
+    assert_eq!(of_hash(&h2), 2, "bea.v2's note and directory");
     // The first version's results stay in the standings, and it plays no more.
     let standings = server.json("/api/standings");
     let old = standings["bots"]
@@ -626,4 +650,112 @@ fn tar_zst(entries: &[(&str, &[u8])]) -> Vec<u8> {
     }
     let tar = tar.into_inner().expect("tar");
     zstd::encode_all(&tar[..], 3).expect("zstd")
+}
+
+/// The sum of the sets the league's two organiser's bots have played.
+fn sets_of_ann_and_bob(server: &Server) -> u64 {
+    server.json("/api/standings")["bots"]
+        .as_array()
+        .expect("bots")
+        .iter()
+        .filter(|b| b["name"] == "ann" || b["name"] == "bob")
+        .map(|b| b["sets"]["played"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+#[test]
+fn hostile_builds_are_stopped_at_their_bounds_with_their_cause_shown_while_the_league_plays_on() {
+    let tmp = open_dir();
+    let (server, file, dir) = league(
+        &tmp,
+        &[
+            "--build-time",
+            "8s",
+            "--builds",
+            "1",
+            "--uploads-per-day",
+            "9",
+        ],
+    );
+    let token = author_token(&file, &dir, "eve", "eve-*");
+    let bots = tmp.path().join("bots");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listener");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("address").port();
+    let network = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)\""
+    );
+    let root = nix::unistd::geteuid().is_root();
+    wait_for_sets(&server, "ann", 1);
+    let before = sets_of_ann_and_bob(&server);
+    let started = Instant::now();
+    let hostile: [(&str, &str); 4] = [
+        (
+            "eve-bomb",
+            "bomb() { bomb | bomb & }; bomb; sleep 5; exit 1",
+        ),
+        ("eve-loop", "echo looping; while :; do :; done"),
+        ("eve-fill", "cat /dev/zero > fill"),
+        ("eve-net", &network),
+    ];
+    for (bot, build) in hostile {
+        let manifest = format!("build = {build:?}\nrun = \"./bot\"\n");
+        let source = bot_dir(&bots, bot, &[("hus-bot.toml", &manifest)]);
+        let out = submit(&server, &source, bot, &token);
+        assert_eq!(out.status.code(), Some(1), "{bot}: {}", said(&out));
+        let version = server.json(&format!("/api/bots/{bot}/versions/1"));
+        assert_eq!(version["state"], "build failed", "{version}");
+        let detail = version["detail"].as_str().unwrap_or("").to_string();
+        let output = version["output"].as_str().unwrap_or("").to_string();
+        match bot {
+            // Without root there is no pids cgroup to tell the cause: the build
+            // still ends, at its bound on processes (RLIMIT_NPROC) or its time.
+            "eve-bomb" if root => assert!(
+                detail.starts_with("the build hit its bound of 256 processes and threads ("),
+                "{detail}"
+            ),
+            "eve-loop" => {
+                assert_eq!(detail, "the build was stopped after 8s, its bound on time");
+                assert!(output.starts_with("looping\n"), "{output}");
+            }
+            "eve-fill" => {
+                assert_eq!(
+                    detail,
+                    "the build filled its directory, 512 MiB (sources, build products and everything else written there)"
+                );
+                assert!(output.contains("No space left on device"), "{output}");
+            }
+            "eve-net" => {
+                assert_eq!(
+                    detail,
+                    "the build failed (exit status 1); its output says why"
+                );
+                assert!(
+                    output.contains("Network is unreachable")
+                        || output.contains("Connection refused"),
+                    "{output}"
+                );
+            }
+            _ => {}
+        }
+        // The author reads the same cause from `hus submit` and on the page.
+        assert!(said(&out).contains(&detail), "{bot}: {}", said(&out));
+        let (status, page) = server.get(&format!("/bots/{bot}/versions/1"));
+        assert_eq!(status, 200);
+        assert!(page.contains("build failed"), "{page}");
+        // Nothing of it is kept but its record.
+        let hash = version["sha256"].as_str().expect("hash");
+        assert!(!dir.join(format!("uploads/{hash}.built")).exists());
+    }
+    // The call reached nothing on the host.
+    assert_eq!(
+        listener.accept().map(|_| ()).map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::WouldBlock)
+    );
+    // The loop alone held the build queue for 8 s, more than a set of two random
+    // movers takes: the league played on throughout, and plays on after.
+    assert!(started.elapsed() >= Duration::from_secs(8));
+    let during = sets_of_ann_and_bob(&server);
+    assert!(during > before, "no set was played during the builds");
+    wait_for_sets(&server, "ann", during / 2 + 1);
 }
