@@ -579,6 +579,7 @@ pub(super) async fn sprt(
         "test": {
             "elo0": gate.sprt.elo0(), "elo1": gate.sprt.elo1(),
             "alpha": gate.sprt.alpha(), "beta": gate.sprt.beta(), "games": gate.games,
+            "batch": gate.batch,
         },
         "result": format!("/api/bots/{name}/versions/{number}/sprt"),
     });
