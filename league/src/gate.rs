@@ -291,6 +291,26 @@ pub(crate) async fn work_gate_batches<S>(
             ));
             continue;
         };
+        let played = match played {
+            Err(BatchError::CannotPrepare(why)) if attempt < PREPARE_ATTEMPTS => {
+                // This machine cannot play a version of the test (its build fails
+                // here, a toolchain is missing): the batch goes back at once (its lease
+                // ended now) for another player, and this worker claims no batch for a
+                // while. Past PREPARE_ATTEMPTS claims the test fails with the cause.
+                let (test, k) = (b.test.clone(), b.batch);
+                let _ = store
+                    .call(move |s| s.renew_gate_batch(&test, k, attempt, 0.0))
+                    .await;
+                say(format!(
+                    "batch {} of the gate's {} given back: {why}",
+                    b.batch, b.test
+                ));
+                tokio::time::sleep(GIVE_BACK_PAUSE).await;
+                continue;
+            }
+            Err(e) => Err(e.to_string()),
+            Ok(played) => Ok(played),
+        };
         let done = match played {
             Ok((played, log)) => crate::store::BatchDone {
                 pentanomial: played.pentanomial,
@@ -330,6 +350,30 @@ pub(crate) async fn work_gate_batches<S>(
     }
 }
 
+/// The claims of a batch (by any player) after which a player that cannot make its
+/// versions playable fails the test with the cause, instead of giving the batch back.
+const PREPARE_ATTEMPTS: u32 = 3;
+
+/// How long a worker that gave a batch back claims no other.
+const GIVE_BACK_PAUSE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Why a claimed batch was not played.
+#[derive(Debug)]
+enum BatchError {
+    /// A version cannot be made playable on this machine (or read from the store).
+    CannotPrepare(String),
+    /// The batch could not be played.
+    Failed(String),
+}
+
+impl std::fmt::Display for BatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BatchError::CannotPrepare(why) | BatchError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Renews a batch's lease every quarter of it; returns when the lease is lost.
 async fn keep_lease<S>(
     store: &crate::store::StoreCaller<S>,
@@ -362,22 +406,23 @@ async fn play_claimed_batch<S>(
     league: &LeagueConfig,
     scratch: &Path,
     b: &crate::store::GateBatch,
-) -> Result<(BatchPlayed, Vec<u8>), String>
+) -> Result<(BatchPlayed, Vec<u8>), BatchError>
 where
     S: crate::store::Store + Send + 'static,
 {
+    let cannot = BatchError::CannotPrepare;
     let mut bots = Vec::new();
     // Both trees stay in the cache while the batch plays, whatever the versions' states.
     let mut pins = Vec::new();
     for name in [&b.candidate, &b.active] {
         let (bot, number) = crate::store::parse_version_name(name)
-            .ok_or_else(|| format!("{name} is not an uploaded version"))?;
+            .ok_or_else(|| BatchError::Failed(format!("{name} is not an uploaded version")))?;
         let bot = bot.to_string();
         let row = store
             .call(move |s| s.version(&bot, number))
             .await
-            .map_err(|e| format!("cannot read {name}: {e}"))?
-            .ok_or_else(|| format!("the store has no version {name}"))?;
+            .map_err(|e| cannot(format!("cannot read {name}: {e}")))?
+            .ok_or_else(|| BatchError::Failed(format!("the store has no version {name}")))?;
         let fetch = |hash: String| {
             let store = store.clone();
             async move { store.call(move |s| s.archive(&hash)).await }
@@ -395,7 +440,7 @@ where
             builds
                 .prepare(&playable, fetch)
                 .await
-                .map_err(|e| format!("cannot play {name} here: {e}"))?,
+                .map_err(|e| cannot(format!("cannot play {name} here: {e}")))?,
         );
     }
     let plan = BatchPlan {
@@ -408,7 +453,12 @@ where
     let _ = std::fs::remove_dir_all(scratch.join(&where_));
     let dir = Dir::create(scratch)
         .and_then(|d| d.create_dir(Path::new(&where_)))
-        .map_err(|e| format!("cannot make {}: {e}", scratch.join(&where_).display()))?;
+        .map_err(|e| {
+            BatchError::Failed(format!(
+                "cannot make {}: {e}",
+                scratch.join(&where_).display()
+            ))
+        })?;
     let dir = Arc::new(dir);
     let played = play_batch(&plan, b.batch, league, &bots[0], &bots[1], &dir).await;
     let path = scratch.join(&where_);
@@ -427,7 +477,7 @@ where
     };
     let _ = std::fs::remove_dir_all(&path);
     drop(pins);
-    result
+    result.map_err(BatchError::Failed)
 }
 
 /// The path of batch `k`'s log in a test's directory `dir`.
@@ -502,5 +552,138 @@ mod tests {
         let c = plan.config(&bare, 1);
         assert_eq!(c.openings, vec![AnyPosition::start(bare.rules); 4]);
         assert!(c.paired());
+    }
+
+    /// What a worker's task said, kept for the test.
+    fn listener() -> (
+        Arc<std::sync::Mutex<Vec<String>>>,
+        impl Fn(String) + Send + Clone + 'static,
+    ) {
+        let said = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = said.clone();
+        (said, move |line: String| {
+            keep.lock().expect("lines").push(line)
+        })
+    }
+
+    /// Waits (bounded) until a line said contains `what`.
+    async fn until_said(said: &Arc<std::sync::Mutex<Vec<String>>>, what: &str) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !said.lock().expect("lines").iter().any(|l| l.contains(what)) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never said {what:?}: {:?}",
+                said.lock().expect("lines")
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_cannot_make_a_version_playable_gives_its_batch_back_until_the_third_claim(
+    ) {
+        use crate::store::{
+            GateBatches, NewVersion, SqliteStore, StoreThread, VersionState, Versions,
+        };
+        let place = tempfile::tempdir().expect("a directory");
+        let mut store = SqliteStore::in_memory().expect("a store");
+        // Rows whose archives are not what their hashes name: no machine can build
+        // them (refused before anything is unpacked).
+        let wrong = upload::sha256_hex(b"no archive of these rows");
+        for (number, state) in [(1, VersionState::Active), (2, VersionState::Checking)] {
+            let n = store
+                .add_version(&NewVersion {
+                    bot: "gb".into(),
+                    author: "ann".into(),
+                    hash: wrong.clone(),
+                    archive: format!("archive {number}").into_bytes(),
+                    submitted: "2026-12-05T02:30:00Z".into(),
+                })
+                .expect("add");
+            assert_eq!(n, number);
+            store
+                .set_version_state("gb", n, state, None, None, "2026-12-05T02:31:00Z")
+                .expect("state");
+        }
+        let test = "gb.v2-vs-gb.v1";
+        store
+            .queue_gate_batches(&[crate::store::GateBatch {
+                test: test.into(),
+                batch: 0,
+                candidate: "gb.v2".into(),
+                active: "gb.v1".into(),
+                seed: 1,
+                games: 8,
+                pairs: 4,
+            }])
+            .expect("queue");
+        let thread = StoreThread::spawn(store).expect("the store's thread");
+        let caller = thread.caller();
+        let builds = Arc::new(crate::uploaded::LocalBuilds::new(
+            place.path().join("cache"),
+            crate::uploaded::BuildSettings::default(),
+        ));
+        let league = Arc::new(league_file(false));
+        let lease = std::time::Duration::from_secs(600);
+        let start = |say| {
+            tokio::spawn(work_gate_batches(
+                caller.clone(),
+                builds.clone(),
+                league.clone(),
+                place.path().join("scratch"),
+                "w".to_string(),
+                lease,
+                say,
+            ))
+        };
+        let rows = || {
+            let c = caller.clone();
+            async move {
+                c.call(move |s| s.gate_batch_rows(test))
+                    .await
+                    .expect("rows")
+            }
+        };
+
+        // The first claim: given back, the test untouched.
+        let (said, say) = listener();
+        let worker = start(say);
+        until_said(&said, "given back").await;
+        worker.abort();
+        let row = &rows().await[0];
+        assert_eq!((row.attempts, row.error.as_str(), row.ended), (1, "", None));
+        let line = said.lock().expect("lines").join("\n");
+        assert!(
+            line.starts_with("batch 0 of the gate's gb.v2-vs-gb.v1 given back: cannot play gb.v2 here: the archive the store gave for"),
+            "{line}"
+        );
+        // Another player's claim, given back too (its lease ended at once).
+        let claimed = caller
+            .call(|s| s.claim_gate_batch("other", None, unix_now(), 600.0))
+            .await
+            .expect("claim")
+            .expect("the batch is back");
+        assert_eq!(claimed.attempt, 2);
+        assert!(caller
+            .call(|s| s.renew_gate_batch(test, 0, 2, 0.0))
+            .await
+            .expect("give back"));
+
+        // The third claim: the batch fails with the cause, and so does the test.
+        let (said, say) = listener();
+        let worker = start(say);
+        until_said(&said, "could not be played").await;
+        worker.abort();
+        let row = &rows().await[0];
+        assert_eq!(
+            (row.attempts, row.state),
+            (3, crate::store::BatchState::Failed)
+        );
+        assert!(
+            row.error
+                .starts_with("cannot play gb.v2 here: the archive the store gave for"),
+            "{}",
+            row.error
+        );
     }
 }
