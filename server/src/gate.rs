@@ -302,6 +302,52 @@ pub fn results_of(dir: &Path, candidate: &str) -> Vec<GateResult> {
     found.into_iter().map(|(_, r)| r).collect()
 }
 
+/// What a test cut by a stop of the server says, once the server starts again.
+pub const CUT_BY_A_STOP: &str = "cut by a stop of the server: its batches are over; \
+a test asked for must be asked for again (the gate's own test is played again, from the start)";
+
+/// At a server's start: every test its files in the uploads' directory `dir` say is
+/// still `running` was cut by the stop (its batches are over), and is marked so:
+/// [`Verdict::Failed`] with [`CUT_BY_A_STOP`]. Returns how many. Blocks (files).
+pub fn close_cut_tests(dir: &Path) -> usize {
+    let Ok(gate) = Dir::open(dir).and_then(|d| d.open_dir(Path::new(GATE_DIR))) else {
+        return 0;
+    };
+    let gate = Arc::new(gate);
+    let mut closed = 0;
+    for name in gate.names().unwrap_or_default() {
+        let Some(name) = name.to_str().map(str::to_string) else {
+            continue;
+        };
+        if !name.ends_with(".json") {
+            continue;
+        }
+        let mut text = String::new();
+        let read = gate
+            .open_file(Path::new(&name))
+            .and_then(|f| f.take(RESULT_BYTES).read_to_string(&mut text));
+        let Some(mut result) = read
+            .ok()
+            .and_then(|_| serde_json::from_str::<GateResult>(&text).ok())
+        else {
+            continue;
+        };
+        if result.verdict != Verdict::Running {
+            continue;
+        }
+        result.verdict = Verdict::Failed;
+        result.error = Some(CUT_BY_A_STOP.to_string());
+        result.finished = Some(crate::uploads::now_utc());
+        Saver {
+            dir: gate.clone(),
+            name,
+        }
+        .save(&result);
+        closed += 1;
+    }
+    closed
+}
+
 /// Keeps the result of a test that could not start (a version that cannot be built
 /// again on this machine) beside the others, as [`Verdict::Failed`] with `why`, under
 /// a name no other result has.

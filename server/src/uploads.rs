@@ -294,6 +294,13 @@ impl Uploads {
     /// At the start: versions left building or checking by a stopped server are
     /// queued again; the active versions enter the league again.
     async fn restart(&self) {
+        let dir = self.settings.cache.clone();
+        if let Ok(n) = tokio::task::spawn_blocking(move || crate::gate::close_cut_tests(&dir)).await
+        {
+            if n > 0 {
+                tracing::info!("uploads: {n} SPRT test(s) cut by the stop marked failed");
+            }
+        }
         if self.settings.gate_store {
             // The gate's tests a stopped server ran are over: their batches go.
             if let Err(e) = self.call(|s| s.clear_gate_batches()).await {

@@ -365,3 +365,38 @@ async fn on_a_store_the_servers_threads_claim_the_batches() {
         .expect("rows");
     assert_eq!(left, Vec::new());
 }
+
+#[test]
+fn tests_left_running_by_a_stop_are_marked_failed_at_the_next_start() {
+    let place = tempfile::tempdir().expect("a directory");
+    let dir = place.path();
+    let league = league(dir);
+    let gate = parse_gate("sprt elo0=0 elo1=10").expect("a gate");
+    // A finished test (one that could not start) and one cut while running.
+    let done = failed_to_start("a.v2", "a.v1", &league, &gate, dir, "no tree".into());
+    let mut cut = GateResult::start("a.v3", "a.v1", &league, &gate);
+    cut.llrs = vec![0.25, 0.5];
+    Saver {
+        dir: gate_dir(dir).expect("the gate's directory"),
+        name: "a.v3-vs-a.v1.json".into(),
+    }
+    .save(&cut);
+    assert_eq!(results_of(dir, "a.v3")[0].verdict, Verdict::Running);
+
+    assert_eq!(close_cut_tests(dir), 1);
+    let after = &results_of(dir, "a.v3")[0];
+    assert_eq!(after.verdict, Verdict::Failed);
+    assert_eq!(after.error.as_deref(), Some(CUT_BY_A_STOP));
+    assert_eq!(after.llrs, vec![0.25, 0.5], "what it played stays");
+    assert!(after.finished.is_some());
+    // The finished one is as it was, and a second start changes nothing.
+    let kept = &results_of(dir, "a.v2")[0];
+    assert_eq!(
+        (kept.verdict, kept.error.clone()),
+        (done.verdict, done.error)
+    );
+    assert_eq!(close_cut_tests(dir), 0);
+    // No gate directory at all: nothing to do.
+    let empty = tempfile::tempdir().expect("a directory");
+    assert_eq!(close_cut_tests(empty.path()), 0);
+}
