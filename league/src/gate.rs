@@ -259,7 +259,9 @@ pub(crate) async fn work_gate_batches<S>(
 ) where
     S: crate::store::Store + Send + 'static,
 {
-    let idle = std::time::Duration::from_millis(500);
+    // Empty claims back off, doubling up to GATE_IDLE_MAX: a gate is rare, and ten
+    // thousand idle workers must not ask the store thousands of times a second.
+    let mut idle = GATE_IDLE_MIN;
     loop {
         let name = worker.clone();
         let lease_s = lease.as_secs_f64();
@@ -267,14 +269,18 @@ pub(crate) async fn work_gate_batches<S>(
             .call(move |s| s.claim_gate_batch(&name, None, unix_now(), lease_s))
             .await;
         let claimed = match claimed {
-            Ok(Some(claimed)) => claimed,
+            Ok(Some(claimed)) => {
+                idle = GATE_IDLE_MIN;
+                claimed
+            }
             Ok(None) => {
                 tokio::time::sleep(idle).await;
+                idle = (idle * 2).min(GATE_IDLE_MAX);
                 continue;
             }
             Err(e) => {
                 say(format!("cannot claim a gate batch: {e}"));
-                tokio::time::sleep(idle * 4).await;
+                tokio::time::sleep(GATE_IDLE_MAX).await;
                 continue;
             }
         };
@@ -349,6 +355,12 @@ pub(crate) async fn work_gate_batches<S>(
         }
     }
 }
+
+/// The first wait of a worker after a claim of a gate batch that found none; it doubles
+/// at each empty claim up to [`GATE_IDLE_MAX`], and starts again at a claim.
+const GATE_IDLE_MIN: std::time::Duration = std::time::Duration::from_millis(250);
+/// See [`GATE_IDLE_MIN`]: an idle worker asks for a batch every 5 s.
+const GATE_IDLE_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The claims of a batch (by any player) after which a player that cannot make its
 /// versions playable fails the test with the cause, instead of giving the batch back.
