@@ -42,6 +42,10 @@ pub const DEFAULT_BUILDS: usize = 1;
 /// Uploads received at once (their bodies are held in memory, each up to the archive
 /// bound): past them a sender is told to come back (503).
 pub const RECEIVING: usize = 4;
+/// The versions of a bot whose validation and gate logs are kept (its latest, by
+/// number): the logs of older ones go at a prune, so that the uploads' directory does
+/// not grow with the league's history. The gate's result files stay.
+pub const KEEP_VERSION_LOGS: u32 = 10;
 /// How long after a failed look at the store the queue looks again.
 const RETRY: Duration = Duration::from_secs(2);
 
@@ -251,6 +255,21 @@ impl Uploads {
                 _ = every.tick() => {}
                 _ = shutdown.wait_for(|s| s.is_some()) => return,
             }
+            // The logs of each bot's older versions, while no test asked for runs (one
+            // of an old version writes its logs there; none starts meanwhile).
+            if let Some(slot) = crate::gate::AskedSlot::take() {
+                let dir = self.settings.cache.clone();
+                let trimmed = tokio::task::spawn_blocking(move || {
+                    let _slot = slot;
+                    trim_logs(&dir, KEEP_VERSION_LOGS)
+                })
+                .await;
+                match trimmed {
+                    Ok(Ok(0)) | Err(_) => {}
+                    Ok(Ok(n)) => tracing::info!("uploads: the logs of {n} old version(s) removed"),
+                    Ok(Err(e)) => tracing::warn!("uploads: cannot remove old versions' logs: {e}"),
+                }
+            }
             // Listed first, then the store read: a tree noted by then has a row the
             // read sees.
             let me = self.clone();
@@ -285,6 +304,7 @@ impl Uploads {
             for hash in &pruned.removed {
                 tracing::info!("uploads: the build of {hash} is no longer played: removed");
             }
+
             for error in &pruned.errors {
                 tracing::warn!("uploads: {error}");
             }
@@ -583,6 +603,70 @@ impl Uploads {
     }
 }
 
+/// The version (`NAME.vN`) whose validation or gate test a log directory's name
+/// `name` is of: `NAME.vN` itself, or `NAME.vN-vs-…` (the first `.vN-vs-` ends it, so
+/// a bot's name may hold `-vs-`).
+fn logs_version(name: &str) -> Option<(&str, u32)> {
+    let mut from = 0;
+    while let Some(at) = name[from..].find(".v") {
+        let start = from + at + 2;
+        let digits = name[start..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && name[start + digits..].starts_with("-vs-") {
+            return parse_version_name(&name[..start + digits]);
+        }
+        from = start;
+    }
+    parse_version_name(name)
+}
+
+/// Removes the validation logs (`validation/NAME.vN/`) and the gates' batch logs
+/// (`gate/NAME.vN-vs-…/`, the directories; the result files stay) of every bot's
+/// versions but its `keep` latest, in the uploads' directory `dir`. Returns how many
+/// directories went. Blocks (files).
+pub fn trim_logs(dir: &std::path::Path, keep: u32) -> std::io::Result<usize> {
+    use std::collections::BTreeMap;
+    let mut removed = 0;
+    for sub in [crate::validate::VALIDATION_DIR, crate::gate::GATE_DIR] {
+        let place = dir.join(sub);
+        let entries = match std::fs::read_dir(&place) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        // Each bot's log directories, by version.
+        let mut by_bot: BTreeMap<String, Vec<(u32, PathBuf)>> = BTreeMap::new();
+        for entry in entries {
+            let entry = entry?;
+            if !entry.file_type()?.is_dir() {
+                continue;
+            }
+            let name = entry.file_name();
+            let Some((bot, number)) = name.to_str().and_then(logs_version) else {
+                continue;
+            };
+            by_bot
+                .entry(bot.to_string())
+                .or_default()
+                .push((number, entry.path()));
+        }
+        for dirs in by_bot.values() {
+            let mut numbers: Vec<u32> = dirs.iter().map(|(n, _)| *n).collect();
+            numbers.sort_unstable_by(|a, b| b.cmp(a));
+            numbers.dedup();
+            let Some(&oldest_kept) = numbers.get(keep.saturating_sub(1) as usize) else {
+                continue;
+            };
+            for (n, path) in dirs {
+                if *n < oldest_kept {
+                    std::fs::remove_dir_all(path)?;
+                    removed += 1;
+                }
+            }
+        }
+    }
+    Ok(removed)
+}
+
 /// The other versions of `name`'s bot among `active` (the league's names): those a new
 /// active version replaces.
 pub fn other_versions<'a>(name: &str, active: impl Iterator<Item = &'a String>) -> Vec<String> {
@@ -597,6 +681,70 @@ pub fn other_versions<'a>(name: &str, active: impl Iterator<Item = &'a String>) 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_log_directory_names_its_version() {
+        assert_eq!(logs_version("a.v3"), Some(("a", 3)));
+        assert_eq!(logs_version("a.v3-vs-a.v1"), Some(("a", 3)));
+        assert_eq!(logs_version("a.v3-vs-a.v1-2"), Some(("a", 3)));
+        assert_eq!(
+            logs_version("x-vs-y.v12-vs-x-vs-y.v2"),
+            Some(("x-vs-y", 12))
+        );
+        assert_eq!(logs_version("plain"), None);
+    }
+
+    #[test]
+    fn only_each_bots_latest_versions_keep_their_logs() {
+        let place = tempfile::tempdir().expect("a directory");
+        let dir = place.path();
+        let v = dir.join(crate::validate::VALIDATION_DIR);
+        let g = dir.join(crate::gate::GATE_DIR);
+        for n in 1..=5 {
+            std::fs::create_dir_all(v.join(format!("a.v{n}"))).expect("mkdir");
+            std::fs::write(v.join(format!("a.v{n}/set.jsonl")), "{}").expect("write");
+        }
+        std::fs::create_dir_all(v.join("b.v1")).expect("mkdir");
+        for test in [
+            "a.v2-vs-a.v1",
+            "a.v4-vs-a.v3",
+            "a.v5-vs-a.v4",
+            "a.v5-vs-a.v4-2",
+        ] {
+            std::fs::create_dir_all(g.join(test)).expect("mkdir");
+            std::fs::write(g.join(format!("{test}.json")), "{}").expect("write");
+        }
+        std::fs::create_dir_all(g.join("not a version")).expect("mkdir");
+
+        assert_eq!(trim_logs(dir, 2).expect("trimmed"), 4);
+        let left = |d: &std::path::Path| {
+            let mut names: Vec<String> = std::fs::read_dir(d)
+                .expect("read")
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(left(&v), ["a.v4", "a.v5", "b.v1"]);
+        assert_eq!(
+            left(&g),
+            [
+                "a.v2-vs-a.v1.json",
+                "a.v4-vs-a.v3",
+                "a.v4-vs-a.v3.json",
+                "a.v5-vs-a.v4",
+                "a.v5-vs-a.v4-2",
+                "a.v5-vs-a.v4-2.json",
+                "a.v5-vs-a.v4.json",
+                "not a version",
+            ]
+        );
+        // Again: nothing more; an uploads' directory without logs: nothing.
+        assert_eq!(trim_logs(dir, 2).expect("trimmed"), 0);
+        let empty = tempfile::tempdir().expect("a directory");
+        assert_eq!(trim_logs(empty.path(), 2).expect("trimmed"), 0);
+    }
+
     use super::*;
 
     #[test]
