@@ -1367,3 +1367,103 @@ fn gate_batches_are_claimed_with_a_lease_recorded_and_ended() {
         );
     }
 }
+
+/// The archive of a version refused for good (build failed, rejected by its checks) is
+/// emptied unless another version of its hash still needs it, or it was refused by the
+/// gate (which may still let it play a test); the same archive sent again is kept
+/// again.
+#[test]
+fn refused_versions_archives_are_emptied_unless_still_needed() {
+    const GATE: &str = "the SPRT gate";
+    let now = "2026-12-05T02:40:00Z";
+    for (name, mut store, _dir) in stores() {
+        let failed = new_version("alpha", "ann", b"fails", "2026-12-05T02:30:00Z");
+        let shared = new_version("alpha", "ann", b"shared", "2026-12-05T02:31:00Z");
+        let gated = new_version("alpha", "ann", b"gated", "2026-12-05T02:32:00Z");
+        for v in [&failed, &shared, &gated] {
+            store.add_version(v).expect("add");
+        }
+        // The same archive as version 2, by another bot, still queued.
+        store
+            .add_version(&new_version(
+                "beta",
+                "bob",
+                b"shared",
+                "2026-12-05T02:33:00Z",
+            ))
+            .expect("add");
+        let mark = |store: &mut Box<dyn Store>, n: u32, state: VersionState, detail: &str| {
+            store
+                .set_version_state("alpha", n, state, None, Some(detail), now)
+                .expect("state");
+        };
+        mark(&mut store, 1, VersionState::BuildFailed, "the build failed");
+        mark(
+            &mut store,
+            2,
+            VersionState::Rejected,
+            "it faulted: illegal-move",
+        );
+        mark(
+            &mut store,
+            3,
+            VersionState::Rejected,
+            "the SPRT gate against alpha.v0 did not accept it",
+        );
+
+        assert!(
+            store
+                .drop_refused_archive(&failed.hash, GATE)
+                .expect("drop"),
+            "{name}"
+        );
+        assert_eq!(store.archive(&failed.hash).expect("read"), None, "{name}");
+        assert!(
+            !store
+                .drop_refused_archive(&failed.hash, GATE)
+                .expect("again"),
+            "{name}"
+        );
+        // beta's version of the same archive is on its way: kept.
+        assert!(
+            !store
+                .drop_refused_archive(&shared.hash, GATE)
+                .expect("drop"),
+            "{name}"
+        );
+        assert_eq!(
+            store.archive(&shared.hash).expect("read"),
+            Some(b"shared".to_vec()),
+            "{name}"
+        );
+        // Refused by the gate: kept.
+        assert!(
+            !store.drop_refused_archive(&gated.hash, GATE).expect("drop"),
+            "{name}"
+        );
+        assert_eq!(
+            store.archive(&gated.hash).expect("read"),
+            Some(b"gated".to_vec())
+        );
+        // The record stays; the archive sent again is kept again.
+        assert_eq!(
+            states(&*store, "alpha")[0],
+            (1, VersionState::BuildFailed),
+            "{name}"
+        );
+        let again = store
+            .add_version(&new_version(
+                "alpha",
+                "ann",
+                b"fails",
+                "2026-12-05T02:50:00Z",
+            ))
+            .expect("add");
+        assert_eq!(again, 4, "{name}");
+        assert_eq!(
+            store.archive(&failed.hash).expect("read"),
+            Some(b"fails".to_vec()),
+            "{name}"
+        );
+    }
+}

@@ -388,6 +388,28 @@ impl Uploads {
                 "uploads: cannot mark {} {state}: {e}",
                 version.league_name()
             );
+            return;
+        }
+        if matches!(state, VersionState::BuildFailed | VersionState::Rejected) {
+            // Refused for good (unless by the gate, whose refused versions may still
+            // play a test): its archive is emptied if no other version needs it, so
+            // that refused uploads do not fill the store.
+            let hash = version.hash.clone();
+            let kept = crate::gate::REFUSED_BY_GATE;
+            match self
+                .call(move |s| s.drop_refused_archive(&hash, kept))
+                .await
+            {
+                Ok(true) => tracing::info!(
+                    "uploads: {}'s archive emptied (refused for good)",
+                    version.league_name()
+                ),
+                Ok(false) => {}
+                Err(e) => tracing::warn!(
+                    "uploads: cannot empty {}'s archive: {e}",
+                    version.league_name()
+                ),
+            }
         }
     }
 

@@ -756,6 +756,9 @@ impl<S: Versions + ?Sized> Versions for Box<S> {
     fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
         (**self).archive(hash)
     }
+    fn drop_refused_archive(&mut self, hash: &str, kept_refusal: &str) -> Result<bool, StoreError> {
+        (**self).drop_refused_archive(hash, kept_refusal)
+    }
     fn submitted_since(&self, author: &str, since: &str) -> Result<Vec<String>, StoreError> {
         (**self).submitted_since(author, since)
     }

@@ -1696,7 +1696,8 @@ impl Versions for PgStore {
                 .map_err(err)?;
             tx.execute(
                 "INSERT INTO archives (hash, bytes) VALUES ($1, $2)
-                 ON CONFLICT (hash) DO NOTHING",
+                 ON CONFLICT (hash) DO UPDATE SET bytes = excluded.bytes
+                 WHERE octet_length(archives.bytes) = 0",
                 &[&version.hash, &version.archive],
             )
             .map_err(err)?;
@@ -1834,9 +1835,27 @@ impl Versions for PgStore {
     fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let row = self
             .c()
-            .query_opt("SELECT bytes FROM archives WHERE hash = $1", &[&hash])
+            .query_opt(
+                "SELECT bytes FROM archives WHERE hash = $1 AND octet_length(bytes) > 0",
+                &[&hash],
+            )
             .map_err(|e| backend(&self.place, "cannot read the archive", e))?;
         Ok(row.map(|r| r.get(0)))
+    }
+
+    fn drop_refused_archive(&mut self, hash: &str, kept_refusal: &str) -> Result<bool, StoreError> {
+        self.c()
+            .execute(
+                "UPDATE archives SET bytes = ''::bytea
+                 WHERE hash = $1 AND octet_length(bytes) > 0
+                 AND NOT EXISTS (SELECT 1 FROM versions WHERE hash = $1
+                     AND NOT (state = 'build failed'
+                              OR (state = 'rejected'
+                                  AND left(detail, length($2::text)) <> $2::text)))",
+                &[&hash, &kept_refusal],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| backend(&self.place, "cannot empty a refused archive", e))
     }
 
     fn submitted_since(&self, author: &str, since: &str) -> Result<Vec<String>, StoreError> {

@@ -1027,7 +1027,8 @@ impl Versions for SqliteStore {
             let work = || -> rusqlite::Result<u32> {
                 tx.execute(
                     "INSERT INTO archives (hash, bytes) VALUES (?1, ?2)
-                     ON CONFLICT (hash) DO NOTHING",
+                     ON CONFLICT (hash) DO UPDATE SET bytes = excluded.bytes
+                     WHERE length(archives.bytes) = 0",
                     params![version.hash, version.archive],
                 )?;
                 let number: u32 = tx.query_row(
@@ -1174,12 +1175,26 @@ impl Versions for SqliteStore {
     fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.conn
             .query_row(
-                "SELECT bytes FROM archives WHERE hash = ?1",
+                "SELECT bytes FROM archives WHERE hash = ?1 AND length(bytes) > 0",
                 params![hash],
                 |r| r.get(0),
             )
             .optional()
             .map_err(|e| backend(&self.place, "cannot read the archive", e))
+    }
+
+    fn drop_refused_archive(&mut self, hash: &str, kept_refusal: &str) -> Result<bool, StoreError> {
+        self.conn
+            .execute(
+                "UPDATE archives SET bytes = x'' WHERE hash = ?1 AND length(bytes) > 0
+                 AND NOT EXISTS (SELECT 1 FROM versions WHERE hash = ?1
+                     AND NOT (state = 'build failed'
+                              OR (state = 'rejected'
+                                  AND substr(detail, 1, length(?2)) <> ?2)))",
+                params![hash, kept_refusal],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| backend(&self.place, "cannot empty a refused archive", e))
     }
 
     fn submitted_since(&self, author: &str, since: &str) -> Result<Vec<String>, StoreError> {

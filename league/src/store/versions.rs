@@ -199,8 +199,21 @@ pub trait Versions {
     /// restart), without their output and detail (empty: read one version for them).
     fn versions_in(&self, states: &[VersionState]) -> Result<Vec<VersionRow>, StoreError>;
 
-    /// The archive whose SHA-256 is `hash`.
+    /// The archive whose SHA-256 is `hash` (`None` once emptied by
+    /// [`Versions::drop_refused_archive`]).
     fn archive(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Empties the archive `hash` when every version of it was refused for good
+    /// (`build failed`, or `rejected` with a detail that does not begin with
+    /// `kept_refusal`: the gate's refusal, after which a version may still play a
+    /// test), so that refused uploads do not fill the store over months. The row stays
+    /// for the versions that name it, with their output and detail; the same archive
+    /// sent again is kept again. True if it was emptied now. Stores without archives
+    /// of their own keep nothing to empty.
+    fn drop_refused_archive(&mut self, hash: &str, kept_refusal: &str) -> Result<bool, StoreError> {
+        let _ = (hash, kept_refusal);
+        Ok(false)
+    }
 
     /// The submission times (RFC 3339, oldest first, in the form of
     /// [`VersionRow::submitted`]) of `author`'s versions received at or after `since`:
