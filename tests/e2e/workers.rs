@@ -886,7 +886,6 @@ fn no_play_announces_added_and_removed_bots_and_standings_read_hus_store() {
 /// The waits are bounded by HANG, guards against a hang rather than verdicts.
 #[test]
 fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
-    use std::io::{BufRead, BufReader};
     use std::os::unix::fs::PermissionsExt;
     if !is_root() {
         eprintln!("skipped: network namespaces need root (CI runs as root)");
@@ -923,68 +922,13 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
         std::fs::copy(root().join("sample-bots/python").join(f), bot.join(f)).expect("copy");
     }
     let token = tmp.path().join("ann.token");
-    let out = Command::new(hus_bin())
-        .args(["token", "--author", "ann", "--bots", "tiny", "--league"])
-        .arg(&file)
-        .arg("--dir")
-        .arg(&dir)
-        .arg("--out")
-        .arg(&token)
-        .output()
-        .expect("hus token runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    author_token(&file, &dir, "tiny", &token);
 
     let pg = Postgres::start();
     let url = pg.fresh_db();
     let db = db_name(&url);
-    let mut server = Command::new(hus_bin())
-        .args(["serve", &file.display().to_string(), "--dir"])
-        .arg(&dir)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            &url,
-            "--concurrency",
-            "0",
-        ])
-        .env_remove("HUS_LOG")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hus serve starts");
-    let server_said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let (tx, rx) = std::sync::mpsc::channel();
-    {
-        let stderr = server.stderr.take().expect("piped stderr");
-        let keep = server_said.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("dashboard on http://").nth(1) {
-                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
-                }
-                let mut all = keep.lock().unwrap_or_else(|e| e.into_inner());
-                all.push_str(&line);
-                all.push('\n');
-            }
-        });
-    }
-    let said = |s: &std::sync::Arc<std::sync::Mutex<String>>| {
-        s.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    };
-    let Ok(addr) = rx.recv_timeout(Duration::from_secs(120)) else {
-        let _ = server.kill();
-        panic!(
-            "hus serve never said where it listens: {}",
-            said(&server_said)
-        );
-    };
+    let mut server = StoreServer::start(&file, &dir, &url);
+    let addr = server.addr.clone();
 
     // The author submits; hus submit follows the version until it is active.
     let out = Command::new(hus_bin())
@@ -999,7 +943,7 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
         "hus submit: {}\n{}\nserver: {}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
-        said(&server_said)
+        server.said()
     );
     assert_eq!(
         pg.psql(
@@ -1046,12 +990,12 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
             .contains("cannot play tiny.v1");
         if start.elapsed() > HANG || gave_up || far.try_wait().expect("wait").is_some() {
             let _ = far.kill();
-            let _ = server.kill();
+            let _ = server.child.kill();
             panic!(
                 "no two rated sets of tiny.v1 by far: {}\nfar: {}\nserver: {}",
                 pg.psql(&db, "SELECT string_agg(bot_a || '-' || bot_b || ':' || status || ':' || coalesce(worker, ''), ', ') FROM sets"),
                 std::fs::read_to_string(&err_far).unwrap_or_default(),
-                said(&server_said)
+                server.said()
             );
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -1082,7 +1026,7 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
         out.status.success(),
         "hus submit: {}\nserver: {}",
         String::from_utf8_lossy(&out.stderr),
-        said(&server_said)
+        server.said()
     );
     let hash2 = pg.psql(&db, "SELECT hash FROM versions WHERE number = 2");
     let removed =
@@ -1095,10 +1039,10 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
         }
         if start.elapsed() > HANG || far.try_wait().expect("wait").is_some() {
             let _ = far.kill();
-            let _ = server.kill();
+            let _ = server.child.kill();
             panic!(
                 "far never removed tiny.v1's build: {far_said}\nserver: {}",
-                said(&server_said)
+                server.said()
             );
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -1118,8 +1062,8 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
     // Stopped by a signal: each ends within a lease (its sets stopped and given back).
     sigterm(&far);
     let _ = far.wait();
-    sigterm(&server);
-    let _ = server.wait();
+    sigterm(&server.child);
+    let _ = server.child.wait();
 
     let far_said = std::fs::read_to_string(&err_far).unwrap_or_default();
     assert!(
@@ -1181,7 +1125,6 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
 /// The waits are bounded by HANG, guards against a hang rather than verdicts.
 #[test]
 fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
-    use std::io::{BufRead, BufReader};
     use std::os::unix::fs::PermissionsExt;
     if !is_root() {
         eprintln!("skipped: the sandbox of uploaded bots needs root here (CI runs as root)");
@@ -1234,68 +1177,13 @@ fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
         .expect("manifest");
     }
     let token = base.join("ann.token");
-    let out = Command::new(hus_bin())
-        .args(["token", "--author", "ann", "--bots", "gb", "--league"])
-        .arg(&file)
-        .arg("--dir")
-        .arg(&dir)
-        .arg("--out")
-        .arg(&token)
-        .output()
-        .expect("hus token runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    author_token(&file, &dir, "gb", &token);
 
     let pg = Postgres::start();
     let url = pg.fresh_db();
     let db = db_name(&url);
-    let mut server = Command::new(hus_bin())
-        .args(["serve", &file.display().to_string(), "--dir"])
-        .arg(&dir)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            &url,
-            "--concurrency",
-            "0",
-        ])
-        .env_remove("HUS_LOG")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hus serve starts");
-    let server_said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let (tx, rx) = std::sync::mpsc::channel();
-    {
-        let stderr = server.stderr.take().expect("piped stderr");
-        let keep = server_said.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("dashboard on http://").nth(1) {
-                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
-                }
-                let mut all = keep.lock().unwrap_or_else(|e| e.into_inner());
-                all.push_str(&line);
-                all.push('\n');
-            }
-        });
-    }
-    let said = |s: &std::sync::Arc<std::sync::Mutex<String>>| {
-        s.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    };
-    let Ok(addr) = rx.recv_timeout(Duration::from_secs(120)) else {
-        let _ = server.kill();
-        panic!(
-            "hus serve never said where it listens: {}",
-            said(&server_said)
-        );
-    };
+    let mut server = StoreServer::start(&file, &dir, &url);
+    let addr = server.addr.clone();
     let cache = base.join("w1-cache");
     let err_w1 = base.join("w1.err");
     let mut w1 = Command::new(hus_bin())
@@ -1331,7 +1219,7 @@ fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
                 start.elapsed() < HANG,
                 "gb.v{n} still {state:?}: {}\nserver: {}\nw1: {}",
                 pg.psql(&db, states),
-                said(&server_said),
+                server.said(),
                 std::fs::read_to_string(&err_w1).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(200));
@@ -1357,7 +1245,7 @@ fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
         "active",
         "{}\nserver: {}\nw1: {w1_said}",
         pg.psql(&db, "SELECT detail FROM versions WHERE number = 2"),
-        said(&server_said)
+        server.said()
     );
     assert_eq!(pg.psql(&db, states), "gb.v1 retired, gb.v2 active");
     // The test ended: its batches left the store.
@@ -1365,8 +1253,8 @@ fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
 
     sigterm(&w1);
     let _ = w1.wait();
-    sigterm(&server);
-    let _ = server.wait();
+    sigterm(&server.child);
+    let _ = server.child.wait();
 
     // The test as the server kept it: every batch by the worker, each log replays.
     let gate = dir.join("uploads/gate");
@@ -1388,4 +1276,88 @@ fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
         w1_said.contains("played batch 0 of the gate's gb.v2-vs-gb.v1"),
         "{w1_said}"
     );
+}
+
+/// `hus token --author ann --bots BOTS` for the league `file` in `dir`, written to
+/// `out`.
+fn author_token(file: &Path, dir: &Path, bots: &str, out: &Path) {
+    let made = Command::new(hus_bin())
+        .args(["token", "--author", "ann", "--bots", bots, "--league"])
+        .arg(file)
+        .arg("--dir")
+        .arg(dir)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("hus token runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+}
+
+/// `hus serve FILE --dir DIR --store URL --concurrency 0` on a free loopback port: its
+/// sets and gates are the workers' to play. What it says is kept.
+struct StoreServer {
+    child: std::process::Child,
+    /// Where its dashboard and API listen (`127.0.0.1:PORT`).
+    addr: String,
+    said: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl StoreServer {
+    fn start(file: &Path, dir: &Path, url: &str) -> StoreServer {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(hus_bin())
+            .args(["serve", &file.display().to_string(), "--dir"])
+            .arg(dir)
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                url,
+                "--concurrency",
+                "0",
+            ])
+            .env_remove("HUS_LOG")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hus serve starts");
+        let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().expect("piped stderr");
+        let keep = said.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("dashboard on http://").nth(1) {
+                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
+                }
+                let mut all = keep.lock().unwrap_or_else(|e| e.into_inner());
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+        let mut server = StoreServer {
+            child,
+            addr: String::new(),
+            said,
+        };
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(addr) => server.addr = addr,
+            Err(_) => {
+                let _ = server.child.kill();
+                panic!("hus serve never said where it listens: {}", server.said());
+            }
+        }
+        server
+    }
+
+    /// What it has said so far.
+    fn said(&self) -> String {
+        self.said.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
