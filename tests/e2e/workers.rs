@@ -928,23 +928,9 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
     let url = pg.fresh_db();
     let db = db_name(&url);
     let mut server = StoreServer::start(&file, &dir, &url);
-    let addr = server.addr.clone();
 
     // The author submits; hus submit follows the version until it is active.
-    let out = Command::new(hus_bin())
-        .args(["submit", &format!("http://{addr}")])
-        .arg(&bot)
-        .args(["--bot", "tiny", "--wait", "4m", "--token-file"])
-        .arg(&token)
-        .output()
-        .expect("hus submit runs");
-    assert!(
-        out.status.success(),
-        "hus submit: {}\n{}\nserver: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-        server.said()
-    );
+    server.submit(&bot, "tiny", &token);
     assert_eq!(
         pg.psql(
             &db,
@@ -1015,19 +1001,7 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
     // A second version replaces the first: the worker builds it, plays it, and takes
     // the first's tree out of its cache once no set plays it (`--prune-every 1s`).
     std::fs::write(bot.join("NOTES"), "version two\n").expect("write");
-    let out = Command::new(hus_bin())
-        .args(["submit", &format!("http://{addr}")])
-        .arg(&bot)
-        .args(["--bot", "tiny", "--wait", "4m", "--token-file"])
-        .arg(&token)
-        .output()
-        .expect("hus submit runs");
-    assert!(
-        out.status.success(),
-        "hus submit: {}\nserver: {}",
-        String::from_utf8_lossy(&out.stderr),
-        server.said()
-    );
+    server.submit(&bot, "tiny", &token);
     let hash2 = pg.psql(&db, "SELECT hash FROM versions WHERE number = 2");
     let removed =
         format!("the build of {hash} is no longer played: removed from this machine's cache");
@@ -1354,6 +1328,24 @@ impl StoreServer {
             }
         }
         server
+    }
+
+    /// `hus submit` of `source` as `bot`, followed until the version is active.
+    fn submit(&self, source: &Path, bot: &str, token: &Path) {
+        let out = Command::new(hus_bin())
+            .args(["submit", &format!("http://{}", self.addr)])
+            .arg(source)
+            .args(["--bot", bot, "--wait", "4m", "--token-file"])
+            .arg(token)
+            .output()
+            .expect("hus submit runs");
+        assert!(
+            out.status.success(),
+            "hus submit: {}\n{}\nserver: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            self.said()
+        );
     }
 
     /// What it has said so far.
