@@ -233,7 +233,8 @@ pub fn unpack_log(packed: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(plain)
 }
 
-/// Now, as the leases of gate batches count time: Unix seconds of this machine's clock.
+/// This machine's clock in Unix seconds: the leases of gate batches on a store of one
+/// machine (`GateBatches::gate_clock`'s default).
 pub fn unix_now() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -266,7 +267,10 @@ pub(crate) async fn work_gate_batches<S>(
         let name = worker.clone();
         let lease_s = lease.as_secs_f64();
         let claimed = store
-            .call(move |s| s.claim_gate_batch(&name, None, unix_now(), lease_s))
+            .call(move |s| {
+                let now = s.gate_clock()?;
+                s.claim_gate_batch(&name, None, now, lease_s)
+            })
             .await;
         let claimed = match claimed {
             Ok(Some(claimed)) => {
@@ -397,9 +401,12 @@ async fn keep_lease<S>(
 {
     loop {
         tokio::time::sleep(lease / 4).await;
-        let (test, k, until) = (b.test.clone(), b.batch, unix_now() + lease.as_secs_f64());
+        let (test, k, lease_s) = (b.test.clone(), b.batch, lease.as_secs_f64());
         match store
-            .call(move |s| s.renew_gate_batch(&test, k, attempt, until))
+            .call(move |s| {
+                let until = s.gate_clock()? + lease_s;
+                s.renew_gate_batch(&test, k, attempt, until)
+            })
             .await
         {
             Ok(true) => {}

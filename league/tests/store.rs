@@ -1467,3 +1467,19 @@ fn refused_versions_archives_are_emptied_unless_still_needed() {
         );
     }
 }
+
+/// A shared store counts the gate's leases on its own clock (PostgreSQL's, as the
+/// sets' leases), so that players on machines whose clocks differ agree on when a
+/// lease ends; a store of one machine counts on that machine's.
+#[test]
+fn gate_leases_count_on_the_shared_stores_clock() {
+    use league::GateBatches;
+    let mut pg = PgStore::connect(&crate::pg::fresh_shared_db()).expect("postgres store");
+    let first = pg.gate_clock().expect("the database's clock");
+    let second = pg.gate_clock().expect("the database's clock");
+    // Unix seconds of this century, moving forward.
+    assert!(first > 1.7e9 && second >= first, "{first} {second}");
+    let mut sqlite = SqliteStore::in_memory().expect("memory store");
+    let local = sqlite.gate_clock().expect("this machine's clock");
+    assert!(local > 1.7e9, "{local}");
+}

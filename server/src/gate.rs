@@ -694,12 +694,8 @@ async fn server_player(
         let t = test.clone();
         let claimed = store
             .call(move |s| {
-                s.claim_gate_batch(
-                    SERVER_PLAYER,
-                    Some(&t),
-                    league::gate::unix_now(),
-                    SERVER_LEASE_S,
-                )
+                let now = s.gate_clock()?;
+                s.claim_gate_batch(SERVER_PLAYER, Some(&t), now, SERVER_LEASE_S)
             })
             .await;
         let claimed = match claimed {

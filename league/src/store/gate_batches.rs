@@ -7,7 +7,8 @@
 //! again at the next claim. Gate games are never sets: they count in no standings
 //! and no rating.
 //!
-//! Times are the callers' clocks as Unix seconds (`now`, `until`): the lease's end is
+//! Times are Unix seconds given by the callers (`now`, `until`), read from
+//! [`GateBatches::gate_clock`] (PostgreSQL's clock on a shared store): the lease's end is
 //! written by the claimer and compared by the next claimer, as with sets the store's
 //! own clock would be; passing them keeps the store's tests free of waiting.
 
@@ -162,6 +163,14 @@ pub trait GateBatches {
 
     /// Removes every test's batches (a server starting: the tests it ran are over).
     fn clear_gate_batches(&mut self) -> Result<usize, StoreError>;
+
+    /// Now, as the leases of batches count it (Unix seconds): the store's own clock
+    /// where players on many machines share it (PostgreSQL's, as for the sets'
+    /// leases), so that no machine's skew lets it take over a batch still played;
+    /// this machine's clock otherwise.
+    fn gate_clock(&mut self) -> Result<f64, StoreError> {
+        Ok(crate::gate::unix_now())
+    }
 }
 
 /// A count stored as a signed integer, read back; a negative one is invalid.
@@ -304,5 +313,8 @@ impl<S: GateBatches + ?Sized> GateBatches for Box<S> {
     }
     fn clear_gate_batches(&mut self) -> Result<usize, StoreError> {
         (**self).clear_gate_batches()
+    }
+    fn gate_clock(&mut self) -> Result<f64, StoreError> {
+        (**self).gate_clock()
     }
 }

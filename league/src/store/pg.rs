@@ -1874,6 +1874,13 @@ impl Versions for PgStore {
 }
 
 impl GateBatches for PgStore {
+    fn gate_clock(&mut self) -> Result<f64, StoreError> {
+        self.c()
+            .query_one("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8", &[])
+            .map(|r| r.get(0))
+            .map_err(|e| backend(&self.place, "cannot read the database's clock", e))
+    }
+
     fn queue_gate_batches(&mut self, batches: &[GateBatch]) -> Result<(), StoreError> {
         self.transaction("the gate's batches", |tx, place| {
             for b in batches {
