@@ -107,8 +107,9 @@ pub struct UploadsArg {
     pub prune_every: std::time::Duration,
 }
 
-/// A duration longer than zero (`5m`, `30s`).
-fn positive_duration(text: &str) -> std::result::Result<std::time::Duration, String> {
+/// A duration as `hus match --move-time` takes it (`5m`, `30s`), longer than zero: the
+/// value parser of every such option of `hus league`, `hus worker` and `hus serve`.
+pub fn positive_duration(text: &str) -> std::result::Result<std::time::Duration, String> {
     match referee::parse_duration(text) {
         Ok(d) if d.is_zero() => Err("it must be longer than zero".to_string()),
         Ok(d) => Ok(d),

@@ -56,8 +56,8 @@ pub use archive::{
     ARCHIVE_SETS,
 };
 pub use args::{
-    ExportArgs, LeagueArgs, MinFreeArg, PruneArgs, StandingsArgs, StoreArg, UploadsArg, WorkerArgs,
-    WorkersArgs, WorkersFormat,
+    positive_duration, ExportArgs, LeagueArgs, MinFreeArg, PruneArgs, StandingsArgs, StoreArg,
+    UploadsArg, WorkerArgs, WorkersArgs, WorkersFormat,
 };
 pub use disk::{free_space, DiskFloor, FloorChange, LowSpace, DEFAULT_MIN_FREE_SPACE};
 pub use error::{Error, Result};

@@ -464,6 +464,50 @@ pub struct Pruned {
     pub errors: Vec<String>,
 }
 
+/// One round of pruning, the same on the server and on a worker: the cache listed
+/// (`list`, off the runtime), then which hashes are needed read from the store
+/// (`needed`, started only then: a tree noted by the listing has a row the read sees),
+/// then `round` (off the runtime). What failed is in the round's `errors`. The pruner
+/// comes back with the round.
+pub async fn prune_once<L, N, Fut, R>(
+    mut pruner: Pruner,
+    list: L,
+    needed: N,
+    round: R,
+) -> (Pruner, Pruned)
+where
+    L: FnOnce() -> Result<Vec<String>, String> + Send + 'static,
+    N: FnOnce() -> Fut,
+    Fut: Future<Output = Result<HashSet<String>, StoreError>>,
+    R: FnOnce(&mut Pruner, &[String], &HashSet<String>) -> Pruned + Send + 'static,
+{
+    let failed = |error: String| Pruned {
+        removed: Vec::new(),
+        errors: vec![error],
+    };
+    let listed = match tokio::task::spawn_blocking(list).await {
+        Ok(Ok(listed)) => listed,
+        Ok(Err(e)) => return (pruner, failed(e)),
+        Err(e) => return (pruner, failed(e.to_string())),
+    };
+    if listed.is_empty() {
+        return (pruner, Pruned::default());
+    }
+    let needed = match needed().await {
+        Ok(needed) => needed,
+        Err(e) => {
+            let error = format!("cannot read which versions are needed: {e}");
+            return (pruner, failed(error));
+        }
+    };
+    let done = tokio::task::spawn_blocking(move || {
+        let pruned = round(&mut pruner, &listed, &needed);
+        (pruner, pruned)
+    })
+    .await;
+    done.unwrap_or_else(|e| (Pruner::default(), failed(e.to_string())))
+}
+
 /// Takes out of a cache the trees no version needs any more, at the second round that
 /// finds one unneeded (a round's period apart: a version made active again in
 /// between, or a set that started, keeps its tree).

@@ -44,7 +44,9 @@ use crate::store::{
     parse_version_name, unreachable, ClaimedSet, Heartbeat, PgStore, Reads, Recorded, Schedule,
     SetId, SetOutcome, Store, StoreCaller, StoreThread, Versions, WorkerRow,
 };
-use crate::uploaded::{needed_hashes, BuildSettings, LocalBuilds, PrepareError, Pruned, Pruner};
+use crate::uploaded::{
+    needed_hashes, prune_once, BuildSettings, LocalBuilds, PrepareError, Pruned, Pruner,
+};
 use referee::SetError;
 use tokio::sync::mpsc;
 
@@ -551,72 +553,21 @@ impl WorkerSource {
         {
             return;
         }
-        let Some(mut pruner) = self.pruner.take() else {
+        let Some(pruner) = self.pruner.take() else {
             return;
         };
         self.last_prune = Some(now);
         let (store, ready) = (self.store.clone(), self.ready_tx.clone());
         tokio::spawn(async move {
-            let pruned = async {
-                // Listed first, then the store read: a tree noted by then has a row
-                // the read sees.
-                let b = builds.clone();
-                let listed = match tokio::task::spawn_blocking(move || b.built_hashes()).await {
-                    Ok(Ok(listed)) => listed,
-                    Ok(Err(e)) => {
-                        return (
-                            pruner,
-                            Pruned {
-                                removed: Vec::new(),
-                                errors: vec![e],
-                            },
-                        )
-                    }
-                    Err(e) => {
-                        return (
-                            pruner,
-                            Pruned {
-                                removed: Vec::new(),
-                                errors: vec![e.to_string()],
-                            },
-                        )
-                    }
-                };
-                if listed.is_empty() {
-                    return (pruner, Pruned::default());
-                }
-                let needed = match store.call(|s| needed_hashes(&*s)).await {
-                    Ok(needed) => needed,
-                    Err(e) => {
-                        let error = format!("cannot read which versions are needed: {e}");
-                        return (
-                            pruner,
-                            Pruned {
-                                removed: Vec::new(),
-                                errors: vec![error],
-                            },
-                        );
-                    }
-                };
-                let b = builds.clone();
-                let done = tokio::task::spawn_blocking(move || {
-                    let pruned = b.prune(&mut pruner, &listed, &needed);
-                    (pruner, pruned)
-                })
-                .await;
-                match done {
-                    Ok(done) => done,
-                    Err(e) => (
-                        Pruner::default(),
-                        Pruned {
-                            removed: Vec::new(),
-                            errors: vec![e.to_string()],
-                        },
-                    ),
-                }
-            }
+            let (listing, rounding) = (builds.clone(), builds);
+            let (pruner, pruned) = prune_once(
+                pruner,
+                move || listing.built_hashes(),
+                || store.call(|s| needed_hashes(&*s)),
+                move |pruner, listed, needed| rounding.prune(pruner, listed, needed),
+            )
             .await;
-            let _ = ready.send(Ready::Pruned(pruned.0, pruned.1));
+            let _ = ready.send(Ready::Pruned(pruner, pruned));
         });
     }
 

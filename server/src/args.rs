@@ -66,7 +66,7 @@ pub struct ServeArgs {
     /// Time one log download may take, from its answer to its last byte (5m is a 30 MB
     /// log at 100 kB/s); past it the download is cut.
     #[arg(long, default_value = "5m", value_name = "DURATION",
-          value_parser = positive_duration)]
+          value_parser = league::positive_duration)]
     pub download_time: Duration,
     /// Most moves a set's replay page (/sets/SET/replay) may hold; a set of more is
     /// answered 422 (its log can still be downloaded), decided by the move count the
@@ -114,7 +114,7 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub builds: u32,
     /// The wall time of one version's build, past which it is stopped.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = league::positive_duration)]
     pub build_time: Duration,
     /// The unprivileged user uploaded versions are built and played as when hus runs as
     /// root (default: nobody); never root.
@@ -123,7 +123,7 @@ pub struct ServeArgs {
     /// How often the built trees of uploaded versions no longer played (retired, their
     /// sets ended; refused by the gate) are looked for: each goes at the second look
     /// that finds it unneeded, and is built again from its archive if it is wanted again.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = league::positive_duration)]
     pub prune_every: Duration,
 }
 
@@ -146,15 +146,6 @@ impl ServeArgs {
             per_address: per_address as usize,
             time: self.download_time,
         })
-    }
-}
-
-/// A duration as `hus match --move-time` takes it, longer than zero.
-fn positive_duration(text: &str) -> Result<Duration, String> {
-    match referee::parse_duration(text) {
-        Ok(d) if d.is_zero() => Err("it must be longer than zero".to_string()),
-        Ok(d) => Ok(d),
-        Err(e) => Err(format!("{e:#}")),
     }
 }
 

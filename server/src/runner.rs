@@ -684,6 +684,18 @@ impl Runner {
         Ok(None)
     }
 
+    /// Makes `bot` one of the league's bots (in place of a bot of its name), at the
+    /// league's nice value; whether it is paired is `active`'s.
+    fn take_in(&mut self, bot: league::BotConfig) {
+        let mut shared = (*self.shared).clone();
+        let mut b = bot.clone();
+        b.set_nice(shared.bots.values().find_map(|x| x.nice()));
+        shared.bots.insert(bot.name.clone(), b);
+        self.shared = Arc::new(shared);
+        self.config.bots.retain(|b| b.name != bot.name);
+        self.config.bots.push(bot);
+    }
+
     async fn command(&mut self, command: Command) -> Result<String, String> {
         match command {
             Command::Pause => {
@@ -714,13 +726,7 @@ impl Runner {
                 for old in &replaced {
                     self.active.remove(old);
                 }
-                let mut shared = (*self.shared).clone();
-                let mut b = bot.clone();
-                b.set_nice(shared.bots.values().find_map(|x| x.nice()));
-                shared.bots.insert(name.clone(), b);
-                self.shared = Arc::new(shared);
-                self.config.bots.retain(|b| b.name != name);
-                self.config.bots.push(bot);
+                self.take_in(bot);
                 self.active.insert(name.clone());
                 self.sync_bots().await.map_err(|e| format!("{e:#}"))?;
                 if replaced.is_empty() {
@@ -756,13 +762,7 @@ impl Runner {
                 })
                 .await
                 .map_err(|e| format!("reading the league file failed: {e}"))??;
-                let mut shared = (*self.shared).clone();
-                let mut b = bot.clone();
-                b.set_nice(shared.bots.values().find_map(|x| x.nice()));
-                shared.bots.insert(name.clone(), b);
-                self.shared = Arc::new(shared);
-                self.config.bots.retain(|b| b.name != name);
-                self.config.bots.push(bot.clone());
+                self.take_in(bot.clone());
                 if let Some(registry) = &self.registry {
                     registry.set_tokens(crate::remote_tokens(&self.config));
                     if bot.is_remote() {

@@ -270,41 +270,25 @@ impl Uploads {
                     Ok(Err(e)) => tracing::warn!("uploads: cannot remove old versions' logs: {e}"),
                 }
             }
-            // Listed first, then the store read: a tree noted by then has a row the
-            // read sees.
-            let me = self.clone();
-            let listed = match tokio::task::spawn_blocking(move || me.cache.built_hashes()).await {
-                Ok(Ok(listed)) => listed,
-                Ok(Err(e)) => {
-                    tracing::warn!("uploads: cannot list the built versions: {e}");
-                    continue;
-                }
-                Err(_) => continue,
-            };
-            if listed.is_empty() {
-                continue;
-            }
-            let needed = match self.call(|s| league::uploaded::needed_hashes(&**s)).await {
-                Ok(needed) => needed,
-                Err(e) => {
-                    tracing::warn!("uploads: cannot read which versions are needed: {e}");
-                    continue;
-                }
-            };
-            let me = self.clone();
-            let done = tokio::task::spawn_blocking(move || {
-                let pruned = pruner.round(&me.cache, &listed, &needed, &me.pins);
-                (pruner, pruned)
-            })
+            let (listing, rounding) = (self.clone(), self.clone());
+            let (back, pruned) = league::uploaded::prune_once(
+                pruner,
+                move || {
+                    listing
+                        .cache
+                        .built_hashes()
+                        .map_err(|e| format!("cannot list the built versions: {e}"))
+                },
+                || self.call(|s| league::uploaded::needed_hashes(&**s)),
+                move |pruner, listed, needed| {
+                    pruner.round(&rounding.cache, listed, needed, &rounding.pins)
+                },
+            )
             .await;
-            let Ok((back, pruned)) = done else {
-                return;
-            };
             pruner = back;
             for hash in &pruned.removed {
                 tracing::info!("uploads: the build of {hash} is no longer played: removed");
             }
-
             for error in &pruned.errors {
                 tracing::warn!("uploads: {error}");
             }

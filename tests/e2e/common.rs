@@ -640,3 +640,20 @@ pub fn play_version_set(dir: &Path, version: referee::UploadedVersion, games: u3
     drop(writer);
     dir.join(format!("{stem}.jsonl"))
 }
+
+/// A directory to send with `hus submit`: the Python sample bot `main` (of
+/// sample-bots/python) with the rules module it reads, and a manifest naming it.
+pub fn python_upload(parent: &Path, name: &str, main: &str) -> PathBuf {
+    let py = root().join("sample-bots/python");
+    let dir = parent.join(name);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for f in [main, "hus_rules.py"] {
+        std::fs::copy(py.join(f), dir.join(f)).expect("copy a sample bot");
+    }
+    std::fs::write(
+        dir.join("hus-bot.toml"),
+        format!("language = \"python\"\nmain = \"{main}\"\n"),
+    )
+    .expect("manifest");
+    dir
+}

@@ -3462,27 +3462,8 @@ fn serve_gate_lets_in_only_a_stronger_version() {
         .trim()
         .to_string();
     // Two bots to send: the random mover and the greedy bot (with the rules it reads).
-    let python = root().join("sample-bots/python");
-    let random = base.join("random");
-    let greedy = base.join("greedy");
-    for (d, files, main) in [
-        (&random, &["random_bot.py"][..], "random_bot.py"),
-        (
-            &greedy,
-            &["greedy_bot.py", "hus_rules.py"][..],
-            "greedy_bot.py",
-        ),
-    ] {
-        std::fs::create_dir_all(d).expect("mkdir");
-        for f in files {
-            std::fs::copy(python.join(f), d.join(f)).expect("copy");
-        }
-        std::fs::write(
-            d.join("hus-bot.toml"),
-            format!("language = \"python\"\nmain = \"{main}\"\n"),
-        )
-        .expect("manifest");
-    }
+    let random = python_upload(&base, "random", "random_bot.py");
+    let greedy = python_upload(&base, "greedy", "greedy_bot.py");
     let server = Server::start(&file, &dir, &[]);
     let url = format!("http://{}", server.addr);
     let submit = |d: &Path| {

@@ -911,16 +911,7 @@ fn a_worker_plays_an_uploaded_version_that_exists_only_in_the_store() {
     std::fs::write(&file, text).expect("write league file");
     let dir = tmp.path().join("U");
     // The author's bot: the Python random mover.
-    let bot = tmp.path().join("tiny");
-    std::fs::create_dir(&bot).expect("mkdir");
-    std::fs::write(
-        bot.join("hus-bot.toml"),
-        "language = \"python\"\nmain = \"random_bot.py\"\n",
-    )
-    .expect("manifest");
-    for f in ["random_bot.py", "hus_rules.py"] {
-        std::fs::copy(root().join("sample-bots/python").join(f), bot.join(f)).expect("copy");
-    }
+    let bot = python_upload(tmp.path(), "tiny", "random_bot.py");
     let token = tmp.path().join("ann.token");
     author_token(&file, &dir, "tiny", &token);
 
@@ -1129,27 +1120,8 @@ fn a_gate_on_a_store_is_played_by_a_worker_and_accepts_a_stronger_version() {
     std::fs::write(&file, text).expect("write league file");
     let dir = base.join("G");
     // Two versions to send: the random mover, then the greedy bot.
-    let python = root().join("sample-bots/python");
-    let random = base.join("random");
-    let greedy = base.join("greedy");
-    for (d, files, main) in [
-        (&random, &["random_bot.py"][..], "random_bot.py"),
-        (
-            &greedy,
-            &["greedy_bot.py", "hus_rules.py"][..],
-            "greedy_bot.py",
-        ),
-    ] {
-        std::fs::create_dir_all(d).expect("mkdir");
-        for f in files {
-            std::fs::copy(python.join(f), d.join(f)).expect("copy");
-        }
-        std::fs::write(
-            d.join("hus-bot.toml"),
-            format!("language = \"python\"\nmain = \"{main}\"\n"),
-        )
-        .expect("manifest");
-    }
+    let random = python_upload(&base, "random", "random_bot.py");
+    let greedy = python_upload(&base, "greedy", "greedy_bot.py");
     let token = base.join("ann.token");
     author_token(&file, &dir, "gb", &token);
 

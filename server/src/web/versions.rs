@@ -287,9 +287,14 @@ pub(super) async fn one(
     Path((name, number)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let (name, number) = version_path(&name, &number)?;
-    let version = app
-        .reader
-        .version(&name, number)
+    let version = read_version(&app, &name, number).await?;
+    Ok(Json(version_json(&version, true)))
+}
+
+/// Version `number` of `name`, whole (its output and detail too): 404 if there is none.
+async fn read_version(app: &AppState, name: &str, number: u32) -> Result<VersionRow, ApiError> {
+    app.reader
+        .version(name, number)
         .await
         .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e))?
         .ok_or_else(|| {
@@ -297,8 +302,7 @@ pub(super) async fn one(
                 StatusCode::NOT_FOUND,
                 format!("{name:?} has no version {number}"),
             )
-        })?;
-    Ok(Json(version_json(&version, true)))
+        })
 }
 
 fn version_path(name: &str, number: &str) -> Result<(String, u32), ApiError> {
@@ -325,17 +329,7 @@ pub(super) async fn activate(
 ) -> Result<Json<Value>, ApiError> {
     let (name, number) = version_path(&name, &number)?;
     check_author(&app, &headers, &name).await?;
-    let version = app
-        .reader
-        .version(&name, number)
-        .await
-        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e))?
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                format!("{name:?} has no version {number}"),
-            )
-        })?;
+    let version = read_version(&app, &name, number).await?;
     match version.state {
         VersionState::Active => {
             return Err(ApiError::new(
@@ -532,21 +526,10 @@ pub(super) async fn sprt(
     }
     // The lists leave out each version's detail, which says whether the gate refused
     // it: the two versions are read whole.
-    let mut whole = Vec::with_capacity(2);
-    for v in [&candidate, &against] {
-        let row = app
-            .reader
-            .version(&name, v.number)
-            .await
-            .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e))?
-            .ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::NOT_FOUND,
-                    format!("{name:?} has no version {}", v.number),
-                )
-            })?;
-        whole.push(row);
-    }
+    let whole = [
+        read_version(&app, &name, candidate.number).await?,
+        read_version(&app, &name, against.number).await?,
+    ];
     for v in &whole {
         if !can_be_tested(v) {
             return Err(ApiError::new(

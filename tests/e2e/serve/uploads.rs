@@ -77,24 +77,6 @@ fn bot_dir(parent: &Path, name: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
-fn python_bot(parent: &Path, name: &str, main: &str) -> PathBuf {
-    let py = root().join("sample-bots/python");
-    let read = |f: &str| std::fs::read_to_string(py.join(f)).expect("sample bot");
-    let (rules, bot) = (read("hus_rules.py"), read(main));
-    bot_dir(
-        parent,
-        name,
-        &[
-            (
-                "hus-bot.toml",
-                &format!("language = \"python\"\nmain = \"{main}\"\n"),
-            ),
-            ("hus_rules.py", &rules),
-            (main, &bot),
-        ],
-    )
-}
-
 /// `hus token --author NAME --bots PATTERNS --league FILE --dir DIR`: the token.
 fn author_token(file: &Path, dir: &Path, name: &str, bots: &str) -> String {
     let out = hus(&[
@@ -137,6 +119,24 @@ fn submit(server: &Server, dir: &Path, bot: &str, token: &str) -> Output {
 
 fn said(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The states of `bot`'s versions, by number.
+fn version_states(server: &Server, bot: &str) -> Vec<String> {
+    server.json(&format!("/api/bots/{bot}/versions"))["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .map(|v| v["state"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Waits until `name` has played one set more than it had (bounded).
+fn wait_for_one_more_set(server: &Server, name: &str) {
+    let before = wait_for_sets(server, name, 0)["sets"]["played"]
+        .as_u64()
+        .unwrap_or(0);
+    wait_for_sets(server, name, before + 1);
 }
 
 /// Waits until the standings give `name` at least `sets` sets (bounded).
@@ -196,7 +196,7 @@ fn uploads_in_every_language_build_pass_their_checks_and_play_rated_sets() {
     let token = author_token(&file, &dir, "ada", "ada-*");
     let bots = tmp.path().join("bots");
     let mut entries: Vec<(&str, PathBuf)> = vec![
-        ("ada-python", python_bot(&bots, "py", "greedy_bot.py")),
+        ("ada-python", python_upload(&bots, "py", "greedy_bot.py")),
         (
             "ada-c",
             bot_dir(
@@ -336,10 +336,10 @@ fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_s
     let (server, file, dir) = league(&tmp, &["--prune-every", "1s"]);
     let token = author_token(&file, &dir, "bea", "bea");
     let bots = tmp.path().join("bots");
-    let v1 = python_bot(&bots, "v1", "greedy_bot.py");
+    let v1 = python_upload(&bots, "v1", "greedy_bot.py");
     assert!(submit(&server, &v1, "bea", &token).status.success());
     let first = wait_for_sets(&server, "bea.v1", 2);
-    let v2 = python_bot(&bots, "v2", "random_bot.py");
+    let v2 = python_upload(&bots, "v2", "random_bot.py");
     let out = submit(&server, &v2, "bea", &token);
     assert!(out.status.success(), "{}", said(&out));
     wait_for_sets(&server, "bea.v2", 1);
@@ -486,17 +486,11 @@ fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_s
         b"",
     );
     assert_eq!(status, 200, "{body}");
-    let states: Vec<String> = server.json("/api/bots/bea/versions")["versions"]
-        .as_array()
-        .expect("versions")
-        .iter()
-        .map(|v| v["state"].as_str().unwrap_or("").to_string())
-        .collect();
-    assert_eq!(states, ["active", "retired", "rejected", "build failed"]);
-    let before = wait_for_sets(&server, "bea.v1", 0)["sets"]["played"]
-        .as_u64()
-        .unwrap_or(0);
-    wait_for_sets(&server, "bea.v1", before + 1);
+    assert_eq!(
+        version_states(&server, "bea"),
+        ["active", "retired", "rejected", "build failed"]
+    );
+    wait_for_one_more_set(&server, "bea.v1");
 
     // Stopped and started again: the versions are as they were, and the active one
     // plays on (built again from its archive when its tree is gone).
@@ -512,17 +506,11 @@ fn a_second_version_replaces_the_first_whose_results_stay_and_refused_versions_s
         std::fs::remove_dir_all(tree).expect("remove a built version");
     }
     let server = Server::start(&file, &dir, &["--quiet"]);
-    let states: Vec<String> = server.json("/api/bots/bea/versions")["versions"]
-        .as_array()
-        .expect("versions")
-        .iter()
-        .map(|v| v["state"].as_str().unwrap_or("").to_string())
-        .collect();
-    assert_eq!(states, ["active", "retired", "rejected", "build failed"]);
-    let before = wait_for_sets(&server, "bea.v1", 0)["sets"]["played"]
-        .as_u64()
-        .unwrap_or(0);
-    wait_for_sets(&server, "bea.v1", before + 1);
+    assert_eq!(
+        version_states(&server, "bea"),
+        ["active", "retired", "rejected", "build failed"]
+    );
+    wait_for_one_more_set(&server, "bea.v1");
     let standings = server.json("/api/standings");
     let active: Vec<&str> = standings["bots"]
         .as_array()
@@ -542,7 +530,7 @@ fn uploads_refuse_wrong_tokens_other_names_hostile_archives_and_more_than_the_da
     let cleo = author_token(&file, &dir, "cleo", "cleo-*");
     let dan = author_token(&file, &dir, "dan", "dan");
     let bots = tmp.path().join("bots");
-    let bot = python_bot(&bots, "py", "random_bot.py");
+    let bot = python_upload(&bots, "py", "random_bot.py");
     let post = |path: &str, token: &str, body: &[u8]| {
         request(
             server.addr,
@@ -602,7 +590,7 @@ fn uploads_refuse_wrong_tokens_other_names_hostile_archives_and_more_than_the_da
 
     // Two a day: the third is 429, with when to come back.
     assert!(submit(&server, &bot, "cleo-x", &cleo).status.success());
-    let second = python_bot(&bots, "py2", "greedy_bot.py");
+    let second = python_upload(&bots, "py2", "greedy_bot.py");
     assert!(submit(&server, &second, "cleo-x", &cleo).status.success());
     let (status, head, body) = post("/api/bots/cleo-x/versions", &cleo, &packed);
     assert_eq!(status, 429, "{body}");
@@ -621,7 +609,7 @@ fn uploads_refuse_wrong_tokens_other_names_hostile_archives_and_more_than_the_da
         .expect("Retry-After");
     assert!((86_000..=86_400).contains(&retry), "{retry}");
     // dan's own count is his.
-    let dans = python_bot(&bots, "dan", "random_bot.py");
+    let dans = python_upload(&bots, "dan", "random_bot.py");
     assert!(submit(&server, &dans, "dan", &dan).status.success());
     // The server played on throughout.
     wait_for_sets(&server, "dan.v1", 1);
